@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Integration tests start real redis-server and platform processes: give them room, and keep
+    // the 2-core CI machine from being oversubscribed.
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
