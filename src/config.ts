@@ -1,0 +1,85 @@
+// The one typed configuration of respgate, built from flags and RESPGATE_* environment variables
+// by cli.ts, validated here with errors that name the problem and the fix.
+import { randomBytes } from 'node:crypto';
+
+export interface PlatformConfig {
+  host: string;
+  httpPort: number;
+  /** Standard REST token (generated when absent). */
+  token: string;
+  /** Read Only REST token (generated when absent). */
+  readonlyToken: string;
+  /** Area B data store; undefined = start an embedded redis-server. */
+  redisUrl?: string;
+  /** Platform bookkeeping store; undefined = start an embedded redis-server. */
+  internalRedisUrl?: string;
+  redisServerBinary: string;
+  /** Largest accepted request body (and path) in bytes. */
+  maxRequestSize: number;
+  /** Commands per UTC day; 0 = no limit. */
+  dailyRequestLimit: number;
+  logLevel: string;
+}
+
+export const DEFAULTS = {
+  host: '127.0.0.1',
+  httpPort: 8079,
+  proxyPort: 6379,
+  vectorPort: 6380,
+  queuePort: 6381,
+  redisServerBinary: 'redis-server',
+  maxRequestSize: 10 * 1024 * 1024,
+  dailyRequestLimit: 0,
+  logLevel: 'info',
+} as const;
+
+export class ConfigError extends Error {}
+
+export function generateToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export function parsePort(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new ConfigError(`${flag} must be a TCP port number from 0 to 65535, got '${value}'`);
+  }
+  return n;
+}
+
+export function parseNonNegativeInt(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new ConfigError(`${flag} must be a whole number >= 0, got '${value}'`);
+  return n;
+}
+
+/** Accepts plain bytes or a size with a unit: 512kb, 10mb, 1gb. */
+export function parseSize(value: string, flag: string): number {
+  const m = /^(\d+)\s*(b|kb|k|mb|m|gb|g)?$/i.exec(value.trim());
+  if (!m) throw new ConfigError(`${flag} must be a size such as 1048576, 512kb or 10mb, got '${value}'`);
+  const unit = (m[2] ?? 'b').toLowerCase()[0];
+  const mult = unit === 'k' ? 1024 : unit === 'm' ? 1024 ** 2 : unit === 'g' ? 1024 ** 3 : 1;
+  const n = Number(m[1]) * mult;
+  if (n < 1) throw new ConfigError(`${flag} must be at least 1 byte`);
+  return n;
+}
+
+export function validateRedisUrl(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${flag} is not a URL: use redis://[user:password@]host:port[/db]`);
+  }
+  if (url.protocol !== 'redis:') {
+    throw new ConfigError(`${flag} must start with redis:// (got '${url.protocol}//'); TLS Redis URLs are not supported yet`);
+  }
+  return value;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+export function validateLogLevel(value: string): string {
+  if (!LOG_LEVELS.includes(value)) throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${value}'`);
+  return value;
+}

@@ -1,0 +1,95 @@
+// Server-sent event streams of Area B: /subscribe/{channel}, /psubscribe/{pattern} and /monitor.
+// Each stream has a Redis connection of its own, authenticated as the token's user, and both
+// are closed together: when the HTTP client goes away, or when redis-server drops the connection.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { encodeCommands } from '../../resp/request-writer.js';
+import { parseLength } from '../../resp/reply-scanner.js';
+import { errorText, type RedisConnection } from '../redis/connection.js';
+import type { Principal } from './principals.js';
+
+export type StreamKind = 'subscribe' | 'psubscribe' | 'monitor';
+
+const KEEPALIVE_MS = 25_000;
+
+/** Open streams, for tests and metrics. */
+export const openStreams = { count: 0 };
+
+export async function startStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  principal: Principal,
+  kind: StreamKind,
+  target: Buffer | undefined,
+  headers: Record<string, string>,
+  onError: (status: number, error: string) => void,
+): Promise<void> {
+  const conn: RedisConnection = await principal.pool.acquire();
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    openStreams.count--;
+    clearInterval(keepalive);
+    principal.pool.release(conn, false);
+    res.end();
+  };
+  openStreams.count++;
+  const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+  keepalive.unref();
+  req.socket.on('close', finish);
+  res.on('close', finish);
+  conn.onClose = finish;
+
+  let first = true;
+  conn.onPush = (reply) => {
+    if (finished) return;
+    if (first) {
+      first = false;
+      const err = errorText(reply);
+      if (err) {
+        finished = true;
+        openStreams.count--;
+        clearInterval(keepalive);
+        principal.pool.release(conn, false);
+        onError(400, err);
+        return;
+      }
+      res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+      res.flushHeaders();
+    }
+    const line = kind === 'monitor' ? monitorEvent(reply) : pubsubEvent(reply);
+    if (line !== undefined) res.write(sseData(line));
+  };
+  const command = kind === 'monitor' ? ['MONITOR'] : [kind.toUpperCase(), target!];
+  conn.writeRaw(encodeCommands([command]));
+}
+
+/** SSE framing; a payload with line breaks becomes several data lines of one event (per the SSE spec). */
+function sseData(text: string): string {
+  return text.includes('\n') || text.includes('\r') ? text.split(/\r\n|\r|\n/).map((l) => `data: ${l}\n`).join('') + '\n' : `data: ${text}\n\n`;
+}
+
+/** `+OK` → `OK`; `+1721284005.242090 [0 127.0.0.1:5000] "GET" "k"` → the same text without `+`. */
+function monitorEvent(reply: Buffer): string | undefined {
+  if (reply[0] !== 0x2b) return undefined;
+  return reply.toString('utf8', 1, reply.length - 2);
+}
+
+/** Pub/sub replies as comma-joined fields: subscribe,ch,1 / message,ch,text / pmessage,pat,ch,text. */
+function pubsubEvent(reply: Buffer): string | undefined {
+  if (reply[0] !== 0x2a) return undefined;
+  const fields: string[] = [];
+  let pos = reply.indexOf(13) + 2;
+  while (pos < reply.length) {
+    const lineEnd = reply.indexOf(13, pos);
+    if (reply[pos] === 0x3a) {
+      fields.push(reply.toString('latin1', pos + 1, lineEnd));
+      pos = lineEnd + 2;
+    } else {
+      const len = parseLength(reply, pos + 1, lineEnd);
+      fields.push(len < 0 ? '' : reply.toString('utf8', lineEnd + 2, lineEnd + 2 + len));
+      pos = lineEnd + 2 + Math.max(len, 0) + (len < 0 ? 0 : 2);
+    }
+  }
+  return fields.join(',');
+}

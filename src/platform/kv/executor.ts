@@ -1,0 +1,174 @@
+// Runs Area B commands for a principal on redis-server and returns one raw RESP2 reply per
+// command. Commands the REST service does not offer are answered with an error reply in place
+// (from the command table's platform policy); ACL RESTTOKEN is answered by the platform.
+import { platformRefusal, resolveCommand } from '../../commands/table.js';
+import type { Arg } from '../../resp/request-writer.js';
+import { scanReply } from '../../resp/reply-scanner.js';
+import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
+import type { Principal, Principals } from './principals.js';
+
+export type TransactionResult = { replies: Buffer[] } | { error: string };
+
+/** A reply made by the platform itself, in the same RESP2 form redis-server would use. */
+export function errorReply(text: string): Buffer {
+  return Buffer.from(`-${text.replace(/[\r\n]+/g, ' ')}\r\n`);
+}
+function bulkReply(text: string): Buffer {
+  return Buffer.from(`$${Buffer.byteLength(text)}\r\n${text}\r\n`);
+}
+
+/** Failure to reach redis-server; the outcome of a write that was sent is unknown. */
+export class StoreUnavailableError extends Error {}
+
+type Planned = { kind: 'redis'; command: Arg[] } | { kind: 'reply'; reply: Buffer } | { kind: 'resttoken'; user: Arg; password: Arg };
+
+export class Executor {
+  constructor(
+    private readonly principals: Principals,
+    /** ACL users the platform relies on; database users may not change them. */
+    private readonly reservedUsers: readonly string[],
+  ) {}
+
+  /** One command or a non-atomic pipeline. */
+  async run(principal: Principal, commands: Arg[][]): Promise<Buffer[]> {
+    const plan = commands.map((c) => this.plan(c, false));
+    const exclusive = commands.some((c) => needsOwnConnection(c));
+    const conn = exclusive ? await this.acquire(principal) : await this.shared(principal);
+    let clean = true;
+    try {
+      const replies: Buffer[] = [];
+      // Redis commands between two platform-answered items go out in one write.
+      let batch: Arg[][] = [];
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const sent = batch;
+        batch = [];
+        for (const r of await this.send(conn, sent)) replies.push(r);
+      };
+      for (const item of plan) {
+        if (item.kind === 'redis') {
+          batch.push(item.command);
+          continue;
+        }
+        await flush();
+        replies.push(item.kind === 'reply' ? item.reply : await this.restToken(item.user, item.password));
+      }
+      await flush();
+      if (exclusive) {
+        // Leave no transaction open on a connection that goes back to the pool.
+        await this.send(conn, [['DISCARD']]);
+      }
+      return replies;
+    } catch (err) {
+      clean = false;
+      throw err;
+    } finally {
+      if (exclusive) principal.pool.release(conn, clean);
+    }
+  }
+
+  /** MULTI … EXEC on a connection of its own; discarded whole when any command is refused or fails to queue. */
+  async transaction(principal: Principal, commands: Arg[][]): Promise<TransactionResult> {
+    for (const command of commands) {
+      const planned = this.plan(command, true);
+      if (planned.kind === 'reply') return { error: errorText(planned.reply)! };
+    }
+    if (commands.length === 0) return { replies: [] };
+    const conn = await this.acquire(principal);
+    let clean = false;
+    try {
+      const replies = await this.send(conn, [['MULTI'], ...commands, ['EXEC']]);
+      clean = true;
+      const queued = replies.slice(1, -1);
+      const exec = replies[replies.length - 1];
+      const queueError = queued.map(errorText).find((e) => e !== undefined);
+      if (queueError) return { error: queueError };
+      const execError = errorText(exec);
+      if (execError) return { error: execError };
+      return { replies: splitArray(exec) };
+    } finally {
+      principal.pool.release(conn, clean);
+    }
+  }
+
+  private plan(command: Arg[], inTransaction: boolean): Planned {
+    // ACL RESTTOKEN is the platform's own subcommand; Redis does not know it.
+    if (command.length >= 2 && String(command[0]).toLowerCase() === 'acl' && String(command[1]).toLowerCase() === 'resttoken') {
+      if (command.length !== 4) return { kind: 'reply', reply: errorReply("ERR wrong number of arguments for 'acl|resttoken' command") };
+      if (inTransaction) return { kind: 'reply', reply: errorReply('ERR ACL RESTTOKEN is not allowed inside a transaction') };
+      return { kind: 'resttoken', user: command[2], password: command[3] };
+    }
+    const refusal = platformRefusal(command);
+    if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
+    const spec = resolveCommand(command);
+    if (spec?.name === 'acl|setuser' || spec?.name === 'acl|deluser') {
+      const targets = spec.name === 'acl|setuser' ? command.slice(2, 3) : command.slice(2);
+      const reserved = targets.map(String).find((u) => this.reservedUsers.includes(u));
+      if (reserved) {
+        return { kind: 'reply', reply: errorReply(`ERR the user '${reserved}' belongs to the REST tokens and cannot be changed; create another user with ACL SETUSER`) };
+      }
+    }
+    return { kind: 'redis', command };
+  }
+
+  private async restToken(user: Arg, password: Arg): Promise<Buffer> {
+    const result = await this.principals.restToken(String(user), String(password));
+    return 'token' in result ? bulkReply(result.token) : errorReply(result.error);
+  }
+
+  private async shared(principal: Principal): Promise<RedisConnection> {
+    try {
+      return await principal.pool.shared();
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+
+  private async acquire(principal: Principal): Promise<RedisConnection> {
+    try {
+      return await principal.pool.acquire();
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+
+  private async send(conn: RedisConnection, commands: Arg[][]): Promise<Buffer[]> {
+    try {
+      return await conn.send(commands);
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+}
+
+function storeError(err: unknown): Error {
+  const text = String((err as Error)?.message ?? err);
+  if (/^(WRONGPASS|NOPERM)/.test(text)) return new CredentialsRevokedError(text);
+  if (err instanceof ConnectionLostError) {
+    return new StoreUnavailableError('ERR the connection to the data store was lost; the outcome of the commands sent is unknown');
+  }
+  return new StoreUnavailableError(`ERR the data store is unavailable (${text}); retry when it is back`);
+}
+
+/** The Redis user behind a token no longer accepts its password (it was changed or deleted). */
+export class CredentialsRevokedError extends Error {}
+
+/** Commands that hold connection state or block it, so they may not share a pipelined connection. */
+function needsOwnConnection(command: Arg[]): boolean {
+  const name = String(command[0]).toLowerCase();
+  return name === 'multi' || name === 'exec' || name === 'wait';
+}
+
+/** Splits an array reply into the raw bytes of its elements. */
+function splitArray(reply: Buffer): Buffer[] {
+  const headerEnd = reply.indexOf(13);
+  const count = Number(reply.toString('latin1', 1, headerEnd));
+  const out: Buffer[] = [];
+  let pos = headerEnd + 2;
+  for (let i = 0; i < count; i++) {
+    const end = scanReply(reply, pos);
+    out.push(reply.subarray(pos, end));
+    pos = end;
+  }
+  return out;
+}

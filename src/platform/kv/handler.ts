@@ -1,0 +1,168 @@
+// The Area B HTTP endpoint: authentication, headers, limits, and the answer in JSON or resp2.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { resolveCommand } from '../../commands/table.js';
+import type { Arg } from '../../resp/request-writer.js';
+import type { Logger } from '../../logger.js';
+import { readBody, BodyTooLargeError } from '../http-body.js';
+import type { InternalStore } from '../internal-store.js';
+import { startStream } from './events.js';
+import { CredentialsRevokedError, Executor, StoreUnavailableError } from './executor.js';
+import { replyToJsonObject } from './json-reply.js';
+import type { Principals } from './principals.js';
+import { parseKvRequest } from './request.js';
+
+export interface KvLimits {
+  maxRequestSize: number;
+  dailyRequestLimit: number;
+}
+
+const ALLOWED_METHODS = new Set(['HEAD', 'GET', 'POST', 'PUT']);
+export const UNAUTHORIZED =
+  'WRONGPASS invalid or missing auth token. See https://docs.upstash.com/redis/troubleshooting/http_unauthorized for details.';
+
+export class KvHandler {
+  private readonly syncEpoch = randomBytes(6).toString('base64url');
+  private writes = 0;
+
+  constructor(
+    private readonly principals: Principals,
+    private readonly executor: Executor,
+    private readonly internal: InternalStore,
+    private readonly limits: KvLimits,
+    private readonly log: Logger,
+  ) {}
+
+  /** `upstash-sync-token`: changes after every write, as the real service's read-your-writes token does. */
+  private syncToken(): string {
+    return `${this.syncEpoch}-${this.writes}`;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (!ALLOWED_METHODS.has(method)) {
+      res.setHeader('Allow', 'HEAD, GET, POST, PUT');
+      return this.json(res, 405, errorJson(`ERR HTTP method ${method} is not allowed: use HEAD, GET, POST or PUT`));
+    }
+    const token = bearerToken(req.headers.authorization) ?? queryToken(query);
+    const principal = token ? await this.principals.resolve(token) : undefined;
+    if (!principal) return this.json(res, 401, errorJson(UNAUTHORIZED));
+
+    const encoding = header(req, 'encoding');
+    const format = header(req, 'response-format');
+    if (encoding !== undefined && encoding.toLowerCase() !== 'base64') {
+      return this.json(res, 400, errorJson(`ERR unsupported Upstash-Encoding '${encoding}': the only value is base64`));
+    }
+    if (format !== undefined && !['json', 'resp2'].includes(format.toLowerCase())) {
+      return this.json(res, 400, errorJson(`ERR unsupported Upstash-Response-Format '${format}': use json or resp2`));
+    }
+    const base64 = encoding !== undefined;
+    const resp2 = format?.toLowerCase() === 'resp2';
+    if (base64 && resp2) {
+      return this.json(res, 400, errorJson('ERR Upstash-Encoding: base64 cannot be combined with Upstash-Response-Format: resp2 (resp2 is already binary-safe)'));
+    }
+
+    let body: Buffer;
+    try {
+      body = await readBody(req, this.limits.maxRequestSize - Buffer.byteLength(req.url ?? ''));
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) {
+        const actual = err.actual + Buffer.byteLength(req.url ?? '');
+        return this.json(res, 400, errorJson(
+          `ERR max request size exceeded. Limit: ${this.limits.maxRequestSize} bytes, Actual: ${actual} bytes. See https://upstash.com/docs/redis/troubleshooting/max_request_size_exceeded for details`));
+      }
+      throw err;
+    }
+    const request = parseKvRequest(path, query, body);
+    if (request.kind === 'invalid') return this.json(res, 400, errorJson(request.error));
+
+    const commandCount = request.kind === 'pipeline' || request.kind === 'multi-exec' ? request.commands.length : 1;
+    if (!(await this.withinDailyLimit(commandCount))) {
+      return this.json(res, 400, errorJson('ERR max daily request limit exceeded'));
+    }
+
+    try {
+      switch (request.kind) {
+        case 'subscribe':
+        case 'psubscribe':
+        case 'monitor':
+          return await startStream(req, res, principal, request.kind, request.kind === 'monitor' ? undefined : request.channel,
+            { 'upstash-sync-token': this.syncToken() }, (status, error) => this.json(res, status, errorJson(error)));
+        case 'command': {
+          const [reply] = await this.executor.run(principal, [request.command]);
+          this.noteWrites([request.command]);
+          const isError = reply[0] === 0x2d;
+          if (resp2) return this.binary(res, isError ? 400 : 200, reply);
+          return this.json(res, isError ? 400 : 200, replyToJsonObject(reply, { base64 }));
+        }
+        case 'pipeline': {
+          const replies = await this.executor.run(principal, request.commands);
+          this.noteWrites(request.commands);
+          if (resp2) return this.binary(res, 200, Buffer.concat(replies));
+          return this.json(res, 200, `[${replies.map((r) => replyToJsonObject(r, { base64 })).join(',')}]`);
+        }
+        case 'multi-exec': {
+          const result = await this.executor.transaction(principal, request.commands);
+          if ('error' in result) return this.json(res, 400, errorJson(result.error));
+          this.noteWrites(request.commands);
+          return this.json(res, 200, `[${result.replies.map((r) => replyToJsonObject(r, { base64 })).join(',')}]`);
+        }
+      }
+    } catch (err) {
+      if (err instanceof CredentialsRevokedError) return this.json(res, 401, errorJson(UNAUTHORIZED));
+      if (err instanceof StoreUnavailableError) {
+        this.log.error({ err: err.message }, 'data store unavailable');
+        return this.json(res, 500, errorJson(err.message));
+      }
+      throw err;
+    }
+  }
+
+  private async withinDailyLimit(count: number): Promise<boolean> {
+    if (this.limits.dailyRequestLimit <= 0) return true;
+    const total = await this.internal.addUsage(count);
+    return total <= this.limits.dailyRequestLimit;
+  }
+
+  private noteWrites(commands: Arg[][]): void {
+    for (const command of commands) {
+      const spec = resolveCommand(command);
+      if (spec && !spec.flags.has('readonly')) {
+        this.writes++;
+        return;
+      }
+    }
+  }
+
+  private json(res: ServerResponse, status: number, text: string): void {
+    if (res.headersSent) return void res.end();
+    res.writeHead(status, { 'Content-Type': 'application/json', 'upstash-sync-token': this.syncToken() });
+    res.end(text);
+  }
+
+  private binary(res: ServerResponse, status: number, bytes: Buffer): void {
+    res.writeHead(status, { 'Content-Type': 'application/octet-stream', 'upstash-sync-token': this.syncToken() });
+    res.end(bytes);
+  }
+}
+
+export function errorJson(text: string): string {
+  return JSON.stringify({ error: text });
+}
+
+function bearerToken(authorization: string | undefined): string | undefined {
+  if (!authorization) return undefined;
+  const m = /^Bearer\s+(.+)$/i.exec(authorization.trim());
+  return m ? m[1] : undefined;
+}
+
+function queryToken(query: string): string | undefined {
+  if (!query) return undefined;
+  return new URLSearchParams(query).get('_token') ?? undefined;
+}
+
+/** Upstash-* and the spec's Service-* spellings of a header. */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[`upstash-${name}`] ?? req.headers[`service-${name}`];
+  return Array.isArray(v) ? v[0] : v;
+}

@@ -1,0 +1,100 @@
+// Reads an Area B HTTP request into what it asks for: one command, a pipeline, a transaction, or
+// an event stream. Path segments and query parameters are percent-decoded to raw bytes, so any
+// binary argument can travel in the path form; JSON bodies carry text arguments.
+import { percentDecode } from './percent-decode.js';
+import type { Arg } from '../../resp/request-writer.js';
+
+export type KvRequest =
+  | { kind: 'command'; command: Arg[] }
+  | { kind: 'pipeline'; commands: Arg[][] }
+  | { kind: 'multi-exec'; commands: Arg[][] }
+  | { kind: 'subscribe' | 'psubscribe'; channel: Buffer }
+  | { kind: 'monitor' }
+  | { kind: 'invalid'; error: string };
+
+
+export function parseKvRequest(rawPath: string, rawQuery: string, body: Buffer): KvRequest {
+  const segments = rawPath.split('/').slice(1);
+  if (segments.length === 1 && segments[0] === '') {
+    // Command in the body: ["SET","k","v"]
+    if (body.length === 0) {
+      return invalid('ERR empty request: send a command in the path (/set/key/value) or a JSON array body ["SET","key","value"]');
+    }
+    const parsed = parseJson(body);
+    if (!parsed.ok) return invalid(parsed.error);
+    const command = toCommand(parsed.value);
+    return typeof command === 'string' ? invalid(command) : { kind: 'command', command };
+  }
+  const first = segments[0].toLowerCase();
+  if ((first === 'pipeline' || first === 'multi-exec') && segments.length === 1) {
+    const parsed = parseJson(body);
+    if (!parsed.ok) return invalid(parsed.error);
+    if (!Array.isArray(parsed.value)) {
+      return invalid(`ERR the ${first} body must be a JSON array of commands, for example [["SET","k","v"],["GET","k"]]`);
+    }
+    const commands: Arg[][] = [];
+    for (const item of parsed.value) {
+      const command = toCommand(item);
+      if (typeof command === 'string') return invalid(command);
+      commands.push(command);
+    }
+    return { kind: first, commands };
+  }
+  if ((first === 'subscribe' || first === 'psubscribe') && segments.length === 2) {
+    return { kind: first, channel: percentDecode(segments[1]) };
+  }
+  if (first === 'monitor' && segments.length === 1) return { kind: 'monitor' };
+
+  // Path form: /set/foo/bar, the body (if any) as the last argument, then query parameters.
+  const command: Arg[] = segments.map((s) => percentDecode(s));
+  if (body.length > 0) command.push(body);
+  for (const arg of queryArguments(rawQuery)) command.push(arg);
+  if (command[0].length === 0) return invalid('ERR empty command name in the path');
+  return { kind: 'command', command };
+}
+
+/** Query parameters other than _token, in URL order: `EX=100` → EX 100, `NX` → NX. */
+function queryArguments(rawQuery: string): Buffer[] {
+  const out: Buffer[] = [];
+  if (!rawQuery) return out;
+  for (const part of rawQuery.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const name = percentDecode(eq < 0 ? part : part.slice(0, eq), true);
+    if (name.toString() === '_token') continue;
+    out.push(name);
+    if (eq >= 0) out.push(percentDecode(part.slice(eq + 1), true));
+  }
+  return out;
+}
+
+function parseJson(body: Buffer): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(body.toString('utf8')) };
+  } catch {
+    return { ok: false, error: 'ERR the request body is not valid JSON' };
+  }
+}
+
+/** A JSON command array → arguments; strings, numbers and booleans are accepted, as the SDK sends them. */
+function toCommand(value: unknown): Arg[] | string {
+  if (!Array.isArray(value) || value.length === 0) {
+    return 'ERR a command must be a non-empty JSON array: its name followed by its arguments, for example ["GET","key"]';
+  }
+  const args: Arg[] = [];
+  for (const item of value) {
+    if (typeof item === 'string') args.push(item);
+    else if (typeof item === 'number' && Number.isFinite(item)) args.push(String(item));
+    else if (typeof item === 'boolean') args.push(item ? 'true' : 'false');
+    else {
+      return `ERR command arguments must be strings, numbers or booleans, got ${item === null ? 'null' : Array.isArray(item) ? 'an array' : typeof item}`;
+    }
+  }
+  if (args[0].length === 0) return 'ERR empty command name';
+  return args;
+}
+
+function invalid(error: string): KvRequest {
+  return { kind: 'invalid', error };
+}
+

@@ -1,0 +1,103 @@
+// The local platform: its stores (embedded redis-servers unless URLs are given) and one HTTP
+// server for every area, each under its own base path like the real service's separate hosts.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { PlatformConfig } from '../config.js';
+import type { Logger } from '../logger.js';
+import { parseRedisUrl, type RedisEndpoint } from './redis/connection.js';
+import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded-server.js';
+import { InternalStore } from './internal-store.js';
+import { Principals, READONLY_USER } from './kv/principals.js';
+import { Executor } from './kv/executor.js';
+import { KvHandler, errorJson } from './kv/handler.js';
+
+export interface RunningPlatform {
+  /** Base URL of Area B, e.g. http://127.0.0.1:8079 */
+  url: string;
+  port: number;
+  token: string;
+  readonlyToken: string;
+  /** Where the Area B data lives (for tests and the dev stack banner). */
+  dataStore: RedisEndpoint;
+  stop(): Promise<void>;
+}
+
+/** Base paths of the other areas; no Redis command has these names. */
+const AREA_PREFIXES = ['/vector', '/queue', '/account'];
+
+export async function startPlatform(config: PlatformConfig, log: Logger): Promise<RunningPlatform> {
+  const embedded: EmbeddedRedis[] = [];
+  const cleanups: Array<() => Promise<void>> = [];
+  try {
+    const dataStore = config.redisUrl
+      ? parseRedisUrl(config.redisUrl)
+      : await embed(embedded, { binary: config.redisServerBinary, databases: 1 }, log, 'data');
+    const internalEndpoint = config.internalRedisUrl
+      ? parseRedisUrl(config.internalRedisUrl)
+      : await embed(embedded, { binary: config.redisServerBinary }, log, 'internal');
+
+    const internal = new InternalStore(internalEndpoint);
+    cleanups.push(() => internal.close());
+    await internal.secret(); // fails early, with a clear message, when the internal store is unreachable
+    const principals = new Principals(dataStore, internal);
+    cleanups.push(() => principals.close());
+    await principals.init(config.token, config.readonlyToken);
+    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER]);
+    const kv = new KvHandler(principals, executor, internal, config, log);
+
+    const server = http.createServer((req, res) => {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      const path = q < 0 ? url : url.slice(0, q);
+      const query = q < 0 ? '' : url.slice(q + 1);
+      if (AREA_PREFIXES.some((p) => path === p || path.startsWith(p + '/'))) {
+        res.writeHead(404, { 'Content-Type': 'application/json' });
+        return res.end(errorJson(`ERR ${path.split('/')[1]} area is not available in this version of respgate`));
+      }
+      kv.handle(req, res, path, query).catch((err) => {
+        log.error({ err: String(err?.stack ?? err) }, 'request failed');
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
+        res.end(errorJson('ERR internal error of the platform; see its log'));
+      });
+    });
+    // Long keep-alive so a proxy's connection pool is not cut under it.
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(err.code === 'EADDRINUSE'
+          ? new Error(`port ${config.httpPort} on ${config.host} is already in use: choose another with --http-port (RESPGATE_HTTP_PORT)`)
+          : err));
+      server.listen(config.httpPort, config.host, resolve);
+    });
+    const port = (server.address() as AddressInfo).port;
+    const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+    cleanups.push(() => new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }));
+    log.debug({ port }, 'platform listening');
+    return {
+      url: `http://${hostForUrl}:${port}`,
+      port,
+      token: config.token,
+      readonlyToken: config.readonlyToken,
+      dataStore,
+      stop: async () => {
+        for (const c of cleanups.reverse()) await c().catch(() => undefined);
+        for (const e of embedded) await e.stop();
+      },
+    };
+  } catch (err) {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    for (const e of embedded) await e.stop();
+    throw err;
+  }
+}
+
+async function embed(list: EmbeddedRedis[], opts: Parameters<typeof startEmbeddedRedis>[0], log: Logger, role: string): Promise<RedisEndpoint> {
+  const r = await startEmbeddedRedis(opts);
+  list.push(r);
+  log.debug({ role, port: r.endpoint.port }, 'embedded redis-server started');
+  return r.endpoint;
+}

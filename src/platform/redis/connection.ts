@@ -1,0 +1,175 @@
+// One RESP connection from the platform to redis-server. Commands are pipelined: every call
+// writes its commands at once and gets back the raw reply bytes of each, in order. The platform
+// passes those bytes through (resp2 format) or transcodes them (JSON) without a decoded tree.
+import net from 'node:net';
+import { encodeCommands, type Arg } from '../../resp/request-writer.js';
+import { scanReply } from '../../resp/reply-scanner.js';
+
+export interface RedisEndpoint {
+  host: string;
+  port: number;
+  username?: string;
+  password?: string;
+  db?: number;
+}
+
+interface Pending {
+  remaining: number;
+  replies: Buffer[];
+  resolve: (replies: Buffer[]) => void;
+  reject: (err: Error) => void;
+}
+
+/** Raised when a connection drops with commands in flight: their outcome is unknown. */
+export class ConnectionLostError extends Error {}
+
+export class RedisConnection {
+  private readonly socket: net.Socket;
+  private readonly queue: Pending[] = [];
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private needed = 0;
+  private closedError: Error | undefined;
+  /** Called once when the connection ends, for whatever reason. */
+  onClose: ((err: Error) => void) | undefined;
+  /** Receives replies nobody asked for (pub/sub messages, MONITOR lines) once `push` mode is set. */
+  onPush: ((reply: Buffer) => void) | undefined;
+
+  private constructor(socket: net.Socket) {
+    this.socket = socket;
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('error', (err) => this.fail(err));
+    socket.on('close', () => this.fail(new ConnectionLostError('connection to redis-server closed')));
+  }
+
+  /** Connects, authenticates and selects the database; rejects with Redis' own error text. */
+  static async open(endpoint: RedisEndpoint, timeoutMs = 5000): Promise<RedisConnection> {
+    const socket = net.connect({ host: endpoint.host, port: endpoint.port });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`redis-server at ${endpoint.host}:${endpoint.port} did not accept a connection within ${timeoutMs} ms`));
+      }, timeoutMs);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      socket.once('error', (err) => {
+        clearTimeout(timer);
+        reject(new Error(`cannot connect to redis-server at ${endpoint.host}:${endpoint.port}: ${err.message}`));
+      });
+    });
+    const conn = new RedisConnection(socket);
+    const setup: Arg[][] = [];
+    if (endpoint.password !== undefined) {
+      setup.push(endpoint.username ? ['AUTH', endpoint.username, endpoint.password] : ['AUTH', endpoint.password]);
+    }
+    if (endpoint.db) setup.push(['SELECT', String(endpoint.db)]);
+    if (setup.length > 0) {
+      const replies = await conn.send(setup);
+      for (const reply of replies) {
+        if (reply[0] === 0x2d) {
+          conn.close();
+          throw new Error(reply.subarray(1, reply.length - 2).toString());
+        }
+      }
+    }
+    return conn;
+  }
+
+  get closed(): boolean {
+    return this.closedError !== undefined;
+  }
+
+  /** Sends commands in one write; resolves with one raw reply per command. */
+  send(commands: readonly (readonly Arg[])[]): Promise<Buffer[]> {
+    return this.sendEncoded(encodeCommands(commands), commands.length);
+  }
+
+  /** Sends already encoded bytes that hold `count` commands. */
+  sendEncoded(bytes: Buffer, count: number): Promise<Buffer[]> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    return new Promise((resolve, reject) => {
+      if (count === 0) return resolve([]);
+      this.queue.push({ remaining: count, replies: [], resolve, reject });
+      this.socket.write(bytes);
+    });
+  }
+
+  /** Writes commands whose replies arrive through `onPush` (SUBSCRIBE, MONITOR). */
+  writeRaw(bytes: Buffer): void {
+    if (!this.closedError) this.socket.write(bytes);
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private receive(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+    if (this.buffered < this.needed) return; // a large reply is still arriving: don't rescan yet
+    let buf = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.buffered);
+    let pos = 0;
+    for (;;) {
+      if (pos >= buf.length) {
+        this.chunks = [];
+        this.buffered = 0;
+        this.needed = 0;
+        return;
+      }
+      const end = scanReply(buf, pos);
+      if (end < 0) {
+        buf = buf.subarray(pos);
+        this.chunks = [buf];
+        this.buffered = buf.length;
+        this.needed = -end - pos;
+        return;
+      }
+      this.deliver(buf.subarray(pos, end));
+      pos = end;
+    }
+  }
+
+  private deliver(reply: Buffer): void {
+    const head = this.queue[0];
+    if (!head) {
+      this.onPush?.(reply);
+      return;
+    }
+    head.replies.push(reply);
+    if (--head.remaining === 0) {
+      this.queue.shift();
+      head.resolve(head.replies);
+    }
+  }
+
+  private fail(err: Error): void {
+    if (this.closedError) return;
+    this.closedError = err instanceof ConnectionLostError ? err : new ConnectionLostError(`connection to redis-server failed: ${err.message}`);
+    this.socket.destroy();
+    for (const p of this.queue.splice(0)) p.reject(this.closedError);
+    this.onClose?.(this.closedError);
+  }
+}
+
+/** Text of an error reply (`-ERR ...\r\n` → `ERR ...`), or undefined when the reply is not an error. */
+export function errorText(reply: Buffer): string | undefined {
+  return reply[0] === 0x2d ? reply.toString('utf8', 1, reply.length - 2) : undefined;
+}
+
+/** Parses a redis:// or rediss:// URL into an endpoint. */
+export function parseRedisUrl(url: string): RedisEndpoint {
+  const u = new URL(url);
+  if (u.protocol !== 'redis:') throw new Error(`unsupported Redis URL scheme '${u.protocol}' (use redis://[user:password@]host:port[/db])`);
+  const db = u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0;
+  if (!Number.isInteger(db) || db < 0) throw new Error(`invalid database number in Redis URL path '${u.pathname}'`);
+  return {
+    host: u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
+    port: u.port ? Number(u.port) : 6379,
+    username: u.username ? decodeURIComponent(u.username) : undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    db,
+  };
+}
