@@ -136,12 +136,12 @@ export class KvHandler {
 
   private json(res: ServerResponse, status: number, text: string): void {
     if (res.headersSent) return void res.end();
-    res.writeHead(status, { 'Content-Type': 'application/json', 'upstash-sync-token': this.syncToken() });
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'upstash-sync-token': this.syncToken() });
     res.end(text);
   }
 
   private binary(res: ServerResponse, status: number, bytes: Buffer): void {
-    res.writeHead(status, { 'Content-Type': 'application/octet-stream', 'upstash-sync-token': this.syncToken() });
+    res.writeHead(status, { 'Content-Type': 'application/octet-stream', 'Content-Length': bytes.length, 'upstash-sync-token': this.syncToken() });
     res.end(bytes);
   }
 }
