@@ -1,0 +1,204 @@
+/**
+ * COMMAND INFO and COMMAND DOCS replies re-encoded from the command data, byte-identical to Redis 7.0.15
+ * (server.c addReplyCommandInfo / addReplyCommandDocs) in RESP2 and RESP3. The one difference: Redis lists
+ * commands and subcommands in hash-table order, which changes with every process start; these replies list
+ * them sorted by name.
+ */
+import { commandData, type CommandData, type Plain, type PlainMap } from './data.js';
+
+export type Protocol = 2 | 3;
+
+const byFullName = new Map<string, CommandData>();
+for (const c of commandData.commands) {
+  byFullName.set(c.name, c);
+  for (const s of c.subcommands ?? []) byFullName.set(s.name, s);
+}
+
+class Writer {
+  private parts: string[] = [];
+  constructor(readonly proto: Protocol) {}
+  bulk(s: string): void {
+    this.parts.push(`$${Buffer.byteLength(s)}\r\n${s}\r\n`);
+  }
+  status(s: string): void {
+    this.parts.push(`+${s}\r\n`);
+  }
+  int(n: number): void {
+    this.parts.push(`:${n}\r\n`);
+  }
+  array(n: number): void {
+    this.parts.push(`*${n}\r\n`);
+  }
+  set(n: number): void {
+    this.parts.push(this.proto === 3 ? `~${n}\r\n` : `*${n}\r\n`);
+  }
+  map(n: number): void {
+    this.parts.push(this.proto === 3 ? `%${n}\r\n` : `*${2 * n}\r\n`);
+  }
+  nil(): void {
+    this.parts.push(this.proto === 3 ? '_\r\n' : '$-1\r\n');
+  }
+  text(): string {
+    return this.parts.join('');
+  }
+}
+
+/** Key specs and arguments: strings are bulk, numbers integers, `flags` a set of status replies. */
+function plain(w: Writer, v: Plain, key?: string): void {
+  if (typeof v === 'string') return w.bulk(v);
+  if (typeof v === 'number') return w.int(v);
+  if (v === null) return w.nil();
+  if (Array.isArray(v)) {
+    if (key === 'flags') {
+      w.set(v.length);
+      for (const f of v) w.status(f as string);
+      return;
+    }
+    w.array(v.length);
+    for (const x of v) plain(w, x);
+    return;
+  }
+  plainMap(w, v);
+}
+
+function plainMap(w: Writer, m: PlainMap): void {
+  const keys = Object.keys(m);
+  w.map(keys.length);
+  for (const k of keys) {
+    w.bulk(k);
+    plain(w, m[k], k);
+  }
+}
+
+function info(w: Writer, c: CommandData): void {
+  w.array(10);
+  w.bulk(c.name);
+  w.int(c.arity);
+  w.set(c.flags.length);
+  for (const f of c.flags) w.status(f);
+  w.int(c.firstKey);
+  w.int(c.lastKey);
+  w.int(c.step);
+  w.set(c.aclCategories.length);
+  for (const a of c.aclCategories) w.status(a);
+  w.set(c.tips.length);
+  for (const t of c.tips) w.bulk(t);
+  w.set(c.keySpecs.length);
+  for (const k of c.keySpecs) plainMap(w, k);
+  // addReplyCommandSubCommands: an empty set without subcommands, else an array.
+  const subs = c.subcommands ?? [];
+  if (subs.length) w.array(subs.length);
+  else w.set(0);
+  for (const s of subs) info(w, s);
+}
+
+function docs(w: Writer, c: CommandData): void {
+  const d = c.docs;
+  const subs = c.subcommands;
+  let n = 1; // group
+  for (const v of [d.summary, d.since, d.complexity, d.docFlags, d.deprecatedSince, d.replacedBy, d.history, d.arguments, subs]) {
+    if (v !== undefined) n++;
+  }
+  w.map(n);
+  if (d.summary !== undefined) (w.bulk('summary'), w.bulk(d.summary));
+  if (d.since !== undefined) (w.bulk('since'), w.bulk(d.since));
+  w.bulk('group');
+  w.bulk(d.group);
+  if (d.complexity !== undefined) (w.bulk('complexity'), w.bulk(d.complexity));
+  if (d.docFlags !== undefined) {
+    w.bulk('doc_flags');
+    w.set(d.docFlags.length);
+    for (const f of d.docFlags) w.status(f);
+  }
+  if (d.deprecatedSince !== undefined) (w.bulk('deprecated_since'), w.bulk(d.deprecatedSince));
+  if (d.replacedBy !== undefined) (w.bulk('replaced_by'), w.bulk(d.replacedBy));
+  if (d.history !== undefined) {
+    w.bulk('history');
+    w.set(d.history.length);
+    for (const [version, text] of d.history) (w.array(2), w.bulk(version), w.bulk(text));
+  }
+  if (d.arguments !== undefined) {
+    w.bulk('arguments');
+    w.array(d.arguments.length);
+    for (const a of d.arguments) plainMap(w, a);
+  }
+  if (subs !== undefined) {
+    w.bulk('subcommands');
+    w.map(subs.length);
+    for (const s of subs) (w.bulk(s.name), docs(w, s));
+  }
+}
+
+function find(name: string | Buffer): CommandData | undefined {
+  const s = typeof name === 'string' ? name : name.toString('latin1');
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return undefined;
+  return byFullName.get(s.toLowerCase());
+}
+
+const cache = new Map<string, Buffer>();
+function cached(key: string, make: () => string): Buffer {
+  let b = cache.get(key);
+  if (!b) cache.set(key, (b = Buffer.from(make())));
+  return b;
+}
+
+/** One COMMAND INFO entry (`get`, or `client|list` for a subcommand), or undefined for an unknown name. */
+export function commandInfoEntry(fullname: string, proto: Protocol): Buffer | undefined {
+  const c = find(fullname);
+  if (!c) return undefined;
+  return cached(`i${proto}${c.name}`, () => {
+    const w = new Writer(proto);
+    info(w, c);
+    return w.text();
+  });
+}
+
+/** One COMMAND DOCS value (the map, without the name before it), or undefined for an unknown name. */
+export function commandDocsEntry(fullname: string, proto: Protocol): Buffer | undefined {
+  const c = find(fullname);
+  if (!c) return undefined;
+  return cached(`d${proto}${c.name}`, () => {
+    const w = new Writer(proto);
+    docs(w, c);
+    return w.text();
+  });
+}
+
+/**
+ * The reply of `COMMAND` (names undefined) or `COMMAND INFO name...` (all commands when no names are
+ * given): one entry per name, a null for an unknown name, names resolved like Redis (`client|list` works).
+ */
+export function commandInfoReply(names: readonly (string | Buffer)[] | undefined, proto: Protocol): Buffer {
+  if (!names || names.length === 0) {
+    return cached(`I${proto}`, () => {
+      const w = new Writer(proto);
+      w.array(commandData.commands.length);
+      for (const c of commandData.commands) info(w, c);
+      return w.text();
+    });
+  }
+  const parts: Buffer[] = [Buffer.from(`*${names.length}\r\n`)];
+  for (const n of names) {
+    const c = find(n);
+    parts.push(c ? commandInfoEntry(c.name, proto)! : Buffer.from(proto === 3 ? '_\r\n' : '$-1\r\n'));
+  }
+  return Buffer.concat(parts);
+}
+
+/** The reply of `COMMAND DOCS [name...]`: a map of full name to docs; unknown names are left out. */
+export function commandDocsReply(names: readonly (string | Buffer)[] | undefined, proto: Protocol): Buffer {
+  const found = !names || names.length === 0 ? undefined : names.map(find).filter((c): c is CommandData => c !== undefined);
+  if (!found) {
+    return cached(`D${proto}`, () => {
+      const w = new Writer(proto);
+      w.map(commandData.commands.length);
+      for (const c of commandData.commands) (w.bulk(c.name), docs(w, c));
+      return w.text();
+    });
+  }
+  const head = new Writer(proto);
+  head.map(found.length);
+  const parts: Buffer[] = [Buffer.from(head.text())];
+  for (const c of found) parts.push(Buffer.from(`$${c.name.length}\r\n${c.name}\r\n`), commandDocsEntry(c.name, proto)!);
+  return Buffer.concat(parts);
+}

@@ -1,0 +1,280 @@
+/**
+ * The command table: every Redis 7.0.15 command (data.ts, generated from a real redis-server) joined with
+ * its proxy route and REST-platform policy (routes.ts). Used by the proxy (validation, routing), the
+ * platform (read-only tokens, refusals) and docs/compatibility.md.
+ */
+import { commandData, type CommandData } from './data.js';
+import {
+  platformRefusalText,
+  platformRules,
+  proxyRefusalText,
+  proxyRoutes,
+  type PlatformRule,
+  type Route,
+  type RouteNote,
+} from './routes.js';
+
+export type { Route } from './routes.js';
+export type { PlatformRule, PlatformRefusalKind } from './routes.js';
+
+export interface CommandSpec {
+  /** Lowercase; `client|setname` for subcommands. */
+  name: string;
+  /** Redis arity: N means exactly N arguments (command name included), -N at least N. */
+  arity: number;
+  /** COMMAND INFO flags: `write`, `readonly`, `denyoom`, `movablekeys`, ... */
+  flags: ReadonlySet<string>;
+  firstKey: number;
+  lastKey: number;
+  keyStep: number;
+  /** COMMAND INFO ACL categories, with the `@` as Redis prints them: `@write`, `@string`, `@slow`. */
+  aclCategories: ReadonlySet<string>;
+  /** COMMAND DOCS group: `string`, `connection`, `server`, `sorted-set`, ... */
+  group: string;
+  /** COMMAND DOCS since, e.g. `1.0.0`. */
+  since: string;
+  route: Route;
+  reason?: string;
+  /** For containers (CLIENT, CONFIG, ...): subcommands keyed by their lowercase bare name (`setname`). */
+  subcommands?: ReadonlyMap<string, CommandSpec>;
+  /** For subcommands: the container's name (`client`). */
+  container?: string;
+  /** For route `refused`: the exact error text the proxy answers (without the leading `-`). */
+  refusal?: string;
+  /** The REST platform's refusal rule, when it has one (see platformRefusal). */
+  platform?: PlatformRule;
+}
+
+export type CheckResult =
+  | { ok: true; spec: CommandSpec }
+  /** `error`: Redis' text without the leading `-`; `errorBytes`: the same, byte-exact even when it echoes binary arguments. */
+  | { ok: false; error: string; errorBytes: Buffer };
+
+// ---------------------------------------------------------------------------------------------------------------
+// Building the table.
+
+function noteFor(name: string, container: string | undefined): RouteNote {
+  return proxyRoutes[name] ?? (container !== undefined ? proxyRoutes[container] : undefined) ?? { route: 'forward' };
+}
+
+function build(d: CommandData, container?: string): CommandSpec {
+  const note = noteFor(d.name, container);
+  const spec: CommandSpec = {
+    name: d.name,
+    arity: d.arity,
+    flags: new Set(d.flags),
+    firstKey: d.firstKey,
+    lastKey: d.lastKey,
+    keyStep: d.step,
+    aclCategories: new Set(d.aclCategories),
+    group: d.docs.group,
+    since: d.docs.since ?? '',
+    route: note.route,
+  };
+  if (note.reason !== undefined) spec.reason = note.reason;
+  if (container !== undefined) spec.container = container;
+  if (note.route === 'refused') spec.refusal = note.error ?? proxyRefusalText(d.name, note.reason ?? 'not available');
+  const platform = platformRules[d.name] ?? (container !== undefined ? platformRules[container] : undefined);
+  if (platform) spec.platform = platform;
+  if (d.subcommands) {
+    const subs = new Map<string, CommandSpec>();
+    for (const s of d.subcommands) subs.set(s.name.slice(d.name.length + 1), build(s, d.name));
+    spec.subcommands = subs;
+  }
+  return Object.freeze(spec);
+}
+
+const topLevel: readonly CommandSpec[] = Object.freeze(commandData.commands.map((d) => build(d)));
+const byName = new Map<string, CommandSpec>(topLevel.map((s) => [s.name, s]));
+const flat: readonly CommandSpec[] = Object.freeze(topLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]));
+const byFullName = new Map<string, CommandSpec>(flat.map((s) => [s.name, s]));
+
+// Command names are at most this long (subcommand bare names included); longer input cannot match.
+const MAX_NAME = Math.max(...flat.map((s) => s.name.length));
+
+/**
+ * Redis compares command names case-insensitively byte by byte (ASCII only): `GeT` matches `get`, but a
+ * non-ASCII character whose JS lowercase is ASCII (the Kelvin sign) must not.
+ */
+function lowerAscii(name: string | Buffer): string | undefined {
+  if (name.length > MAX_NAME) return undefined;
+  const s = typeof name === 'string' ? name : name.toString('latin1');
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return undefined;
+  return s.toLowerCase();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Lookups.
+
+/** The top-level command named `name` (case-insensitive), or undefined. */
+export function lookupCommand(name: string | Buffer): CommandSpec | undefined {
+  const key = lowerAscii(name);
+  return key === undefined ? undefined : byName.get(key);
+}
+
+/** A command or subcommand by its full name (`get`, `client|setname`), case-insensitive. */
+export function lookupFullName(fullname: string): CommandSpec | undefined {
+  const key = lowerAscii(fullname);
+  return key === undefined ? undefined : byFullName.get(key);
+}
+
+function lookupSub(container: CommandSpec, sub: string | Buffer): CommandSpec | undefined {
+  const key = lowerAscii(sub);
+  return key === undefined ? undefined : container.subcommands!.get(key);
+}
+
+/**
+ * The command Redis would run for these arguments: the subcommand for container commands called with one
+ * (`CLIENT SETNAME x` → `client|setname`), the container itself when called alone (`CLIENT` → `client`,
+ * which then fails its arity check), undefined for an unknown command or subcommand.
+ */
+export function resolveCommand(args: readonly (string | Buffer)[]): CommandSpec | undefined {
+  if (args.length === 0) return undefined;
+  const base = lookupCommand(args[0]);
+  if (!base || !base.subcommands || args.length === 1) return base;
+  return lookupSub(base, args[1]);
+}
+
+/** Whether the argument count fits Redis' arity (`argc` includes the command name, and the subcommand). */
+export function arityOk(spec: CommandSpec, argc: number): boolean {
+  return spec.arity > 0 ? argc === spec.arity : argc >= -spec.arity;
+}
+
+/**
+ * Redis 7.0's own checks before running a command (server.c processCommand: commandCheckExistence and
+ * commandCheckArity), with its exact error texts:
+ * - `ERR unknown command 'foo', with args beginning with: 'a' 'b' `
+ * - `ERR unknown subcommand 'x'. Try CLIENT HELP.`
+ * - `ERR wrong number of arguments for 'client|setname' command`
+ * - `EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command` (EXEC only)
+ * Echoed names and arguments are C strings in Redis (cut at the first NUL byte) of at most 128 bytes, and
+ * `\r`/`\n` in the whole text become spaces. An empty argument list is treated like an empty command name.
+ */
+export function checkCommand(args: readonly (string | Buffer)[]): CheckResult {
+  const base = args.length ? lookupCommand(args[0]) : undefined;
+  if (!base) return fail(unknownCommandText(args));
+  let spec = base;
+  if (base.subcommands && args.length > 1) {
+    const sub = lookupSub(base, args[1]);
+    if (!sub) return fail(unknownSubcommandText(base, args[1]));
+    spec = sub;
+  }
+  if (!arityOk(spec, args.length)) {
+    const text = `wrong number of arguments for '${spec.name}' command`;
+    // server.c rejectCommand: a rejected EXEC also discards the transaction (multi.c execCommandAbort).
+    return fail(Buffer.from(spec.name === 'exec' ? `EXECABORT Transaction discarded because of: ${text}` : `ERR ${text}`));
+  }
+  return { ok: true, spec };
+}
+
+function fail(bytes: Buffer): CheckResult {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === 13 || bytes[i] === 10) bytes[i] = 32;
+  return { ok: false, error: bytes.toString('utf8'), errorBytes: bytes };
+}
+
+/** A C-string view of an argument (`%.Ns`): up to the first NUL byte, at most `max` bytes. */
+function cstr(arg: string | Buffer, max: number): Buffer {
+  const b = typeof arg === 'string' ? Buffer.from(arg) : arg;
+  const nul = b.indexOf(0);
+  const end = Math.min(nul < 0 ? b.length : nul, max);
+  return b.subarray(0, end);
+}
+
+function unknownCommandText(args: readonly (string | Buffer)[]): Buffer {
+  const parts: Buffer[] = [Buffer.from("ERR unknown command '"), cstr(args.length ? args[0] : '', 128), Buffer.from("', with args beginning with: ")];
+  let len = 0;
+  for (let i = 1; i < args.length && len < 128; i++) {
+    const a = cstr(args[i], 128 - len);
+    parts.push(Buffer.from("'"), a, Buffer.from("' "));
+    len += a.length + 3;
+  }
+  return Buffer.concat(parts);
+}
+
+function unknownSubcommandText(container: CommandSpec, sub: string | Buffer): Buffer {
+  return Buffer.concat([
+    Buffer.from("ERR unknown subcommand '"),
+    cstr(sub, 128),
+    Buffer.from(`'. Try ${container.name.toUpperCase()} HELP.`),
+  ]);
+}
+
+/** Redis marks commands that change data with the `write` flag (resolve subcommands first). */
+export function isWriteCommand(spec: CommandSpec): boolean {
+  return spec.flags.has('write');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Arguments that change the handling of a command.
+
+function eqAscii(arg: string | Buffer, upper: string): boolean {
+  if (arg.length !== upper.length) return false;
+  const s = typeof arg === 'string' ? arg : arg.toString('latin1');
+  for (let i = 0; i < s.length; i++) {
+    let c = s.charCodeAt(i);
+    if (c >= 97 && c <= 122) c -= 32;
+    if (c !== upper.charCodeAt(i)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether XREAD/XREADGROUP has a BLOCK option, parsed like Redis (t_stream.c xreadCommand): options come
+ * before STREAMS, and COUNT/BLOCK/GROUP take values, so a key or group named "block" is not the option.
+ */
+export function hasBlockOption(args: readonly (string | Buffer)[]): boolean {
+  for (let i = 1; i < args.length; i++) {
+    const more = args.length - i - 1;
+    const a = args[i];
+    if (eqAscii(a, 'BLOCK') && more > 0) return true;
+    if (eqAscii(a, 'COUNT') && more > 0) i++;
+    else if (eqAscii(a, 'STREAMS') && more > 0) return false;
+    else if (eqAscii(a, 'GROUP') && more >= 2) i += 2;
+    else if (!eqAscii(a, 'NOACK')) return false; // a syntax error in Redis
+  }
+  return false;
+}
+
+/** Whether COPY names a destination database other than 0 (`COPY src dst DB n`). */
+export function hasOtherDbOption(args: readonly (string | Buffer)[]): boolean {
+  for (let i = 3; i < args.length; i++) {
+    if (eqAscii(args[i], 'DB') && i + 1 < args.length) {
+      const db = args[i + 1].toString();
+      if (!/^0+$/.test(db)) return true;
+      i++;
+    }
+  }
+  return false;
+}
+
+/**
+ * The proxy route for these arguments: `spec.route`, except XREAD/XREADGROUP with BLOCK, which are
+ * `blocking`. `spec` must be `resolveCommand(args)`.
+ */
+export function routeOf(spec: CommandSpec, args: readonly (string | Buffer)[]): Route {
+  if ((spec.name === 'xread' || spec.name === 'xreadgroup') && hasBlockOption(args)) return 'blocking';
+  return spec.route;
+}
+
+/**
+ * The REST platform's refusal text for this command (HTTP 400), or undefined when the platform runs it.
+ * Unknown commands and wrong arities are not refusals: redis-server answers them with its own errors.
+ */
+export function platformRefusal(args: readonly (string | Buffer)[]): string | undefined {
+  const spec = resolveCommand(args);
+  if (!spec || !spec.platform) return undefined;
+  const { kind, when } = spec.platform;
+  if (when === 'block-option' && !hasBlockOption(args)) return undefined;
+  if (when === 'db-option' && !hasOtherDbOption(args)) return undefined;
+  return platformRefusalText(kind, spec.name);
+}
+
+/** Top-level commands (240 in Redis 7.0.15), sorted by name; subcommands hang off `subcommands`. */
+export function allCommands(): readonly CommandSpec[] {
+  return topLevel;
+}
+
+/** Every command and subcommand (366 in Redis 7.0.15): each container followed by its subcommands, sorted. */
+export function allCommandsAndSubcommands(): readonly CommandSpec[] {
+  return flat;
+}
