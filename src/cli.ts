@@ -6,6 +6,7 @@ import {
 } from './config.js';
 import { createLogger } from './logger.js';
 import { startPlatform, type RunningPlatform } from './platform/platform.js';
+import { startProxy, type ProxyOptions, type RunningProxy } from './proxy/server.js';
 
 const VERSION = '0.1.0';
 
@@ -30,6 +31,63 @@ function platformOptions(cmd: Command): Command {
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
 }
 
+function proxyOptions(cmd: Command, remote: boolean): Command {
+  cmd.addOption(opt('--port <port>', 'proxy port that Redis clients connect to', 'RESPGATE_PORT', String(DEFAULTS.proxyPort)));
+  if (remote) {
+    cmd
+      .addOption(opt('--host <address>', 'address to bind (loopback by default: nothing is exposed to the network)', 'RESPGATE_HOST', DEFAULTS.host))
+      .addOption(opt('--upstream-url <url>', 'REST URL of the key-value database (falls back to UPSTASH_REDIS_REST_URL)', 'RESPGATE_UPSTREAM_URL'))
+      .addOption(opt('--upstream-token <token>', 'REST token of the key-value database (falls back to UPSTASH_REDIS_REST_TOKEN)', 'RESPGATE_UPSTREAM_TOKEN'))
+      .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
+  }
+  return cmd
+    .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the proxy binds loopback)', 'RESPGATE_REQUIREPASS'))
+    .addOption(opt('--upstream-timeout <ms>', 'time limit of one upstream HTTP call; past it the commands get an error', 'RESPGATE_UPSTREAM_TIMEOUT', '5000'))
+    .addOption(opt('--upstream-connections <n>', 'keep-alive HTTP connections to the upstream (and upstream calls in flight)', 'RESPGATE_UPSTREAM_CONNECTIONS', '16'))
+    .addOption(opt('--max-batch <n>', 'most commands coalesced into one upstream /pipeline call', 'RESPGATE_MAX_BATCH', '1000'))
+    .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len)', 'RESPGATE_PROTO_MAX_BULK_LEN', '512mb'));
+}
+
+interface ProxyFlags {
+  port: string; host: string; upstreamUrl?: string; upstreamToken?: string; requirepass?: string;
+  upstreamTimeout: string; upstreamConnections: string; maxBatch: string; protoMaxBulkLen: string; logLevel: string;
+}
+
+function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string): ProxyOptions {
+  const positive = (v: string, flag: string) => {
+    const n = parseNonNegativeInt(v, flag);
+    if (n < 1) throw new ConfigError(`${flag} must be at least 1`);
+    return n;
+  };
+  return {
+    host: f.host,
+    port: parsePort(f.port, '--port'),
+    upstreamUrl,
+    upstreamToken,
+    upstreamTimeoutMs: positive(f.upstreamTimeout, '--upstream-timeout'),
+    upstreamConnections: positive(f.upstreamConnections, '--upstream-connections'),
+    maxBatch: positive(f.maxBatch, '--max-batch'),
+    requirepass: f.requirepass || undefined,
+    maxBulkLength: parseSize(f.protoMaxBulkLen, '--proto-max-bulk-len'),
+  };
+}
+
+function validateUpstreamUrl(value: string | undefined): string {
+  if (!value) {
+    throw new ConfigError('no upstream: give --upstream-url (or RESPGATE_UPSTREAM_URL / UPSTASH_REDIS_REST_URL), or run `respgate dev` for a local one');
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`--upstream-url is not a URL: '${value}' (expected https://<host> or http://127.0.0.1:8079)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`--upstream-url must be an http:// or https:// REST URL, got '${url.protocol}//…' (a redis:// URL is a Redis server, not a REST API)`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
 interface PlatformFlags {
   host: string; httpPort: string; token?: string; readonlyToken?: string; redisUrl?: string; internalRedisUrl?: string;
   redisServer: string; maxRequestSize: string; dailyRequestLimit: string; logLevel: string;
@@ -50,11 +108,18 @@ function platformConfig(f: PlatformFlags): PlatformConfig {
   };
 }
 
-function banner(p: RunningPlatform, f: PlatformFlags): string {
+function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requirepass?: string): string {
   const lines = [
     '',
-    `respgate ${VERSION}: local platform ready`,
+    `respgate ${VERSION}: ${proxy ? 'dev stack' : 'local platform'} ready`,
     '',
+    ...(proxy
+      ? [
+          `  Redis protocol (proxy)        redis://${proxy.host}:${proxy.port}`,
+          `    redis-cli -p ${proxy.port}${proxy.host === '127.0.0.1' ? '' : ` -h ${proxy.host}`}${requirepass ? ' -a <requirepass>' : ''}`,
+          '',
+        ]
+      : []),
     `  Key-value REST API (Area B)   ${p.url}`,
     p.dataStore && !f.redisUrl ? `  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port}` : `  data store                    ${redactUrl(f.redisUrl!)}`,
     '',
@@ -86,6 +151,34 @@ async function runPlatform(flags: PlatformFlags): Promise<void> {
   await platform.stop();
 }
 
+async function runDev(flags: PlatformFlags & ProxyFlags): Promise<void> {
+  const config = platformConfig(flags);
+  const log = createLogger(config.logLevel);
+  const platform = await startPlatform(config, log);
+  let proxy: RunningProxy;
+  try {
+    proxy = await startProxy(proxyConfig(flags, platform.url, platform.token), log);
+  } catch (err) {
+    await platform.stop();
+    throw err;
+  }
+  process.stdout.write(banner(platform, flags, proxy, flags.requirepass) + '\n');
+  await waitForSignal();
+  await proxy.stop();
+  await platform.stop();
+}
+
+async function runProxy(flags: ProxyFlags): Promise<void> {
+  const url = validateUpstreamUrl(flags.upstreamUrl || process.env.UPSTASH_REDIS_REST_URL);
+  const token = flags.upstreamToken || process.env.UPSTASH_REDIS_REST_TOKEN;
+  if (!token) throw new ConfigError('no upstream token: give --upstream-token (or RESPGATE_UPSTREAM_TOKEN / UPSTASH_REDIS_REST_TOKEN)');
+  const log = createLogger(validateLogLevel(flags.logLevel));
+  const proxy = await startProxy(proxyConfig(flags, url, token), log);
+  process.stdout.write(`respgate ${VERSION}: proxy ready on redis://${proxy.host}:${proxy.port} in front of ${new URL(url).origin}\n  redis-cli -p ${proxy.port}\n`);
+  await waitForSignal();
+  await proxy.stop();
+}
+
 function waitForSignal(): Promise<void> {
   return new Promise((resolve) => {
     const stop = () => resolve();
@@ -100,8 +193,10 @@ export function buildProgram(): Command {
     .description('A Redis-protocol gateway to HTTP data services, with a faithful local platform.\n' +
       'Every flag can also be set by the environment variable shown next to it.')
     .showHelpAfterError();
-  platformOptions(program.command('dev', { isDefault: true }).description(
-    'start the dev stack: embedded redis-server and the local platform (default command)')).action(runPlatform);
+  proxyOptions(platformOptions(program.command('dev', { isDefault: true }).description(
+    'start the dev stack: embedded redis-servers, the local platform, and the proxy in front of it (default command)')), false).action(runDev);
+  proxyOptions(program.command('proxy').description(
+    'start the proxy alone, in front of a remote REST key-value database (--upstream-url, --upstream-token)'), true).action(runProxy);
   platformOptions(program.command('platform').description('start the local platform alone (REST API on --http-port)')).action(runPlatform);
   return program;
 }

@@ -18,8 +18,8 @@ export interface EmbeddedRedisOptions {
   port?: number;
   /** Number of logical databases; the Area B store has exactly one, like the real service. */
   databases?: number;
-  /** Password of the `default` user; generated when absent. */
-  password?: string;
+  /** Password of the `default` user; generated when absent, none when null (test oracles). */
+  password?: string | null;
 }
 
 /** Finds a free TCP port on loopback (the OS picks one; a short race with other processes remains). */
@@ -37,7 +37,7 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 
 export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Promise<EmbeddedRedis> {
   const binary = options.binary ?? 'redis-server';
-  const password = options.password ?? randomBytes(24).toString('base64url');
+  const password = options.password === null ? undefined : (options.password ?? randomBytes(24).toString('base64url'));
   const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-redis-'));
   for (let attempt = 0; ; attempt++) {
     const port = options.port ?? (await freePort());
@@ -49,7 +49,7 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
     ];
     const child = spawn(binary, args, { stdio: ['pipe', 'ignore', 'pipe'] });
     child.stdin!.on('error', () => undefined);
-    child.stdin!.end(`requirepass ${password}\n`);
+    child.stdin!.end(password === undefined ? '' : `requirepass ${password}\n`);
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -74,7 +74,7 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
 
 async function waitUntilReady(
   port: number,
-  password: string,
+  password: string | undefined,
   exited: Promise<number | null>,
   spawnError: Promise<Error>,
 ): Promise<true | Error | string> {

@@ -1,0 +1,97 @@
+// Coalesces the commands that are ready at the same moment, from every connection, into one
+// upstream pipeline call. Order per connection is kept by a barrier: a connection never has
+// commands in two calls at once, so its next commands wait for the previous call to finish.
+import type { KvClient } from '../upstream/kv-client.js';
+
+/** One forwarded command and where its reply goes. */
+export interface ForwardItem {
+  args: Buffer[];
+  /** Receives the raw RESP2 reply from upstream (possibly an error reply made by the client). */
+  done(reply: Buffer): void;
+}
+
+/** What the batcher needs from a connection. */
+export interface BatchSource {
+  /** Commands waiting to be sent, oldest first. */
+  readonly pending: ForwardItem[];
+  /** True while some of its commands are in an upstream call. */
+  inFlight: boolean;
+  /** True while it waits in the batcher's ready list. */
+  queued: boolean;
+  /** Called after a call with its commands completed (to write replies, resume reading). */
+  afterBatch(): void;
+}
+
+export interface BatcherOptions {
+  /** Most commands in one upstream call. */
+  maxBatch: number;
+  /** Most upstream calls in flight at once; further work waits and grows the next batch. */
+  maxInFlight: number;
+}
+
+export class Batcher {
+  private readonly ready: BatchSource[] = [];
+  private scheduled = false;
+  private inFlight = 0;
+  /** Counters for INFO and /metrics. */
+  readonly stats = { calls: 0, commands: 0 };
+
+  constructor(
+    private readonly client: KvClient,
+    private readonly options: BatcherOptions,
+  ) {}
+
+  /** Marks a connection as having commands to send; they go out at the end of this I/O turn. */
+  enqueue(source: BatchSource): void {
+    if (!source.inFlight && !source.queued && source.pending.length > 0) {
+      source.queued = true;
+      this.ready.push(source);
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      // setImmediate runs after every socket that had data in this event-loop turn was read,
+      // so the commands of all connections land in one call.
+      setImmediate(() => this.flush());
+    }
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    while (this.inFlight < this.options.maxInFlight && this.ready.length > 0) {
+      const sources: BatchSource[] = [];
+      const items: ForwardItem[] = [];
+      while (this.ready.length > 0 && items.length < this.options.maxBatch) {
+        const source = this.ready.shift()!;
+        source.queued = false;
+        const take = Math.min(source.pending.length, this.options.maxBatch - items.length);
+        if (take === 0) continue;
+        for (const item of source.pending.splice(0, take)) items.push(item);
+        source.inFlight = true;
+        sources.push(source);
+      }
+      if (items.length > 0) this.send(items, sources);
+    }
+  }
+
+  private send(items: ForwardItem[], sources: BatchSource[]): void {
+    this.inFlight++;
+    this.stats.calls++;
+    this.stats.commands += items.length;
+    const commands = items.map((i) => i.args);
+    const answered = this.client.pipeline(commands).catch((err: Error) => {
+      // The client promises never to reject; if it does anyway, no connection is left waiting.
+      const reply = Buffer.from(`-ERR respgate internal error: ${String(err.message).replace(/[\r\n]+/g, ' ')}\r\n`);
+      return commands.map(() => reply);
+    });
+    void answered.then((replies) => {
+      this.inFlight--;
+      for (let i = 0; i < items.length; i++) items[i].done(replies[i]);
+      for (const source of sources) {
+        source.inFlight = false;
+        source.afterBatch();
+        if (source.pending.length > 0) this.enqueue(source);
+      }
+      if (this.ready.length > 0 && !this.scheduled) this.flush();
+    });
+  }
+}

@@ -1,0 +1,77 @@
+// The proxy's TCP listener: accepts Redis clients and gives each a session in front of the
+// shared batcher and upstream client.
+import net from 'node:net';
+import type { Logger } from '../logger.js';
+import { KvClient } from '../upstream/kv-client.js';
+import { Batcher } from './batcher.js';
+import { Session, type SessionOptions, type SessionRegistry } from './session.js';
+
+export interface ProxyOptions {
+  host: string;
+  port: number;
+  upstreamUrl: string;
+  upstreamToken: string;
+  upstreamTimeoutMs: number;
+  upstreamConnections: number;
+  /** Most commands in one upstream call. */
+  maxBatch: number;
+  requirepass?: string;
+  maxBulkLength: number;
+}
+
+export interface RunningProxy {
+  port: number;
+  host: string;
+  connections(): number;
+  stop(): Promise<void>;
+}
+
+export async function startProxy(options: ProxyOptions, log: Logger): Promise<RunningProxy> {
+  const client = new KvClient({
+    url: options.upstreamUrl,
+    token: options.upstreamToken,
+    timeoutMs: options.upstreamTimeoutMs,
+    connections: options.upstreamConnections,
+    maxRequestBytes: 1_000_000,
+  });
+  const batcher = new Batcher(client, { maxBatch: options.maxBatch, maxInFlight: options.upstreamConnections });
+  const sessions = new Set<Session>();
+  let ids = 0;
+  const registry: SessionRegistry = {
+    sessions: () => sessions,
+    remove: (s) => sessions.delete(s),
+    nextId: () => ++ids,
+    nextIdPeek: () => ids,
+    batcher,
+    startedAt: Date.now(),
+  };
+  const sessionOptions: SessionOptions = {
+    requirepass: options.requirepass,
+    maxBulkLength: options.maxBulkLength,
+    maxPendingReplies: 20_000,
+  };
+  const server = net.createServer((socket) => {
+    sessions.add(new Session(socket, registry, sessionOptions));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE'
+        ? new Error(`port ${options.port} on ${options.host} is already in use (another Redis?): choose another with --port (RESPGATE_PORT)`)
+        : err));
+    server.listen(options.port, options.host, resolve);
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  log.debug({ port }, 'proxy listening');
+  return {
+    port,
+    host: options.host,
+    connections: () => sessions.size,
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sessions) s.socket.destroy();
+      });
+      await client.close();
+    },
+  };
+}

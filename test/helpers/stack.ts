@@ -1,0 +1,130 @@
+// The full path for proxy tests: a real platform (on embedded redis-servers), the real proxy in
+// front of it, and a separate direct redis-server as the oracle for differential tests.
+import net from 'node:net';
+import { createLogger } from '../../src/logger.js';
+import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+import { startProxy, type ProxyOptions, type RunningProxy } from '../../src/proxy/server.js';
+import { encodeCommands } from '../../src/resp/request-writer.js';
+import { scanReply } from '../../src/resp/reply-scanner.js';
+import { startTestPlatform } from './platform.js';
+
+export interface Stack {
+  platform: RunningPlatform;
+  proxy: RunningProxy;
+  /** A direct redis-server (no password, one database, like the data store) for differential tests. */
+  oracle: EmbeddedRedis;
+  stop(): Promise<void>;
+}
+
+export async function startStack(proxyOverrides: Partial<ProxyOptions> = {}): Promise<Stack> {
+  const platform = await startTestPlatform();
+  const proxy = await startTestProxy(platform, proxyOverrides);
+  const oracle = await startEmbeddedRedis({ databases: 1, password: null });
+  return {
+    platform,
+    proxy,
+    oracle,
+    stop: async () => {
+      await proxy.stop();
+      await platform.stop();
+      await oracle.stop();
+    },
+  };
+}
+
+export function startTestProxy(platform: { url: string; token: string }, overrides: Partial<ProxyOptions> = {}): Promise<RunningProxy> {
+  return startProxy(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      upstreamUrl: platform.url,
+      upstreamToken: platform.token,
+      upstreamTimeoutMs: 5000,
+      upstreamConnections: 8,
+      maxBatch: 1000,
+      maxBulkLength: 512 * 1024 * 1024,
+      ...overrides,
+    },
+    createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+  );
+}
+
+/** A raw RESP connection for tests: send bytes, read whole replies as bytes. */
+export class RawClient {
+  private buf = Buffer.alloc(0);
+  private waiters: Array<() => void> = [];
+  closed = false;
+
+  private constructor(readonly socket: net.Socket) {
+    socket.on('data', (d: Buffer) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      this.wake();
+    });
+    socket.on('close', () => {
+      this.closed = true;
+      this.wake();
+    });
+    socket.on('error', () => undefined);
+  }
+
+  static connect(port: number, host = '127.0.0.1'): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const s = net.connect({ port, host }, () => resolve(new RawClient(s)));
+      s.once('error', reject);
+    });
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  write(bytes: Buffer | string): void {
+    this.socket.write(bytes);
+  }
+
+  /** Sends commands as multibulk and returns each raw reply. */
+  async call(...commands: (string | Buffer)[][]): Promise<Buffer[]> {
+    this.write(encodeCommands(commands));
+    return this.replies(commands.length);
+  }
+
+  /** Reads `n` complete replies (rejects after `ms`). */
+  async replies(n: number, ms = 10_000): Promise<Buffer[]> {
+    const out: Buffer[] = [];
+    const deadline = Date.now() + ms;
+    while (out.length < n) {
+      const end = this.buf.length > 0 ? scanReply(this.buf, 0) : -1;
+      if (end > 0) {
+        out.push(this.buf.subarray(0, end));
+        this.buf = this.buf.subarray(end);
+        continue;
+      }
+      if (this.closed) throw new Error(`connection closed after ${out.length} of ${n} replies`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out after ${out.length} of ${n} replies; buffered: ${JSON.stringify(this.buf.toString('latin1').slice(0, 200))}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    return out;
+  }
+
+  /** Everything the server sends until it closes the connection. */
+  async untilClosed(ms = 5000): Promise<Buffer> {
+    const deadline = Date.now() + ms;
+    while (!this.closed) {
+      if (Date.now() > deadline) throw new Error('connection still open');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return this.buf;
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
