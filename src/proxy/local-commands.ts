@@ -2,7 +2,8 @@
 // RESET, QUIT) and introspection clients rely on during their handshake (INFO, COMMAND,
 // CONFIG GET), with Redis 7.0.15's replies and error texts.
 import { timingSafeEqual } from 'node:crypto';
-import { allCommands, type CommandSpec } from '../commands/table.js';
+import { commandDocsReply, commandInfoReply } from '../commands/introspection.js';
+import { allCommands, allCommandsAndSubcommands, type CommandSpec } from '../commands/table.js';
 import type { ReplyWriter } from '../resp/reply-writer.js';
 import { buildInfo } from './info.js';
 import { errorReply, OK, reply } from './replies.js';
@@ -260,16 +261,41 @@ function globToRegExp(glob: string): RegExp {
 }
 
 function commandCommand({ session }: LocalContext, args: Buffer[]): Buffer {
-  const sub = args.length > 1 ? lower(args[1]) : '';
-  const specs = allCommands();
-  if (sub === 'count') return reply(session.protocol, (w) => w.integer(specs.length));
-  if (sub === 'list' && args.length === 2) {
-    return reply(session.protocol, (w) => {
-      w.arrayHeader(specs.length);
-      for (const s of specs) w.bulk(s.name);
-    });
+  const proto = session.protocol;
+  if (args.length === 1) return commandInfoReply(undefined, proto);
+  const sub = lower(args[1]);
+  switch (sub) {
+    case 'count':
+      return reply(proto, (w) => w.integer(allCommands().length));
+    case 'info':
+      return commandInfoReply(args.slice(2), proto);
+    case 'docs':
+      return commandDocsReply(args.slice(2), proto);
+    case 'list':
+      return commandList(session, args.slice(2));
+    default:
+      return errorReply(`ERR command 'command|${sub}' is not supported by respgate`);
   }
-  return errorReply(`ERR command 'command${sub ? '|' + sub : ''}' is not supported yet by respgate`);
+}
+
+/** COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern] */
+function commandList(session: Session, filter: Buffer[]): Buffer {
+  let specs = allCommandsAndSubcommands();
+  if (filter.length > 0) {
+    if (filter.length !== 3 || lower(filter[0]) !== 'filterby') return SYNTAX;
+    const kind = lower(filter[1]);
+    const value = filter[2].toString();
+    if (kind === 'module') specs = [];
+    else if (kind === 'aclcat') specs = specs.filter((s) => s.aclCategories.has(`@${value.toLowerCase()}`));
+    else if (kind === 'pattern') {
+      const re = globToRegExp(value.toLowerCase());
+      specs = specs.filter((s) => re.test(s.name));
+    } else return SYNTAX;
+  }
+  return reply(session.protocol, (w) => {
+    w.arrayHeader(specs.length);
+    for (const s of specs) w.bulk(s.name);
+  });
 }
 
 /** The `db0:…` line of the upstream's INFO keyspace answer, if it has one. */

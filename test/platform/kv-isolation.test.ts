@@ -45,3 +45,12 @@ describe('keyspace isolation', () => {
     expect(lua.json.error).toMatch(/DB index is out of range/);
   });
 });
+
+describe('secrets of the data store', () => {
+  it('CONFIG GET reveals no password', async () => {
+    const r = await command(p, ['CONFIG', 'GET', 'requirepass']);
+    expect(r.json).toEqual({ result: ['requirepass', ''] });
+    const all = (await command(p, ['CONFIG', 'GET', '*'])).json.result as string[];
+    expect(all.join('\n')).not.toContain(p.token);
+  });
+});

@@ -49,7 +49,8 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
     ];
     const child = spawn(binary, args, { stdio: ['pipe', 'ignore', 'pipe'] });
     child.stdin!.on('error', () => undefined);
-    child.stdin!.end(password === undefined ? '' : `requirepass ${password}\n`);
+    // An ACL user directive rather than requirepass: CONFIG GET requirepass then reveals nothing.
+    child.stdin!.end(password === undefined ? '' : `user default on >${password} ~* &* +@all\n`);
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
