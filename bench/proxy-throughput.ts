@@ -1,0 +1,122 @@
+// Throughput of the proxy against a direct redis-server, measured in the same run with
+// redis-benchmark, as ratios (proxy / direct). Also the proxy's RSS with 1 000 idle connections.
+//
+//   npx tsx bench/proxy-throughput.ts            # full run: -n 200000, 3 runs per case
+//   npx tsx bench/proxy-throughput.ts --quick    # -n 20000, 1 run (a smoke test of the script)
+//
+// The dev stack runs as its own process (`bin/respgate dev`), as a user runs it: redis-servers,
+// the platform and the proxy, so every proxied command crosses HTTP and a second process.
+import { spawn, execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { freePort, startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
+
+const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const quick = process.argv.includes('--quick');
+const REQUESTS = quick ? 20_000 : 200_000;
+const RUNS = quick ? 1 : 3;
+const TESTS = 'set,get,incr,lpush,lrange_100,mset';
+const PIPELINES = [1, 16];
+
+function log(msg: string): void {
+  process.stderr.write(msg + '\n');
+}
+
+async function benchmark(port: number, pipeline: number): Promise<Map<string, number>> {
+  const { stdout } = await run('redis-benchmark', [
+    '-p', String(port), '-c', '50', '-n', String(REQUESTS), '-r', '10000', '-t', TESTS, '-P', String(pipeline), '--csv',
+  ], { maxBuffer: 1 << 20 });
+  const rates = new Map<string, number>();
+  for (const line of stdout.trim().split('\n').slice(1)) {
+    const [name, rps] = line.split(',').map((f) => f.replace(/"/g, ''));
+    rates.set(name, Number(rps));
+  }
+  return rates;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+async function startDevStack(): Promise<{ port: number; pid: number; stop: () => void }> {
+  const port = await freePort();
+  const httpPort = await freePort();
+  const child = spawn(process.execPath, [path.join(root, 'bin/respgate'), 'dev', '--port', String(port), '--http-port', String(httpPort), '--log-level', 'warn'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`respgate dev exited with ${code}`)));
+  });
+  return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)![1]);
+  return kb / 1024;
+}
+
+async function idleConnections(port: number, count: number): Promise<net.Socket[]> {
+  const sockets: net.Socket[] = [];
+  for (let i = 0; i < count; i++) {
+    const s = net.connect({ port, host: '127.0.0.1' });
+    await new Promise<void>((resolve, reject) => {
+      s.once('data', () => resolve());
+      s.once('error', reject);
+      s.write('PING\r\n');
+    });
+    sockets.push(s);
+  }
+  return sockets;
+}
+
+async function main(): Promise<void> {
+  const direct = await startEmbeddedRedis({ password: null, databases: 1 });
+  const stack = await startDevStack();
+  log(`direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid}); ${REQUESTS} requests, ${RUNS} run(s) per case`);
+  const rows: string[] = [];
+  try {
+    for (const p of PIPELINES) {
+      const samples = new Map<string, { direct: number[]; proxy: number[] }>();
+      for (let r = 0; r < RUNS; r++) {
+        for (const [target, port] of [['direct', direct.endpoint.port], ['proxy', stack.port]] as const) {
+          log(`  -P ${p} run ${r + 1}/${RUNS}: ${target}…`);
+          for (const [test, rps] of await benchmark(port, p)) {
+            const s = samples.get(test) ?? { direct: [], proxy: [] };
+            s[target].push(rps);
+            samples.set(test, s);
+          }
+        }
+      }
+      for (const [test, s] of samples) {
+        const d = median(s.direct);
+        const x = median(s.proxy);
+        rows.push(`| ${test} | ${p} | ${Math.round(d)} | ${Math.round(x)} | ${(x / d).toFixed(2)} |`);
+      }
+    }
+    const before = rssMiB(stack.pid);
+    const sockets = await idleConnections(stack.port, 1000);
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = rssMiB(stack.pid);
+    for (const s of sockets) s.destroy();
+    console.log('| test | -P | direct redis-server (req/s) | through respgate (req/s) | ratio |');
+    console.log('|---|---|---|---|---|');
+    for (const row of rows) console.log(row);
+    console.log(`\nrespgate dev process RSS: ${before.toFixed(1)} MiB before, ${after.toFixed(1)} MiB with 1000 idle connections (+${(after - before).toFixed(1)} MiB, ${(((after - before) * 1024) / 1000).toFixed(1)} KiB per connection)`);
+  } finally {
+    stack.stop();
+    await direct.stop();
+  }
+}
+
+await main();
