@@ -1,0 +1,382 @@
+// The proxy's HTTP client of Area B (the key-value REST API). It turns ordered batches of commands
+// into as few HTTP requests as the rules allow and gives back one raw RESP2 reply per command,
+// passing the upstream's resp2 bytes through without decoding them. It knows nothing of sockets or
+// sessions: the batcher hands it commands and gets replies (or error replies) back, never a
+// rejection.
+//
+// Batches: commands whose arguments are all valid UTF-8 go in JSON `/pipeline` requests (split so
+// each body stays under maxRequestBytes); a command with a binary argument goes alone in the path
+// form. The parts of a batch run one after the other, so the upstream sees them in order.
+import { isUtf8 } from 'node:buffer';
+import { Pool } from 'undici';
+import { scanReply, splitReplies } from '../resp/reply-scanner.js';
+import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.js';
+import { AUTH_FAILED, errorReply, failureText, jsonErrorField, malformedText, oneLine, skippedText, statusText } from './kv-errors.js';
+import { pathForm } from './path-form.js';
+import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
+
+export interface KvClientOptions {
+  /** Base URL of Area B, e.g. http://127.0.0.1:8079 or https://xyz.upstash.io (no trailing slash needed). */
+  url: string;
+  /** Bearer token; never put it in logs or error messages. */
+  token: string;
+  /** Per HTTP request (waiting for a connection, headers and body), default 5000. */
+  timeoutMs: number;
+  /** undici Pool size, default 16. */
+  connections: number;
+  /** Keep every request body under this (default 1_000_000; the upstream's max request size is larger). */
+  maxRequestBytes: number;
+}
+
+export const KV_CLIENT_DEFAULTS = {
+  timeoutMs: 5000,
+  connections: 16,
+  maxRequestBytes: 1_000_000,
+} as const satisfies Partial<KvClientOptions>;
+
+/** Decoded JSON items, strings still base64 as the upstream sent them. */
+export type JsonItem = { result: unknown } | { error: string };
+
+export type TransactionOutcome =
+  | { kind: 'executed'; items: JsonItem[] }
+  | { kind: 'discarded'; error: string }
+  | { kind: 'failed'; error: string };
+
+/** HTTP statuses with which the upstream refuses a whole request before executing any of it. */
+const REJECTED_WHOLE = new Set([400, 413, 414, 431]);
+
+/** How an answer to a request of `count` commands is to be used. */
+type Verdict =
+  | { kind: 'replies'; replies: Buffer[] }
+  /** The upstream refused the (single) command with this error reply; the batch goes on. */
+  | { kind: 'refused'; reply: Buffer }
+  /** The request failed: its commands get `reply`; the batch stops, the commands not sent yet get `rest`. */
+  | { kind: 'failed'; reply: Buffer; rest: Buffer }
+  /** Rejected whole before anything ran: send each half on its own. */
+  | { kind: 'isolate' };
+
+/** The state of one pipeline call. */
+interface Batch {
+  readonly commands: Buffer[][];
+  /** Size of each command as JSON; -1 for the path form. */
+  readonly sizes: number[];
+  readonly escapes: Escapes;
+  readonly replies: Buffer[];
+  /** Set once a request failed: the reply of every command not sent yet. */
+  stop: Buffer | undefined;
+}
+
+export class KvClient {
+  private pool: Pool;
+  private readonly origin: string;
+  private readonly pipelinePath: string;
+  private readonly multiExecPath: string;
+  private readonly prefix: string;
+  private readonly jsonHeaders: Record<string, string>;
+  private readonly binaryHeaders: Record<string, string>;
+  private readonly transactionHeaders: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly connections: number;
+  private readonly maxRequestBytes: number;
+  private readonly token: string;
+  private closed = false;
+
+  constructor(options: KvClientOptions) {
+    let base: URL;
+    try {
+      base = new URL(options.url);
+    } catch {
+      throw new Error('the upstream URL is not a valid URL: use http(s)://host[:port], e.g. https://xyz.upstash.io');
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new Error(`the upstream URL must start with http:// or https:// (got '${base.protocol}//')`);
+    }
+    this.origin = base.origin;
+    this.prefix = base.pathname.replace(/\/+$/, '');
+    this.pipelinePath = this.prefix + '/pipeline';
+    this.multiExecPath = this.prefix + '/multi-exec';
+    this.token = options.token;
+    this.timeoutMs = positive(options.timeoutMs, KV_CLIENT_DEFAULTS.timeoutMs);
+    this.connections = positive(options.connections, KV_CLIENT_DEFAULTS.connections);
+    this.maxRequestBytes = positive(options.maxRequestBytes, KV_CLIENT_DEFAULTS.maxRequestBytes);
+    const authorization = `Bearer ${options.token}`;
+    this.jsonHeaders = { authorization, 'content-type': 'application/json', 'upstash-response-format': 'resp2' };
+    this.binaryHeaders = { authorization, 'content-type': 'application/octet-stream', 'upstash-response-format': 'resp2' };
+    this.transactionHeaders = { authorization, 'content-type': 'application/json', 'upstash-encoding': 'base64' };
+    this.pool = this.newPool();
+  }
+
+  /** Runs commands in order; resolves with exactly one raw RESP2 reply per command, never rejects. */
+  async pipeline(commands: Buffer[][]): Promise<Buffer[]> {
+    const n = commands.length;
+    const replies = new Array<Buffer>(n);
+    if (n === 0) return replies;
+    try {
+      if (this.closed) {
+        replies.fill(errorReply('ERR upstream client is closed; the command was not executed'));
+        return replies;
+      }
+      // Size of each command as JSON (-1: JSON cannot carry it, path form).
+      const sizes = new Array<number>(n);
+      const escapes: { map: Escapes } = { map: undefined };
+      for (let i = 0; i < n; i++) sizes[i] = measureCommand(commands[i], escapes);
+      const batch: Batch = { commands, sizes, escapes: escapes.map, replies, stop: undefined };
+
+      // Consecutive JSON commands share a request while it stays under maxRequestBytes; a command
+      // JSON cannot carry goes alone. Each request waits for the previous one (order).
+      let from = 0;
+      let bytes = 2; // [ ]
+      for (let i = 0; i < n; i++) {
+        if (sizes[i] < 0) {
+          if (from < i) await this.sendJson(batch, from, i);
+          await this.sendBinary(batch, i);
+          from = i + 1;
+          bytes = 2;
+          continue;
+        }
+        const add = sizes[i] + (i > from ? 1 : 0);
+        if (i > from && bytes + add > this.maxRequestBytes) {
+          await this.sendJson(batch, from, i);
+          from = i;
+          bytes = 2 + sizes[i];
+        } else {
+          bytes += add;
+        }
+      }
+      if (from < n) await this.sendJson(batch, from, n);
+    } catch (err) {
+      const reply = errorReply(this.redact(`ERR internal error of the upstream client (${String((err as Error)?.message ?? err)}); the outcome of this command is unknown`));
+      for (let i = 0; i < n; i++) if (replies[i] === undefined) replies[i] = reply;
+    }
+    return replies;
+  }
+
+  /** MULTI…EXEC as one /multi-exec call (JSON with `Upstash-Encoding: base64`). Never rejects. */
+  async transaction(commands: Buffer[][]): Promise<TransactionOutcome> {
+    try {
+      if (this.closed) return { kind: 'failed', error: 'ERR upstream client is closed; the transaction was not executed' };
+      if (commands.length === 0) return { kind: 'executed', items: [] };
+      const sizes = new Array<number>(commands.length);
+      const escapes: { map: Escapes } = { map: undefined };
+      for (let i = 0; i < commands.length; i++) {
+        sizes[i] = measureCommand(commands[i], escapes);
+        if (sizes[i] < 0) return { kind: 'failed', error: notJsonInTransaction(commands[i], i) };
+      }
+      const body = writeCommands(commands, sizes, escapes.map, 0, commands.length);
+      const answer = await this.send({ path: this.multiExecPath, headers: this.transactionHeaders, body });
+      return this.readTransaction(answer, commands.length);
+    } catch (err) {
+      return { kind: 'failed', error: oneLine(`ERR internal error of the upstream client (${String((err as Error)?.message ?? err)}); the outcome of the transaction is unknown`) };
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const pool = this.pool;
+    // Requests in flight end within timeoutMs (their own deadline); don't wait longer than that.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      pool.close().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.timeoutMs + 100);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!pool.destroyed) await pool.destroy().catch(() => undefined);
+  }
+
+  /** Commands [from, to) as one /pipeline request; a request the upstream rejects whole is split in halves. */
+  private async sendJson(batch: Batch, from: number, to: number): Promise<void> {
+    const { replies } = batch;
+    if (batch.stop) {
+      replies.fill(batch.stop, from, to);
+      return;
+    }
+    const count = to - from;
+    const body = writeCommands(batch.commands, batch.sizes, batch.escapes, from, to);
+    const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body });
+    const verdict = this.readPipeline(answer, count);
+    switch (verdict.kind) {
+      case 'replies':
+        for (let i = 0; i < count; i++) replies[from + i] = verdict.replies[i];
+        return;
+      case 'refused':
+        replies.fill(verdict.reply, from, to);
+        return;
+      case 'failed':
+        replies.fill(verdict.reply, from, to);
+        batch.stop = verdict.rest;
+        return;
+      case 'isolate': {
+        // Nothing ran: find the command(s) the upstream objects to by sending each half on its own.
+        const middle = from + (count >> 1);
+        await this.sendJson(batch, from, middle);
+        await this.sendJson(batch, middle, to);
+        return;
+      }
+    }
+  }
+
+  /** One command JSON cannot carry, alone in the path form. */
+  private async sendBinary(batch: Batch, index: number): Promise<void> {
+    const command = batch.commands[index];
+    if (batch.stop) {
+      batch.replies[index] = batch.stop;
+      return;
+    }
+    if (command.length === 0) {
+      batch.replies[index] = errorReply('ERR empty command');
+      return;
+    }
+    const { path, body } = pathForm(command);
+    const answer = await this.send({ path: this.prefix + path, headers: this.binaryHeaders, body });
+    const verdict = this.readPipeline(answer, 1);
+    switch (verdict.kind) {
+      case 'replies':
+        batch.replies[index] = verdict.replies[0];
+        return;
+      case 'failed':
+        batch.stop = verdict.rest;
+        batch.replies[index] = verdict.reply;
+        return;
+      case 'refused':
+        batch.replies[index] = verdict.reply;
+        return;
+      case 'isolate': // never for one command
+        batch.replies[index] = errorReply('ERR upstream rejected the command');
+        return;
+    }
+  }
+
+  /** Reads the answer to a resp2 request of `count` commands (a /pipeline or a single path-form command). */
+  private readPipeline(answer: Exchange, count: number): Verdict {
+    if (!answer.ok) return this.failed(failureText(answer, 'command', this.timeoutMs), answer.notSent, answer.timedOut ? `timed out after ${this.timeoutMs} ms` : answer.problem);
+    const { status, body } = answer;
+    const binary = answer.contentType.startsWith('application/octet-stream');
+    if (status === 200 && binary) {
+      const replies = splitReplies(body, count);
+      if (replies) return { kind: 'replies', replies };
+      return this.failed(malformedText(describeResp2Problem(body, count), 'command'), false, 'malformed answer');
+    }
+    if (status === 401) return this.failed(AUTH_FAILED, true, 'HTTP 401');
+    if (REJECTED_WHOLE.has(status)) {
+      if (binary && body.length > 0) {
+        // A command's own error reply (single command), or replies in place.
+        const replies = splitReplies(body, count);
+        if (replies) return { kind: 'replies', replies };
+        if (count === 1) return this.failed(malformedText(describeResp2Problem(body, 1), 'command'), false, 'malformed answer');
+      }
+      if (count > 1) return { kind: 'isolate' };
+      const error = jsonErrorField(body);
+      const text = error !== undefined ? this.redact(error) || 'ERR upstream rejected the command' : statusText(status, body, 'command', (s) => this.redact(s));
+      return { kind: 'refused', reply: errorReply(text) };
+    }
+    if (status >= 200 && status < 300) {
+      const problem = answer.contentType.includes('json')
+        ? `HTTP ${status} with JSON instead of resp2 bytes: the upstream ignores Upstash-Response-Format: resp2`
+        : `HTTP ${status} with content-type '${answer.contentType || 'none'}'`;
+      return this.failed(malformedText(problem, 'command'), false, 'malformed answer');
+    }
+    return this.failed(statusText(status, body, 'command', (s) => this.redact(s)), status < 500, `HTTP ${status}`);
+  }
+
+  /**
+   * A failed request. When it was not executed, the commands after it would meet the same fate and
+   * get the same error; when its outcome is unknown, they are not sent (so nothing overtakes a
+   * command that may still run) and say why.
+   */
+  private failed(text: string, notExecuted: boolean, cause: string): Verdict {
+    const reply = errorReply(this.redact(text));
+    const rest = notExecuted ? reply : errorReply(this.redact(skippedText(cause)));
+    return { kind: 'failed', reply, rest };
+  }
+
+  private readTransaction(answer: Exchange, count: number): TransactionOutcome {
+    if (!answer.ok) return { kind: 'failed', error: this.redact(failureText(answer, 'transaction', this.timeoutMs)) };
+    const { status, body } = answer;
+    if (status === 401) return { kind: 'failed', error: AUTH_FAILED };
+    if (status === 200) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body.toString('utf8'));
+      } catch {
+        return { kind: 'failed', error: malformedText('HTTP 200 whose body is not JSON', 'transaction') };
+      }
+      if (!Array.isArray(parsed)) {
+        return { kind: 'failed', error: malformedText('HTTP 200 whose body is not a JSON array', 'transaction') };
+      }
+      if (parsed.length !== count) {
+        return { kind: 'failed', error: malformedText(`${parsed.length} items for ${count} commands`, 'transaction') };
+      }
+      for (const item of parsed) {
+        if (!isJsonItem(item)) {
+          return { kind: 'failed', error: malformedText('an item is neither {"result": …} nor {"error": "…"}', 'transaction') };
+        }
+      }
+      return { kind: 'executed', items: parsed as JsonItem[] };
+    }
+    if (REJECTED_WHOLE.has(status)) {
+      const error = jsonErrorField(body);
+      if (error !== undefined) return { kind: 'discarded', error: oneLine(this.redact(error)) || 'ERR transaction discarded by the upstream' };
+    }
+    return { kind: 'failed', error: statusText(status, body, 'transaction', (s) => this.redact(s)) };
+  }
+
+  /** One HTTP request; a pool that was destroyed under us is replaced (the request had not been sent). */
+  private async send(request: ExchangeRequest): Promise<Exchange> {
+    const answer = await exchange(this.pool, request, this.timeoutMs);
+    if (!answer.ok && answer.notSent && !this.closed && (answer.code === 'UND_ERR_DESTROYED' || answer.code === 'UND_ERR_CLOSED')) {
+      const dead = this.pool;
+      this.pool = this.newPool();
+      dead.destroy().catch(() => undefined);
+      return exchange(this.pool, request, this.timeoutMs);
+    }
+    return answer;
+  }
+
+  private newPool(): Pool {
+    return new Pool(this.origin, {
+      connections: this.connections,
+      pipelining: 1,
+      connect: { timeout: this.timeoutMs },
+      // The exchange's own deadline is the one that counts; these are backstops.
+      headersTimeout: this.timeoutMs + 1000,
+      bodyTimeout: this.timeoutMs + 1000,
+    });
+  }
+
+  /** Texts that came from outside (upstream bodies, system errors) never carry the token. */
+  private redact(text: string): string {
+    return this.token.length >= 4 && text.includes(this.token) ? text.split(this.token).join('[redacted]') : text;
+  }
+}
+
+function positive(value: number, fallback: number): number {
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+function isJsonItem(item: unknown): item is JsonItem {
+  if (!item || typeof item !== 'object' || Array.isArray(item)) return false;
+  return 'result' in item || typeof (item as { error?: unknown }).error === 'string';
+}
+
+function describeResp2Problem(body: Buffer, count: number): string {
+  let pos = 0;
+  let found = 0;
+  while (pos < body.length) {
+    const next = scanReply(body, pos);
+    if (next < 0) return `${found} complete replies then an incomplete one, for ${count} commands`;
+    found++;
+    pos = next;
+  }
+  return `${found} replies for ${count} commands`;
+}
+
+function notJsonInTransaction(command: Buffer[], index: number): string {
+  if (command.length === 0) return `ERR command ${index + 1} of the transaction is empty; the transaction was not sent`;
+  const arg = command.findIndex((a) => !isUtf8(a));
+  const name = arg > 0 && command[0].length <= 32 ? `'${command[0].toString('utf8').replace(/[^\x20-\x7e]/g, '?')}'` : `command ${index + 1}`;
+  const which = arg === 0 ? `the name of command ${index + 1}` : `argument ${arg} of ${name}`;
+  return `ERR ${which} in the transaction is not valid UTF-8, and the upstream's /multi-exec accepts JSON text only; the transaction was not sent`;
+}

@@ -1,0 +1,77 @@
+// JSON request bodies for /pipeline and /multi-exec (`[["SET","k","v"],…]`), written straight from
+// the argument bytes. An argument that is valid UTF-8 and holds no `"`, `\` or control character
+// is already its own JSON string content, so it is copied as it is; the rare argument that needs
+// escapes goes through JSON.stringify. Measured against JSON.stringify of `buf.toString()` per
+// argument (bench/upstream-pipeline.bench.ts): 2-4x faster for small commands, equal for 1 KB values.
+import { isUtf8 } from 'node:buffer';
+
+/** Escaped JSON text of the arguments that need it, by argument identity (created when first needed). */
+export type Escapes = Map<Buffer, Buffer> | undefined;
+
+/**
+ * Size in bytes of the command as a JSON array, or -1 when JSON cannot carry it (an argument that is
+ * not valid UTF-8, or no argument at all). Records escaped arguments in `escapes`, returning the map.
+ */
+export function measureCommand(command: readonly Buffer[], escapes: { map: Escapes }): number {
+  const n = command.length;
+  if (n === 0) return -1;
+  let size = 2 + n - 1; // [ ] and commas
+  for (let j = 0; j < n; j++) {
+    const arg = command[j];
+    if (!isUtf8(arg)) return -1;
+    if (needsEscape(arg)) {
+      const escaped = Buffer.from(JSON.stringify(arg.toString('utf8')));
+      (escapes.map ??= new Map()).set(arg, escaped);
+      size += escaped.length;
+    } else {
+      size += arg.length + 2;
+    }
+  }
+  return size;
+}
+
+/** Writes commands [from, to) as one JSON array of arrays; `sizes` come from measureCommand. */
+export function writeCommands(commands: readonly (readonly Buffer[])[], sizes: readonly number[], escapes: Escapes, from: number, to: number): Buffer {
+  let total = 2 + to - from - 1;
+  for (let i = from; i < to; i++) total += sizes[i];
+  const out = Buffer.allocUnsafe(total);
+  let pos = 0;
+  out[pos++] = 0x5b; // [
+  for (let i = from; i < to; i++) {
+    if (i > from) out[pos++] = 0x2c; // ,
+    out[pos++] = 0x5b;
+    const command = commands[i];
+    for (let j = 0; j < command.length; j++) {
+      if (j > 0) out[pos++] = 0x2c;
+      const arg = command[j];
+      const escaped = escapes?.get(arg);
+      if (escaped !== undefined) {
+        pos += escaped.copy(out, pos);
+      } else {
+        out[pos++] = 0x22; // "
+        if (arg.length < 32) {
+          for (let k = 0; k < arg.length; k++) out[pos++] = arg[k];
+        } else {
+          pos += arg.copy(out, pos);
+        }
+        out[pos++] = 0x22;
+      }
+    }
+    out[pos++] = 0x5d; // ]
+  }
+  out[pos++] = 0x5d;
+  return out;
+}
+
+/**
+ * True when the bytes need JSON escapes (`"`, `\`, or a control character below 0x20). A byte
+ * loop: no Buffer method tests a byte range, and the native alternatives measured (a regular
+ * expression or JSON.stringify over a latin1 copy) were not faster at any size.
+ */
+function needsEscape(bytes: Buffer): boolean {
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (c < 0x20 || c === 0x22 || c === 0x5c) return true;
+  }
+  return false;
+}

@@ -1,0 +1,80 @@
+// The two request encodings of the Area B client: hand-written JSON bodies and the path form.
+import { isUtf8 } from 'node:buffer';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { percentDecode } from '../../src/platform/kv/percent-decode.js';
+import { parseKvRequest } from '../../src/platform/kv/request.js';
+import { pathForm, percentEncode } from '../../src/upstream/path-form.js';
+import { measureCommand, writeCommands, type Escapes } from '../../src/upstream/pipeline-body.js';
+
+function body(commands: Buffer[][]): { text: Buffer; sizes: number[] } {
+  const sizes = new Array<number>(commands.length);
+  const escapes: { map: Escapes } = { map: undefined };
+  for (let i = 0; i < commands.length; i++) sizes[i] = measureCommand(commands[i], escapes);
+  return { text: writeCommands(commands, sizes, escapes.map, 0, commands.length), sizes };
+}
+
+describe('JSON pipeline body', () => {
+  it('is byte-identical to JSON.stringify for any UTF-8 arguments, with exact sizes', () => {
+    const arg = fc.oneof(
+      fc.string({ unit: 'binary' }),
+      fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\r', '\t', '\u0000', '\u001f', '\u007f', 'a', 'é', '\u2028', '𝄞') }),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.array(arg, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 8 }), (rows) => {
+        const commands = rows.map((r) => r.map((s) => Buffer.from(s)));
+        const { text, sizes } = body(commands);
+        expect(text.toString()).toBe(JSON.stringify(rows.map((r) => r.map((s) => Buffer.from(s).toString()))));
+        const perCommand = sizes.reduce((a, n) => a + n, 0) + 2 + commands.length - 1;
+        expect(text.length).toBe(perCommand);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('writes a sub-range, and measures what JSON cannot carry as -1', () => {
+    const commands = [[Buffer.from('A')], [Buffer.from('B'), Buffer.from('x"y')], [Buffer.from('C')]];
+    const sizes = commands.map((c) => measureCommand(c, { map: undefined }));
+    const escapes: { map: Escapes } = { map: undefined };
+    commands.forEach((c) => measureCommand(c, escapes));
+    expect(writeCommands(commands, sizes, escapes.map, 1, 3).toString()).toBe('[["B","x\\"y"],["C"]]');
+    expect(measureCommand([Buffer.from('GET'), Buffer.from([0xff])], { map: undefined })).toBe(-1);
+    expect(measureCommand([], { map: undefined })).toBe(-1);
+  });
+});
+
+describe('path form', () => {
+  it('percent-encodes any bytes so that the platform decodes them back', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+        const buf = Buffer.from(bytes);
+        const segment = percentEncode(buf);
+        expect(segment).toMatch(/^[A-Za-z0-9\-._~!'()*%]*$/);
+        expect(percentDecode(segment)).toEqual(buf);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('is read by the platform as the same command', () => {
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ maxLength: 12 }), { minLength: 1, maxLength: 5 }), (raw) => {
+        const command = raw.map((a) => Buffer.from(a));
+        command[0] = Buffer.concat([Buffer.from('x'), command[0]]); // a command name is never empty
+        const { path, body } = pathForm(command);
+        const parsed = parseKvRequest(path, '', body ?? Buffer.alloc(0));
+        expect(parsed.kind).toBe('command');
+        if (parsed.kind === 'command') expect(parsed.command.map((a) => Buffer.from(a))).toEqual(command);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('puts the last argument in the body unless it is the only one or empty', () => {
+    expect(pathForm([Buffer.from('SET'), Buffer.from([0xff]), Buffer.from('v')])).toEqual({ path: '/SET/%FF', body: Buffer.from('v') });
+    expect(pathForm([Buffer.from('SET'), Buffer.from([0xff]), Buffer.alloc(0)])).toEqual({ path: '/SET/%FF/', body: null });
+    expect(pathForm([Buffer.from([0xff])])).toEqual({ path: '/%FF', body: null });
+    expect(pathForm([Buffer.from('GET'), Buffer.from('a/b c')])).toEqual({ path: '/GET', body: Buffer.from('a/b c') });
+    expect(isUtf8(Buffer.from(percentEncode(Buffer.from([0x80, 0x2f]))))).toBe(true);
+  });
+});
