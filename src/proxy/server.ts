@@ -50,7 +50,8 @@ export async function startProxy(options: ProxyOptions, log: Logger): Promise<Ru
     maxBulkLength: options.maxBulkLength,
     maxPendingReplies: 20_000,
   };
-  const server = net.createServer((socket) => {
+  // Half-open: a client that ends its side still gets the replies it is owed (see Session).
+  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     sessions.add(new Session(socket, registry, sessionOptions));
   });
   await new Promise<void>((resolve, reject) => {

@@ -27,6 +27,8 @@ export interface SessionRegistry {
 }
 
 const NOAUTH = errorReply('NOAUTH Authentication required.');
+/** After the last reply of a closing connection, how long the client has to close its side. */
+const CLOSE_GRACE_MS = 5000;
 
 export class Session implements BatchSource {
   readonly id: number;
@@ -47,6 +49,8 @@ export class Session implements BatchSource {
   private readonly reader: RequestReader;
   /** Replies in request order; undefined = not answered yet. */
   private readonly replies: (Buffer | undefined)[] = [];
+  /** Position in the connection's whole reply sequence of replies[0] (slots stay valid when the array is trimmed). */
+  private base = 0;
   private head = 0;
   private closing = false;
   private paused = false;
@@ -64,6 +68,12 @@ export class Session implements BatchSource {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('drain', () => this.maybeResume());
+    // The client half-closed (sent everything, e.g. `printf … | nc -N`): like Redis, the commands it
+    // sent before are still answered, then the connection closes. The server is created with
+    // allowHalfOpen, or Node would end our side at once and drop those replies.
+    socket.on('end', () => {
+      if (!this.closing) this.closeAfterReplies();
+    });
     socket.on('error', () => undefined); // 'close' follows
     socket.on('close', () => this.onClose());
   }
@@ -126,12 +136,14 @@ export class Session implements BatchSource {
 
   /** Queues a command for the upstream; its reply fills the slot taken now. */
   forward(args: Buffer[], transform?: (reply: Buffer) => Buffer): void {
-    const slot = this.replies.length;
+    // An absolute position: writeReady trims answered replies off the front of the array while
+    // this one is still in flight.
+    const slot = this.base + this.replies.length;
     this.replies.push(undefined);
     this.pending.push({
       args,
       done: (reply) => {
-        this.replies[slot] = transform ? transform(reply) : reply;
+        this.replies[slot - this.base] = transform ? transform(reply) : reply;
       },
     });
   }
@@ -174,16 +186,24 @@ export class Session implements BatchSource {
       const ready = this.replies.slice(start, this.head) as Buffer[];
       this.socket.write(ready.length === 1 ? ready[0] : Buffer.concat(ready));
       if (this.head === this.replies.length) {
+        this.base += this.head;
         this.replies.length = 0;
         this.head = 0;
       } else if (this.head > 1024) {
+        this.base += this.head;
         this.replies.splice(0, this.head);
         this.head = 0;
       }
     }
     if (this.closing && this.head === this.replies.length) {
       this.closed = true;
-      this.socket.end();
+      // Once every reply is handed to the kernel: read (and ignore) what the client still sends, so
+      // its FIN is seen and the socket destroyed; a client that never closes its side is cut off
+      // after a grace period (the kernel still delivers what it holds).
+      this.socket.end(() => {
+        this.socket.resume();
+        setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
+      });
     }
   }
 

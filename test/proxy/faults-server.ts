@@ -1,0 +1,106 @@
+// A fault-injecting HTTP server for upstream-faults.test.ts: it stands where the REST upstream would
+// be and, per request, forwards to a real platform or produces a fault the real platform cannot
+// (never answering, 500s, malformed bodies, a dropped connection after the command ran).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface SeenRequest {
+  method: string;
+  path: string;
+  body: Buffer;
+}
+
+export type FaultAction =
+  /** Pass the request to the real upstream and its answer back. */
+  | { kind: 'forward'; delayMs?: number }
+  /** Answer this status, content type and body (after delayMs). */
+  | { kind: 'answer'; status: number; contentType?: string; body: string | Buffer; delayMs?: number }
+  /** Read the request and never answer. */
+  | { kind: 'hang' }
+  /** Forward (so the command runs upstream), then drop the connection instead of answering. */
+  | { kind: 'forward-then-drop' }
+  /** Drop the connection without forwarding. */
+  | { kind: 'drop' };
+
+export interface FaultServer {
+  url: string;
+  port: number;
+  /** Every request received, in order. */
+  seen: SeenRequest[];
+  /** Decides what to do with each request (default: forward). */
+  decide: (req: SeenRequest) => FaultAction;
+  stop(): Promise<void>;
+}
+
+export async function startFaultServer(upstreamUrl: string | undefined): Promise<FaultServer> {
+  const sockets = new Set<import('node:net').Socket>();
+  const fault: FaultServer = {
+    url: '',
+    port: 0,
+    seen: [],
+    decide: () => ({ kind: 'forward' }),
+    stop: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+    },
+  };
+
+  const forward = async (req: http.IncomingMessage, seen: SeenRequest) => {
+    if (!upstreamUrl) throw new Error('no upstream to forward to');
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (typeof v === 'string' && !['host', 'content-length', 'connection', 'transfer-encoding'].includes(k)) headers[k] = v;
+    }
+    const res = await fetch(upstreamUrl + seen.path, { method: seen.method, headers, body: seen.method === 'GET' ? undefined : new Uint8Array(seen.body) });
+    return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: Buffer.from(await res.arrayBuffer()) };
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const seen: SeenRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: Buffer.concat(chunks) };
+      fault.seen.push(seen);
+      const action = fault.decide(seen);
+      const later = (ms: number | undefined, f: () => void) => (ms ? setTimeout(f, ms) : f());
+      const fail = (err: unknown) => {
+        res.writeHead(599, { 'content-type': 'text/plain' });
+        res.end(`fault server could not forward: ${String(err)}`);
+      };
+      switch (action.kind) {
+        case 'forward':
+          later(action.delayMs, () => {
+            forward(req, seen).then((a) => {
+              res.writeHead(a.status, { 'content-type': a.contentType });
+              res.end(a.body);
+            }, fail);
+          });
+          return;
+        case 'answer':
+          later(action.delayMs, () => {
+            res.writeHead(action.status, { 'content-type': action.contentType ?? 'application/json' });
+            res.end(action.body);
+          });
+          return;
+        case 'hang':
+          return;
+        case 'forward-then-drop':
+          forward(req, seen).then(() => req.socket.destroy(), () => req.socket.destroy());
+          return;
+        case 'drop':
+          req.socket.destroy();
+          return;
+      }
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  fault.port = (server.address() as AddressInfo).port;
+  fault.url = `http://127.0.0.1:${fault.port}`;
+  return fault;
+}
