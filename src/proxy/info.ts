@@ -33,22 +33,52 @@ const SECTIONS: Record<string, Section> = {
     ['tracking_clients', 0], ['clients_in_timeout_table', 0],
   ],
   memory: () => {
-    const rss = process.memoryUsage().rss;
+    const { rss, heapUsed } = process.memoryUsage();
+    const total = os.totalmem();
     return [
       ['used_memory', rss], ['used_memory_human', human(rss)], ['used_memory_rss', rss], ['used_memory_rss_human', human(rss)],
-      ['used_memory_peak', rss], ['maxmemory', 0], ['maxmemory_human', '0B'], ['maxmemory_policy', 'noeviction'],
-      ['mem_allocator', 'libc'],
+      ['used_memory_peak', rss], ['used_memory_peak_human', human(rss)], ['used_memory_peak_perc', '100.00%'],
+      ['used_memory_overhead', rss - heapUsed], ['used_memory_startup', 0], ['used_memory_dataset', heapUsed], ['used_memory_dataset_perc', `${((100 * heapUsed) / rss).toFixed(2)}%`],
+      ['allocator_allocated', rss], ['allocator_active', rss], ['allocator_resident', rss],
+      ['total_system_memory', total], ['total_system_memory_human', human(total)],
+      ['used_memory_lua', 0], ['used_memory_vm_eval', 0], ['used_memory_lua_human', '0B'], ['used_memory_scripts_eval', 0],
+      ['number_of_cached_scripts', 0], ['number_of_functions', 0], ['number_of_libraries', 0],
+      ['used_memory_vm_functions', 0], ['used_memory_vm_total', 0], ['used_memory_vm_total_human', '0B'],
+      ['used_memory_functions', 0], ['used_memory_scripts', 0], ['used_memory_scripts_human', '0B'],
+      ['maxmemory', 0], ['maxmemory_human', '0B'], ['maxmemory_policy', 'noeviction'],
+      ['allocator_frag_ratio', '1.00'], ['allocator_frag_bytes', 0], ['allocator_rss_ratio', '1.00'], ['allocator_rss_bytes', 0],
+      ['rss_overhead_ratio', '1.00'], ['rss_overhead_bytes', 0], ['mem_fragmentation_ratio', '1.00'], ['mem_fragmentation_bytes', 0],
+      ['mem_not_counted_for_evict', 0], ['mem_replication_backlog', 0], ['mem_total_replication_buffers', 0],
+      ['mem_clients_slaves', 0], ['mem_clients_normal', 0], ['mem_cluster_links', 0], ['mem_aof_buffer', 0],
+      ['mem_allocator', 'libc'], ['active_defrag_running', 0], ['lazyfree_pending_objects', 0], ['lazyfreed_objects', 0],
     ];
   },
-  persistence: () => [
-    ['loading', 0], ['async_loading', 0], ['current_cow_peak', 0], ['rdb_changes_since_last_save', 0],
-    ['rdb_bgsave_in_progress', 0], ['rdb_last_bgsave_status', 'ok'], ['aof_enabled', 0], ['aof_rewrite_in_progress', 0],
-    ['aof_last_bgrewrite_status', 'ok'], ['aof_last_write_status', 'ok'],
+  persistence: ({ registry }) => [
+    ['loading', 0], ['async_loading', 0], ['current_cow_peak', 0], ['current_cow_size', 0], ['current_cow_size_age', 0],
+    ['current_fork_perc', '0.00'], ['current_save_keys_processed', 0], ['current_save_keys_total', 0],
+    ['rdb_changes_since_last_save', 0], ['rdb_bgsave_in_progress', 0], ['rdb_last_save_time', Math.floor(registry.startedAt / 1000)],
+    ['rdb_last_bgsave_status', 'ok'], ['rdb_last_bgsave_time_sec', -1], ['rdb_current_bgsave_time_sec', -1], ['rdb_saves', 0],
+    ['rdb_last_cow_size', 0], ['rdb_last_load_keys_expired', 0], ['rdb_last_load_keys_loaded', 0],
+    ['aof_enabled', 0], ['aof_rewrite_in_progress', 0], ['aof_rewrite_scheduled', 0], ['aof_last_rewrite_time_sec', -1],
+    ['aof_current_rewrite_time_sec', -1], ['aof_last_bgrewrite_status', 'ok'], ['aof_rewrites', 0], ['aof_rewrites_consecutive_failures', 0],
+    ['aof_last_write_status', 'ok'], ['aof_last_cow_size', 0], ['module_fork_in_progress', 0], ['module_fork_last_cow_size', 0],
   ],
   stats: ({ registry }) => [
     ['total_connections_received', registry.nextIdPeek()], ['total_commands_processed', registry.batcher.stats.commands],
-    ['instantaneous_ops_per_sec', 0], ['rejected_connections', 0], ['expired_keys', 0], ['evicted_keys', 0],
-    ['keyspace_hits', 0], ['keyspace_misses', 0], ['pubsub_channels', 0], ['pubsub_patterns', 0],
+    ['instantaneous_ops_per_sec', 0], ['total_net_input_bytes', 0], ['total_net_output_bytes', 0],
+    ['total_net_repl_input_bytes', 0], ['total_net_repl_output_bytes', 0], ['instantaneous_input_kbps', '0.00'],
+    ['instantaneous_output_kbps', '0.00'], ['instantaneous_input_repl_kbps', '0.00'], ['instantaneous_output_repl_kbps', '0.00'],
+    ['rejected_connections', 0], ['sync_full', 0], ['sync_partial_ok', 0], ['sync_partial_err', 0],
+    ['expired_keys', 0], ['expired_stale_perc', '0.00'], ['expired_time_cap_reached_count', 0], ['expire_cycle_cpu_milliseconds', 0],
+    ['evicted_keys', 0], ['evicted_clients', 0], ['total_eviction_exceeded_time', 0], ['current_eviction_exceeded_time', 0],
+    ['keyspace_hits', 0], ['keyspace_misses', 0], ['pubsub_channels', 0], ['pubsub_patterns', 0], ['pubsubshard_channels', 0],
+    ['latest_fork_usec', 0], ['total_forks', 0], ['migrate_cached_sockets', 0], ['slave_expires_tracked_keys', 0],
+    ['active_defrag_hits', 0], ['active_defrag_misses', 0], ['active_defrag_key_hits', 0], ['active_defrag_key_misses', 0],
+    ['total_active_defrag_time', 0], ['current_active_defrag_time', 0], ['tracking_total_keys', 0], ['tracking_total_items', 0],
+    ['tracking_total_prefixes', 0], ['unexpected_error_replies', 0], ['total_error_replies', 0], ['dump_payload_sanitizations', 0],
+    ['total_reads_processed', 0], ['total_writes_processed', 0], ['io_threaded_reads_processed', 0], ['io_threaded_writes_processed', 0],
+    ['reply_buffer_shrinks', 0], ['reply_buffer_expands', 0],
+    // respgate's own counter (not in Redis): upstream HTTP calls made for forwarded commands.
     ['total_upstream_calls', registry.batcher.stats.calls],
   ],
   replication: () => [
@@ -58,20 +88,36 @@ const SECTIONS: Record<string, Section> = {
   ],
   cpu: () => {
     const u = process.cpuUsage();
-    return [['used_cpu_sys', (u.system / 1e6).toFixed(6)], ['used_cpu_user', (u.user / 1e6).toFixed(6)]];
+    const sys = (u.system / 1e6).toFixed(6);
+    const user = (u.user / 1e6).toFixed(6);
+    return [
+      ['used_cpu_sys', sys], ['used_cpu_user', user], ['used_cpu_sys_children', '0.000000'], ['used_cpu_user_children', '0.000000'],
+      ['used_cpu_sys_main_thread', sys], ['used_cpu_user_main_thread', user],
+    ];
   },
   modules: () => [],
+  // The proxy keeps no per-command or per-error statistics: the sections exist, empty (as on a fresh Redis).
+  commandstats: () => [],
   errorstats: () => [],
+  latencystats: () => [],
   cluster: () => [['cluster_enabled', 0]],
   keyspace: () => [],
 };
 
-const DEFAULT = ['server', 'clients', 'memory', 'persistence', 'stats', 'replication', 'cpu', 'modules', 'errorstats', 'cluster', 'keyspace'];
+/** Every section, in Redis 7.0's output order. */
+const ALL = ['server', 'clients', 'memory', 'persistence', 'stats', 'replication', 'cpu', 'modules', 'commandstats', 'errorstats', 'latencystats', 'cluster', 'keyspace'];
+/** What INFO and INFO default show (server.c genInfoSectionDict: all but commandstats and latencystats). */
+const DEFAULT = ALL.filter((n) => n !== 'commandstats' && n !== 'latencystats');
 
+/** Sections are lowercase names; `default`, `all` and `everything` expand as in Redis; unknown names are ignored. */
 export function buildInfo(requested: string[], ctx: InfoContext): string {
-  let names: string[];
-  if (requested.length === 0 || requested.some((s) => ['all', 'everything', 'default'].includes(s))) names = DEFAULT;
-  else names = DEFAULT.filter((n) => requested.includes(n));
+  const wanted = new Set<string>(requested.length === 0 ? DEFAULT : []);
+  for (const r of requested) {
+    if (r === 'default') DEFAULT.forEach((n) => wanted.add(n));
+    else if (r === 'all' || r === 'everything') ALL.forEach((n) => wanted.add(n));
+    else wanted.add(r);
+  }
+  const names = ALL.filter((n) => wanted.has(n));
   const parts: string[] = [];
   for (const name of names) {
     const title = name === 'cpu' ? 'CPU' : name[0].toUpperCase() + name.slice(1);

@@ -43,9 +43,11 @@ const handlers: Record<string, Handler> = {
     return RESET;
   },
   select: (_ctx, args) => {
-    const text = args[1].toString('latin1');
-    if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) return NOT_INTEGER;
-    return Number(text) === 0 ? OK : errorReply('ERR DB index is out of range');
+    // server.c selectCommand: getIntFromObjectOrReply (string2ll, then the C int range).
+    const id = parseLongLong(args[1]);
+    if (id === undefined) return NOT_INTEGER;
+    if (id < -2147483648n || id > 2147483647n) return errorReply('ERR value is out of range, value must between -2147483648 and 2147483647');
+    return id === 0n ? OK : errorReply('ERR DB index is out of range');
   },
   auth: ({ session, options }, args) => {
     if (args.length > 3) return SYNTAX;
@@ -82,10 +84,11 @@ const handlers: Record<string, Handler> = {
     return undefined;
   },
   command: (ctx, args) => commandCommand(ctx, args),
-  config: ({ session }, args) => configGet(session, args.slice(2)),
+  config: ({ session }, args) => (lower(args[1]) === 'help' ? helpReply(session, CONFIG_HELP) : configGet(session, args.slice(2))),
   module: ({ session }, args) => {
     const sub = lower(args[1]);
     if (sub === 'list') return reply(session.protocol, (w) => w.arrayHeader(0));
+    if (sub === 'help') return helpReply(session, MODULE_HELP);
     return errorReply(`ERR command 'module|${sub}' is not supported by respgate: modules cannot be loaded into the upstream service`);
   },
 };
@@ -95,6 +98,135 @@ export function runLocalCommand(ctx: LocalContext, spec: CommandSpec, args: Buff
   if (!handler) return errorReply(`ERR command '${spec.name}' is not supported by respgate`);
   return handler(ctx, args);
 }
+
+/**
+ * Redis' string2ll (util.c): an optional '-', then digits with no leading zero (except "0" itself),
+ * nothing else (no '+', no spaces), within the signed 64-bit range. undefined when not such a number.
+ */
+function parseLongLong(arg: Buffer): bigint | undefined {
+  const text = arg.toString('latin1');
+  if (!/^(0|-?[1-9][0-9]{0,19})$/.test(text)) return undefined;
+  const n = BigInt(text);
+  return n < -9223372036854775808n || n > 9223372036854775807n ? undefined : n;
+}
+
+/** addReplySubcommandSyntaxError (server.c): a known subcommand called with the wrong arguments. */
+function subcommandSyntaxError(args: Buffer[]): Buffer {
+  const sub = args[1].subarray(0, 128).toString('latin1');
+  return errorReply(`ERR unknown subcommand or wrong number of arguments for '${sub}'. Try ${args[0].toString('latin1').toUpperCase()} HELP.`);
+}
+
+/** addReplyHelp (server.c): the help text as an array of status replies, one per line. */
+function helpReply(session: Session, lines: readonly string[]): Buffer {
+  return reply(session.protocol, (w) => {
+    w.arrayHeader(lines.length);
+    for (const line of lines) w.simple(line);
+  });
+}
+
+// The HELP texts of Redis 7.0.15, line for line (taken from redis-server 7.0.15's replies).
+const COMMAND_HELP = [
+  'COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+  '(no subcommand)',
+  '    Return details about all Redis commands.',
+  'COUNT',
+  '    Return the total number of commands in this Redis server.',
+  'LIST',
+  '    Return a list of all commands in this Redis server.',
+  'INFO [<command-name> ...]',
+  '    Return details about multiple Redis commands.',
+  '    If no command names are given, documentation details for all',
+  '    commands are returned.',
+  'DOCS [<command-name> ...]',
+  '    Return documentation details about multiple Redis commands.',
+  '    If no command names are given, documentation details for all',
+  '    commands are returned.',
+  'GETKEYS <full-command>',
+  '    Return the keys from a full Redis command.',
+  'GETKEYSANDFLAGS <full-command>',
+  '    Return the keys and the access flags from a full Redis command.',
+  'HELP',
+  '    Prints this help.',
+];
+
+const CLIENT_HELP = [
+  'CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+  'CACHING (YES|NO)',
+  '    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.',
+  'GETREDIR',
+  '    Return the client ID we are redirecting to when tracking is enabled.',
+  'GETNAME',
+  '    Return the name of the current connection.',
+  'ID',
+  '    Return the ID of the current connection.',
+  'INFO',
+  '    Return information about the current client connection.',
+  'KILL <ip:port>',
+  '    Kill connection made from <ip:port>.',
+  'KILL <option> <value> [<option> <value> [...]]',
+  '    Kill connections. Options are:',
+  '    * ADDR (<ip:port>|<unixsocket>:0)',
+  '      Kill connections made from the specified address',
+  '    * LADDR (<ip:port>|<unixsocket>:0)',
+  '      Kill connections made to specified local address',
+  '    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)',
+  '      Kill connections by type.',
+  '    * USER <username>',
+  '      Kill connections authenticated by <username>.',
+  '    * SKIPME (YES|NO)',
+  '      Skip killing current connection (default: yes).',
+  'LIST [options ...]',
+  '    Return information about client connections. Options:',
+  '    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)',
+  '      Return clients of specified type.',
+  'UNPAUSE',
+  '    Stop the current client pause, resuming traffic.',
+  'PAUSE <timeout> [WRITE|ALL]',
+  '    Suspend all, or just write, clients for <timeout> milliseconds.',
+  'REPLY (ON|OFF|SKIP)',
+  '    Control the replies sent to the current connection.',
+  'SETNAME <name>',
+  '    Assign the name <name> to the current connection.',
+  'UNBLOCK <clientid> [TIMEOUT|ERROR]',
+  '    Unblock the specified blocked client.',
+  'TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]',
+  '         [OPTIN] [OPTOUT] [NOLOOP]',
+  '    Control server assisted client side caching.',
+  'TRACKINGINFO',
+  '    Report tracking status for the current connection.',
+  'NO-EVICT (ON|OFF)',
+  '    Protect current client connection from eviction.',
+  'HELP',
+  '    Prints this help.',
+];
+
+const CONFIG_HELP = [
+  'CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+  'GET <pattern>',
+  '    Return parameters matching the glob-like <pattern> and their values.',
+  'SET <directive> <value>',
+  '    Set the configuration <directive> to <value>.',
+  'RESETSTAT',
+  '    Reset statistics reported by the INFO command.',
+  'REWRITE',
+  '    Rewrite the configuration file.',
+  'HELP',
+  '    Prints this help.',
+];
+
+const MODULE_HELP = [
+  'MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
+  'LIST',
+  '    Return a list of loaded modules.',
+  'LOAD <path> [<arg> ...]',
+  '    Load a module library from <path>, passing to it any optional arguments.',
+  'LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]',
+  '    Load a module library from <path>, while passing it module configurations and optional arguments.',
+  'UNLOAD <name>',
+  '    Unload a module.',
+  'HELP',
+  '    Prints this help.',
+];
 
 function samePassword(given: Buffer, expected: string): boolean {
   const e = Buffer.from(expected);
@@ -181,13 +313,15 @@ function client(ctx: LocalContext, args: Buffer[]): Buffer | undefined {
           if (!['normal', 'master', 'replica', 'slave', 'pubsub'].includes(type)) return errorReply(`ERR Unknown client type '${args[3].toString()}'`);
           if (type !== 'normal') sessions.length = 0;
         } else if (opt === 'id' && args.length >= 4) {
-          const ids = new Set<number>();
+          // networking.c: every id must parse (string2ll); the matching clients follow the arguments' order.
+          const ids: bigint[] = [];
           for (const a of args.slice(3)) {
-            const t = a.toString('latin1');
-            if (!/^\d+$/.test(t) || Number(t) < 1) return errorReply('ERR Invalid client ID');
-            ids.add(Number(t));
+            const id = parseLongLong(a);
+            if (id === undefined) return errorReply('ERR Invalid client ID');
+            ids.push(id);
           }
-          sessions.splice(0, sessions.length, ...sessions.filter((s) => ids.has(s.id)));
+          const byId = new Map(sessions.map((s) => [BigInt(s.id), s]));
+          sessions.splice(0, sessions.length, ...ids.flatMap((id) => byId.get(id) ?? []));
         } else {
           return SYNTAX;
         }
@@ -200,6 +334,27 @@ function client(ctx: LocalContext, args: Buffer[]): Buffer | undefined {
       return OK;
     case 'getredir':
       return reply(session.protocol, (w) => w.integer(-1));
+    case 'trackinginfo':
+      // Tracking is never on through the proxy (CLIENT TRACKING is refused).
+      return reply(session.protocol, (w) => {
+        w.mapHeader(3);
+        w.bulk('flags').setHeader(1).bulk('off');
+        w.bulk('redirect').integer(-1);
+        w.bulk('prefixes').arrayHeader(0);
+      });
+    case 'unpause':
+      // No client is ever paused by this proxy, so there is nothing to resume.
+      return OK;
+    case 'unblock': {
+      // networking.c: argc 3 or 4; the reason is checked before the id. No connection of this proxy is
+      // ever blocked (blocking commands are not emulated yet), so no client is unblocked.
+      if (args.length !== 3 && args.length !== 4) return subcommandSyntaxError(args);
+      if (args.length === 4 && !['timeout', 'error'].includes(lower(args[3]))) return errorReply('ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR');
+      if (parseLongLong(args[2]) === undefined) return NOT_INTEGER;
+      return reply(session.protocol, (w) => w.integer(0));
+    }
+    case 'help':
+      return helpReply(session, CLIENT_HELP);
     default:
       return errorReply(`ERR command 'client|${sub}' is not supported by respgate: it would act on upstream connections the proxy does not expose`);
   }
@@ -238,26 +393,65 @@ const CONFIG_VALUES: Record<string, string> = {
   'busy-reply-threshold': '5000',
 };
 
+/**
+ * config.c configGetCommand: a name without glob characters is looked up directly and answered under
+ * the name as given; a pattern matches parameter names case-insensitively. Each parameter appears once.
+ * (Redis emits the matches in hash-table order, which differs between servers; here, in match order.)
+ */
 function configGet(session: Session, patterns: Buffer[]): Buffer {
-  const matched = new Map<string, string>();
+  const matched = new Map<string, [Buffer | string, string]>();
   for (const p of patterns) {
-    const re = globToRegExp(p.toString().toLowerCase());
-    for (const [k, v] of Object.entries(CONFIG_VALUES)) if (re.test(k)) matched.set(k, v);
+    const text = p.toString('latin1');
+    if (!/[[*?]/.test(text)) {
+      const name = text.toLowerCase();
+      if (!matched.has(name) && Object.hasOwn(CONFIG_VALUES, name)) matched.set(name, [p, CONFIG_VALUES[name]]);
+      continue;
+    }
+    const re = globToRegExp(text, true);
+    for (const [k, v] of Object.entries(CONFIG_VALUES)) if (!matched.has(k) && re.test(k)) matched.set(k, [k, v]);
   }
   return reply(session.protocol, (w) => {
     w.mapHeader(matched.size);
-    for (const [k, v] of matched) w.bulk(k).bulk(v);
+    for (const [k, v] of matched.values()) w.bulk(k).bulk(v);
   });
 }
 
-function globToRegExp(glob: string): RegExp {
+/** Redis' glob (util.c stringmatchlen): `*`, `?`, `[...]` classes with `^` and ranges, `\\` escapes. */
+function globToRegExp(glob: string, nocase = false): RegExp {
+  const lit = (ch: string) => ch.replace(/[.*+?^${}()|[\]\\\/-]/g, '\\$&');
   let re = '';
-  for (const ch of glob) {
-    if (ch === '*') re += '.*';
-    else if (ch === '?') re += '.';
-    else re += ch.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  for (let i = 0; i < glob.length; i++) {
+    const ch = glob[i];
+    if (ch === '*') re += '[\\s\\S]*';
+    else if (ch === '?') re += '[\\s\\S]';
+    else if (ch === '\\' && i + 1 < glob.length) re += lit(glob[++i]);
+    else if (ch === '[') {
+      let j = i + 1;
+      let negate = false;
+      if (glob[j] === '^') {
+        negate = true;
+        j++;
+      }
+      let cls = '';
+      while (j < glob.length && glob[j] !== ']') {
+        if (glob[j] === '\\' && j + 1 < glob.length) {
+          cls += lit(glob[j + 1]);
+          j += 2;
+        } else if (glob[j + 1] === '-' && j + 2 < glob.length && glob[j + 2] !== ']') {
+          const [a, b] = [glob[j], glob[j + 2]].sort();
+          cls += `${lit(a)}-${lit(b)}`;
+          j += 3;
+        } else {
+          cls += lit(glob[j]);
+          j++;
+        }
+      }
+      // An empty class matches nothing (or, negated, any character), as in stringmatchlen.
+      re += cls === '' ? (negate ? '[\\s\\S]' : '(?!)') : `[${negate ? '^' : ''}${cls}]`;
+      i = j; // at the closing ']' (or the end of an unterminated class)
+    } else re += lit(ch);
   }
-  return new RegExp(`^${re}$`);
+  return new RegExp(`^${re}$`, nocase ? 'i' : '');
 }
 
 function commandCommand({ session }: LocalContext, args: Buffer[]): Buffer {
@@ -273,6 +467,8 @@ function commandCommand({ session }: LocalContext, args: Buffer[]): Buffer {
       return commandDocsReply(args.slice(2), proto);
     case 'list':
       return commandList(session, args.slice(2));
+    case 'help':
+      return helpReply(session, COMMAND_HELP);
     default:
       return errorReply(`ERR command 'command|${sub}' is not supported by respgate`);
   }
@@ -288,7 +484,7 @@ function commandList(session: Session, filter: Buffer[]): Buffer {
     if (kind === 'module') specs = [];
     else if (kind === 'aclcat') specs = specs.filter((s) => s.aclCategories.has(`@${value.toLowerCase()}`));
     else if (kind === 'pattern') {
-      const re = globToRegExp(value.toLowerCase());
+      const re = globToRegExp(value, true);
       specs = specs.filter((s) => re.test(s.name));
     } else return SYNTAX;
   }

@@ -1,0 +1,149 @@
+// Differential tests (issue 4): the scenarios of differential-cases.ts are sent to a direct
+// redis-server (the oracle) and through the proxy (proxy → platform → another redis-server); the
+// RESP2 replies must be byte-identical (or equal under the step's declared normalizer), both when the
+// commands are sent one at a time and when a scenario is sent as one pipelined burst.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeCommands } from '../../src/resp/request-writer.js';
+import { RawClient, startStack, type Stack } from '../helpers/stack.js';
+import { comparable, printable } from './differential-compare.js';
+import { KNOWN_DIFFERENCES, commandCount, scenarios, stepOf, type Arg, type Scenario, type Step } from './differential-cases.js';
+
+/** The suite must not shrink silently. */
+const MIN_COMMANDS = 300;
+
+/** Run before each scenario on both sides, so each starts from an empty database (functions and scripts too). */
+const RESET_COMMANDS: Arg[][] = [['FLUSHALL'], ['FUNCTION', 'FLUSH'], ['SCRIPT', 'FLUSH']];
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Side {
+  oracle: RawClient;
+  proxy: RawClient;
+}
+
+async function connect(): Promise<Side> {
+  const [oracle, proxy] = await Promise.all([RawClient.connect(stack.oracle.endpoint.port), RawClient.connect(stack.proxy.port)]);
+  return { oracle, proxy };
+}
+
+function close(side: Side): void {
+  side.oracle.close();
+  side.proxy.close();
+}
+
+/** Empties both databases; the replies to the reset commands must agree too. */
+async function reset(): Promise<void> {
+  const side = await connect();
+  try {
+    const [o, p] = await Promise.all([side.oracle.call(...RESET_COMMANDS), side.proxy.call(...RESET_COMMANDS)]);
+    for (let i = 0; i < RESET_COMMANDS.length; i++) {
+      expect(printable(p[i]), `reset ${RESET_COMMANDS[i].join(' ')} through the proxy`).toBe(printable(o[i]));
+    }
+  } finally {
+    close(side);
+  }
+}
+
+function describeArgs(args: Arg[]): string {
+  return args.map((a) => printable(a, 200)).join(' ');
+}
+
+/** Undefined when the replies agree (or the known difference holds exactly); otherwise the failure text. */
+function judge(scenario: Scenario, index: number, step: Step, oracle: Buffer, proxy: Buffer, mode: string): string | undefined {
+  const where = `scenario "${scenario.name}" (${mode}), command #${index + 1}: ${describeArgs(step.args)}`;
+  if (step.known !== undefined) {
+    const known = KNOWN_DIFFERENCES[step.known];
+    if (!known) return `${where}: unknown known-difference id ${step.known}`;
+    const expected = typeof known.proxy === 'string' ? known.proxy : known.proxy(step.args[0].toString().toLowerCase());
+    if (proxy.toString('latin1') !== expected) {
+      return `${where}: known difference "${step.known}" (${known.why}) no longer holds.\n  expected proxy: ${printable(expected)}\n  actual proxy:   ${printable(proxy)}\n  oracle:         ${printable(oracle)}`;
+    }
+    if (oracle.equals(proxy)) return `${where}: known difference "${step.known}" is gone (proxy now matches the oracle): remove it from KNOWN_DIFFERENCES`;
+    return undefined;
+  }
+  const compare = step.compare ?? 'exact';
+  let o: string;
+  let p: string;
+  try {
+    o = comparable(oracle, compare);
+    p = comparable(proxy, compare);
+  } catch (err) {
+    return `${where}: could not compare (${compare}): ${(err as Error).message}\n  oracle: ${printable(oracle)}\n  proxy:  ${printable(proxy)}`;
+  }
+  if (o === p) return undefined;
+  const how = compare === 'exact' ? '' : ` (compared as ${compare}: oracle ${printable(o, 600)} vs proxy ${printable(p, 600)})`;
+  return `${where}: replies differ${how}\n  oracle: ${printable(oracle)}\n  proxy:  ${printable(proxy)}`;
+}
+
+/** Fails with the first difference in full, then one line for each later one (later state may follow from the first). */
+function report(failures: string[]): void {
+  if (failures.length === 0) return;
+  const rest = failures.slice(1).map((f) => `  - ${f.split('\n')[0].slice(0, 300)}`);
+  expect.fail(`${failures[0]}${rest.length ? `\n${rest.length} more difference(s) after it:\n${rest.join('\n')}` : ''}`);
+}
+
+async function expectClosed(side: Side, scenario: Scenario): Promise<void> {
+  const [o, p] = await Promise.all([side.oracle.untilClosed().then(() => true, () => false), side.proxy.untilClosed().then(() => true, () => false)]);
+  expect(o, `oracle closes after the last command of "${scenario.name}"`).toBe(true);
+  expect(p, `proxy closes after the last command of "${scenario.name}"`).toBe(true);
+}
+
+async function runOneByOne(scenario: Scenario): Promise<void> {
+  await reset();
+  const side = await connect();
+  try {
+    const steps = scenario.commands.map(stepOf);
+    const failures: string[] = [];
+    for (let i = 0; i < steps.length; i++) {
+      const [[o], [p]] = await Promise.all([side.oracle.call(steps[i].args), side.proxy.call(steps[i].args)]);
+      const failure = judge(scenario, i, steps[i], o, p, 'one by one');
+      if (failure) failures.push(failure);
+    }
+    report(failures);
+    if (scenario.closes) await expectClosed(side, scenario);
+  } finally {
+    close(side);
+  }
+}
+
+async function runBurst(scenario: Scenario): Promise<void> {
+  await reset();
+  const side = await connect();
+  try {
+    const steps = scenario.commands.map(stepOf);
+    const burst = encodeCommands(steps.map((s) => s.args));
+    side.oracle.write(burst);
+    side.proxy.write(burst);
+    const [o, p] = await Promise.all([side.oracle.replies(steps.length), side.proxy.replies(steps.length)]);
+    const failures: string[] = [];
+    for (let i = 0; i < steps.length; i++) {
+      const failure = judge(scenario, i, steps[i], o[i], p[i], 'pipelined burst');
+      if (failure) failures.push(failure);
+    }
+    report(failures);
+    if (scenario.closes) await expectClosed(side, scenario);
+  } finally {
+    close(side);
+  }
+}
+
+describe('differential: proxy vs direct redis-server (RESP2)', () => {
+  it(`has at least ${MIN_COMMANDS} commands`, () => {
+    expect(commandCount()).toBeGreaterThanOrEqual(MIN_COMMANDS);
+    expect(new Set(scenarios.map((s) => s.name)).size, 'scenario names are unique').toBe(scenarios.length);
+    for (const s of scenarios) for (const c of s.commands.map(stepOf)) if (c.known) expect(KNOWN_DIFFERENCES, c.known).toHaveProperty([c.known]);
+  });
+
+  for (const scenario of scenarios) {
+    it(`${scenario.name} — one by one`, () => runOneByOne(scenario));
+    it(`${scenario.name} — pipelined burst`, () => runBurst(scenario));
+  }
+});
