@@ -80,12 +80,32 @@ async function idleConnections(port: number, count: number): Promise<net.Socket[
   return sockets;
 }
 
+/** RSS of a fresh dev stack, then with 1 000 idle connections that each sent one PING. */
+async function measureIdleConnections(): Promise<string> {
+  const stack = await startDevStack();
+  try {
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = rssMiB(stack.pid);
+    const sockets = await idleConnections(stack.port, 1000);
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = rssMiB(stack.pid);
+    for (const s of sockets) s.destroy();
+    return `respgate dev process RSS: ${before.toFixed(1)} MiB fresh, ${after.toFixed(1)} MiB with 1000 idle connections (+${(after - before).toFixed(1)} MiB, ${(((after - before) * 1024) / 1000).toFixed(1)} KiB per connection)`;
+  } finally {
+    stack.stop();
+  }
+}
+
 async function main(): Promise<void> {
+  const rss = await measureIdleConnections();
   const direct = await startEmbeddedRedis({ password: null, databases: 1 });
   const stack = await startDevStack();
   log(`direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid}); ${REQUESTS} requests, ${RUNS} run(s) per case`);
   const rows: string[] = [];
   try {
+    // Warm-up: JIT compilation and the proxy's keep-alive connections, as in a running service.
+    await benchmark(stack.port, 1);
+    await benchmark(direct.endpoint.port, 1);
     for (const p of PIPELINES) {
       const samples = new Map<string, { direct: number[]; proxy: number[] }>();
       for (let r = 0; r < RUNS; r++) {
@@ -104,15 +124,10 @@ async function main(): Promise<void> {
         rows.push(`| ${test} | ${p} | ${Math.round(d)} | ${Math.round(x)} | ${(x / d).toFixed(2)} |`);
       }
     }
-    const before = rssMiB(stack.pid);
-    const sockets = await idleConnections(stack.port, 1000);
-    await new Promise((r) => setTimeout(r, 1000));
-    const after = rssMiB(stack.pid);
-    for (const s of sockets) s.destroy();
     console.log('| test | -P | direct redis-server (req/s) | through respgate (req/s) | ratio |');
     console.log('|---|---|---|---|---|');
     for (const row of rows) console.log(row);
-    console.log(`\nrespgate dev process RSS: ${before.toFixed(1)} MiB before, ${after.toFixed(1)} MiB with 1000 idle connections (+${(after - before).toFixed(1)} MiB, ${(((after - before) * 1024) / 1000).toFixed(1)} KiB per connection)`);
+    console.log(`\n${rss}`);
   } finally {
     stack.stop();
     await direct.stop();

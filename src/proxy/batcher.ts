@@ -3,11 +3,13 @@
 // commands in two calls at once, so its next commands wait for the previous call to finish.
 import type { KvClient } from '../upstream/kv-client.js';
 
-/** One forwarded command and where its reply goes. */
+/** One forwarded command and where its reply goes (plain data: no closure per command). */
 export interface ForwardItem {
   args: Buffer[];
-  /** Receives the raw RESP2 reply from upstream (possibly an error reply made by the client). */
-  done(reply: Buffer): void;
+  /** Position of its reply in the connection's reply sequence. */
+  slot: number;
+  /** Rewrites the upstream reply before it is written (INFO's keyspace line, RESP3 conversion). */
+  transform: ((reply: Buffer) => Buffer) | undefined;
 }
 
 /** What the batcher needs from a connection. */
@@ -18,6 +20,8 @@ export interface BatchSource {
   inFlight: boolean;
   /** True while it waits in the batcher's ready list. */
   queued: boolean;
+  /** Receives the raw RESP2 reply of one of its commands (possibly an error reply made by the client). */
+  deliver(item: ForwardItem, reply: Buffer): void;
   /** Called after a call with its commands completed (to write replies, resume reading). */
   afterBatch(): void;
 }
@@ -60,20 +64,24 @@ export class Batcher {
     while (this.inFlight < this.options.maxInFlight && this.ready.length > 0) {
       const sources: BatchSource[] = [];
       const items: ForwardItem[] = [];
+      const owners: BatchSource[] = [];
       while (this.ready.length > 0 && items.length < this.options.maxBatch) {
         const source = this.ready.shift()!;
         source.queued = false;
         const take = Math.min(source.pending.length, this.options.maxBatch - items.length);
         if (take === 0) continue;
-        for (const item of source.pending.splice(0, take)) items.push(item);
+        for (const item of source.pending.splice(0, take)) {
+          items.push(item);
+          owners.push(source);
+        }
         source.inFlight = true;
         sources.push(source);
       }
-      if (items.length > 0) this.send(items, sources);
+      if (items.length > 0) this.send(items, owners, sources);
     }
   }
 
-  private send(items: ForwardItem[], sources: BatchSource[]): void {
+  private send(items: ForwardItem[], owners: BatchSource[], sources: BatchSource[]): void {
     this.inFlight++;
     this.stats.calls++;
     this.stats.commands += items.length;
@@ -85,7 +93,7 @@ export class Batcher {
     });
     void answered.then((replies) => {
       this.inFlight--;
-      for (let i = 0; i < items.length; i++) items[i].done(replies[i]);
+      for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i]);
       for (const source of sources) {
         source.inFlight = false;
         source.afterBatch();

@@ -37,6 +37,7 @@ const handlers: Record<string, Handler> = {
     return undefined;
   },
   reset: ({ session, options }) => {
+    session.streams.reset();
     session.protocol = 2;
     session.name = '';
     session.setAuthenticated(options.requirepass === undefined);

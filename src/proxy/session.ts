@@ -5,6 +5,7 @@ import { checkCommand, routeOf, type CommandSpec } from '../commands/table.js';
 import { RequestReader } from '../resp/request-reader.js';
 import type { Batcher, BatchSource, ForwardItem } from './batcher.js';
 import { runLocalCommand, type LocalContext } from './local-commands.js';
+import { createStreamState, type StreamState } from './pubsub.js';
 import { errorReply } from './replies.js';
 
 export interface SessionOptions {
@@ -27,6 +28,8 @@ export interface SessionRegistry {
 }
 
 const NOAUTH = errorReply('NOAUTH Authentication required.');
+/** What a RESP2 connection with subscriptions may still run (Redis 7.0 processCommand). */
+const SUBSCRIBED_MODE_COMMANDS = new Set(['subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe', 'psubscribe', 'punsubscribe', 'ping', 'quit', 'reset']);
 /** After the last reply of a closing connection, how long the client has to close its side. */
 const CLOSE_GRACE_MS = 5000;
 
@@ -46,6 +49,8 @@ export class Session implements BatchSource {
   inFlight = false;
   queued = false;
 
+  /** Pub/sub subscriptions and MONITOR of this connection (upstream event streams). */
+  readonly streams: StreamState;
   private readonly reader: RequestReader;
   /** Replies in request order; undefined = not answered yet. */
   private readonly replies: (Buffer | undefined)[] = [];
@@ -65,6 +70,7 @@ export class Session implements BatchSource {
     this.authenticated = options.requirepass === undefined;
     this.reader = new RequestReader({ maxBulkLength: options.maxBulkLength });
     this.reader.authenticated = this.authenticated;
+    this.streams = createStreamState(this);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('drain', () => this.maybeResume());
@@ -118,6 +124,13 @@ export class Session implements BatchSource {
     const spec = check.spec;
     this.lastCommand = spec.name;
     if (!this.authenticated && !spec.flags.has('no_auth')) return this.answerNow(NOAUTH);
+    if (this.protocol === 2 && this.streams.subscriptionCount > 0) {
+      const name = spec.container ?? spec.name;
+      if (!SUBSCRIBED_MODE_COMMANDS.has(name)) {
+        return this.answerNow(errorReply(`ERR Can't execute '${spec.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`));
+      }
+      if (name === 'ping') return this.answerNow(this.streams.subscribedPing(args));
+    }
     switch (routeOf(spec, args)) {
       case 'forward':
         return this.forward(args);
@@ -128,7 +141,7 @@ export class Session implements BatchSource {
       case 'blocking':
         return this.answerNow(errorReply(`ERR blocking command '${spec.name}' is not supported yet by respgate: the upstream has no blocking commands and polling emulation is not available in this version`));
       case 'stream':
-        return this.answerNow(errorReply(`ERR '${spec.name}' is not supported yet by respgate: pub/sub and MONITOR streams are not available in this version`));
+        return this.streams.handle(spec, args);
       case 'transaction':
         return this.answerNow(errorReply(`ERR '${spec.name}' is not supported yet by respgate: transactions are not available in this version`));
     }
@@ -140,12 +153,11 @@ export class Session implements BatchSource {
     // this one is still in flight.
     const slot = this.base + this.replies.length;
     this.replies.push(undefined);
-    this.pending.push({
-      args,
-      done: (reply) => {
-        this.replies[slot - this.base] = transform ? transform(reply) : reply;
-      },
-    });
+    this.pending.push({ args, slot, transform });
+  }
+
+  deliver(item: ForwardItem, reply: Buffer): void {
+    this.replies[item.slot - this.base] = item.transform ? item.transform(reply) : reply;
   }
 
   private local(spec: CommandSpec, args: Buffer[]): void {
@@ -218,6 +230,7 @@ export class Session implements BatchSource {
     this.closed = true;
     this.closing = true;
     this.pending.length = 0; // not yet sent: never sent
+    this.streams.reset(); // no upstream event stream outlives its client
     this.registry.remove(this);
   }
 }
