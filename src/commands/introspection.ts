@@ -4,6 +4,7 @@
  * commands and subcommands in hash-table order, which changes with every process start; these replies list
  * them sorted by name.
  */
+import { ReplyWriter } from '../resp/reply-writer.js';
 import { commandData, type CommandData, type Plain, type PlainMap } from './data.js';
 
 export type Protocol = 2 | 3;
@@ -14,92 +15,63 @@ for (const c of commandData.commands) {
   for (const s of c.subcommands ?? []) byFullName.set(s.name, s);
 }
 
-class Writer {
-  private parts: string[] = [];
-  constructor(readonly proto: Protocol) {}
-  bulk(s: string): void {
-    this.parts.push(`$${Buffer.byteLength(s)}\r\n${s}\r\n`);
-  }
-  status(s: string): void {
-    this.parts.push(`+${s}\r\n`);
-  }
-  int(n: number): void {
-    this.parts.push(`:${n}\r\n`);
-  }
-  array(n: number): void {
-    this.parts.push(`*${n}\r\n`);
-  }
-  set(n: number): void {
-    this.parts.push(this.proto === 3 ? `~${n}\r\n` : `*${n}\r\n`);
-  }
-  map(n: number): void {
-    this.parts.push(this.proto === 3 ? `%${n}\r\n` : `*${2 * n}\r\n`);
-  }
-  nil(): void {
-    this.parts.push(this.proto === 3 ? '_\r\n' : '$-1\r\n');
-  }
-  text(): string {
-    return this.parts.join('');
-  }
-}
-
 /** Key specs and arguments: strings are bulk, numbers integers, `flags` a set of status replies. */
-function plain(w: Writer, v: Plain, key?: string): void {
-  if (typeof v === 'string') return w.bulk(v);
-  if (typeof v === 'number') return w.int(v);
-  if (v === null) return w.nil();
+function plain(w: ReplyWriter, v: Plain, key?: string): void {
+  if (typeof v === 'string') return void w.bulk(v);
+  if (typeof v === 'number') return void w.integer(v);
+  if (v === null) return void w.nullBulk();
   if (Array.isArray(v)) {
     if (key === 'flags') {
-      w.set(v.length);
-      for (const f of v) w.status(f as string);
+      w.setHeader(v.length);
+      for (const f of v) w.simple(f as string);
       return;
     }
-    w.array(v.length);
+    w.arrayHeader(v.length);
     for (const x of v) plain(w, x);
     return;
   }
   plainMap(w, v);
 }
 
-function plainMap(w: Writer, m: PlainMap): void {
+function plainMap(w: ReplyWriter, m: PlainMap): void {
   const keys = Object.keys(m);
-  w.map(keys.length);
+  w.mapHeader(keys.length);
   for (const k of keys) {
     w.bulk(k);
     plain(w, m[k], k);
   }
 }
 
-function info(w: Writer, c: CommandData): void {
-  w.array(10);
+function info(w: ReplyWriter, c: CommandData): void {
+  w.arrayHeader(10);
   w.bulk(c.name);
-  w.int(c.arity);
-  w.set(c.flags.length);
-  for (const f of c.flags) w.status(f);
-  w.int(c.firstKey);
-  w.int(c.lastKey);
-  w.int(c.step);
-  w.set(c.aclCategories.length);
-  for (const a of c.aclCategories) w.status(a);
-  w.set(c.tips.length);
+  w.integer(c.arity);
+  w.setHeader(c.flags.length);
+  for (const f of c.flags) w.simple(f);
+  w.integer(c.firstKey);
+  w.integer(c.lastKey);
+  w.integer(c.step);
+  w.setHeader(c.aclCategories.length);
+  for (const a of c.aclCategories) w.simple(a);
+  w.setHeader(c.tips.length);
   for (const t of c.tips) w.bulk(t);
-  w.set(c.keySpecs.length);
+  w.setHeader(c.keySpecs.length);
   for (const k of c.keySpecs) plainMap(w, k);
   // addReplyCommandSubCommands: an empty set without subcommands, else an array.
   const subs = c.subcommands ?? [];
-  if (subs.length) w.array(subs.length);
-  else w.set(0);
+  if (subs.length) w.arrayHeader(subs.length);
+  else w.setHeader(0);
   for (const s of subs) info(w, s);
 }
 
-function docs(w: Writer, c: CommandData): void {
+function docs(w: ReplyWriter, c: CommandData): void {
   const d = c.docs;
   const subs = c.subcommands;
   let n = 1; // group
   for (const v of [d.summary, d.since, d.complexity, d.docFlags, d.deprecatedSince, d.replacedBy, d.history, d.arguments, subs]) {
     if (v !== undefined) n++;
   }
-  w.map(n);
+  w.mapHeader(n);
   if (d.summary !== undefined) (w.bulk('summary'), w.bulk(d.summary));
   if (d.since !== undefined) (w.bulk('since'), w.bulk(d.since));
   w.bulk('group');
@@ -107,24 +79,24 @@ function docs(w: Writer, c: CommandData): void {
   if (d.complexity !== undefined) (w.bulk('complexity'), w.bulk(d.complexity));
   if (d.docFlags !== undefined) {
     w.bulk('doc_flags');
-    w.set(d.docFlags.length);
-    for (const f of d.docFlags) w.status(f);
+    w.setHeader(d.docFlags.length);
+    for (const f of d.docFlags) w.simple(f);
   }
   if (d.deprecatedSince !== undefined) (w.bulk('deprecated_since'), w.bulk(d.deprecatedSince));
   if (d.replacedBy !== undefined) (w.bulk('replaced_by'), w.bulk(d.replacedBy));
   if (d.history !== undefined) {
     w.bulk('history');
-    w.set(d.history.length);
-    for (const [version, text] of d.history) (w.array(2), w.bulk(version), w.bulk(text));
+    w.setHeader(d.history.length);
+    for (const [version, text] of d.history) (w.arrayHeader(2), w.bulk(version), w.bulk(text));
   }
   if (d.arguments !== undefined) {
     w.bulk('arguments');
-    w.array(d.arguments.length);
+    w.arrayHeader(d.arguments.length);
     for (const a of d.arguments) plainMap(w, a);
   }
   if (subs !== undefined) {
     w.bulk('subcommands');
-    w.map(subs.length);
+    w.mapHeader(subs.length);
     for (const s of subs) (w.bulk(s.name), docs(w, s));
   }
 }
@@ -136,9 +108,9 @@ function find(name: string | Buffer): CommandData | undefined {
 }
 
 const cache = new Map<string, Buffer>();
-function cached(key: string, make: () => string): Buffer {
+function cached(key: string, make: () => Buffer): Buffer {
   let b = cache.get(key);
-  if (!b) cache.set(key, (b = Buffer.from(make())));
+  if (!b) cache.set(key, (b = make()));
   return b;
 }
 
@@ -147,9 +119,9 @@ export function commandInfoEntry(fullname: string, proto: Protocol): Buffer | un
   const c = find(fullname);
   if (!c) return undefined;
   return cached(`i${proto}${c.name}`, () => {
-    const w = new Writer(proto);
+    const w = new ReplyWriter(proto);
     info(w, c);
-    return w.text();
+    return w.toBuffer();
   });
 }
 
@@ -158,9 +130,9 @@ export function commandDocsEntry(fullname: string, proto: Protocol): Buffer | un
   const c = find(fullname);
   if (!c) return undefined;
   return cached(`d${proto}${c.name}`, () => {
-    const w = new Writer(proto);
+    const w = new ReplyWriter(proto);
     docs(w, c);
-    return w.text();
+    return w.toBuffer();
   });
 }
 
@@ -171,10 +143,10 @@ export function commandDocsEntry(fullname: string, proto: Protocol): Buffer | un
 export function commandInfoReply(names: readonly (string | Buffer)[] | undefined, proto: Protocol): Buffer {
   if (!names || names.length === 0) {
     return cached(`I${proto}`, () => {
-      const w = new Writer(proto);
-      w.array(commandData.commands.length);
+      const w = new ReplyWriter(proto);
+      w.arrayHeader(commandData.commands.length);
       for (const c of commandData.commands) info(w, c);
-      return w.text();
+      return w.toBuffer();
     });
   }
   const parts: Buffer[] = [Buffer.from(`*${names.length}\r\n`)];
@@ -190,15 +162,15 @@ export function commandDocsReply(names: readonly (string | Buffer)[] | undefined
   const found = !names || names.length === 0 ? undefined : names.map(find).filter((c): c is CommandData => c !== undefined);
   if (!found) {
     return cached(`D${proto}`, () => {
-      const w = new Writer(proto);
-      w.map(commandData.commands.length);
+      const w = new ReplyWriter(proto);
+      w.mapHeader(commandData.commands.length);
       for (const c of commandData.commands) (w.bulk(c.name), docs(w, c));
-      return w.text();
+      return w.toBuffer();
     });
   }
-  const head = new Writer(proto);
-  head.map(found.length);
-  const parts: Buffer[] = [Buffer.from(head.text())];
+  const head = new ReplyWriter(proto);
+  head.mapHeader(found.length);
+  const parts: Buffer[] = [head.toBuffer()];
   for (const c of found) parts.push(Buffer.from(`$${c.name.length}\r\n${c.name}\r\n`), commandDocsEntry(c.name, proto)!);
   return Buffer.concat(parts);
 }
