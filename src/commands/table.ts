@@ -99,9 +99,15 @@ const MAX_NAME = Math.max(...flat.map((s) => s.name.length));
 function lowerAscii(name: string | Buffer): string | undefined {
   if (name.length > MAX_NAME) return undefined;
   const s = typeof name === 'string' ? name : name.toString('latin1');
+  // Clients spell a command the same way every time: remember the spellings seen (bounded).
+  const known = spellings.get(s);
+  if (known !== undefined) return known;
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return undefined;
-  return s.toLowerCase();
+  const key = s.toLowerCase();
+  if (spellings.size < 4096) spellings.set(s, key);
+  return key;
 }
+const spellings = new Map<string, string>();
 
 // ---------------------------------------------------------------------------------------------------------------
 // Lookups.
@@ -260,8 +266,8 @@ export function routeOf(spec: CommandSpec, args: readonly (string | Buffer)[]): 
  * The REST platform's refusal text for this command (HTTP 400), or undefined when the platform runs it.
  * Unknown commands and wrong arities are not refusals: redis-server answers them with its own errors.
  */
-export function platformRefusal(args: readonly (string | Buffer)[]): string | undefined {
-  const spec = resolveCommand(args);
+export function platformRefusal(args: readonly (string | Buffer)[], resolved?: CommandSpec | null): string | undefined {
+  const spec = resolved === undefined ? resolveCommand(args) : (resolved ?? undefined);
   if (!spec || !spec.platform) return undefined;
   const { kind, when } = spec.platform;
   if (when === 'block-option' && !hasBlockOption(args)) return undefined;

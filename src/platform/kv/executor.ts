@@ -7,7 +7,7 @@ import { scanReply } from '../../resp/reply-scanner.js';
 import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
 import type { Principal, Principals } from './principals.js';
 
-export type TransactionResult = { replies: Buffer[] } | { error: string };
+export type TransactionResult = RunResult | { error: string };
 
 /** A reply made by the platform itself, in the same RESP2 form redis-server would use. */
 export function errorReply(text: string): Buffer {
@@ -20,7 +20,16 @@ function bulkReply(text: string): Buffer {
 /** Failure to reach redis-server; the outcome of a write that was sent is unknown. */
 export class StoreUnavailableError extends Error {}
 
-type Planned = { kind: 'redis'; command: Arg[] } | { kind: 'reply'; reply: Buffer } | { kind: 'resttoken'; user: Arg; password: Arg };
+type Planned =
+  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean }
+  | { kind: 'reply'; reply: Buffer }
+  | { kind: 'resttoken'; user: Arg; password: Arg };
+
+/** Replies, and whether any command that ran may have changed data (for the sync token). */
+export interface RunResult {
+  replies: Buffer[];
+  wrote: boolean;
+}
 
 export class Executor {
   constructor(
@@ -30,9 +39,10 @@ export class Executor {
   ) {}
 
   /** One command or a non-atomic pipeline. */
-  async run(principal: Principal, commands: Arg[][]): Promise<Buffer[]> {
+  async run(principal: Principal, commands: Arg[][]): Promise<RunResult> {
     const plan = commands.map((c) => this.plan(c, false));
-    const exclusive = commands.some((c) => needsOwnConnection(c));
+    const exclusive = plan.some((p) => p.kind === 'redis' && p.exclusive);
+    const wrote = plan.some((p) => p.kind === 'redis' && p.write);
     const conn = exclusive ? await this.acquire(principal) : await this.shared(principal);
     let clean = true;
     try {
@@ -58,7 +68,7 @@ export class Executor {
         // Leave no transaction open on a connection that goes back to the pool.
         await this.send(conn, [['DISCARD']]);
       }
-      return replies;
+      return { replies, wrote };
     } catch (err) {
       clean = false;
       throw err;
@@ -69,11 +79,13 @@ export class Executor {
 
   /** MULTI … EXEC on a connection of its own; discarded whole when any command is refused or fails to queue. */
   async transaction(principal: Principal, commands: Arg[][]): Promise<TransactionResult> {
+    let wrote = false;
     for (const command of commands) {
       const planned = this.plan(command, true);
       if (planned.kind === 'reply') return { error: errorText(planned.reply)! };
+      if (planned.kind === 'redis' && planned.write) wrote = true;
     }
-    if (commands.length === 0) return { replies: [] };
+    if (commands.length === 0) return { replies: [], wrote };
     const conn = await this.acquire(principal);
     let clean = false;
     try {
@@ -85,7 +97,7 @@ export class Executor {
       if (queueError) return { error: queueError };
       const execError = errorText(exec);
       if (execError) return { error: execError };
-      return { replies: splitArray(exec) };
+      return { replies: splitArray(exec), wrote };
     } finally {
       principal.pool.release(conn, clean);
     }
@@ -93,14 +105,14 @@ export class Executor {
 
   private plan(command: Arg[], inTransaction: boolean): Planned {
     // ACL RESTTOKEN is the platform's own subcommand; Redis does not know it.
-    if (command.length >= 2 && String(command[0]).toLowerCase() === 'acl' && String(command[1]).toLowerCase() === 'resttoken') {
+    if (command.length >= 2 && command[0].length === 3 && String(command[0]).toLowerCase() === 'acl' && String(command[1]).toLowerCase() === 'resttoken') {
       if (command.length !== 4) return { kind: 'reply', reply: errorReply("ERR wrong number of arguments for 'acl|resttoken' command") };
       if (inTransaction) return { kind: 'reply', reply: errorReply('ERR ACL RESTTOKEN is not allowed inside a transaction') };
       return { kind: 'resttoken', user: command[2], password: command[3] };
     }
-    const refusal = platformRefusal(command);
-    if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
     const spec = resolveCommand(command);
+    const refusal = platformRefusal(command, spec ?? null);
+    if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
     if (spec?.name === 'acl|setuser' || spec?.name === 'acl|deluser') {
       const targets = spec.name === 'acl|setuser' ? command.slice(2, 3) : command.slice(2);
       const reserved = targets.map(String).find((u) => this.reservedUsers.includes(u));
@@ -108,7 +120,13 @@ export class Executor {
         return { kind: 'reply', reply: errorReply(`ERR the user '${reserved}' belongs to the REST tokens and cannot be changed; create another user with ACL SETUSER`) };
       }
     }
-    return { kind: 'redis', command };
+    return {
+      kind: 'redis',
+      command,
+      // Unknown commands are not writes: Redis refuses them.
+      write: spec !== undefined && !spec.flags.has('readonly'),
+      exclusive: spec !== undefined && EXCLUSIVE.has(spec.name),
+    };
   }
 
   private async restToken(user: Arg, password: Arg): Promise<Buffer> {
@@ -154,10 +172,7 @@ function storeError(err: unknown): Error {
 export class CredentialsRevokedError extends Error {}
 
 /** Commands that hold connection state or block it, so they may not share a pipelined connection. */
-function needsOwnConnection(command: Arg[]): boolean {
-  const name = String(command[0]).toLowerCase();
-  return name === 'multi' || name === 'exec' || name === 'wait';
-}
+const EXCLUSIVE = new Set(['multi', 'exec', 'wait']);
 
 /** Splits an array reply into the raw bytes of its elements. */
 function splitArray(reply: Buffer): Buffer[] {

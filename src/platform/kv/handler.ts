@@ -1,8 +1,6 @@
 // The Area B HTTP endpoint: authentication, headers, limits, and the answer in JSON or resp2.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { resolveCommand } from '../../commands/table.js';
-import type { Arg } from '../../resp/request-writer.js';
 import type { Logger } from '../../logger.js';
 import { readBody, BodyTooLargeError } from '../http-body.js';
 import type { InternalStore } from '../internal-store.js';
@@ -89,22 +87,22 @@ export class KvHandler {
           return await startStream(req, res, principal, request.kind, request.kind === 'monitor' ? undefined : request.channel,
             { 'upstash-sync-token': this.syncToken() }, (status, error) => this.json(res, status, errorJson(error)));
         case 'command': {
-          const [reply] = await this.executor.run(principal, [request.command]);
-          this.noteWrites([request.command]);
+          const { replies: [reply], wrote } = await this.executor.run(principal, [request.command]);
+          if (wrote) this.writes++;
           const isError = reply[0] === 0x2d;
           if (resp2) return this.binary(res, isError ? 400 : 200, reply);
           return this.json(res, isError ? 400 : 200, replyToJsonObject(reply, { base64 }));
         }
         case 'pipeline': {
-          const replies = await this.executor.run(principal, request.commands);
-          this.noteWrites(request.commands);
+          const { replies, wrote } = await this.executor.run(principal, request.commands);
+          if (wrote) this.writes++;
           if (resp2) return this.binary(res, 200, Buffer.concat(replies));
           return this.json(res, 200, `[${replies.map((r) => replyToJsonObject(r, { base64 })).join(',')}]`);
         }
         case 'multi-exec': {
           const result = await this.executor.transaction(principal, request.commands);
           if ('error' in result) return this.json(res, 400, errorJson(result.error));
-          this.noteWrites(request.commands);
+          if (result.wrote) this.writes++;
           return this.json(res, 200, `[${result.replies.map((r) => replyToJsonObject(r, { base64 })).join(',')}]`);
         }
       }
@@ -122,16 +120,6 @@ export class KvHandler {
     if (this.limits.dailyRequestLimit <= 0) return true;
     const total = await this.internal.addUsage(count);
     return total <= this.limits.dailyRequestLimit;
-  }
-
-  private noteWrites(commands: Arg[][]): void {
-    for (const command of commands) {
-      const spec = resolveCommand(command);
-      if (spec && !spec.flags.has('readonly')) {
-        this.writes++;
-        return;
-      }
-    }
   }
 
   private json(res: ServerResponse, status: number, text: string): void {
