@@ -12,86 +12,27 @@
  * This file also exports the small redis-server launcher and raw RESP client that the differential tests
  * under test/commands/ use (a typed RESP3 reader that keeps status vs bulk, set vs array, raw bytes).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CommandData, CommandDataFile, CommandDocsData, Plain } from '../src/commands/data.js';
+import { startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
+import { encodeCommands } from '../src/resp/request-writer.js';
 
 export const REDIS_VERSION = '7.0.15';
 
 // ---------------------------------------------------------------------------------------------------------------
-// A throwaway redis-server on a free loopback port.
+// A throwaway redis-server on a free loopback port (the platform's own launcher, without a password).
 
 export interface RedisServer {
   port: number;
-  process: ChildProcess;
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-export async function startRedisServer(binary = process.env.REDIS_SERVER ?? '/usr/bin/redis-server'): Promise<RedisServer> {
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    // Its own working directory, so that nothing it writes (a SAVE, a replica's RDB) lands in the repository.
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-redis-'));
-    const child = spawn(
-      binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--logfile', '', '--dir', dir],
-      { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    let output = '';
-    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const ready = await waitForPing(port, exited);
-    if (ready) {
-      return {
-        port,
-        process: child,
-        stop: async () => {
-          if (child.exitCode === null && child.signalCode === null) {
-            child.kill('SIGTERM');
-            await exited;
-          }
-        },
-      };
-    }
-    child.kill('SIGKILL');
-    if (attempt >= 3) throw new Error(`redis-server did not start on port ${port}:\n${output}`);
-  }
-}
-
-async function waitForPing(port: number, exited: Promise<number | null>): Promise<boolean> {
-  let dead = false;
-  void exited.then(() => (dead = true));
-  const deadline = Date.now() + 10_000;
-  while (!dead && Date.now() < deadline) {
-    try {
-      const c = await RawRedis.connect(port);
-      const r = await c.call('PING');
-      c.close();
-      if (r.type === 'status' && r.text === 'PONG') return true;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
+export async function startRedisServer(binary = process.env.REDIS_SERVER ?? 'redis-server'): Promise<RedisServer> {
+  const server = await startEmbeddedRedis({ binary, password: null });
+  return { port: server.endpoint.port, stop: server.stop };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -168,15 +109,6 @@ export function parseReply(buf: Buffer, pos = 0): { reply: Reply; end: number } 
   }
 }
 
-export function encodeRequest(args: readonly (string | Buffer)[]): Buffer {
-  const parts: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
-  for (const a of args) {
-    const b = typeof a === 'string' ? Buffer.from(a) : a;
-    parts.push(Buffer.from(`$${b.length}\r\n`), b, Buffer.from('\r\n'));
-  }
-  return Buffer.concat(parts);
-}
-
 export class RawRedis {
   private buf: Buffer = Buffer.alloc(0);
   private waiting: { resolve: (r: Reply) => void; reject: (e: Error) => void }[] = [];
@@ -217,7 +149,7 @@ export class RawRedis {
     if (this.closed) return Promise.reject(this.closed);
     return new Promise((resolve, reject) => {
       this.waiting.push({ resolve, reject });
-      this.socket.write(encodeRequest(args));
+      this.socket.write(encodeCommands([args]));
     });
   }
 
