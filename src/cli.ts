@@ -5,6 +5,7 @@ import {
   type PlatformConfig,
 } from './config.js';
 import { createLogger } from './logger.js';
+import { startMetricsServer } from './metrics.js';
 import { startPlatform, type RunningPlatform } from './platform/platform.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from './proxy/server.js';
 
@@ -38,7 +39,8 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
       .addOption(opt('--host <address>', 'address to bind (loopback by default: nothing is exposed to the network)', 'RESPGATE_HOST', DEFAULTS.host))
       .addOption(opt('--upstream-url <url>', 'REST URL of the key-value database (falls back to UPSTASH_REDIS_REST_URL)', 'RESPGATE_UPSTREAM_URL'))
       .addOption(opt('--upstream-token <token>', 'REST token of the key-value database (falls back to UPSTASH_REDIS_REST_TOKEN)', 'RESPGATE_UPSTREAM_TOKEN'))
-      .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
+      .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel))
+      .addOption(opt('--metrics-port <port>', 'serve Prometheus metrics on http://<host>:<port>/metrics (default: off; the dev stack serves them on --http-port)', 'RESPGATE_METRICS_PORT'));
   }
   return cmd
     .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the proxy binds loopback)', 'RESPGATE_REQUIREPASS'))
@@ -49,6 +51,7 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
 }
 
 interface ProxyFlags {
+  metricsPort?: string;
   port: string; host: string; upstreamUrl?: string; upstreamToken?: string; requirepass?: string;
   upstreamTimeout: string; upstreamConnections: string; maxBatch: string; protoMaxBulkLen: string; logLevel: string;
 }
@@ -129,6 +132,7 @@ function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requ
     `    # read-only token: ${p.readonlyToken}`,
     '',
     `  Try it:  curl -H "Authorization: Bearer $UPSTASH_REDIS_REST_TOKEN" ${p.url}/set/greeting/hello`,
+    `  Metrics: ${p.url}/metrics (Prometheus)`,
     '',
     '  Press Ctrl+C to stop (embedded data is not kept).',
     '',
@@ -174,8 +178,11 @@ async function runProxy(flags: ProxyFlags): Promise<void> {
   if (!token) throw new ConfigError('no upstream token: give --upstream-token (or RESPGATE_UPSTREAM_TOKEN / UPSTASH_REDIS_REST_TOKEN)');
   const log = createLogger(validateLogLevel(flags.logLevel));
   const proxy = await startProxy(proxyConfig(flags, url, token), log);
-  process.stdout.write(`respgate ${VERSION}: proxy ready on redis://${proxy.host}:${proxy.port} in front of ${new URL(url).origin}\n  redis-cli -p ${proxy.port}\n`);
+  const metrics = flags.metricsPort ? await startMetricsServer(proxy.host, parsePort(flags.metricsPort, '--metrics-port')) : undefined;
+  process.stdout.write(`respgate ${VERSION}: proxy ready on redis://${proxy.host}:${proxy.port} in front of ${new URL(url).origin}\n  redis-cli -p ${proxy.port}\n` +
+    (metrics ? `  metrics: http://${proxy.host}:${metrics.port}/metrics\n` : ''));
   await waitForSignal();
+  await metrics?.stop();
   await proxy.stop();
 }
 

@@ -10,6 +10,8 @@ import { InternalStore } from './internal-store.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
 import { KvHandler, errorJson } from './kv/handler.js';
+import { openStreams } from './kv/events.js';
+import { metricsText, observedGauge, platformRequests } from '../metrics.js';
 
 export interface RunningPlatform {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 */
@@ -45,11 +47,22 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER]);
     const kv = new KvHandler(principals, executor, internal, config, log);
 
+    observedGauge('respgate_platform_event_streams', 'Open server-sent event streams (subscribe, psubscribe, monitor)', () => openStreams.count);
     const server = http.createServer((req, res) => {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const path = q < 0 ? url : url.slice(0, q);
       const query = q < 0 ? '' : url.slice(q + 1);
+      // Prometheus; no Redis command is named "metrics", and the platform binds loopback by default.
+      if (path === '/metrics' && req.method === 'GET') {
+        void metricsText().then(({ contentType, body }) => {
+          res.writeHead(200, { 'Content-Type': contentType });
+          res.end(body);
+        });
+        return;
+      }
+      const area = AREA_PREFIXES.find((p) => path === p || path.startsWith(p + '/'))?.slice(1) ?? 'kv';
+      res.on('finish', () => platformRequests.inc({ area, status: String(res.statusCode) }));
       if (AREA_PREFIXES.some((p) => path === p || path.startsWith(p + '/'))) {
         res.writeHead(404, { 'Content-Type': 'application/json' });
         return res.end(errorJson(`ERR ${path.split('/')[1]} area is not available in this version of respgate`));

@@ -2,6 +2,7 @@
 // shared batcher and upstream client.
 import net from 'node:net';
 import type { Logger } from '../logger.js';
+import { observedCounter, observedGauge } from '../metrics.js';
 import { KvClient } from '../upstream/kv-client.js';
 import { Batcher } from './batcher.js';
 import { Session, type SessionOptions, type SessionRegistry } from './session.js';
@@ -51,6 +52,9 @@ export async function startProxy(options: ProxyOptions, log: Logger): Promise<Ru
     maxPendingReplies: 20_000,
   };
   // Half-open: a client that ends its side still gets the replies it is owed (see Session).
+  observedGauge('respgate_proxy_connections', 'Client connections open on the proxy', () => sessions.size);
+  observedCounter('respgate_proxy_upstream_calls_total', 'Upstream /pipeline calls made by the batcher', () => batcher.stats.calls);
+  observedCounter('respgate_proxy_forwarded_commands_total', 'Commands sent upstream by the batcher', () => batcher.stats.commands);
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     sessions.add(new Session(socket, registry, sessionOptions));
   });
