@@ -1,4 +1,5 @@
 // Server-sent event streams: /subscribe, /psubscribe, /monitor (spec 6.1), clean-up on disconnect.
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { openStreams } from '../../src/platform/kv/events.js';
@@ -81,5 +82,105 @@ describe('/monitor', () => {
     const r = await kv(p, '/monitor', { method: 'POST', token: p.readonlyToken });
     expect(r.status).toBe(400);
     expect(r.json.error).toMatch(/^NOPERM /);
+  });
+});
+
+// ---- respgate extension: Respgate-Event-Encoding: base64 ----
+
+/** Opens a stream with extra request headers; keeps the raw body and the response headers. */
+async function openRaw(path: string, headers: Record<string, string>) {
+  const controller = new AbortController();
+  const res = await request(`${p.url}${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${p.token}`, Accept: 'text/event-stream', ...headers },
+    signal: controller.signal,
+  });
+  const state = { body: '', status: res.statusCode, headers: res.headers };
+  res.body.on('data', (c: Buffer) => (state.body += c.toString('latin1')));
+  res.body.on('error', () => undefined);
+  const events = () =>
+    state.body
+      .split('\n\n')
+      .slice(0, -1)
+      .map((block) => block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'))
+      .filter((e) => e !== '');
+  return {
+    ...state,
+    get body() {
+      return state.body;
+    },
+    events,
+    waitFor: async (n: number) => {
+      await until(() => events().length >= n);
+      return events();
+    },
+    close: () => controller.abort(),
+  };
+}
+
+const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+const enc = (b: Buffer | string) => Buffer.from(b).toString('base64');
+
+/** Publishes raw bytes through the path form: channel percent-encoded, message as the raw body. */
+async function publishBytes(channel: Buffer, message: Buffer) {
+  const seg = [...channel].map((b) => '%' + b.toString(16).padStart(2, '0')).join('');
+  return kv(p, `/publish/${seg}`, { method: 'POST', body: message });
+}
+
+describe('Respgate-Event-Encoding: base64 (respgate extension)', () => {
+  it('encodes channel and message in base64 and echoes the header', async () => {
+    const s = await openRaw('/subscribe/chat', { 'Respgate-Event-Encoding': 'base64' });
+    expect(s.status).toBe(200);
+    expect(s.headers['respgate-event-encoding']).toBe('base64');
+    expect(await s.waitFor(1)).toEqual([`subscribe,${enc('chat')},1`]);
+    await command(p, ['PUBLISH', 'chat', 'a,b\nc\r\nd']);
+    expect(await s.waitFor(2)).toEqual([`subscribe,${enc('chat')},1`, `message,${enc('chat')},${enc('a,b\nc\r\nd')}`]);
+    s.close();
+  });
+
+  it('carries all 256 byte values in channels, patterns and messages', async () => {
+    const channel = Buffer.concat([Buffer.from('bin:'), ALL_BYTES]);
+    const seg = [...channel].map((b) => '%' + b.toString(16).padStart(2, '0')).join('');
+    const s = await openRaw(`/subscribe/${seg}`, { 'respgate-event-encoding': 'BASE64' });
+    const ps = await openRaw(`/psubscribe/bin:*`, { 'Respgate-Event-Encoding': 'base64' });
+    expect(await s.waitFor(1)).toEqual([`subscribe,${enc(channel)},1`]);
+    expect(await ps.waitFor(1)).toEqual([`psubscribe,${enc('bin:*')},1`]);
+    expect((await publishBytes(channel, ALL_BYTES)).json).toEqual({ result: 2 });
+    const [, message] = await s.waitFor(2);
+    const [type, ch, payload] = message.split(',');
+    expect(type).toBe('message');
+    expect(Buffer.from(ch, 'base64').equals(channel)).toBe(true);
+    expect(Buffer.from(payload, 'base64').equals(ALL_BYTES)).toBe(true);
+    const [, pmessage] = await ps.waitFor(2);
+    expect(pmessage).toBe(`pmessage,${enc('bin:*')},${enc(channel)},${enc(ALL_BYTES)}`);
+    s.close();
+    ps.close();
+  });
+
+  it('without the header, events stay plain text exactly as before', async () => {
+    const s = await openRaw('/subscribe/plain', {});
+    expect(s.headers['respgate-event-encoding']).toBeUndefined();
+    await s.waitFor(1);
+    await command(p, ['PUBLISH', 'plain', 'x,y']);
+    await s.waitFor(2);
+    expect(s.body).toBe('data: subscribe,plain,1\n\ndata: message,plain,x,y\n\n');
+    s.close();
+  });
+
+  it('leaves /monitor unchanged (its lines are ASCII already) and does not echo the header there', async () => {
+    const m = await openRaw('/monitor', { 'Respgate-Event-Encoding': 'base64' });
+    expect(m.headers['respgate-event-encoding']).toBeUndefined();
+    expect(await m.waitFor(1)).toEqual(['OK']);
+    await publishBytes(Buffer.from('mon'), Buffer.from([0, 0xff, 0x22]));
+    const events = await m.waitFor(2);
+    expect(events[1]).toMatch(/"publish" "mon" "\\x00\\xff\\""$/);
+    m.close();
+  });
+
+  it('refuses any other value with 400', async () => {
+    const r = await kv(p, '/subscribe/chat', { method: 'POST', headers: { 'Respgate-Event-Encoding': 'hex' } });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatch(/^ERR Respgate-Event-Encoding must be 'base64'/);
+    await until(() => openStreams.count === 0);
   });
 });

@@ -1,6 +1,11 @@
 // Server-sent event streams of Area B: /subscribe/{channel}, /psubscribe/{pattern} and /monitor.
 // Each stream has a Redis connection of its own, authenticated as the token's user, and both
 // are closed together: when the HTTP client goes away, or when redis-server drops the connection.
+//
+// respgate extension: a request with `Respgate-Event-Encoding: base64` gets every field after the
+// event type of /subscribe and /psubscribe events (channel, pattern, message) in base64, and the
+// answer echoes the header; so binary channels and messages, commas and line breaks travel intact.
+// Without the header the events are exactly those of the real service (the official SDK parses them).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodeCommands } from '../../resp/request-writer.js';
 import { parseLength } from '../../resp/reply-scanner.js';
@@ -10,6 +15,9 @@ import type { Principal } from './principals.js';
 export type StreamKind = 'subscribe' | 'psubscribe' | 'monitor';
 
 const KEEPALIVE_MS = 25_000;
+
+/** Request header of the base64 event encoding (a respgate extension; echoed when honoured). */
+export const EVENT_ENCODING_HEADER = 'respgate-event-encoding';
 
 /** Open streams, for tests and metrics. */
 export const openStreams = { count: 0 };
@@ -23,6 +31,12 @@ export async function startStream(
   headers: Record<string, string>,
   onError: (status: number, error: string) => void,
 ): Promise<void> {
+  const asked = req.headers[EVENT_ENCODING_HEADER];
+  if (asked !== undefined && String(asked).trim().toLowerCase() !== 'base64') {
+    return onError(400, "ERR Respgate-Event-Encoding must be 'base64' (or absent for plain text events)");
+  }
+  // /monitor lines are ASCII already (Redis escapes every other byte), so the header changes nothing there.
+  const base64 = asked !== undefined && kind !== 'monitor';
   const conn: RedisConnection = await principal.pool.acquire();
   let finished = false;
   const finish = () => {
@@ -54,10 +68,16 @@ export async function startStream(
         onError(400, err);
         return;
       }
-      res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+      res.writeHead(200, {
+        ...headers,
+        'Content-Type': 'text/event-stream',
+        'Cache-Control': 'no-cache',
+        Connection: 'keep-alive',
+        ...(base64 ? { 'Respgate-Event-Encoding': 'base64' } : {}),
+      });
       res.flushHeaders();
     }
-    const line = kind === 'monitor' ? monitorEvent(reply) : pubsubEvent(reply);
+    const line = kind === 'monitor' ? monitorEvent(reply) : pubsubEvent(reply, base64);
     if (line !== undefined) res.write(sseData(line));
   };
   const command = kind === 'monitor' ? ['MONITOR'] : [kind.toUpperCase(), target!];
@@ -75,8 +95,11 @@ function monitorEvent(reply: Buffer): string | undefined {
   return reply.toString('utf8', 1, reply.length - 2);
 }
 
-/** Pub/sub replies as comma-joined fields: subscribe,ch,1 / message,ch,text / pmessage,pat,ch,text. */
-function pubsubEvent(reply: Buffer): string | undefined {
+/**
+ * Pub/sub replies as comma-joined fields: subscribe,ch,1 / message,ch,text / pmessage,pat,ch,text;
+ * with `base64` every string after the type is base64 (subscribe,Y2g=,1 / message,Y2g=,dGV4dA==).
+ */
+function pubsubEvent(reply: Buffer, base64: boolean): string | undefined {
   if (reply[0] !== 0x2a) return undefined;
   const fields: string[] = [];
   let pos = reply.indexOf(13) + 2;
@@ -87,7 +110,8 @@ function pubsubEvent(reply: Buffer): string | undefined {
       pos = lineEnd + 2;
     } else {
       const len = parseLength(reply, pos + 1, lineEnd);
-      fields.push(len < 0 ? '' : reply.toString('utf8', lineEnd + 2, lineEnd + 2 + len));
+      const encoding = base64 && fields.length > 0 ? 'base64' : 'utf8';
+      fields.push(len < 0 ? '' : reply.toString(encoding, lineEnd + 2, lineEnd + 2 + len));
       pos = lineEnd + 2 + Math.max(len, 0) + (len < 0 ? 0 : 2);
     }
   }
