@@ -51,7 +51,8 @@ const coordinates = tupleOf(['double', 'double']);
 const help = arrayOf('status');
 
 /** ZRANGE-like replies: plain members, or member/score pairs WITHSCORES (options from args[from]). */
-const rangeWithScores = (from: number) => (args: Args): ReplyShape => (hasToken(args, from, 'WITHSCORES') ? withScores : strings);
+const scoresFrom = (args: Args, from: number): ReplyShape => (hasToken(args, from, 'WITHSCORES') ? withScores : strings);
+const rangeWithScores = (from: number) => (args: Args): ReplyShape => scoresFrom(args, from);
 
 /** GEORADIUS/GEOSEARCH: members, or [member, dist?, hash?, [lon, lat]?] items in this fixed order. */
 function geoSearch(args: Args): ReplyShape {
@@ -84,7 +85,7 @@ function zadd(args: Args): ReplyShape {
 /** ZUNION/ZINTER/ZDIFF numkeys key… [options]: options start after the keys. */
 const zsetAlgebra = (args: Args): ReplyShape => {
   const numkeys = Number((args[1] ?? '').toString());
-  return rangeWithScores(Number.isInteger(numkeys) && numkeys > 0 ? 2 + numkeys : 2)(args);
+  return scoresFrom(args, Number.isInteger(numkeys) && numkeys > 0 ? 2 + numkeys : 2);
 };
 
 const xinfoStreamBrief = mapOf('any', {

@@ -1,15 +1,22 @@
 // Coalesces the commands that are ready at the same moment, from every connection, into one
 // upstream pipeline call. Order per connection is kept by a barrier: a connection never has
 // commands in two calls at once, so its next commands wait for the previous call to finish.
-import type { KvClient } from '../upstream/kv-client.js';
+// A transaction (MULTI … EXEC) is one item that travels alone, as one /multi-exec call, under the
+// same barrier: after the connection's earlier commands, before its later ones.
+import type { ReplyShape } from '../resp/reply-shape.js';
+import type { KvClient, TransactionOutcome } from '../upstream/kv-client.js';
 
 /** One forwarded command and where its reply goes (plain data: no closure per command). */
 export interface ForwardItem {
   args: Buffer[];
   /** Position of its reply in the connection's reply sequence. */
   slot: number;
-  /** Rewrites the upstream reply before it is written (INFO's keyspace line, RESP3 conversion). */
+  /** Rewrites the upstream reply before it is written (INFO's keyspace line). */
   transform: ((reply: Buffer) => Buffer) | undefined;
+  /** RESP3 connections: the shape of the reply, to convert the upstream's RESP2 bytes. */
+  shape?: ReplyShape;
+  /** A transaction: its queued commands, sent as one /multi-exec call (`args` is unused). */
+  transaction?: Buffer[][];
 }
 
 /** What the batcher needs from a connection. */
@@ -22,6 +29,8 @@ export interface BatchSource {
   queued: boolean;
   /** Receives the raw RESP2 reply of one of its commands (possibly an error reply made by the client). */
   deliver(item: ForwardItem, reply: Buffer): void;
+  /** Receives the outcome of one of its transactions. */
+  deliverTransaction(item: ForwardItem, outcome: TransactionOutcome): void;
   /** Called after a call with its commands completed (to write replies, resume reading). */
   afterBatch(): void;
 }
@@ -65,12 +74,22 @@ export class Batcher {
       const sources: BatchSource[] = [];
       const items: ForwardItem[] = [];
       const owners: BatchSource[] = [];
+      /** Connections whose next item is a transaction: it goes alone. */
+      const transactions: BatchSource[] = [];
       while (this.ready.length > 0 && items.length < this.options.maxBatch) {
         const source = this.ready.shift()!;
         source.queued = false;
-        const take = Math.min(source.pending.length, this.options.maxBatch - items.length);
-        if (take === 0) continue;
-        for (const item of source.pending.splice(0, take)) {
+        const pending = source.pending;
+        if (pending.length === 0) continue;
+        if (pending[0].transaction) {
+          transactions.push(source);
+          continue;
+        }
+        // Commands up to the connection's next transaction (it waits for them, like later commands).
+        const limit = Math.min(pending.length, this.options.maxBatch - items.length);
+        let take = 0;
+        while (take < limit && !pending[take].transaction) take++;
+        for (const item of pending.splice(0, take)) {
           items.push(item);
           owners.push(source);
         }
@@ -78,7 +97,45 @@ export class Batcher {
         sources.push(source);
       }
       if (items.length > 0) this.send(items, owners, sources);
+      for (let i = 0; i < transactions.length; i++) {
+        if (this.inFlight >= this.options.maxInFlight) {
+          // No room: back to the front of the line, in order.
+          for (const source of transactions.slice(i).reverse()) {
+            source.queued = true;
+            this.ready.unshift(source);
+          }
+          break;
+        }
+        this.sendTransaction(transactions[i]);
+      }
     }
+  }
+
+  private sendTransaction(source: BatchSource): void {
+    const item = source.pending.shift()!;
+    const commands = item.transaction!;
+    source.inFlight = true;
+    this.inFlight++;
+    this.stats.calls++;
+    this.stats.commands += commands.length;
+    const answered = this.client.transaction(commands).catch(
+      (err: Error): TransactionOutcome => ({ kind: 'failed', error: `ERR respgate internal error: ${String(err.message).replace(/[\r\n]+/g, ' ')}` }),
+    );
+    void answered.then((outcome) => {
+      this.inFlight--;
+      source.deliverTransaction(item, outcome);
+      this.finished([source]);
+    });
+  }
+
+  /** After a call: the connections may send again, and waiting work may start. */
+  private finished(sources: BatchSource[]): void {
+    for (const source of sources) {
+      source.inFlight = false;
+      source.afterBatch();
+      if (source.pending.length > 0) this.enqueue(source);
+    }
+    if (this.ready.length > 0 && !this.scheduled) this.flush();
   }
 
   private send(items: ForwardItem[], owners: BatchSource[], sources: BatchSource[]): void {
@@ -94,12 +151,7 @@ export class Batcher {
     void answered.then((replies) => {
       this.inFlight--;
       for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i]);
-      for (const source of sources) {
-        source.inFlight = false;
-        source.afterBatch();
-        if (source.pending.length > 0) this.enqueue(source);
-      }
-      if (this.ready.length > 0 && !this.scheduled) this.flush();
+      this.finished(sources);
     });
   }
 }

@@ -37,6 +37,7 @@ const handlers: Record<string, Handler> = {
     return undefined;
   },
   reset: ({ session, options }) => {
+    session.discardTransaction();
     session.streams.reset();
     session.protocol = 2;
     session.name = '';
@@ -73,10 +74,12 @@ const handlers: Record<string, Handler> = {
   info: ({ session, registry }, args) => {
     const sections = args.slice(1).map(lower);
     const wantsKeyspace = sections.length === 0 || sections.some((s) => ['keyspace', 'all', 'everything', 'default'].includes(s));
+    // The protocol of the connection when the command ran (a HELLO after it must not change its reply).
+    const protocol = session.protocol;
     const render = (keyspaceLine: string | undefined) =>
-      reply(session.protocol, (w) => {
+      reply(protocol, (w) => {
         const text = buildInfo(sections, { registry, session, keyspaceLine });
-        if (session.protocol === 3) w.verbatim(text);
+        if (protocol === 3) w.verbatim(text);
         else w.bulk(text);
       });
     if (!wantsKeyspace) return render(undefined);
@@ -242,8 +245,6 @@ function hello(ctx: LocalContext, args: Buffer[]): Buffer | undefined {
     if (!/^-?\d+$/.test(text)) return errorReply('ERR Protocol version is not an integer or out of range');
     const ver = Number(text);
     if (ver < 2 || ver > 3) return errorReply('NOPROTO unsupported protocol version');
-    // RESP3 replies need per-command conversion that is not available in this version.
-    if (ver === 3) return errorReply('NOPROTO unsupported protocol version');
     protocol = ver as 2 | 3;
   }
   let auth: [Buffer, Buffer] | undefined;
@@ -304,7 +305,7 @@ function client(ctx: LocalContext, args: Buffer[]): Buffer | undefined {
     case 'getname':
       return reply(session.protocol, (w) => w.bulk(session.name === '' ? null : session.name));
     case 'info':
-      return reply(session.protocol, (w) => text(w, session.protocol, clientLine(session, 'client|info')));
+      return reply(session.protocol, (w) => text(w, session.protocol, clientLine(session, session.executing ? 'exec' : 'client|info')));
     case 'list': {
       const sessions = [...registry.sessions()];
       if (args.length > 2) {
@@ -327,7 +328,7 @@ function client(ctx: LocalContext, args: Buffer[]): Buffer | undefined {
           return SYNTAX;
         }
       }
-      const lines = sessions.map((s) => clientLine(s, s === session ? 'client|list' : s.lastCommand)).join('');
+      const lines = sessions.map((s) => clientLine(s, s === session ? (session.executing ? 'exec' : 'client|list') : s.lastCommand)).join('');
       return reply(session.protocol, (w) => text(w, session.protocol, lines));
     }
     case 'no-evict':
@@ -372,8 +373,8 @@ function clientLine(s: Session, cmd: string): string {
   const now = Date.now();
   return (
     `id=${s.id} addr=${s.address} laddr=${s.localAddress} fd=${(s.socket as unknown as { _handle?: { fd?: number } })._handle?.fd ?? -1} ` +
-    `name=${s.name} age=${Math.floor((now - s.createdAt) / 1000)} idle=${Math.floor((now - s.lastCommandAt) / 1000)} flags=N db=0 ` +
-    `sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 ` +
+    `name=${s.name} age=${Math.floor((now - s.createdAt) / 1000)} idle=${Math.floor((now - s.lastCommandAt) / 1000)} flags=${s.queuedCommands >= 0 ? 'x' : 'N'} db=0 ` +
+    `sub=0 psub=0 ssub=0 multi=${s.queuedCommands} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 ` +
     `events=r cmd=${cmd} user=default redir=-1 resp=${s.protocol}\n`
   );
 }

@@ -1,12 +1,18 @@
 // One client connection: reads requests, decides per command where it goes (local answer,
-// upstream, refusal), and writes the replies back strictly in request order.
+// upstream, refusal, transaction queue), and writes the replies back strictly in request order, in the
+// connection's protocol (RESP2, or RESP3 after HELLO 3: upstream replies are converted by reply type).
 import type net from 'node:net';
+import { replyShape } from '../commands/reply-types.js';
 import { checkCommand, routeOf, type CommandSpec } from '../commands/table.js';
 import { RequestReader } from '../resp/request-reader.js';
+import type { ReplyShape } from '../resp/reply-shape.js';
+import { toResp3 } from '../resp/resp3-converter.js';
+import { jsonItemToResp } from '../upstream/json-to-resp.js';
+import type { TransactionOutcome } from '../upstream/kv-client.js';
 import type { Batcher, BatchSource, ForwardItem } from './batcher.js';
 import { runLocalCommand, type LocalContext } from './local-commands.js';
 import { createStreamState, type StreamState } from './pubsub.js';
-import { errorReply } from './replies.js';
+import { errorReply, OK } from './replies.js';
 
 export interface SessionOptions {
   /** Password clients must give with AUTH; undefined = no authentication. */
@@ -28,6 +34,35 @@ export interface SessionRegistry {
 }
 
 const NOAUTH = errorReply('NOAUTH Authentication required.');
+const QUEUED = Buffer.from('+QUEUED\r\n');
+const EMPTY_EXEC = Buffer.from('*0\r\n');
+const EXECABORT = errorReply('EXECABORT Transaction discarded because of previous errors.');
+/** WATCH and UNWATCH outside MULTI: the REST upstream has no optimistic locking, and a silent OK would lie. */
+const NO_WATCH = (name: string) =>
+  errorReply(`ERR ${name.toUpperCase()} is not supported by respgate: the REST upstream has no optimistic locking (no WATCH), so a transaction cannot depend on watched keys; MULTI/EXEC still run atomically`);
+
+/** A command queued between MULTI and EXEC. */
+interface Queued {
+  spec: CommandSpec;
+  args: Buffer[];
+  /** Answered by the proxy at EXEC (PING, ECHO, CLIENT …), not sent upstream. */
+  local: boolean;
+}
+
+/** One reply of an EXEC array: known at EXEC (local commands), or item `index` of the /multi-exec answer. */
+type ExecPart =
+  | { reply: Buffer }
+  | { index: number; shape: ReplyShape; protocol: 2 | 3; transform: ((reply: Buffer) => Buffer) | undefined };
+
+interface TransactionItem extends ForwardItem {
+  parts: ExecPart[];
+}
+
+/** A forward() made by a local command while EXEC runs it: it joins the transaction instead. */
+interface Captured {
+  args: Buffer[];
+  transform: ((reply: Buffer) => Buffer) | undefined;
+}
 /** What a RESP2 connection with subscriptions may still run (Redis 7.0 processCommand). */
 const SUBSCRIBED_MODE_COMMANDS = new Set(['subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe', 'psubscribe', 'punsubscribe', 'ping', 'quit', 'reset']);
 /** After the last reply of a closing connection, how long the client has to close its side. */
@@ -51,6 +86,12 @@ export class Session implements BatchSource {
 
   /** Pub/sub subscriptions and MONITOR of this connection (upstream event streams). */
   readonly streams: StreamState;
+  /** Between MULTI and EXEC/DISCARD: the queued commands, and whether one was rejected (EXEC then aborts). */
+  private multi: { queue: Queued[]; failed: boolean } | undefined;
+  /** While EXEC runs the proxy's own commands: their forward() calls (INFO's keyspace line). */
+  private captured: Captured[] | undefined;
+  /** True while EXEC runs the proxy's own queued commands. */
+  executing = false;
   private readonly reader: RequestReader;
   /** Replies in request order; undefined = not answered yet. */
   private readonly replies: (Buffer | undefined)[] = [];
@@ -118,22 +159,28 @@ export class Session implements BatchSource {
     this.lastCommandAt = Date.now();
     const check = checkCommand(args);
     if (!check.ok) {
-      // Like Redis: existence and arity are checked before authentication.
+      // Like Redis: existence and arity are checked before authentication. Inside MULTI a rejected
+      // command flags the transaction, and a rejected EXEC discards it (its error says so).
+      if (this.multi) {
+        if (check.error.startsWith('EXECABORT')) this.multi = undefined;
+        else this.multi.failed = true;
+      }
       return this.answerNow(Buffer.concat([Buffer.from('-'), check.errorBytes, Buffer.from('\r\n')]));
     }
     const spec = check.spec;
     this.lastCommand = spec.name;
-    if (!this.authenticated && !spec.flags.has('no_auth')) return this.answerNow(NOAUTH);
+    if (!this.authenticated && !spec.flags.has('no_auth')) return this.reject(NOAUTH);
     if (this.protocol === 2 && this.streams.subscriptionCount > 0) {
       const name = spec.container ?? spec.name;
       if (!SUBSCRIBED_MODE_COMMANDS.has(name)) {
-        return this.answerNow(errorReply(`ERR Can't execute '${spec.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`));
+        return this.reject(errorReply(`ERR Can't execute '${spec.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`));
       }
       if (name === 'ping') return this.answerNow(this.streams.subscribedPing(args));
     }
+    if (this.multi) return this.queue(spec, args);
     switch (routeOf(spec, args)) {
       case 'forward':
-        return this.forward(args);
+        return this.forward(args, undefined, this.protocol === 3 ? replyShape(spec, args) : undefined);
       case 'local':
         return this.local(spec, args);
       case 'refused':
@@ -143,27 +190,173 @@ export class Session implements BatchSource {
       case 'stream':
         return this.streams.handle(spec, args);
       case 'transaction':
-        return this.answerNow(errorReply(`ERR '${spec.name}' is not supported yet by respgate: transactions are not available in this version`));
+        return this.transactionCommand(spec);
     }
   }
 
-  /** Queues a command for the upstream; its reply fills the slot taken now. */
-  forward(args: Buffer[], transform?: (reply: Buffer) => Buffer): void {
+  /** MULTI, EXEC, DISCARD, WATCH, UNWATCH outside a transaction. */
+  private transactionCommand(spec: CommandSpec): void {
+    switch (spec.name) {
+      case 'multi':
+        this.multi = { queue: [], failed: false };
+        return this.answerNow(OK);
+      case 'exec':
+        return this.answerNow(errorReply('ERR EXEC without MULTI'));
+      case 'discard':
+        return this.answerNow(errorReply('ERR DISCARD without MULTI'));
+      default: // watch, unwatch
+        return this.answerNow(NO_WATCH(spec.name));
+    }
+  }
+
+  /**
+   * A command between MULTI and EXEC (multi.c and processCommand of Redis 7.0): EXEC, DISCARD, MULTI,
+   * WATCH, QUIT and RESET act at once; a command that cannot be queued answers its error and flags the
+   * transaction; the others answer +QUEUED.
+   */
+  private queue(spec: CommandSpec, args: Buffer[]): void {
+    const multi = this.multi!;
+    switch (spec.name) {
+      case 'exec':
+        return this.exec();
+      case 'discard':
+        this.multi = undefined;
+        return this.answerNow(OK);
+      case 'multi':
+        return this.answerNow(errorReply('ERR MULTI calls can not be nested'));
+      case 'watch':
+        return this.answerNow(errorReply('ERR WATCH inside MULTI is not allowed'));
+      case 'quit':
+      case 'reset':
+        return this.local(spec, args);
+    }
+    if (spec.flags.has('no_multi')) return this.reject(errorReply('ERR Command not allowed inside a transaction'));
+    switch (routeOf(spec, args)) {
+      case 'forward':
+        multi.queue.push({ spec, args, local: false });
+        return this.answerNow(QUEUED);
+      case 'local':
+        multi.queue.push({ spec, args, local: true });
+        return this.answerNow(QUEUED);
+      case 'refused':
+        return this.reject(errorReply(spec.refusal ?? `ERR command '${spec.name}' is not supported by respgate`));
+      case 'blocking':
+        return this.reject(errorReply(`ERR blocking command '${spec.name}' cannot be queued in a transaction by respgate: the upstream's /multi-exec has no blocking commands (use the non-blocking form inside MULTI)`));
+      case 'stream':
+        return this.reject(errorReply(`ERR '${spec.name}' cannot be queued in a transaction by respgate: pub/sub and MONITOR streams are upstream event streams, which /multi-exec cannot open`));
+      case 'transaction': // unwatch
+        return this.reject(NO_WATCH(spec.name));
+    }
+  }
+
+  /** An error for a command Redis rejects before running it: inside MULTI it also flags the transaction. */
+  private reject(reply: Buffer): void {
+    if (this.multi) this.multi.failed = true;
+    this.answerNow(reply);
+  }
+
+  /**
+   * EXEC: the proxy's own commands run now, in order; all the others go upstream as one /multi-exec
+   * call, after this connection's earlier commands. The EXEC array is assembled when it returns.
+   */
+  private exec(): void {
+    const multi = this.multi!;
+    if (multi.failed || multi.queue.length === 0) {
+      this.multi = undefined;
+      return this.answerNow(multi.failed ? EXECABORT : EMPTY_EXEC);
+    }
+    // While the queued commands run, the connection is still in MULTI (CLIENT INFO says flags=x, cmd=exec).
+    this.executing = true;
+    const parts: ExecPart[] = [];
+    const commands: Buffer[][] = [];
+    for (const q of multi.queue) {
+      if (!q.local) {
+        parts.push({ index: commands.length, shape: replyShape(q.spec, q.args), protocol: this.protocol, transform: undefined });
+        commands.push(q.args);
+        continue;
+      }
+      this.captured = [];
+      const reply = runLocalCommand(this.localContext(), q.spec, q.args);
+      const captured = this.captured;
+      this.captured = undefined;
+      if (reply !== undefined) {
+        parts.push({ reply });
+      } else if (captured.length === 1) {
+        // The command needs an upstream answer (INFO's keyspace line): it joins the transaction.
+        parts.push({ index: commands.length, shape: 'bulk', protocol: 2, transform: captured[0].transform });
+        commands.push(captured[0].args);
+      } else {
+        parts.push({ reply: errorReply(`ERR respgate internal error: '${q.spec.name}' cannot run inside a transaction`) });
+      }
+    }
+    this.executing = false;
+    if (this.multi === multi) this.multi = undefined;
+    if (commands.length === 0) return this.answerNow(execArray(parts, []));
+    const slot = this.base + this.replies.length;
+    this.replies.push(undefined);
+    const item: TransactionItem = { args: [], slot, transform: undefined, transaction: commands, parts };
+    this.pending.push(item);
+  }
+
+  /** The outcome of a transaction's /multi-exec call: the EXEC array, or the error that replaces it. */
+  deliverTransaction(item: ForwardItem, outcome: TransactionOutcome): void {
+    let reply: Buffer;
+    switch (outcome.kind) {
+      case 'executed':
+        reply = execArray((item as TransactionItem).parts, outcome.items);
+        break;
+      case 'discarded':
+        // The upstream discarded the whole transaction before running it (a command it refuses, or
+        // that failed to queue): Redis' wording for a transaction rejected at EXEC, with the reason.
+        reply = errorReply(outcome.error.startsWith('EXECABORT') ? outcome.error : `EXECABORT Transaction discarded because of: ${outcome.error}`);
+        break;
+      case 'failed':
+        reply = errorReply(outcome.error);
+        break;
+    }
+    this.replies[item.slot - this.base] = reply;
+  }
+
+  /** RESET (and the end of the connection): leaves MULTI, dropping the queue. */
+  discardTransaction(): void {
+    this.multi = undefined;
+  }
+
+  /** Commands queued in the open transaction, or -1 outside MULTI (CLIENT LIST's `multi=` field). */
+  get queuedCommands(): number {
+    return this.multi ? this.multi.queue.length : -1;
+  }
+
+  /**
+   * Queues a command for the upstream; its reply fills the slot taken now. On a RESP3 connection,
+   * `shape` converts the upstream's RESP2 reply (commands/reply-types.ts); `transform` rewrites the
+   * reply after that (INFO's keyspace line).
+   */
+  forward(args: Buffer[], transform?: (reply: Buffer) => Buffer, shape?: ReplyShape): void {
+    if (this.captured) {
+      this.captured.push({ args, transform });
+      return;
+    }
     // An absolute position: writeReady trims answered replies off the front of the array while
     // this one is still in flight.
     const slot = this.base + this.replies.length;
     this.replies.push(undefined);
-    this.pending.push({ args, slot, transform });
+    this.pending.push(shape === undefined ? { args, slot, transform } : { args, slot, transform, shape });
   }
 
   deliver(item: ForwardItem, reply: Buffer): void {
-    this.replies[item.slot - this.base] = item.transform ? item.transform(reply) : reply;
+    let out = item.shape === undefined ? reply : toResp3(reply, item.shape);
+    if (item.transform) out = item.transform(out);
+    this.replies[item.slot - this.base] = out;
   }
 
   private local(spec: CommandSpec, args: Buffer[]): void {
-    const ctx: LocalContext = { session: this, registry: this.registry, options: this.options };
-    const result = runLocalCommand(ctx, spec, args);
+    const result = runLocalCommand(this.localContext(), spec, args);
     if (result !== undefined) this.answerNow(result);
+  }
+
+  private localContext(): LocalContext {
+    return { session: this, registry: this.registry, options: this.options };
   }
 
   /** A reply known now (it still waits for earlier replies before it is written). */
@@ -230,7 +423,26 @@ export class Session implements BatchSource {
     this.closed = true;
     this.closing = true;
     this.pending.length = 0; // not yet sent: never sent
+    this.multi = undefined;
     this.streams.reset(); // no upstream event stream outlives its client
     this.registry.remove(this);
   }
 }
+
+/** The EXEC array: each part's reply, from the proxy or from item `index` of the /multi-exec answer. */
+function execArray(parts: ExecPart[], items: TransactionOutcomeItems): Buffer {
+  const out: Buffer[] = [Buffer.from(`*${parts.length}\r\n`)];
+  for (const part of parts) {
+    if ('reply' in part) {
+      out.push(part.reply);
+      continue;
+    }
+    const item = items[part.index];
+    let reply = item === undefined ? errorReply('ERR upstream sent no reply for this command') : jsonItemToResp(item, part.shape, part.protocol);
+    if (part.transform) reply = part.transform(reply);
+    out.push(reply);
+  }
+  return Buffer.concat(out);
+}
+
+type TransactionOutcomeItems = Extract<TransactionOutcome, { kind: 'executed' }>['items'];
