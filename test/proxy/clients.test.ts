@@ -1,6 +1,6 @@
 // Real clients through the proxy: redis-cli (one-shot, --pipe, --scan, --bigkeys, commands on stdin),
 // redis-benchmark (default tests, pipelined), ioredis 5 (ready check, auto-pipelining), node-redis 6
-// (RESP 2; its RESP3 default is a known limitation for now) and redis-py (Debian's python3-redis).
+// (RESP 2, and its RESP3 default) and redis-py (Debian's python3-redis).
 // Where the output depends on the server, the same client run against the oracle redis-server is
 // the expectation.
 import { Redis as IORedis } from 'ioredis';
@@ -276,15 +276,20 @@ describe('node-redis 6', () => {
     }
   });
 
-  it('known limitation: the default RESP3 handshake (HELLO 3) fails with a clear NOPROTO error', async () => {
-    // node-redis 6 defaults to RESP3 and has no fallback; the proxy speaks RESP2 only for now.
+  it('with its default RESP3 handshake (HELLO 3) it connects (more in resp3-differential.test.ts)', async () => {
     const client = createClient({ socket: { port, host: '127.0.0.1', reconnectStrategy: false } });
     const errors: unknown[] = [];
     client.on('error', (e) => errors.push(e));
-    await expect(client.connect()).rejects.toThrow('NOPROTO unsupported protocol version');
-    expect(client.isReady).toBe(false);
-    // The proxy is fine afterwards.
-    expect((await cli(port, ['PING'])).stdout).toBe('PONG\n');
+    await client.connect();
+    try {
+      expect(client.isReady).toBe(true);
+      await client.del('nr3:h');
+      await client.hSet('nr3:h', { a: '1' });
+      expect(await client.hGetAll('nr3:h')).toEqual({ a: '1' });
+      expect(errors).toEqual([]);
+    } finally {
+      await client.close();
+    }
   });
 });
 
