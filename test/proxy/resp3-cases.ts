@@ -27,6 +27,10 @@ export interface KnownDifference3 {
  * too, converted to RESP3 where their reply has a RESP3 form).
  */
 export const KNOWN_DIFFERENCES_3: Record<string, KnownDifference3> = {
+  'acl-list-platform-users': {
+    why: "as the RESP2 suite's acl-platform-users: the REST platform's read-only token is the ACL user default_ro of the data store, so ACL LIST shows it (with password hashes) where the oracle has only default",
+    proxy: (reply) => reply.startsWith('*2\r\n') && reply.includes('user default_ro '),
+  },
   'script-resp3-types': {
     why: "a script's RESP3-only reply types (redis.setresp(3) then a map, set or double; a {double=…} table) reach the proxy through the upstream's RESP2 bytes, where they are flat arrays and bulk strings; the proxy cannot know what the script built, so EVAL/FCALL replies are converted as `any` (nulls only)",
     proxy: (reply) => reply.startsWith('*') || reply.startsWith('$'),
@@ -178,6 +182,7 @@ export const resp3Scenarios: Scenario3[] = [
       ['ACL', 'LOG', 'RESET'],
       ['ACL', 'LOG'],
       ['ACL', 'WHOAMI'],
+      known('acl-list-platform-users', 'ACL', 'LIST'),
       ['FUNCTION', 'KILL'],
       ['SCRIPT', 'KILL'],
       ['FUNCTION', 'LOAD', LIB],
