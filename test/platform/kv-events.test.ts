@@ -184,3 +184,28 @@ describe('Respgate-Event-Encoding: base64 (respgate extension)', () => {
     await until(() => openStreams.count === 0);
   });
 });
+
+describe('stream connections', () => {
+  it('serves more streams per token than the 64 exclusive connections of its pool, and transactions still run', async () => {
+    await until(() => openStreams.count === 0);
+    const streams = await Promise.all(Array.from({ length: 100 }, (_, i) => openEventStream(`${p.url}/subscribe/many:${i}`, p.token)));
+    await Promise.all(streams.map((s) => s.waitFor(1)));
+    expect(openStreams.count).toBe(100);
+    const tx = await kv(p, '/multi-exec', { method: 'POST', body: JSON.stringify([['SET', 'many:k', '1'], ['INCR', 'many:k']]) });
+    expect(tx.json).toEqual([{ result: 'OK' }, { result: 2 }]);
+    for (const s of streams) s.close();
+    await until(() => openStreams.count === 0);
+  });
+
+  it('a client that leaves while its stream is being opened leaves nothing behind', async () => {
+    await until(() => openStreams.count === 0);
+    for (let i = 0; i < 30; i++) {
+      const controller = new AbortController();
+      const pending = request(`${p.url}/subscribe/leaving:${i}`, { method: 'POST', headers: { Authorization: `Bearer ${p.token}` }, signal: controller.signal }).catch(() => undefined);
+      setTimeout(() => controller.abort(), i % 5);
+      await pending;
+    }
+    await until(() => openStreams.count === 0);
+    await until(async () => (await command(p, ['PUBSUB', 'NUMPAT'])).json.result === 0 && (await command(p, ['PUBSUB', 'CHANNELS', 'leaving:*'])).json.result.length === 0);
+  });
+});

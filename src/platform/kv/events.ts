@@ -1,6 +1,9 @@
 // Server-sent event streams of Area B: /subscribe/{channel}, /psubscribe/{pattern} and /monitor.
 // Each stream has a Redis connection of its own, authenticated as the token's user, and both
 // are closed together: when the HTTP client goes away, or when redis-server drops the connection.
+// These connections are not lent by the principal's pool (its 64 exclusive connections serve
+// transactions): a proxy holds one stream per subscribed channel, so streams are bounded only by
+// the data store's maxclients.
 //
 // respgate extension: a request with `Respgate-Event-Encoding: base64` gets every field after the
 // event type of /subscribe and /psubscribe events (channel, pattern, message) in base64, and the
@@ -9,7 +12,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodeCommands } from '../../resp/request-writer.js';
 import { parseLength } from '../../resp/reply-scanner.js';
-import { errorText, type RedisConnection } from '../redis/connection.js';
+import { errorText, RedisConnection } from '../redis/connection.js';
+import { CredentialsRevokedError, StoreUnavailableError } from './executor.js';
 import type { Principal } from './principals.js';
 
 export type StreamKind = 'subscribe' | 'psubscribe' | 'monitor';
@@ -37,14 +41,26 @@ export async function startStream(
   }
   // /monitor lines are ASCII already (Redis escapes every other byte), so the header changes nothing there.
   const base64 = asked !== undefined && kind !== 'monitor';
-  const conn: RedisConnection = await principal.pool.acquire();
+  let conn: RedisConnection;
+  try {
+    conn = await RedisConnection.open(principal.pool.endpoint);
+  } catch (err) {
+    const text = String((err as Error)?.message ?? err);
+    if (/^(WRONGPASS|NOPERM)/.test(text)) throw new CredentialsRevokedError(text);
+    throw new StoreUnavailableError(`ERR the data store is unavailable (${text}); retry when it is back`);
+  }
+  if (req.socket.destroyed) {
+    // The client left while the connection was opening: its 'close' event has already fired.
+    conn.close();
+    return;
+  }
   let finished = false;
   const finish = () => {
     if (finished) return;
     finished = true;
     openStreams.count--;
     clearInterval(keepalive);
-    principal.pool.release(conn, false);
+    conn.close();
     res.end();
   };
   openStreams.count++;
@@ -64,7 +80,7 @@ export async function startStream(
         finished = true;
         openStreams.count--;
         clearInterval(keepalive);
-        principal.pool.release(conn, false);
+        conn.close();
         onError(400, err);
         return;
       }
