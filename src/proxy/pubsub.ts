@@ -1,12 +1,34 @@
-// Pub/sub and MONITOR of one connection. (This version answers them with a clear error; the
-// upstream event streams are not wired yet.)
+// Pub/sub and MONITOR of one connection. Each channel and each pattern has its own upstream event
+// stream (POST /subscribe/{channel}, /psubscribe/{pattern}); its events become the replies Redis 7.0
+// sends: `subscribe`/`psubscribe`/`unsubscribe`/`punsubscribe` confirmations with the running count,
+// `message` and `pmessage` arrays (RESP3: `>` push frames). MONITOR is in monitor.ts.
+//
+// Order: a SUBSCRIBE takes its reply position at once, and the position is filled when every new
+// stream of the command has answered its first event (so a PUBLISH sent after the reply is read is
+// never missed); replies after it wait, as for a forwarded command. Messages are appended after every
+// reply already owed, and written as soon as nothing before them is missing.
+//
+// Differences from Redis (docs/proxy.md, "Pub/sub and MONITOR"): a stream that drops is opened again
+// with backoff, and messages published in the gap are missed; SSUBSCRIBE is refused (the upstream has
+// no sharded pub/sub stream); UNSUBSCRIBE without arguments goes through subscriptions in the order
+// they were made (Redis: hash-table order).
+import type net from 'node:net';
 import type { CommandSpec } from '../commands/table.js';
+import type { Logger } from '../logger.js';
+import { decodePubsubEvent, ResilientEventStream, type EventStreamClient } from '../upstream/event-stream.js';
+import type { ForwardItem } from './batcher.js';
+import { MonitorFeed } from './monitor.js';
 import { errorReply } from './replies.js';
 import type { Session } from './session.js';
 
 export interface StreamState {
   /** Channels + patterns this connection is subscribed to (RESP2 subscribe mode when > 0). */
   readonly subscriptionCount: number;
+  /** Channels and patterns, each (CLIENT LIST's `sub=` and `psub=`). */
+  readonly channelCount: number;
+  readonly patternCount: number;
+  /** True while the connection is in MONITOR mode. */
+  readonly monitoring: boolean;
   /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR: answers through the session. */
   handle(spec: CommandSpec, args: Buffer[]): void;
   /** PING while subscribed in RESP2: `*2 $4 pong $<n> <arg>`. */
@@ -15,15 +37,354 @@ export interface StreamState {
   reset(): void;
 }
 
+/** What the streams of every connection of one proxy share. */
+export interface StreamUpstream {
+  client: EventStreamClient;
+  log: Logger;
+  /** How long the upstream has to confirm a new stream (its first event). */
+  confirmTimeoutMs: number;
+}
+
+/** Redis' `client-output-buffer-limit pubsub` hard limit: a subscriber that reads slower is disconnected. */
+export const OUTPUT_LIMIT_BYTES = 32 * 1024 * 1024;
+
+const upstreams = new WeakMap<net.Socket, StreamUpstream>();
+
+/** Called by the server for each accepted socket, before its Session is made. */
+export function attachStreamUpstream(socket: net.Socket, upstream: StreamUpstream): void {
+  upstreams.set(socket, upstream);
+}
+
 export function createStreamState(session: Session): StreamState {
-  return {
-    subscriptionCount: 0,
-    handle: (spec) =>
-      session.answerNow(errorReply(`ERR '${spec.name}' is not supported yet by respgate: pub/sub and MONITOR streams are not available in this version`)),
-    subscribedPing: (args) => {
-      const arg = args[1] ?? Buffer.alloc(0);
-      return Buffer.concat([Buffer.from(`*2\r\n$4\r\npong\r\n$${arg.length}\r\n`), arg, Buffer.from('\r\n')]);
-    },
-    reset: () => undefined,
-  };
+  return new ConnectionStreams(session);
+}
+
+// ---- the session's output, for replies that come later than their command ----
+
+const NO_ARGS: Buffer[] = [];
+
+/** Reply positions filled later, and unsolicited replies, through the session's public methods. */
+export class SessionOutput {
+  constructor(readonly session: Session) {}
+
+  /** Takes the next reply position now; the returned function fills it (once) and writes what is ready. */
+  reserve(): (reply: Buffer) => void {
+    // A slot of the session's reply sequence, taken as forward() does, but never sent upstream.
+    this.session.forward(NO_ARGS);
+    const item = this.session.pending.pop() as ForwardItem;
+    let filled = false;
+    return (reply) => {
+      if (filled) return;
+      filled = true;
+      this.session.deliver(item, reply);
+      this.session.afterBatch();
+    };
+  }
+
+  /** A reply to the command being handled now. */
+  answer(reply: Buffer): void {
+    this.session.answerNow(reply);
+  }
+
+  /** False once the connection is closing (QUIT) or closed: nothing more is sent, as in Redis. */
+  get open(): boolean {
+    const s = this.session.socket;
+    return !s.destroyed && !s.writableEnded && this.session.lastCommand !== 'quit';
+  }
+
+  /**
+   * An unsolicited reply (message, MONITOR line): after every reply owed, written at once if none is
+   * missing. A client that lets more than OUTPUT_LIMIT_BYTES pile up is disconnected, as Redis does.
+   */
+  push(reply: Buffer, log: Logger): void {
+    if (!this.open) return;
+    this.session.answerNow(reply);
+    this.session.afterBatch();
+    if (this.session.socket.writableLength > OUTPUT_LIMIT_BYTES) {
+      log.warn({ conn: this.session.id, client: this.session.address, limitBytes: OUTPUT_LIMIT_BYTES }, 'client output buffer limit reached (it reads slower than messages arrive): closing the connection');
+      this.session.socket.destroy();
+    }
+  }
+}
+
+// ---- reply frames ----
+
+const WORDS = {
+  subscribe: Buffer.from('subscribe'),
+  psubscribe: Buffer.from('psubscribe'),
+  unsubscribe: Buffer.from('unsubscribe'),
+  punsubscribe: Buffer.from('punsubscribe'),
+  sunsubscribe: Buffer.from('sunsubscribe'),
+  message: Buffer.from('message'),
+  pmessage: Buffer.from('pmessage'),
+};
+
+const bulk = (b: Buffer): Buffer[] => [Buffer.from(`$${b.length}\r\n`), b, CRLF];
+const CRLF = Buffer.from('\r\n');
+
+/** `*3 <kind> <name|nil> :<count>` (RESP3: `>3`, nil as `_`). */
+function confirmation(protocol: 2 | 3, kind: Buffer, name: Buffer | null, count: number): Buffer {
+  return Buffer.concat([
+    Buffer.from(protocol === 3 ? '>3\r\n' : '*3\r\n'),
+    ...bulk(kind),
+    ...(name === null ? [Buffer.from(protocol === 3 ? '_\r\n' : '$-1\r\n')] : bulk(name)),
+    Buffer.from(`:${count}\r\n`),
+  ]);
+}
+
+/** `*3 message <channel> <payload>` or `*4 pmessage <pattern> <channel> <payload>` (RESP3: `>`). */
+function messageFrame(protocol: 2 | 3, channel: Buffer, message: Buffer, pattern?: Buffer): Buffer {
+  const head = Buffer.from(pattern ? (protocol === 3 ? '>4\r\n' : '*4\r\n') : protocol === 3 ? '>3\r\n' : '*3\r\n');
+  return Buffer.concat(pattern
+    ? [head, ...bulk(WORDS.pmessage), ...bulk(pattern), ...bulk(channel), ...bulk(message)]
+    : [head, ...bulk(WORDS.message), ...bulk(channel), ...bulk(message)]);
+}
+
+/** A channel or pattern name for logs: printable, short. */
+export function printableName(name: Buffer): string {
+  const s = name.toString('latin1', 0, Math.min(name.length, 120)).replace(/[^\x20-\x7e]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return name.length > 120 ? s + '…' : s;
+}
+
+// ---- one connection ----
+
+type Kind = 'channel' | 'pattern';
+
+/** A SUBSCRIBE or PSUBSCRIBE whose reply waits for the confirmation of its new streams. */
+class PendingCommand {
+  done = false;
+  constructor(
+    private readonly fill: (reply: Buffer) => void,
+    private readonly reply: Buffer,
+    private readonly waiting: Set<Subscription>,
+    /** Subscriptions this command made: undone if one of them is refused (Redis refuses the whole command). */
+    readonly created: Subscription[],
+  ) {}
+
+  confirmed(sub: Subscription): void {
+    this.waiting.delete(sub);
+    if (this.waiting.size === 0 && !this.done) {
+      this.done = true;
+      this.fill(this.reply);
+    }
+  }
+
+  failed(error: string): boolean {
+    if (this.done) return false;
+    this.done = true;
+    this.fill(errorReply(error));
+    return true;
+  }
+}
+
+class Subscription {
+  readonly waiters: PendingCommand[] = [];
+  private stream: ResilientEventStream | undefined;
+  closed = false;
+
+  constructor(
+    readonly kind: Kind,
+    readonly name: Buffer,
+    readonly key: string,
+    private readonly owner: ConnectionStreams,
+  ) {}
+
+  get confirmed(): boolean {
+    return this.stream?.confirmed ?? false;
+  }
+
+  open(upstream: StreamUpstream): void {
+    const target = this.kind === 'channel' ? { kind: 'subscribe' as const, channel: this.name } : { kind: 'psubscribe' as const, pattern: this.name };
+    const log = upstream.log;
+    const context = () => ({ conn: this.owner.session.id, client: this.owner.session.address, [this.kind]: printableName(this.name) });
+    this.stream = new ResilientEventStream(upstream.client, target, {
+      onConfirmed: (again) => {
+        if (again) {
+          log.warn(context(), 'upstream event stream re-established');
+          return;
+        }
+        for (const w of this.waiters.splice(0)) w.confirmed(this);
+      },
+      onEvent: (data, encoded) => {
+        const event = decodePubsubEvent(data, encoded, this.name);
+        if (!event) return log.debug({ ...context(), event: data.slice(0, 100) }, 'unexpected event ignored');
+        if (event.type === 'message') this.owner.deliver(this.name, event.message); // the channel is ours, byte for byte
+        else if (event.type === 'pmessage') this.owner.deliver(event.channel, event.message, this.name);
+      },
+      onFailed: (error) => this.owner.refused(this, error),
+      onDropped: (reason, attempt, delayMs) =>
+        log.warn({ ...context(), reason, attempt, retryInMs: delayMs }, 'upstream event stream dropped; re-subscribing (messages published until it is back are missed)'),
+      onRefused: (error) => {
+        // Like Redis, which disconnects subscribers whose channel permissions were revoked.
+        log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
+        this.owner.session.socket.destroy();
+      },
+    }, { confirmTimeoutMs: upstream.confirmTimeoutMs });
+  }
+
+  /** Unsubscribed (or connection reset): a command still waiting for it is answered as Redis did. */
+  close(): void {
+    this.closed = true;
+    this.stream?.close();
+    for (const w of this.waiters.splice(0)) w.confirmed(this);
+  }
+}
+
+class ConnectionStreams implements StreamState {
+  private readonly channels = new Map<string, Subscription>();
+  private readonly patterns = new Map<string, Subscription>();
+  private monitor: MonitorFeed | undefined;
+  private readonly output: SessionOutput;
+
+  constructor(readonly session: Session) {
+    this.output = new SessionOutput(session);
+  }
+
+  get subscriptionCount(): number {
+    return this.channels.size + this.patterns.size;
+  }
+
+  get channelCount(): number {
+    return this.channels.size;
+  }
+
+  get patternCount(): number {
+    return this.patterns.size;
+  }
+
+  get monitoring(): boolean {
+    return this.monitor !== undefined;
+  }
+
+  handle(spec: CommandSpec, args: Buffer[]): void {
+    switch (spec.name) {
+      case 'subscribe':
+        return this.subscribe('channel', args);
+      case 'psubscribe':
+        return this.subscribe('pattern', args);
+      case 'unsubscribe':
+        return this.unsubscribe('channel', args);
+      case 'punsubscribe':
+        return this.unsubscribe('pattern', args);
+      case 'sunsubscribe':
+        return this.sunsubscribe(args);
+      case 'ssubscribe':
+        return this.output.answer(errorReply(
+          "ERR command 'ssubscribe' is not supported by respgate: the REST upstream has no sharded pub/sub stream, so messages sent with SPUBLISH cannot be received; use SUBSCRIBE and PUBLISH"));
+      case 'monitor':
+        return this.startMonitor();
+      default:
+        return this.output.answer(errorReply(`ERR command '${spec.name}' is not a pub/sub command`));
+    }
+  }
+
+  subscribedPing(args: Buffer[]): Buffer {
+    const arg = args[1] ?? Buffer.alloc(0);
+    return Buffer.concat([Buffer.from(`*2\r\n$4\r\npong\r\n$${arg.length}\r\n`), arg, CRLF]);
+  }
+
+  reset(): void {
+    for (const map of [this.channels, this.patterns]) {
+      for (const sub of map.values()) sub.close();
+      map.clear();
+    }
+    this.monitor?.stop();
+    this.monitor = undefined;
+  }
+
+  /** A message from one of the streams. */
+  deliver(channel: Buffer, message: Buffer, pattern?: Buffer): void {
+    const upstream = upstreams.get(this.session.socket);
+    if (!upstream) return;
+    this.output.push(messageFrame(this.session.protocol, channel, message, pattern), upstream.log);
+  }
+
+  /** A new stream failed before its confirmation: its commands answer the error and their subscriptions are undone. */
+  refused(sub: Subscription, error: string): void {
+    const commands = sub.waiters.splice(0);
+    this.remove(sub);
+    for (const command of commands) {
+      if (!command.failed(error)) continue;
+      for (const other of command.created) if (!other.closed) this.remove(other, error);
+    }
+  }
+
+  private remove(sub: Subscription, error?: string): void {
+    const map = sub.kind === 'channel' ? this.channels : this.patterns;
+    if (map.get(sub.key) === sub) map.delete(sub.key);
+    const waiting = error === undefined ? [] : sub.waiters.splice(0);
+    sub.close();
+    for (const command of waiting) command.failed(error!);
+  }
+
+  private upstream(): StreamUpstream | undefined {
+    const upstream = upstreams.get(this.session.socket);
+    if (!upstream) this.output.answer(errorReply('ERR pub/sub and MONITOR are not available: this proxy has no upstream for event streams'));
+    return upstream;
+  }
+
+  private subscribe(kind: Kind, args: Buffer[]): void {
+    const upstream = this.upstream();
+    if (!upstream) return;
+    const map = kind === 'channel' ? this.channels : this.patterns;
+    const word = kind === 'channel' ? WORDS.subscribe : WORDS.psubscribe;
+    const frames: Buffer[] = [];
+    const waiting = new Set<Subscription>();
+    const created: Subscription[] = [];
+    for (let i = 1; i < args.length; i++) {
+      const name = args[i];
+      const key = name.toString('latin1');
+      let sub = map.get(key);
+      if (!sub) {
+        sub = new Subscription(kind, name, key, this);
+        map.set(key, sub);
+        created.push(sub);
+        sub.open(upstream);
+      }
+      if (!sub.confirmed) waiting.add(sub);
+      frames.push(confirmation(this.session.protocol, word, name, this.subscriptionCount));
+    }
+    const reply = frames.length === 1 ? frames[0] : Buffer.concat(frames);
+    if (waiting.size === 0) return this.output.answer(reply);
+    const command = new PendingCommand(this.output.reserve(), reply, waiting, created);
+    for (const sub of waiting) sub.waiters.push(command);
+  }
+
+  private unsubscribe(kind: Kind, args: Buffer[]): void {
+    const map = kind === 'channel' ? this.channels : this.patterns;
+    const word = kind === 'channel' ? WORDS.unsubscribe : WORDS.punsubscribe;
+    const protocol = this.session.protocol;
+    const frames: Buffer[] = [];
+    if (args.length === 1) {
+      if (map.size === 0) return this.output.answer(confirmation(protocol, word, null, this.subscriptionCount));
+      for (const sub of [...map.values()]) {
+        this.remove(sub);
+        frames.push(confirmation(protocol, word, sub.name, this.subscriptionCount));
+      }
+    } else {
+      for (let i = 1; i < args.length; i++) {
+        const sub = map.get(args[i].toString('latin1'));
+        if (sub) this.remove(sub);
+        frames.push(confirmation(protocol, word, args[i], this.subscriptionCount));
+      }
+    }
+    this.output.answer(frames.length === 1 ? frames[0] : Buffer.concat(frames));
+  }
+
+  /** No shard channel is ever subscribed (SSUBSCRIBE is refused): the replies of Redis with none. */
+  private sunsubscribe(args: Buffer[]): void {
+    const protocol = this.session.protocol;
+    if (args.length === 1) return this.output.answer(confirmation(protocol, WORDS.sunsubscribe, null, 0));
+    this.output.answer(Buffer.concat(args.slice(1).map((name) => confirmation(protocol, WORDS.sunsubscribe, name, 0))));
+  }
+
+  private startMonitor(): void {
+    if (this.monitor) return; // Redis ignores MONITOR in monitor mode: no reply at all
+    const upstream = this.upstream();
+    if (!upstream) return;
+    const monitor = new MonitorFeed(this.output, upstream, () => {
+      if (this.monitor === monitor) this.monitor = undefined;
+    });
+    this.monitor = monitor;
+  }
 }

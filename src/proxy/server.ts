@@ -3,8 +3,10 @@
 import net from 'node:net';
 import type { Logger } from '../logger.js';
 import { observedCounter, observedGauge } from '../metrics.js';
+import { EventStreamClient } from '../upstream/event-stream.js';
 import { KvClient } from '../upstream/kv-client.js';
 import { Batcher } from './batcher.js';
+import { attachStreamUpstream, type StreamUpstream } from './pubsub.js';
 import { Session, type SessionOptions, type SessionRegistry } from './session.js';
 
 export interface ProxyOptions {
@@ -35,6 +37,9 @@ export async function startProxy(options: ProxyOptions, log: Logger): Promise<Ru
     connections: options.upstreamConnections,
     maxRequestBytes: 1_000_000,
   });
+  // Pub/sub and MONITOR: one upstream event stream per channel, pattern or MONITOR (pubsub.ts).
+  const events = new EventStreamClient({ url: options.upstreamUrl, token: options.upstreamToken, timeoutMs: options.upstreamTimeoutMs });
+  const streamUpstream: StreamUpstream = { client: events, log, confirmTimeoutMs: options.upstreamTimeoutMs };
   const batcher = new Batcher(client, { maxBatch: options.maxBatch, maxInFlight: options.upstreamConnections });
   const sessions = new Set<Session>();
   let ids = 0;
@@ -56,6 +61,7 @@ export async function startProxy(options: ProxyOptions, log: Logger): Promise<Ru
   observedCounter('respgate_proxy_upstream_calls_total', 'Upstream /pipeline calls made by the batcher', () => batcher.stats.calls);
   observedCounter('respgate_proxy_forwarded_commands_total', 'Commands sent upstream by the batcher', () => batcher.stats.commands);
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
+    attachStreamUpstream(socket, streamUpstream);
     sessions.add(new Session(socket, registry, sessionOptions));
   });
   await new Promise<void>((resolve, reject) => {
@@ -76,6 +82,7 @@ export async function startProxy(options: ProxyOptions, log: Logger): Promise<Ru
         server.close(() => resolve());
         for (const s of sessions) s.socket.destroy();
       });
+      await events.close();
       await client.close();
     },
   };

@@ -107,10 +107,10 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
     why: 'WATCH/UNWATCH answer an error by design (session.ts): the REST upstream has no optimistic locking, so a silent OK would promise a check that never happens (docs/proxy.md, Transactions)',
     proxy: (name) => `-ERR ${name.toUpperCase()} is not supported by respgate: the REST upstream has no optimistic locking (no WATCH), so a transaction cannot depend on watched keys; MULTI/EXEC still run atomically\r\n`,
   },
-  'pubsub-not-yet': {
+  'ssubscribe-refused': {
     designed: true,
-    why: 'pub/sub and MONITOR are not available yet (session.ts answers route "stream" with this error; SSE streams are a later issue)',
-    proxy: (name) => `-ERR '${name}' is not supported yet by respgate: pub/sub and MONITOR streams are not available in this version\r\n`,
+    why: 'SSUBSCRIBE is refused (pubsub.ts): the REST upstream has no sharded pub/sub stream, so SPUBLISH messages could never be received; on a standalone Redis 7.0 shard channels are a namespace of their own (ssubscribe/smessage, SPUBLISH only), not plain channels',
+    proxy: "-ERR command 'ssubscribe' is not supported by respgate: the REST upstream has no sharded pub/sub stream, so messages sent with SPUBLISH cannot be received; use SUBSCRIBE and PUBLISH\r\n",
   },
   'move-refused': {
     designed: true,
@@ -1285,7 +1285,19 @@ export const scenarios: Scenario[] = [
       ['LPUSH', 'tx', 'x'],
       ['PING'],
       ['EXEC'],
-      known('pubsub-not-yet', 'SUBSCRIBE', 'ch'),
+      // Pub/sub landed (pubsub.ts; messages and counts in depth: pubsub.test.ts).
+      ['SUNSUBSCRIBE'],
+      known('ssubscribe-refused', 'SSUBSCRIBE', 'sh'),
+      ['SUNSUBSCRIBE', 'sh'], // the oracle leaves the shard channel it did subscribe to
+      ['SUBSCRIBE', 'ch'],
+      ['PSUBSCRIBE', 'p*'],
+      ['PING'],
+      ['PING', 'x'],
+      ['GET', 'tx'],
+      ['UNSUBSCRIBE', 'ch'],
+      ['PUNSUBSCRIBE', 'p*'],
+      ['UNSUBSCRIBE'],
+      ['MONITOR'],
     ],
   },
   {

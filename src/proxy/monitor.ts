@@ -1,0 +1,54 @@
+// MONITOR of one connection: the upstream's /monitor event stream turned back into what Redis sends,
+// `+OK` once the stream is confirmed (its first event, `OK`), then one status reply per command in
+// Redis' own format (`+1721284005.242090 [0 127.0.0.1:5000] "set" "k" "v"`). The lines describe the
+// commands the upstream's Redis executes: commands the proxy answers itself (PING, ECHO, CLIENT, …)
+// do not appear, and the address is that of the upstream's connection, not of the Redis client.
+// RESET and QUIT leave it, a disconnect closes the stream; a dropped stream is opened again with
+// backoff (commands executed in the gap are not shown).
+import { monitorLine, ResilientEventStream } from '../upstream/event-stream.js';
+import type { SessionOutput, StreamUpstream } from './pubsub.js';
+import { errorReply, OK } from './replies.js';
+
+export class MonitorFeed {
+  private readonly stream: ResilientEventStream;
+  /** Fills MONITOR's reply position (once). */
+  private readonly fill: (reply: Buffer) => void;
+
+  constructor(
+    private readonly output: SessionOutput,
+    upstream: StreamUpstream,
+    /** The feed failed to start (refused, unreachable): the connection is no longer monitoring. */
+    private readonly onStopped: () => void,
+  ) {
+    const fill = (this.fill = output.reserve());
+    const { log } = upstream;
+    const session = output.session;
+    const context = () => ({ conn: session.id, client: session.address, stream: 'monitor' });
+    this.stream = new ResilientEventStream(upstream.client, { kind: 'monitor' }, {
+      onConfirmed: (again) => {
+        if (again) log.warn(context(), 'upstream event stream re-established');
+        else fill(OK);
+      },
+      onEvent: (data) => {
+        const line = monitorLine(data);
+        output.push(Buffer.from(`+${line}\r\n`), log);
+      },
+      onFailed: (error) => {
+        fill(errorReply(error));
+        this.onStopped();
+      },
+      onDropped: (reason, attempt, delayMs) =>
+        log.warn({ ...context(), reason, attempt, retryInMs: delayMs }, 'upstream event stream dropped; reconnecting (commands executed until it is back are not shown)'),
+      onRefused: (error) => {
+        log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
+        session.socket.destroy();
+      },
+    }, { confirmTimeoutMs: upstream.confirmTimeoutMs });
+  }
+
+  /** RESET, QUIT, disconnect. A MONITOR still waiting for the upstream answers +OK (it came first). */
+  stop(): void {
+    this.stream.close();
+    this.fill(OK);
+  }
+}
