@@ -86,8 +86,8 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   multi: transaction('the queued commands are sent as one atomic /multi-exec request'),
   exec: transaction('sends the queued commands as one /multi-exec request'),
   discard: transaction('drops the queue held by the proxy'),
-  watch: transaction('the REST upstream has no WATCH; the proxy emulates it'),
-  unwatch: transaction('the REST upstream has no UNWATCH; the proxy emulates it'),
+  watch: transaction('answers an error: the REST upstream has no optimistic locking, so a WATCH could not be honoured'),
+  unwatch: transaction('answers an error, like WATCH (nothing can be watched)'),
 
   // Pub/sub and MONITOR: server-sent-event streams of the upstream, turned back into RESP.
   subscribe: stream('one /subscribe/{channel} event stream per channel'),
