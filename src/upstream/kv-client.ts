@@ -7,6 +7,7 @@
 // Batches: commands whose arguments are all valid UTF-8 go in JSON `/pipeline` requests (split so
 // each body stays under maxRequestBytes); a command with a binary argument goes alone in the path
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
+import { parseJsonExactIntegers } from './json-parse.js';
 import { isUtf8 } from 'node:buffer';
 import { Pool } from 'undici';
 import { scanReply, splitReplies } from '../resp/reply-scanner.js';
@@ -299,7 +300,7 @@ export class KvClient {
     if (status === 200) {
       let parsed: unknown;
       try {
-        parsed = JSON.parse(body.toString('utf8'));
+        parsed = parseJsonExactIntegers(body.toString('utf8'));
       } catch {
         return { kind: 'failed', error: malformedText('HTTP 200 whose body is not JSON', 'transaction') };
       }
