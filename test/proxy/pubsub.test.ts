@@ -584,6 +584,48 @@ describe('refusals', () => {
   });
 });
 
+describe('an upstream without the base64 event extension (the real service)', () => {
+  it('plain events: names are ours byte for byte, messages are text; what is lost is documented', async () => {
+    const http = await import('node:http');
+    const open = new Map<string, import('node:http').ServerResponse>();
+    let asked: string | undefined;
+    const fake = http.createServer((req, res) => {
+      asked = req.headers['respgate-event-encoding'] as string;
+      const [, kind, name] = (req.url ?? '').split('/');
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' }); // no Respgate-Event-Encoding echo
+      res.write(`data: ${kind},${decodeURIComponent(name)},1\n\n`);
+      open.set(`${kind}/${decodeURIComponent(name)}`, res);
+    });
+    await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(fake.address() as import('node:net').AddressInfo).port}`;
+    const proxy = await startTestProxy({ url, token: 'plain-upstream-token' });
+    try {
+      const c = await RawClient.connect(proxy.port);
+      await send(c, ['SUBSCRIBE', 'a,b', 'caf\u00e9'], ['PSUBSCRIBE', 'p*']);
+      expect(asked).toBe('base64');
+      // Streams are separate connections: one event at a time, so the order is known.
+      const event = async (stream: string, data: string) => {
+        open.get(stream)!.write(data);
+        return (await c.replies(1))[0].toString('utf8');
+      };
+      expect(await event('subscribe/a,b', 'data: message,a,b,hello, world\n\n')).toBe('*3\r\n$7\r\nmessage\r\n$3\r\na,b\r\n$12\r\nhello, world\r\n');
+      // CR or CRLF in a message would arrive as LF: several data lines joined.
+      expect(await event('subscribe/caf\u00e9', 'data: message,caf\u00e9,two\ndata: lines\n\n')).toBe('*3\r\n$7\r\nmessage\r\n$5\r\ncaf\u00e9\r\n$9\r\ntwo\nlines\r\n');
+      expect(await event('psubscribe/p*', 'data: pmessage,p*,p1,x,y\n\n')).toBe('*4\r\n$8\r\npmessage\r\n$2\r\np*\r\n$2\r\np1\r\n$3\r\nx,y\r\n');
+      // Channel "p,2": ambiguous in plain text, cut at its first comma.
+      expect(await event('psubscribe/p*', 'data: pmessage,p*,p,2,z\n\n')).toBe('*4\r\n$8\r\npmessage\r\n$2\r\np*\r\n$1\r\np\r\n$3\r\n2,z\r\n');
+      // Invalid UTF-8 already became U+FFFD upstream.
+      expect(await event('subscribe/a,b', 'data: message,a,b,\ufffd\n\n')).toBe('*3\r\n$7\r\nmessage\r\n$3\r\na,b\r\n$3\r\n\ufffd\r\n');
+      c.close();
+      await until(() => [...open.values()].every((r) => r.destroyed || r.writableEnded || r.socket === null || r.socket.destroyed), 'fake streams closed');
+    } finally {
+      await proxy.stop();
+      fake.closeAllConnections();
+      await new Promise<void>((r) => fake.close(() => r()));
+    }
+  });
+});
+
 describe('reconnection after the upstream stream drops', () => {
   /** A proxy whose log lines are kept. */
   async function loggedProxy(platform: { url: string; token: string }): Promise<{ proxy: RunningProxy; lines: () => string[] }> {
