@@ -522,6 +522,26 @@ describe('upstream stream clean-up', () => {
   });
 });
 
+describe('a subscriber that does not read', () => {
+  it('is disconnected once more than 32 MB wait for it, like Redis (client-output-buffer-limit pubsub)', async () => {
+    const results: Record<string, boolean> = {};
+    for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
+      const sub = await RawClient.connect(side);
+      await send(sub, ['SUBSCRIBE', 'slow']);
+      sub.socket.pause();
+      const pub = new IORedis({ port: side, host: '127.0.0.1' });
+      const big = Buffer.alloc(1024 * 1024, 'x');
+      for (let i = 0; i < 48 && !sub.socket.destroyed; i++) await pub.publish('slow', big);
+      sub.socket.resume();
+      results[name] = await sub.untilClosed(10_000).then(() => true, () => false);
+      pub.disconnect();
+      sub.close();
+    }
+    expect(results).toEqual({ oracle: true, proxy: true });
+    await streamsGone();
+  }, 60_000);
+});
+
 describe('refusals', () => {
   it('a channel the token may not use: NOPERM as Redis, for the whole command, and nothing stays subscribed', async () => {
     const setup = ['ACL', 'SETUSER', 'limited', 'on', '>limited-pass', '~*', '&allowed:*', '+@all'];
