@@ -92,7 +92,7 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   // Pub/sub and MONITOR: server-sent-event streams of the upstream, turned back into RESP.
   subscribe: stream('one /subscribe/{channel} event stream per channel'),
   psubscribe: stream('one /psubscribe/{pattern} event stream per pattern'),
-  ssubscribe: stream('sharded channels behave like channels on a standalone server'),
+  ssubscribe: stream('refused: shard channels are a namespace of their own that the REST upstream has no event stream for'),
   unsubscribe: stream(),
   punsubscribe: stream(),
   sunsubscribe: stream(),

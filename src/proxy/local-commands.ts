@@ -32,6 +32,7 @@ const handlers: Record<string, Handler> = {
   },
   echo: ({ session }, args) => reply(session.protocol, (w) => w.bulk(args[1])),
   quit: ({ session }) => {
+    session.streams.reset(); // no message or MONITOR line after the +OK
     session.answerNow(OK);
     session.closeAfterReplies();
     return undefined;
@@ -313,7 +314,9 @@ function client(ctx: LocalContext, args: Buffer[]): Buffer | undefined {
         if (opt === 'type' && args.length === 4) {
           const type = lower(args[3]);
           if (!['normal', 'master', 'replica', 'slave', 'pubsub'].includes(type)) return errorReply(`ERR Unknown client type '${args[3].toString()}'`);
-          if (type !== 'normal') sessions.length = 0;
+          // networking.c getClientType: a MONITOR client counts as normal, a subscriber as pubsub.
+          const keep = type === 'pubsub' ? (x: Session) => x.streams.subscriptionCount > 0 : type === 'normal' ? (x: Session) => x.streams.subscriptionCount === 0 : () => false;
+          sessions.splice(0, sessions.length, ...sessions.filter(keep));
         } else if (opt === 'id' && args.length >= 4) {
           // networking.c: every id must parse (string2ll); the matching clients follow the arguments' order.
           const ids: bigint[] = [];
@@ -373,10 +376,19 @@ function clientLine(s: Session, cmd: string): string {
   const now = Date.now();
   return (
     `id=${s.id} addr=${s.address} laddr=${s.localAddress} fd=${(s.socket as unknown as { _handle?: { fd?: number } })._handle?.fd ?? -1} ` +
-    `name=${s.name} age=${Math.floor((now - s.createdAt) / 1000)} idle=${Math.floor((now - s.lastCommandAt) / 1000)} flags=${s.queuedCommands >= 0 ? 'x' : 'N'} db=0 ` +
-    `sub=0 psub=0 ssub=0 multi=${s.queuedCommands} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 ` +
+    `name=${s.name} age=${Math.floor((now - s.createdAt) / 1000)} idle=${Math.floor((now - s.lastCommandAt) / 1000)} flags=${clientFlags(s)} db=0 ` +
+    `sub=${s.streams.channelCount} psub=${s.streams.patternCount} ssub=0 multi=${s.queuedCommands} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 ` +
     `events=r cmd=${cmd} user=default redir=-1 resp=${s.protocol}\n`
   );
+}
+
+/** CLIENT LIST flags in Redis 7.0's order (networking.c catClientInfoString): O monitor, P pubsub, x multi. */
+function clientFlags(s: Session): string {
+  let flags = '';
+  if (s.streams.monitoring) flags += 'O';
+  if (s.streams.subscriptionCount > 0) flags += 'P';
+  if (s.queuedCommands >= 0) flags += 'x';
+  return flags || 'N';
 }
 
 /** The keys clients read at start-up (redis-benchmark: save, appendonly; BullMQ: maxmemory-policy). */

@@ -16,7 +16,6 @@ import type net from 'node:net';
 import type { CommandSpec } from '../commands/table.js';
 import type { Logger } from '../logger.js';
 import { decodePubsubEvent, ResilientEventStream, type EventStreamClient } from '../upstream/event-stream.js';
-import type { ForwardItem } from './batcher.js';
 import { MonitorFeed } from './monitor.js';
 import { errorReply } from './replies.js';
 import type { Session } from './session.js';
@@ -61,23 +60,18 @@ export function createStreamState(session: Session): StreamState {
 
 // ---- the session's output, for replies that come later than their command ----
 
-const NO_ARGS: Buffer[] = [];
-
 /** Reply positions filled later, and unsolicited replies, through the session's public methods. */
 export class SessionOutput {
   constructor(readonly session: Session) {}
 
   /** Takes the next reply position now; the returned function fills it (once) and writes what is ready. */
   reserve(): (reply: Buffer) => void {
-    // A slot of the session's reply sequence, taken as forward() does, but never sent upstream.
-    this.session.forward(NO_ARGS);
-    const item = this.session.pending.pop() as ForwardItem;
+    const slot = this.session.reserveReply();
     let filled = false;
     return (reply) => {
       if (filled) return;
       filled = true;
-      this.session.deliver(item, reply);
-      this.session.afterBatch();
+      this.session.fillReply(slot, reply);
     };
   }
 
@@ -89,7 +83,7 @@ export class SessionOutput {
   /** False once the connection is closing (QUIT) or closed: nothing more is sent, as in Redis. */
   get open(): boolean {
     const s = this.session.socket;
-    return !s.destroyed && !s.writableEnded && this.session.lastCommand !== 'quit';
+    return !s.destroyed && !s.writableEnded && !this.session.isClosing;
   }
 
   /**
@@ -99,7 +93,7 @@ export class SessionOutput {
   push(reply: Buffer, log: Logger): void {
     if (!this.open) return;
     this.session.answerNow(reply);
-    this.session.afterBatch();
+    this.session.flush();
     if (this.session.socket.writableLength > OUTPUT_LIMIT_BYTES) {
       log.warn({ conn: this.session.id, client: this.session.address, limitBytes: OUTPUT_LIMIT_BYTES }, 'client output buffer limit reached (it reads slower than messages arrive): closing the connection');
       this.session.socket.destroy();

@@ -170,6 +170,10 @@ export class Session implements BatchSource {
     const spec = check.spec;
     this.lastCommand = spec.name;
     if (!this.authenticated && !spec.flags.has('no_auth')) return this.reject(NOAUTH);
+    // A MONITOR connection is a replica to Redis (networking flags CLIENT_SLAVE|CLIENT_MONITOR).
+    if (this.streams.monitoring && (spec.flags.has('readonly') || spec.flags.has('write') || spec.flags.has('may_replicate'))) {
+      return this.reject(errorReply("ERR Replica can't interact with the keyspace"));
+    }
     if (this.protocol === 2 && this.streams.subscriptionCount > 0) {
       const name = spec.container ?? spec.name;
       if (!SUBSCRIBED_MODE_COMMANDS.has(name)) {
@@ -378,8 +382,31 @@ export class Session implements BatchSource {
   }
 
   afterBatch(): void {
+    this.flush();
+  }
+
+  /** Takes the next reply position for a reply that is known later (a SUBSCRIBE waiting for its stream). */
+  reserveReply(): number {
+    const slot = this.base + this.replies.length;
+    this.replies.push(undefined);
+    return slot;
+  }
+
+  /** Fills a position taken with reserveReply and writes what is ready. */
+  fillReply(slot: number, reply: Buffer): void {
+    this.replies[slot - this.base] = reply;
+    this.flush();
+  }
+
+  /** Writes every reply that is ready (also for replies no command asked for: messages, MONITOR lines). */
+  flush(): void {
     this.writeReady();
     this.maybeResume();
+  }
+
+  /** True once the connection is closing (QUIT, protocol error, client gone): nothing more is sent. */
+  get isClosing(): boolean {
+    return this.closing;
   }
 
   /** Writes every reply that is ready and has no unanswered reply before it. */
