@@ -2,6 +2,7 @@
 // value is legitimately nondeterministic (client ids, idle times, hash-table iteration order, TIME)
 // is compared through a normalizer that keeps everything that is deterministic about it (types,
 // array lengths, error texts, the members of an unordered collection, the field names of a text).
+import { expect } from 'vitest';
 
 /** A decoded RESP2 reply, enough to normalize and re-render it. */
 export type Resp =
@@ -134,21 +135,7 @@ export const normalizers: Record<string, (r: Resp) => Resp> = {
   /** CLIENT INFO / CLIENT LIST line: field names in order, and the values that do not depend on the connection. */
   clientInfo: unlessError((r) => {
     if (r.t !== '$' || r.b === null) return r;
-    const volatile = new Set(['id', 'addr', 'laddr', 'fd', 'age', 'idle', 'qbuf', 'qbuf-free', 'argv-mem', 'multi-mem', 'rbs', 'rbp', 'obl', 'oll', 'omem', 'tot-mem']);
-    const text = r.b
-      .toString('latin1')
-      .split('\n')
-      .map((line) =>
-        line
-          .split(' ')
-          .map((field) => {
-            const eq = field.indexOf('=');
-            const name = eq < 0 ? field : field.slice(0, eq);
-            return volatile.has(name) ? `${name}=*` : field;
-          })
-          .join(' '),
-      )
-      .join('\n');
+    const text = clientInfoText(r.b.toString('latin1'));
     return { t: '$', b: Buffer.from(text, 'latin1') };
   }),
   /**
@@ -194,4 +181,44 @@ export type CompareMode = 'exact' | 'unordered' | 'deepUnordered' | 'unorderedPa
 export function comparable(reply: Buffer, mode: CompareMode): string {
   if (mode === 'exact') return reply.toString('latin1');
   return render(normalizers[mode](parseReply(reply)));
+}
+
+/** CLIENT INFO/LIST text with the fields that depend on the connection or on timing masked. */
+export function clientInfoText(text: string): string {
+  const volatile = new Set(['id', 'addr', 'laddr', 'fd', 'age', 'idle', 'qbuf', 'qbuf-free', 'argv-mem', 'multi-mem', 'rbs', 'rbp', 'obl', 'oll', 'omem', 'tot-mem']);
+  return text
+    .split('\n')
+    .map((line) =>
+      line
+        .split(' ')
+        .map((field) => {
+          const eq = field.indexOf('=');
+          const name = eq < 0 ? field : field.slice(0, eq);
+          return volatile.has(name) ? `${name}=*` : field;
+        })
+        .join(' '),
+    )
+    .join('\n');
+}
+
+/** Compares two replies after normalising them with `comparable`; a failure text, or undefined when equal. */
+export function mismatch(where: string, oracle: Buffer, proxy: Buffer, compare: string, comparableOf: (reply: Buffer) => string): string | undefined {
+  let o: string;
+  let p: string;
+  try {
+    o = comparableOf(oracle);
+    p = comparableOf(proxy);
+  } catch (err) {
+    return `${where}: could not compare (${compare}): ${(err as Error).message}\n  oracle: ${printable(oracle)}\n  proxy:  ${printable(proxy)}`;
+  }
+  if (o === p) return undefined;
+  const how = compare === 'exact' ? '' : ` (compared as ${compare}: oracle ${printable(o, 600)} vs proxy ${printable(p, 600)})`;
+  return `${where}: replies differ${how}\n  oracle: ${printable(oracle)}\n  proxy:  ${printable(proxy)}`;
+}
+
+/** Fails with the first difference in full, then one line for each later one (later state may follow from the first). */
+export function reportDifferences(failures: string[]): void {
+  if (failures.length === 0) return;
+  const rest = failures.slice(1).map((f) => `  - ${f.split('\n')[0].slice(0, 300)}`);
+  expect.fail(`${failures[0]}${rest.length ? `\n${rest.length} more difference(s) after it:\n${rest.join('\n')}` : ''}`);
 }

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { RawClient, startStack, type Stack } from '../helpers/stack.js';
-import { comparable, printable } from './differential-compare.js';
+import { comparable, mismatch, printable, reportDifferences } from './differential-compare.js';
 import { KNOWN_DIFFERENCES, commandCount, scenarios, stepOf, type Arg, type Scenario, type Step } from './differential-cases.js';
 
 /** The suite must not shrink silently. */
@@ -70,25 +70,9 @@ function judge(scenario: Scenario, index: number, step: Step, oracle: Buffer, pr
     return undefined;
   }
   const compare = step.compare ?? 'exact';
-  let o: string;
-  let p: string;
-  try {
-    o = comparable(oracle, compare);
-    p = comparable(proxy, compare);
-  } catch (err) {
-    return `${where}: could not compare (${compare}): ${(err as Error).message}\n  oracle: ${printable(oracle)}\n  proxy:  ${printable(proxy)}`;
-  }
-  if (o === p) return undefined;
-  const how = compare === 'exact' ? '' : ` (compared as ${compare}: oracle ${printable(o, 600)} vs proxy ${printable(p, 600)})`;
-  return `${where}: replies differ${how}\n  oracle: ${printable(oracle)}\n  proxy:  ${printable(proxy)}`;
+  return mismatch(where, oracle, proxy, compare, (reply) => comparable(reply, compare));
 }
 
-/** Fails with the first difference in full, then one line for each later one (later state may follow from the first). */
-function report(failures: string[]): void {
-  if (failures.length === 0) return;
-  const rest = failures.slice(1).map((f) => `  - ${f.split('\n')[0].slice(0, 300)}`);
-  expect.fail(`${failures[0]}${rest.length ? `\n${rest.length} more difference(s) after it:\n${rest.join('\n')}` : ''}`);
-}
 
 async function expectClosed(side: Side, scenario: Scenario): Promise<void> {
   const [o, p] = await Promise.all([side.oracle.untilClosed().then(() => true, () => false), side.proxy.untilClosed().then(() => true, () => false)]);
@@ -107,7 +91,7 @@ async function runOneByOne(scenario: Scenario): Promise<void> {
       const failure = judge(scenario, i, steps[i], o, p, 'one by one');
       if (failure) failures.push(failure);
     }
-    report(failures);
+    reportDifferences(failures);
     if (scenario.closes) await expectClosed(side, scenario);
   } finally {
     close(side);
@@ -128,7 +112,7 @@ async function runBurst(scenario: Scenario): Promise<void> {
       const failure = judge(scenario, i, steps[i], o[i], p[i], 'pipelined burst');
       if (failure) failures.push(failure);
     }
-    report(failures);
+    reportDifferences(failures);
     if (scenario.closes) await expectClosed(side, scenario);
   } finally {
     close(side);

@@ -1,6 +1,6 @@
 // Comparison modes of the RESP3 tests: the modes of differential-compare.ts (same names, same intent),
 // for replies that may be RESP3 (maps, sets, doubles, verbatim strings, nulls, pushes) as well as RESP2.
-import type { CompareMode } from './differential-compare.js';
+import { clientInfoText, type CompareMode } from './differential-compare.js';
 
 export { printable } from './differential-compare.js';
 
@@ -115,22 +115,6 @@ function textOf(r: Resp3): { text: string; rebuild: (s: string) => Resp3 } | und
   return undefined;
 }
 
-function clientInfoText(text: string): string {
-  const volatile = new Set(['id', 'addr', 'laddr', 'fd', 'age', 'idle', 'qbuf', 'qbuf-free', 'argv-mem', 'multi-mem', 'rbs', 'rbp', 'obl', 'oll', 'omem', 'tot-mem']);
-  return text
-    .split('\n')
-    .map((line) =>
-      line
-        .split(' ')
-        .map((field) => {
-          const eq = field.indexOf('=');
-          const name = eq < 0 ? field : field.slice(0, eq);
-          return volatile.has(name) ? `${name}=*` : field;
-        })
-        .join(' '),
-    )
-    .join('\n');
-}
 
 export const normalizers3: Record<CompareMode, (r: Resp3) => Resp3> = {
   exact: (r) => r,

@@ -14,6 +14,7 @@ import { RawClient, startStack, type Stack } from '../helpers/stack.js';
 import { KNOWN_DIFFERENCES, scenarios, type Arg } from './differential-cases.js';
 import { KNOWN_DIFFERENCES_3, resp3Scenarios, type Scenario3, type Step3 } from './resp3-cases.js';
 import { comparable3, printable } from './resp3-compare.js';
+import { mismatch, reportDifferences } from './differential-compare.js';
 
 const RESET_COMMANDS: Arg[][] = [['FLUSHALL'], ['FUNCTION', 'FLUSH'], ['SCRIPT', 'FLUSH']];
 /** Pub/sub and MONITOR turn the connection into a stream (pubsub.test.ts covers them, RESP3 push frames included). */
@@ -104,24 +105,9 @@ function judge(scenario: Scenario3, index: number, step: Step3, protocol: 2 | 3,
     return undefined;
   }
   const compare = step.compare ?? 'exact';
-  let o: string;
-  let p: string;
-  try {
-    o = comparable3(oracle, compare);
-    p = comparable3(proxy, compare);
-  } catch (err) {
-    return `${where}: could not compare (${compare}): ${(err as Error).message}\n  oracle: ${printable(oracle)}\n  proxy:  ${printable(proxy)}`;
-  }
-  if (o === p) return undefined;
-  const how = compare === 'exact' ? '' : ` (compared as ${compare}: oracle ${printable(o, 600)} vs proxy ${printable(p, 600)})`;
-  return `${where}: replies differ${how}\n  oracle: ${printable(oracle)}\n  proxy:  ${printable(proxy)}`;
+  return mismatch(where, oracle, proxy, compare, (reply) => comparable3(reply, compare));
 }
 
-function report(failures: string[]): void {
-  if (failures.length === 0) return;
-  const rest = failures.slice(1).map((f) => `  - ${f.split('\n')[0].slice(0, 300)}`);
-  expect.fail(`${failures[0]}${rest.length ? `\n${rest.length} more difference(s) after it:\n${rest.join('\n')}` : ''}`);
-}
 
 async function run(scenario: Scenario3, burst: boolean): Promise<void> {
   await reset();
@@ -151,7 +137,7 @@ async function run(scenario: Scenario3, burst: boolean): Promise<void> {
       if (failure) failures.push(failure);
       protocol = protocolAfter(steps[i], o[i], protocol);
     }
-    report(failures);
+    reportDifferences(failures);
     if (scenario.closes && steps.length === stepsOf(scenario).length) {
       const [oc, pc] = await Promise.all([side.oracle.untilClosed().then(() => true, () => false), side.proxy.untilClosed().then(() => true, () => false)]);
       expect([oc, pc]).toEqual([true, true]);
