@@ -4,6 +4,28 @@ export type Arg = string | Buffer;
 
 /** Encodes a list of commands into one buffer, ready to be written to a Redis connection. */
 export function encodeCommands(commands: readonly (readonly Arg[])[]): Buffer {
+  return allStrings(commands) ? encodeStrings(commands) : encodeMixed(commands);
+}
+
+function allStrings(commands: readonly (readonly Arg[])[]): boolean {
+  for (const cmd of commands) for (const arg of cmd) if (typeof arg !== 'string') return false;
+  return true;
+}
+
+/**
+ * Text arguments (the platform's JSON requests): one string for the whole batch, encoded to UTF-8 in
+ * one call. Measured 2.5–3.5× faster than a Buffer write per argument (bench in bench/README.md).
+ */
+function encodeStrings(commands: readonly (readonly Arg[])[]): Buffer {
+  let s = '';
+  for (const cmd of commands) {
+    s += `*${cmd.length}\r\n`;
+    for (const arg of cmd) s += `$${Buffer.byteLength(arg as string)}\r\n${arg as string}\r\n`;
+  }
+  return Buffer.from(s, 'utf8');
+}
+
+function encodeMixed(commands: readonly (readonly Arg[])[]): Buffer {
   let size = 0;
   for (const cmd of commands) {
     size += 3 + digits(cmd.length);
