@@ -79,7 +79,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
         reject(err.code === 'EADDRINUSE'
-          ? new Error(`port ${config.httpPort} on ${config.host} is already in use: choose another with --http-port (RESPGATE_HTTP_PORT)`)
+          ? new Error(`port ${config.httpPort} on ${config.host} is already in use (another respgate?): choose another with --http-port or RESPGATE_HTTP_PORT (npm start -- --http-port 8089)`)
           : err));
       server.listen(config.httpPort, config.host, resolve);
     });

@@ -67,7 +67,7 @@ export async function startProxy(options: ProxyOptions, log: Logger): Promise<Ru
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'EADDRINUSE'
-        ? new Error(`port ${options.port} on ${options.host} is already in use (another Redis?): choose another with --port (RESPGATE_PORT)`)
+        ? new Error(`port ${options.port} on ${options.host} is already in use, often by a system redis-server (stop it with 'sudo systemctl stop redis-server'); or choose another port with --port or RESPGATE_PORT (npm start -- --port 6390)`)
         : err));
     server.listen(options.port, options.host, resolve);
   });

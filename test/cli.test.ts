@@ -1,0 +1,73 @@
+// The command line as a user meets it: help, configuration errors (clear message, exit code 1).
+import { execFile } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const bin = path.resolve(__dirname, '../bin/respgate');
+
+/** Runs bin/respgate; resolves with exit code and output whatever the exit code. */
+async function respgate(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 20_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('respgate CLI', () => {
+  it('--help lists the three commands, and each command lists every flag with its environment variable', async () => {
+    const top = await respgate(['--help']);
+    expect(top.code).toBe(0);
+    for (const cmd of ['dev', 'proxy', 'platform']) expect(top.stdout).toMatch(new RegExp(`^  ${cmd} `, 'm'));
+    const dev = await respgate(['dev', '--help']);
+    for (const flag of ['--port', '--http-port', '--host', '--token', '--readonly-token', '--redis-url', '--requirepass', '--upstream-timeout', '--max-request-size', '--daily-request-limit', '--log-level']) {
+      expect(dev.stdout, flag).toContain(flag);
+    }
+    const proxy = await respgate(['proxy', '--help']);
+    for (const flag of ['--upstream-url', '--upstream-token', '--metrics-port', '--max-batch']) expect(proxy.stdout, flag).toContain(flag);
+    // Every option line names its environment variable.
+    const options = (dev.stdout + proxy.stdout).split('\n').filter((l) => /^\s+--[a-z]/.test(l) && !l.includes('--help'));
+    const text = (dev.stdout + proxy.stdout).replace(/\s+/g, ' '); // help lines wrap
+    for (const line of options) {
+      const flag = line.trim().split(/[\s,]/)[0];
+      expect(text, flag).toMatch(new RegExp(`env: RESPGATE_${flag.slice(2).toUpperCase().replace(/-/g, '_')}\\b`));
+    }
+  });
+
+  it('refuses bad values with the flag, the value and the expected form, exit code 1', async () => {
+    const r = await respgate(['platform', '--http-port', '99999']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("configuration error: --http-port must be a TCP port number from 0 to 65535, got '99999'");
+    const size = await respgate(['platform', '--max-request-size', 'lots']);
+    expect(size.stderr).toContain('--max-request-size must be a size such as 1048576, 512kb or 10mb');
+    const url = await respgate(['platform', '--redis-url', 'http://x']);
+    expect(url.stderr).toContain('--redis-url must start with redis://');
+  });
+
+  it('proxy without an upstream says where to give one', async () => {
+    const r = await respgate(['proxy'], { UPSTASH_REDIS_REST_URL: '', UPSTASH_REDIS_REST_TOKEN: '', RESPGATE_UPSTREAM_URL: '' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('no upstream: give --upstream-url (or RESPGATE_UPSTREAM_URL / UPSTASH_REDIS_REST_URL)');
+    const redisUrl = await respgate(['proxy', '--upstream-url', 'redis://127.0.0.1:6379', '--upstream-token', 't']);
+    expect(redisUrl.stderr).toContain('a redis:// URL is a Redis server, not a REST API');
+  });
+
+  it('a busy proxy port gives the likely cause and the fix, and leaves nothing running', async () => {
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as net.AddressInfo).port;
+    try {
+      const r = await respgate(['dev', '--port', String(port), '--http-port', '0', '--log-level', 'silent']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      expect(r.stderr).toContain('--port or RESPGATE_PORT');
+    } finally {
+      busy.close();
+    }
+  });
+});
