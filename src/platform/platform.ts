@@ -48,7 +48,9 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const kv = new KvHandler(principals, executor, internal, config, log);
 
     observedGauge('respgate_platform_event_streams', 'Open server-sent event streams (subscribe, psubscribe, monitor)', () => openStreams.count);
-    const server = http.createServer((req, res) => {
+    // Binary arguments travel percent-encoded in the path, so the URL may be as large as a request:
+    // --max-request-size bounds it (and is checked per request), not Node's 16 KB header default.
+    const server = http.createServer({ maxHeaderSize: config.maxRequestSize + 64 * 1024 }, (req, res) => {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const path = q < 0 ? url : url.slice(0, q);
