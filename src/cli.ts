@@ -47,6 +47,7 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
     .addOption(opt('--upstream-timeout <ms>', 'time limit of one upstream HTTP call; past it the commands get an error', 'RESPGATE_UPSTREAM_TIMEOUT', '5000'))
     .addOption(opt('--upstream-connections <n>', 'keep-alive HTTP connections to the upstream (and upstream calls in flight)', 'RESPGATE_UPSTREAM_CONNECTIONS', '16'))
     .addOption(opt('--max-batch <n>', 'most commands coalesced into one upstream /pipeline call', 'RESPGATE_MAX_BATCH', '1000'))
+    .addOption(opt('--block-poll-interval <ms>', 'blocking commands (BLPOP, BZPOPMIN, XREAD BLOCK…) poll the upstream, 10 ms apart at first, doubling up to this; each poll is one upstream request (billed by hosted services)', 'RESPGATE_BLOCK_POLL_INTERVAL', '100'))
     .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len)', 'RESPGATE_PROTO_MAX_BULK_LEN', '512mb'));
 }
 
@@ -54,6 +55,7 @@ interface ProxyFlags {
   metricsPort?: string;
   port: string; host: string; upstreamUrl?: string; upstreamToken?: string; requirepass?: string;
   upstreamTimeout: string; upstreamConnections: string; maxBatch: string; protoMaxBulkLen: string; logLevel: string;
+  blockPollInterval: string;
 }
 
 function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string): ProxyOptions {
@@ -72,6 +74,7 @@ function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string):
     maxBatch: positive(f.maxBatch, '--max-batch'),
     requirepass: f.requirepass || undefined,
     maxBulkLength: parseSize(f.protoMaxBulkLen, '--proto-max-bulk-len'),
+    blockPollIntervalMs: positive(f.blockPollInterval, '--block-poll-interval'),
   };
 }
 

@@ -5,6 +5,7 @@
 // same barrier: after the connection's earlier commands, before its later ones.
 import type { ReplyShape } from '../resp/reply-shape.js';
 import type { KvClient, TransactionOutcome } from '../upstream/kv-client.js';
+import type { BlockingPlan } from './blocking.js';
 
 /** One forwarded command and where its reply goes (plain data: no closure per command). */
 export interface ForwardItem {
@@ -17,6 +18,8 @@ export interface ForwardItem {
   shape?: ReplyShape;
   /** A transaction: its queued commands, sent as one /multi-exec call (`args` is unused). */
   transaction?: Buffer[][];
+  /** A blocking command emulated by polling (blocking.ts): it holds the connection's barrier while it polls. */
+  blocking?: BlockingPlan;
 }
 
 /** What the batcher needs from a connection. */
@@ -33,6 +36,8 @@ export interface BatchSource {
   deliverTransaction(item: ForwardItem, outcome: TransactionOutcome): void;
   /** Called after a call with its commands completed (to write replies, resume reading). */
   afterBatch(): void;
+  /** Runs a blocking command (polls through `Batcher.poll`); calls `release` once answered. */
+  runBlocking(item: ForwardItem, release: () => void): void;
 }
 
 export interface BatcherOptions {
@@ -81,6 +86,10 @@ export class Batcher {
         source.queued = false;
         const pending = source.pending;
         if (pending.length === 0) continue;
+        if (pending[0].blocking) {
+          this.startBlocking(source);
+          continue;
+        }
         if (pending[0].transaction) {
           transactions.push(source);
           continue;
@@ -88,7 +97,7 @@ export class Batcher {
         // Commands up to the connection's next transaction (it waits for them, like later commands).
         const limit = Math.min(pending.length, this.options.maxBatch - items.length);
         let take = 0;
-        while (take < limit && !pending[take].transaction) take++;
+        while (take < limit && !pending[take].transaction && !pending[take].blocking) take++;
         for (const item of pending.splice(0, take)) {
           items.push(item);
           owners.push(source);
@@ -109,6 +118,26 @@ export class Batcher {
         this.sendTransaction(transactions[i]);
       }
     }
+  }
+
+  /**
+   * A blocking command: the connection stays "in flight" (its later commands wait) until the command
+   * is answered; its polls do not wait for other work, and other connections go on.
+   */
+  private startBlocking(source: BatchSource): void {
+    const item = source.pending.shift()!;
+    source.inFlight = true;
+    source.runBlocking(item, () => this.finished([source]));
+  }
+
+  /** One poll of a blocking command: one upstream /pipeline call (counted like any other). */
+  poll(commands: Buffer[][]): Promise<Buffer[]> {
+    this.stats.calls++;
+    this.stats.commands += commands.length;
+    return this.client.pipeline(commands).catch((err: Error) => {
+      const reply = Buffer.from(`-ERR respgate internal error: ${String(err.message).replace(/[\r\n]+/g, ' ')}\r\n`);
+      return commands.map(() => reply);
+    });
   }
 
   private sendTransaction(source: BatchSource): void {

@@ -20,6 +20,8 @@ export interface ProxyOptions {
   maxBatch: number;
   requirepass?: string;
   maxBulkLength: number;
+  /** Blocking commands emulated by polling: the longest wait between two polls, in ms (default 100). */
+  blockPollIntervalMs?: number;
 }
 
 export interface RunningProxy {
@@ -55,6 +57,7 @@ export async function startProxy(options: ProxyOptions, log: Logger): Promise<Ru
     requirepass: options.requirepass,
     maxBulkLength: options.maxBulkLength,
     maxPendingReplies: 20_000,
+    blockPollIntervalMs: options.blockPollIntervalMs ?? 100,
   };
   // Half-open: a client that ends its side still gets the replies it is owed (see Session).
   observedGauge('respgate_proxy_connections', 'Client connections open on the proxy', () => sessions.size);

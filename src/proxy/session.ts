@@ -10,6 +10,7 @@ import { toResp3 } from '../resp/resp3-converter.js';
 import { jsonItemToResp } from '../upstream/json-to-resp.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
 import type { Batcher, BatchSource, ForwardItem } from './batcher.js';
+import { planBlocking, runBlocking, type BlockingRun } from './blocking.js';
 import { runLocalCommand, type LocalContext } from './local-commands.js';
 import { createStreamState, type StreamState } from './pubsub.js';
 import { errorReply, OK } from './replies.js';
@@ -20,6 +21,8 @@ export interface SessionOptions {
   maxBulkLength: number;
   /** Commands accepted but not yet answered before the connection stops reading (backpressure). */
   maxPendingReplies: number;
+  /** Blocking commands: the longest wait between two polls (ms); polls start 10 ms apart and double. */
+  blockPollIntervalMs?: number;
 }
 
 /** Called by the server for connection-wide state (CLIENT LIST, INFO clients). */
@@ -101,6 +104,10 @@ export class Session implements BatchSource {
   private closing = false;
   private paused = false;
   private closed = false;
+  /** The blocking command polling now, if any. */
+  private blocked: BlockingRun | undefined;
+  /** The client closed its side (half-close or gone). */
+  private peerEnded = false;
 
   constructor(
     readonly socket: net.Socket,
@@ -119,6 +126,10 @@ export class Session implements BatchSource {
     // sent before are still answered, then the connection closes. The server is created with
     // allowHalfOpen, or Node would end our side at once and drop those replies.
     socket.on('end', () => {
+      this.peerEnded = true;
+      // A blocking command waits for data the client can no longer ask for: Redis frees a client
+      // whose connection reads EOF, so the polling stops and the connection closes.
+      if (this.blocked) return void this.socket.destroy();
       if (!this.closing) this.closeAfterReplies();
     });
     socket.on('error', () => undefined); // 'close' follows
@@ -190,12 +201,44 @@ export class Session implements BatchSource {
       case 'refused':
         return this.answerNow(errorReply(spec.refusal ?? `ERR command '${spec.name}' is not supported by respgate`));
       case 'blocking':
-        return this.answerNow(errorReply(`ERR blocking command '${spec.name}' is not supported yet by respgate: the upstream has no blocking commands and polling emulation is not available in this version`));
+        return this.blocking(spec, args);
       case 'stream':
         return this.streams.handle(spec, args);
       case 'transaction':
         return this.transactionCommand(spec);
     }
+  }
+
+  /**
+   * A blocking command (BLPOP, BZPOPMIN, XREAD BLOCK …): emulated by polling (blocking.ts). It waits
+   * behind the connection's earlier commands and holds back its later ones until it is answered.
+   */
+  private blocking(spec: CommandSpec, args: Buffer[]): void {
+    const plan = planBlocking(spec, args);
+    if (Buffer.isBuffer(plan)) return this.answerNow(plan);
+    const slot = this.base + this.replies.length;
+    this.replies.push(undefined);
+    const item: ForwardItem = { args, slot, transform: undefined, blocking: plan };
+    if (this.protocol === 3) item.shape = replyShape(spec, args);
+    this.pending.push(item);
+  }
+
+  runBlocking(item: ForwardItem, release: () => void): void {
+    if (this.closed) return void setImmediate(release);
+    if (this.peerEnded) {
+      // The client is gone or half-closed before its blocking command started: like Redis at EOF.
+      this.socket.destroy();
+      return void setImmediate(release);
+    }
+    this.blocked = runBlocking(item.blocking!, (commands) => this.registry.batcher.poll(commands), this.options.blockPollIntervalMs ?? 100, (reply) => {
+      this.blocked = undefined;
+      if (item.shape !== undefined && /^(\*-1|\$-1)\r\n$/.test(reply.toString('latin1', 0, 8))) {
+        this.replies[item.slot - this.base] = Buffer.from('_\r\n');
+      } else {
+        this.deliver(item, reply);
+      }
+      release();
+    });
   }
 
   /** MULTI, EXEC, DISCARD, WATCH, UNWATCH outside a transaction. */
@@ -450,6 +493,8 @@ export class Session implements BatchSource {
     this.closed = true;
     this.closing = true;
     this.pending.length = 0; // not yet sent: never sent
+    this.blocked?.cancel(); // a blocking command stops polling
+    this.blocked = undefined;
     this.multi = undefined;
     this.streams.reset(); // no upstream event stream outlives its client
     this.registry.remove(this);

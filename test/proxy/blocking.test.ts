@@ -1,0 +1,201 @@
+// Blocking commands emulated by polling (src/proxy/blocking.ts), compared with a direct redis-server
+// where the outcome is deterministic: immediate data, timeouts, errors, data pushed during the wait,
+// no double pop, XREAD `$`, per-connection order, other connections not blocked, polling stopping on
+// disconnect, RESP3.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RawClient, startStack, type Stack } from '../helpers/stack.js';
+
+let stack: Stack;
+const clients: RawClient[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ blockPollIntervalMs: 50 });
+});
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await stack?.stop();
+});
+
+async function proxyClient(): Promise<RawClient> {
+  const c = await RawClient.connect(stack.proxy.port);
+  clients.push(c);
+  return c;
+}
+async function oracleClient(): Promise<RawClient> {
+  const c = await RawClient.connect(stack.oracle.endpoint.port);
+  clients.push(c);
+  return c;
+}
+
+const text = (replies: Buffer[]) => replies.map((r) => r.toString('latin1'));
+
+/** Runs the same commands on both sides (after FLUSHALL) and returns [proxy, oracle] replies as text. */
+async function both(...commands: string[][]): Promise<[string[], string[]]> {
+  const [p, o] = await Promise.all([proxyClient(), oracleClient()]);
+  await Promise.all([p.call(['FLUSHALL']), o.call(['FLUSHALL'])]);
+  const pr = text(await p.call(...commands));
+  const or = text(await o.call(...commands));
+  return [pr, or];
+}
+
+async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
+  const t0 = Date.now();
+  const r = await f();
+  return [r, Date.now() - t0];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('blocking commands with data at once: the same reply as Redis', () => {
+  const cases: [string, string[][]][] = [
+    ['BLPOP from the second of two keys', [['RPUSH', 'b', 'x', 'y'], ['BLPOP', 'a', 'b', '1'], ['LRANGE', 'b', '0', '-1']]],
+    ['BRPOP', [['RPUSH', 'a', 'x', 'y'], ['BRPOP', 'a', 'b', '0']]],
+    ['BZPOPMIN with scores', [['ZADD', 'z', '1.5', 'm1', '2', 'm2'], ['BZPOPMIN', 'nz', 'z', '1'], ['BZPOPMAX', 'z', '0']]],
+    ['BLMOVE', [['RPUSH', 's', '1', '2'], ['BLMOVE', 's', 'd', 'LEFT', 'RIGHT', '1'], ['LRANGE', 'd', '0', '-1']]],
+    ['BRPOPLPUSH', [['RPUSH', 's', '1', '2'], ['BRPOPLPUSH', 's', 'd', '1'], ['LRANGE', 'd', '0', '-1']]],
+    ['BLMPOP with COUNT', [['RPUSH', 'l2', 'a', 'b', 'c'], ['BLMPOP', '1', '2', 'l1', 'l2', 'RIGHT', 'COUNT', '2']]],
+    ['BZMPOP', [['ZADD', 'z', '1', 'a', '2', 'b'], ['BZMPOP', '1', '1', 'z', 'MAX', 'COUNT', '5']]],
+    ['XREAD BLOCK with an explicit id', [['XADD', 'st', '1-1', 'f', 'v'], ['XADD', 'st', '2-1', 'f', 'w'], ['XREAD', 'COUNT', '5', 'BLOCK', '100', 'STREAMS', 'st', '1-1']]],
+    ['XREADGROUP BLOCK', [['XADD', 'st', '1-1', 'f', 'v'], ['XGROUP', 'CREATE', 'st', 'g', '0'], ['XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', '100', 'STREAMS', 'st', '>']]],
+    ['wrong types at once', [['SET', 'k', 'v'], ['BLPOP', 'missing', 'k', '0'], ['BZPOPMIN', 'k', '0'], ['BLMOVE', 'k', 'd', 'LEFT', 'LEFT', '0'], ['BLMPOP', '0', '1', 'k', 'LEFT'], ['XREAD', 'BLOCK', '0', 'STREAMS', 'k', '0']]],
+    ['errors after the timeout is parsed', [['BLMPOP', '1', '0', 'a', 'LEFT'], ['BLMPOP', '1', '1', 'a', 'UP'], ['BZMPOP', '1', 'x', 'a', 'MIN'], ['XREADGROUP', 'GROUP', 'nog', 'c', 'BLOCK', '10', 'STREAMS', 'st', '>'], ['XREAD', 'BLOCK', '10', 'STREAMS', 'a', 'b', '0']]],
+  ];
+  for (const [name, commands] of cases) {
+    it(name, async () => {
+      const [p, o] = await both(...commands);
+      expect(p).toEqual(o);
+    });
+  }
+});
+
+describe('timeouts', () => {
+  it('timeout parsing errors as Redis', async () => {
+    const commands = [
+      ['BLPOP', 'a', 'abc'], ['BLPOP', 'a', '-1'], ['BLPOP', 'a', '1x'], ['BLPOP', 'a', ''], ['BLPOP', 'a', ' 1'], ['BLPOP', 'a', '-inf'],
+      ['BRPOPLPUSH', 'a', 'b', 'x'], ['BLMOVE', 'a', 'b', 'UP', 'LEFT', 'x'], ['BLMOVE', 'a', 'b', 'LEFT', 'LEFT', '-2'],
+      ['BLMPOP', 'x', '1', 'a', 'LEFT'], ['BZMPOP', '-1', '1', 'a', 'MIN'], ['BZPOPMIN', 'a', 'nan'],
+      ['XREAD', 'BLOCK', 'x', 'STREAMS', 'a', '0'], ['XREAD', 'BLOCK', '-1', 'STREAMS', 'a', '0'], ['XREAD', 'BLOCK', '1.5', 'STREAMS', 'a', '0'],
+      ['XREAD', 'COUNT', 'x', 'BLOCK', 'y', 'STREAMS', 'a', '0'], ['XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', '-5', 'STREAMS', 'a', '>'],
+    ];
+    const [p, o] = await both(...commands);
+    expect(p).toEqual(o);
+  });
+
+  it('the null reply after about the timeout, as Redis', async () => {
+    const commands = [['BLPOP', 'a', 'b', '0.3'], ['BZPOPMIN', 'z', '0.2'], ['BLMOVE', 'a', 'b', 'LEFT', 'LEFT', '0.2'], ['BRPOPLPUSH', 'a', 'b', '0.2'], ['BLMPOP', '0.2', '1', 'a', 'LEFT'], ['BZMPOP', '0.2', '1', 'z', 'MIN'], ['XREAD', 'BLOCK', '200', 'STREAMS', 's', '0']];
+    const [p, o] = await both(...commands);
+    expect(p).toEqual(o);
+    const c = await proxyClient();
+    const [[reply], elapsed] = await timed(() => c.call(['BLPOP', 'nothing', '0.5']));
+    expect(reply.toString()).toBe('*-1\r\n');
+    expect(elapsed).toBeGreaterThanOrEqual(480);
+    expect(elapsed).toBeLessThan(1000);
+  });
+});
+
+describe('waiting', () => {
+  it('data pushed by another connection during the wait arrives', async () => {
+    const [a, b] = await Promise.all([proxyClient(), proxyClient()]);
+    await a.call(['DEL', 'w1']);
+    const t0 = Date.now();
+    const waiting = a.call(['BLPOP', 'w0', 'w1', '5']);
+    await sleep(300);
+    await b.call(['RPUSH', 'w1', 'hello']);
+    const [reply] = await waiting;
+    expect(reply.toString()).toBe('*2\r\n$2\r\nw1\r\n$5\r\nhello\r\n');
+    expect(Date.now() - t0).toBeLessThan(1500);
+  });
+
+  it('two clients blocked on one list each get one element', async () => {
+    const [a, b, c] = await Promise.all([proxyClient(), proxyClient(), proxyClient()]);
+    await c.call(['DEL', 'q']);
+    const wa = a.call(['BRPOP', 'q', '5']);
+    const wb = b.call(['BRPOP', 'q', '5']);
+    await sleep(200);
+    await c.call(['LPUSH', 'q', 'e1', 'e2']);
+    const got = text([...(await wa), ...(await wb)]).sort();
+    expect(got).toEqual(['*2\r\n$1\r\nq\r\n$2\r\ne1\r\n', '*2\r\n$1\r\nq\r\n$2\r\ne2\r\n']);
+    expect(text(await c.call(['LLEN', 'q']))).toEqual([':0\r\n']);
+  });
+
+  it('XREAD BLOCK with $ returns only entries added after the call', async () => {
+    const [a, b] = await Promise.all([proxyClient(), proxyClient()]);
+    await a.call(['DEL', 'xs', 'xm']);
+    await a.call(['XADD', 'xs', '5-1', 'old', '1']);
+    const waiting = a.call(['XREAD', 'BLOCK', '5000', 'STREAMS', 'xs', 'xm', '$', '$']);
+    await sleep(200);
+    await b.call(['XADD', 'xm', '7-1', 'new', '2']);
+    const [reply] = await waiting;
+    expect(reply.toString()).toBe('*1\r\n*2\r\n$2\r\nxm\r\n*1\r\n*2\r\n$3\r\n7-1\r\n*2\r\n$3\r\nnew\r\n$1\r\n2\r\n');
+    const w2 = a.call(['XREAD', 'BLOCK', '5000', 'STREAMS', 'xs', '$']);
+    await sleep(150);
+    await b.call(['XADD', 'xs', '9-1', 'n', '3']);
+    expect((await w2)[0].toString()).toContain('9-1');
+    expect((await w2)[0].toString()).not.toContain('5-1');
+  });
+
+  it('a pipelined command after a blocking one waits for it; other connections go on', async () => {
+    const [a, b] = await Promise.all([proxyClient(), proxyClient()]);
+    await a.call(['DEL', 'pl']);
+    const t0 = Date.now();
+    const waiting = a.call(['BLPOP', 'pl', '0.4'], ['RPUSH', 'pl', 'after'], ['LRANGE', 'pl', '0', '-1']);
+    const [[pong], elapsed] = await timed(() => b.call(['PING']));
+    expect(pong.toString()).toBe('+PONG\r\n');
+    expect(elapsed).toBeLessThan(200);
+    const replies = text(await waiting);
+    expect(replies).toEqual(['*-1\r\n', ':1\r\n', '*1\r\n$5\r\nafter\r\n']);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(380);
+  });
+
+  it('earlier commands of the connection run before the blocking one', async () => {
+    const a = await proxyClient();
+    await a.call(['DEL', 'pre']);
+    const replies = text(await a.call(['RPUSH', 'pre', 'v'], ['BLPOP', 'pre', '0']));
+    expect(replies).toEqual([':1\r\n', '*2\r\n$3\r\npre\r\n$1\r\nv\r\n']);
+  });
+
+  it('closing a blocked connection stops its polling', async () => {
+    const a = await proxyClient();
+    void a.call(['BLPOP', 'never', '0']).catch(() => undefined);
+    await sleep(300);
+    // The proxy's batcher counts every upstream call, polls included (INFO's total_upstream_calls;
+    // INFO itself may make one call).
+    const info = await proxyClient();
+    const stats = async (): Promise<number> => {
+      const [reply] = await info.call(['INFO', 'stats']);
+      return Number(/total_upstream_calls:(\d+)/.exec(reply.toString())![1]);
+    };
+    const during = await stats();
+    await sleep(300);
+    expect(await stats()).toBeGreaterThan(during + 2); // still polling
+    a.close();
+    await sleep(150);
+    const after = await stats();
+    await sleep(400);
+    expect(await stats()).toBeLessThanOrEqual(after + 1);
+  });
+});
+
+describe('RESP3', () => {
+  it('replies converted like Redis', async () => {
+    const commands = [
+      ['HELLO', '3'], ['ZADD', 'z', '1.5', 'm'], ['BZPOPMIN', 'z', '1'], ['RPUSH', 'l', 'a'], ['BLPOP', 'l', '1'], ['BLPOP', 'l', '0.1'],
+      ['BLMOVE', 'l', 'm', 'LEFT', 'LEFT', '0.1'], ['XADD', 's', '1-1', 'f', 'v'], ['XREAD', 'BLOCK', '10', 'STREAMS', 's', '0'], ['XREAD', 'BLOCK', '10', 'STREAMS', 's', '$'],
+    ];
+    const [p, o] = await both(...commands);
+    expect(p.slice(1)).toEqual(o.slice(1));
+  });
+});
+
+describe('queue-style loops', () => {
+  it('Sidekiq-style BRPOP queue:a queue:b and BullMQ-style BZPOPMIN marker', async () => {
+    const [worker, producer] = await Promise.all([proxyClient(), proxyClient()]);
+    await producer.call(['DEL', 'queue:a', 'queue:b', 'bull:q:marker']);
+    setTimeout(() => void producer.call(['LPUSH', 'queue:b', 'job1']), 100);
+    expect(text(await worker.call(['BRPOP', 'queue:a', 'queue:b', '2']))).toEqual(['*2\r\n$7\r\nqueue:b\r\n$4\r\njob1\r\n']);
+    expect(text(await worker.call(['BZPOPMIN', 'bull:q:marker', '0.5']))).toEqual(['*-1\r\n']);
+    setTimeout(() => void producer.call(['ZADD', 'bull:q:marker', '0', '0']), 100);
+    expect(text(await worker.call(['BZPOPMIN', 'bull:q:marker', '0.5']))).toEqual(['*3\r\n$13\r\nbull:q:marker\r\n$1\r\n0\r\n$1\r\n0\r\n']);
+  });
+});
