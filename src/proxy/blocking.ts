@@ -17,8 +17,13 @@ export interface BlockingPlan {
 }
 
 export interface BlockingRun {
-  /** Stops polling (the connection closed); `done` is never called afterwards. */
+  /** Stops polling without a reply (the connection is gone). */
   cancel(): void;
+  /**
+   * CLIENT UNBLOCK: ends the wait with `reply` (default: the timeout reply). A poll already in flight
+   * finishes first, and if it took data the client gets that data (an element popped upstream is never dropped).
+   */
+  unblock(reply?: Buffer): void;
 }
 
 const NULL_ARRAY = Buffer.from('*-1\r\n');
@@ -199,6 +204,7 @@ export function runBlocking(
 ): BlockingRun {
   let cancelled = false;
   let timer: NodeJS.Timeout | undefined;
+  let unblockedWith: Buffer | undefined;
   const deadline = plan.timeoutMs > 0 ? Date.now() + plan.timeoutMs : Infinity;
   let interval = Math.min(FIRST_INTERVAL_MS, maxIntervalMs);
   let command = plan.poll;
@@ -215,6 +221,7 @@ export function runBlocking(
       if (cancelled) return;
       if (reply === undefined) return finish(errorReply('ERR upstream sent no reply for this command'));
       if (!isNull(reply)) return finish(reply);
+      if (unblockedWith) return finish(unblockedWith);
       const left = deadline - Date.now();
       if (left <= 0) return finish(plan.timeoutReply);
       timer = setTimeout(step, Math.min(interval, left));
@@ -237,6 +244,18 @@ export function runBlocking(
       cancelled = true;
       if (timer) clearTimeout(timer);
       timer = undefined;
+    },
+    unblock: (given) => {
+      if (cancelled) return;
+      const reply = given ?? plan.timeoutReply;
+      if (timer) {
+        // Between two polls: nothing is in flight, answer now.
+        clearTimeout(timer);
+        timer = undefined;
+        finish(reply);
+      } else {
+        unblockedWith = reply; // answered when the poll in flight returns empty
+      }
     },
   };
 }

@@ -351,12 +351,16 @@ function client(ctx: LocalContext, args: Buffer[]): Buffer | undefined {
       // No client is ever paused by this proxy, so there is nothing to resume.
       return OK;
     case 'unblock': {
-      // networking.c: argc 3 or 4; the reason is checked before the id. No connection of this proxy is
-      // ever blocked (blocking commands are not emulated yet), so no client is unblocked.
+      // networking.c: argc 3 or 4; the reason is checked before the id. A connection of this proxy
+      // blocked in an emulated blocking command ends it with the timeout reply or an UNBLOCKED error.
       if (args.length !== 3 && args.length !== 4) return subcommandSyntaxError(args);
       if (args.length === 4 && !['timeout', 'error'].includes(lower(args[3]))) return errorReply('ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR');
-      if (parseLongLong(args[2]) === undefined) return NOT_INTEGER;
-      return reply(session.protocol, (w) => w.integer(0));
+      const id = parseLongLong(args[2]);
+      if (id === undefined) return NOT_INTEGER;
+      const reason = args.length === 4 && lower(args[3]) === 'error' ? 'error' : 'timeout';
+      const target = [...registry.sessions()].find((s) => BigInt(s.id) === id);
+      const unblocked = target !== undefined && target.unblock(reason);
+      return reply(session.protocol, (w) => w.integer(unblocked ? 1 : 0));
     }
     case 'help':
       return helpReply(session, CLIENT_HELP);

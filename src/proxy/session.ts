@@ -241,6 +241,16 @@ export class Session implements BatchSource {
     });
   }
 
+  /**
+   * CLIENT UNBLOCK of this connection: a blocking command in progress ends with its timeout reply
+   * (TIMEOUT) or Redis' UNBLOCKED error (ERROR). False when nothing is blocked.
+   */
+  unblock(reason: 'timeout' | 'error'): boolean {
+    if (!this.blocked) return false;
+    this.blocked.unblock(reason === 'error' ? errorReply('UNBLOCKED client unblocked via CLIENT UNBLOCK') : undefined);
+    return true;
+  }
+
   /** MULTI, EXEC, DISCARD, WATCH, UNWATCH outside a transaction. */
   private transactionCommand(spec: CommandSpec): void {
     switch (spec.name) {

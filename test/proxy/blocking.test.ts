@@ -199,3 +199,30 @@ describe('queue-style loops', () => {
     expect(text(await worker.call(['BZPOPMIN', 'bull:q:marker', '0.5']))).toEqual(['*3\r\n$13\r\nbull:q:marker\r\n$1\r\n0\r\n$1\r\n0\r\n']);
   });
 });
+
+describe('CLIENT UNBLOCK', () => {
+  /** Blocks one connection in BLPOP, unblocks it from another, returns both sides' replies. */
+  async function unblockScenario(port: number, reason: string[]): Promise<string[]> {
+    const blocked = await RawClient.connect(port);
+    const other = await RawClient.connect(port);
+    const id = (await blocked.call(['CLIENT', 'ID']))[0].toString().slice(1, -2);
+    blocked.write(Buffer.from(`*3\r\n$5\r\nBLPOP\r\n$13\r\nunblock:empty\r\n$1\r\n0\r\n`));
+    await new Promise((r) => setTimeout(r, 150)); // it is waiting now
+    const [answer] = await other.call(['CLIENT', 'UNBLOCK', id, ...reason]);
+    const [blockedReply] = await blocked.replies(1);
+    const [again] = await other.call(['CLIENT', 'UNBLOCK', id, ...reason]); // nothing blocked any more
+    blocked.close();
+    other.close();
+    return [answer, blockedReply, again].map((b) => b.toString());
+  }
+
+  for (const reason of [[], ['TIMEOUT'], ['ERROR']]) {
+    it(`ends a waiting BLPOP like redis-server (${reason[0] ?? 'default reason'})`, async () => {
+      const viaProxy = await unblockScenario(stack.proxy.port, reason);
+      const direct = await unblockScenario(stack.oracle.endpoint.port, reason);
+      expect(viaProxy).toEqual(direct);
+      expect(direct[0]).toBe(':1\r\n');
+      expect(direct[2]).toBe(':0\r\n');
+    });
+  }
+});
