@@ -1,6 +1,7 @@
 // The full path for proxy tests: a real platform (on embedded redis-servers), the real proxy in
 // front of it, and a separate direct redis-server as the oracle for differential tests.
 import net from 'node:net';
+import { Redis as IORedis } from 'ioredis';
 import { createLogger } from '../../src/logger.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
@@ -127,4 +128,12 @@ export class RawClient {
   close(): void {
     this.socket.destroy();
   }
+}
+
+/** An ioredis client straight to the platform's data store (around the proxy): PUBSUB NUMSUB, CLIENT KILL, publishing. */
+export async function connectDataStore(stack: Stack): Promise<IORedis> {
+  const ds = stack.platform.dataStore;
+  const store = new IORedis({ host: ds.host, port: ds.port, username: ds.username, password: ds.password, lazyConnect: true });
+  await store.connect();
+  return store;
 }

@@ -159,18 +159,7 @@ export const normalizers: Record<string, (r: Resp) => Resp> = {
    */
   info: unlessError((r) => {
     if (r.t !== '$' || r.b === null) return r;
-    const keep = new Set(['redis_version', 'redis_mode', 'loading', 'async_loading', 'maxmemory', 'maxmemory_human', 'maxmemory_policy', 'role', 'arch_bits', 'cluster_enabled', 'connected_slaves', 'aof_enabled', 'redis_git_sha1', 'hz', 'configured_hz', 'master_failover_state', 'repl_backlog_active']);
-    const dropped = /^(cmdstat_|errorstat_|latency_percentiles_usec_|total_upstream_calls:)/;
-    const lines = r.b
-      .toString('latin1')
-      .split('\r\n')
-      .filter((line) => !dropped.test(line))
-      .map((line) => {
-        const colon = line.indexOf(':');
-        if (line.startsWith('#') || colon < 0 || line.startsWith('db')) return line;
-        const name = line.slice(0, colon);
-        return keep.has(name) ? line : `${name}:*`;
-      });
+    const lines = infoLines(r.b.toString('latin1'));
     return { t: '$', b: Buffer.from(lines.join('\n'), 'latin1') };
   }),
 };
@@ -221,4 +210,19 @@ export function reportDifferences(failures: string[]): void {
   if (failures.length === 0) return;
   const rest = failures.slice(1).map((f) => `  - ${f.split('\n')[0].slice(0, 300)}`);
   expect.fail(`${failures[0]}${rest.length ? `\n${rest.length} more difference(s) after it:\n${rest.join('\n')}` : ''}`);
+}
+
+/** INFO text with the values that depend on the process or on timing masked (field names and handshake values kept). */
+export function infoLines(text: string): string[] {
+  const keep = new Set(['redis_version', 'redis_mode', 'loading', 'async_loading', 'maxmemory', 'maxmemory_human', 'maxmemory_policy', 'role', 'arch_bits', 'cluster_enabled', 'connected_slaves', 'aof_enabled', 'redis_git_sha1', 'hz', 'configured_hz', 'master_failover_state', 'repl_backlog_active']);
+  const dropped = /^(cmdstat_|errorstat_|latency_percentiles_usec_|total_upstream_calls:)/;
+  return text
+    .split('\r\n')
+    .filter((line) => !dropped.test(line))
+    .map((line) => {
+      const colon = line.indexOf(':');
+      if (line.startsWith('#') || colon < 0 || line.startsWith('db')) return line;
+      const name = line.slice(0, colon);
+      return keep.has(name) ? line : `${name}:*`;
+    });
 }

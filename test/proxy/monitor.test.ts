@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStreams } from '../../src/platform/kv/events.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
-import { RawClient, startStack, startTestProxy, type Stack } from '../helpers/stack.js';
+import { RawClient, connectDataStore, startStack, startTestProxy, type Stack } from '../helpers/stack.js';
 
 let stack: Stack;
 let port: number;
@@ -20,9 +20,7 @@ beforeAll(async () => {
   stack = await startStack();
   port = stack.proxy.port;
   oraclePort = stack.oracle.endpoint.port;
-  const ds = stack.platform.dataStore;
-  store = new IORedis({ host: ds.host, port: ds.port, username: ds.username, password: ds.password, lazyConnect: true });
-  await store.connect();
+  store = await connectDataStore(stack);
 });
 
 afterAll(async () => {

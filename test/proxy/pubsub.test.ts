@@ -14,7 +14,7 @@ import type { RunningPlatform } from '../../src/platform/platform.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { command, kv, startTestPlatform } from '../helpers/platform.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
-import { RawClient, startStack, startTestProxy, type Stack } from '../helpers/stack.js';
+import { RawClient, connectDataStore, startStack, startTestProxy, type Stack } from '../helpers/stack.js';
 import { run } from './clients-run.js';
 
 let stack: Stack;
@@ -27,9 +27,7 @@ beforeAll(async () => {
   stack = await startStack();
   port = stack.proxy.port;
   oraclePort = stack.oracle.endpoint.port;
-  const ds = stack.platform.dataStore;
-  store = new IORedis({ host: ds.host, port: ds.port, username: ds.username, password: ds.password, lazyConnect: true });
-  await store.connect();
+  store = await connectDataStore(stack);
 });
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 // Comparison modes of the RESP3 tests: the modes of differential-compare.ts (same names, same intent),
 // for replies that may be RESP3 (maps, sets, doubles, verbatim strings, nulls, pushes) as well as RESP2.
-import { clientInfoText, type CompareMode } from './differential-compare.js';
+import { clientInfoText, infoLines, type CompareMode } from './differential-compare.js';
 
 export { printable } from './differential-compare.js';
 
@@ -165,17 +165,7 @@ export const normalizers3: Record<CompareMode, (r: Resp3) => Resp3> = {
   info: unlessError((r) => {
     const t = textOf(r);
     if (!t) return r;
-    const keep = new Set(['redis_version', 'redis_mode', 'loading', 'async_loading', 'maxmemory', 'maxmemory_human', 'maxmemory_policy', 'role', 'arch_bits', 'cluster_enabled', 'connected_slaves', 'aof_enabled', 'redis_git_sha1', 'hz', 'configured_hz', 'master_failover_state', 'repl_backlog_active']);
-    const dropped = /^(cmdstat_|errorstat_|latency_percentiles_usec_|total_upstream_calls:)/;
-    const lines = t.text
-      .split('\r\n')
-      .filter((line) => !dropped.test(line))
-      .map((line) => {
-        const colon = line.indexOf(':');
-        if (line.startsWith('#') || colon < 0 || line.startsWith('db')) return line;
-        const name = line.slice(0, colon);
-        return keep.has(name) ? line : `${name}:*`;
-      });
+    const lines = infoLines(t.text);
     // The length of a verbatim/bulk header follows the text, so compare the text only.
     return { t: r.t === '=' ? '=' : '$', b: Buffer.from(lines.join('\n'), 'latin1') };
   }),
