@@ -134,6 +134,7 @@ function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requ
     `    UPSTASH_REDIS_REST_TOKEN=${p.token}`,
     `    # read-only token: ${p.readonlyToken}`,
     '',
+    ...p.areaBanner,
     `  Try it:  curl -H "Authorization: Bearer $UPSTASH_REDIS_REST_TOKEN" ${p.url}/set/greeting/hello`,
     `  Metrics: ${p.url}/metrics (Prometheus)`,
     '',

@@ -12,6 +12,10 @@ import { Executor } from './kv/executor.js';
 import { KvHandler, errorJson } from './kv/handler.js';
 import { openStreams } from './kv/events.js';
 import { metricsText, observedGauge, platformRequests } from '../metrics.js';
+import type { AreaContext, AreaServer } from './area.js';
+import { startVectorArea } from './vector/index.js';
+import { startQueueArea } from './queue/index.js';
+import { startAccountArea } from './account/index.js';
 
 export interface RunningPlatform {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 */
@@ -21,6 +25,8 @@ export interface RunningPlatform {
   readonlyToken: string;
   /** Where the Area B data lives (for tests and the dev stack banner). */
   dataStore: RedisEndpoint;
+  /** Banner lines of the other areas (vector, queue, account), in that order. */
+  areaBanner: string[];
   stop(): Promise<void>;
 }
 
@@ -47,6 +53,15 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER]);
     const kv = new KvHandler(principals, executor, internal, config, log);
 
+    let baseUrl = '';
+    const areaContext: AreaContext = { config, log, internal, internalEndpoint, baseUrl: () => baseUrl };
+    const areas = new Map<string, AreaServer>();
+    for (const [prefix, start] of [['/vector', startVectorArea], ['/queue', startQueueArea], ['/account', startAccountArea]] as const) {
+      const area = await start(areaContext);
+      areas.set(prefix, area);
+      cleanups.push(() => area.stop());
+    }
+
     observedGauge('respgate_platform_event_streams', 'Open server-sent event streams (subscribe, psubscribe, monitor)', () => openStreams.count);
     // Binary arguments travel percent-encoded in the path, so the URL may be as large as a request:
     // --max-request-size bounds it (and is checked per request), not Node's 16 KB header default.
@@ -63,13 +78,10 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
         });
         return;
       }
-      const area = AREA_PREFIXES.find((p) => path === p || path.startsWith(p + '/'))?.slice(1) ?? 'kv';
-      res.on('finish', () => platformRequests.inc({ area, status: String(res.statusCode) }));
-      if (AREA_PREFIXES.some((p) => path === p || path.startsWith(p + '/'))) {
-        res.writeHead(404, { 'Content-Type': 'application/json' });
-        return res.end(errorJson(`ERR ${path.split('/')[1]} area is not available in this version of respgate`));
-      }
-      kv.handle(req, res, path, query).catch((err) => {
+      const prefix = AREA_PREFIXES.find((p) => path === p || path.startsWith(p + '/'));
+      res.on('finish', () => platformRequests.inc({ area: prefix?.slice(1) ?? 'kv', status: String(res.statusCode) }));
+      const handled = prefix ? areas.get(prefix)!.handle(req, res, path.slice(prefix.length), query) : kv.handle(req, res, path, query);
+      handled.catch((err) => {
         log.error({ err: String(err?.stack ?? err) }, 'request failed');
         if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
         res.end(errorJson('ERR internal error of the platform; see its log'));
@@ -87,17 +99,19 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     });
     const port = (server.address() as AddressInfo).port;
     const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+    baseUrl = `http://${hostForUrl}:${port}`;
     cleanups.push(() => new Promise((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();
     }));
     log.debug({ port }, 'platform listening');
     return {
-      url: `http://${hostForUrl}:${port}`,
+      url: baseUrl,
       port,
       token: config.token,
       readonlyToken: config.readonlyToken,
       dataStore,
+      areaBanner: [...areas.values()].flatMap((a) => a.banner?.() ?? []),
       stop: async () => {
         for (const c of cleanups.reverse()) await c().catch(() => undefined);
         for (const e of embedded) await e.stop();
