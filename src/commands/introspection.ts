@@ -4,10 +4,11 @@
  * commands and subcommands in hash-table order, which changes with every process start; these replies list
  * them sorted by name.
  */
+import type { Protocol } from '../resp/protocol.js';
 import { ReplyWriter } from '../resp/reply-writer.js';
 import { commandData, type CommandData, type Plain, type PlainMap } from './data.js';
 
-export type Protocol = 2 | 3;
+export type { Protocol };
 
 const byFullName = new Map<string, CommandData>();
 for (const c of commandData.commands) {

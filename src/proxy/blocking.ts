@@ -3,7 +3,8 @@
 // command answers when data is there; a null reply means "nothing yet": wait, then poll again, with
 // an interval growing from 10 ms ×2 up to a cap (--block-poll-interval), until the timeout.
 import type { CommandSpec } from '../commands/table.js';
-import { errorReply } from './replies.js';
+import { lower } from '../resp/args.js';
+import { errorReply } from '../resp/protocol.js';
 
 export interface BlockingPlan {
   /** The command polled (non-blocking form). */
@@ -43,7 +44,6 @@ end
 return false`;
 
 const b = (s: string) => Buffer.from(s);
-const lower = (a: Buffer) => a.toString('latin1').toLowerCase();
 
 /** getTimeoutFromObjectOrReply of Redis 7.0, unit seconds (a long double): ms, or an error reply. */
 export function parseSecondsTimeout(arg: Buffer): number | Buffer {

@@ -2,7 +2,9 @@
 // including its RESP2 fallbacks: map → flat array, set/push → array, double/big number/verbatim → bulk,
 // boolean → integer 1/0, null → $-1 (null bulk) or *-1 (null array).
 
-export type Protocol = 2 | 3;
+import type { Protocol } from './protocol.js';
+
+export type { Protocol };
 
 /** Payloads up to this size are copied into the scratch buffer; larger ones are queued zero-copy. */
 const COPY_LIMIT = 1024;

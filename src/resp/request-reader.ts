@@ -2,6 +2,8 @@
 // (processInputBuffer / processInlineBuffer / processMultibulkBuffer): same framing, same limits, same
 // error texts, same quirks (strchr stops at a NUL byte, the 2 bytes after a bulk are not checked).
 
+import { string2ll } from './args.js';
+
 export interface ReaderLimits {
   /** proto-max-bulk-len: largest bulk argument. Redis default 512 MB. */
   maxBulkLength: number;
@@ -336,37 +338,6 @@ export class RequestReader {
 }
 
 const NEED_MORE = -Infinity;
-
-const LLONG_MAX_DIGITS = '9223372036854775807';
-const LLONG_MIN_DIGITS = '9223372036854775808';
-
-/**
- * Redis' string2ll over buf[s, e): optional '-', then "0" alone or a digit 1-9 and more digits, at most
- * 20 characters, within long long. Returns NaN when Redis would reject it. Values past 2^53 lose
- * precision, which no caller notices (they only compare with limits far below).
- */
-export function string2ll(buf: Buffer, s: number, e: number): number {
-  const len = e - s;
-  if (len === 0 || len >= 21) return NaN;
-  if (len === 1 && buf[s] === 48) return 0;
-  let p = s;
-  const neg = buf[p] === MINUS;
-  if (neg && ++p === e) return NaN;
-  if (buf[p] < 49 || buf[p] > 57) return NaN;
-  let v = 0;
-  for (let i = p; i < e; i++) {
-    const c = buf[i];
-    if (c < 48 || c > 57) return NaN;
-    v = v * 10 + (c - 48);
-  }
-  const nd = e - p;
-  if (nd > 19) return NaN;
-  if (nd === 19) {
-    const digits = buf.toString('latin1', p, e);
-    if (digits > (neg ? LLONG_MIN_DIGITS : LLONG_MAX_DIGITS)) return NaN;
-  }
-  return neg ? -v : v;
-}
 
 /** C isspace() in the "C" locale. */
 function isSpace(c: number): boolean {

@@ -15,8 +15,9 @@
 // channel of a pmessage that contains a comma cannot be told from its message (the first comma wins).
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
-import { jsonErrorField } from './kv-errors.js';
+import { AUTH_FAILED, jsonErrorField } from './kv-errors.js';
 import { percentEncode } from './path-form.js';
+import { redact } from './redact.js';
 
 /** The request header (and echoed response header) of the base64 event encoding; see docs/platform-kv.md. */
 export const EVENT_ENCODING_HEADER = 'respgate-event-encoding';
@@ -173,7 +174,7 @@ export class EventStreamClient {
   }
 
   private redact(text: string): string {
-    return this.token.length >= 4 && text.includes(this.token) ? text.split(this.token).join('[redacted]') : text;
+    return redact(text, this.token);
   }
 }
 
@@ -324,7 +325,7 @@ export class ResilientEventStream {
 export function endText(end: StreamEnd): string {
   switch (end.kind) {
     case 'refused':
-      if (end.status === 401) return 'ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)';
+      if (end.status === 401) return AUTH_FAILED;
       // The upstream's own Redis error (NOPERM …) passes through as Redis would have answered it.
       if (end.status === 400 && /^[A-Z]+ /.test(end.error)) return end.error;
       return `ERR upstream refused the event stream (HTTP ${end.status}${end.error ? `: ${end.error}` : ''})`;

@@ -3,6 +3,7 @@
 // that never reached the wire (safe: not executed) from one that may have (outcome unknown), because
 // undici announces `onRequestStart` right before it writes a request to a connected socket.
 import type { Dispatcher } from 'undici';
+import { oneLine } from '../resp/protocol.js';
 
 export type Exchange =
   | { ok: true; status: number; contentType: string; body: Buffer }
@@ -124,5 +125,5 @@ function describeError(err: Error): string {
     if (!parts.includes(message)) parts.push(message);
     e = x.errors?.[0] ?? x.cause;
   }
-  return parts.join(': ').replace(/[\r\n]+/g, ' ');
+  return oneLine(parts.join(': '));
 }

@@ -11,15 +11,14 @@
 // script's `{ok=…}`) comes back as a bulk string; integers beyond 2^53 lose precision in JSON.
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { itemShape } from '../resp/reply-shape.js';
+import { errorReply, type Protocol } from '../resp/protocol.js';
 import type { JsonItem } from './kv-client.js';
-
-export type Protocol = 2 | 3;
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** The reply bytes of one /multi-exec item (`{"result": …}` or `{"error": "…"}`). */
 export function jsonItemToResp(item: JsonItem, shape: ReplyShape, protocol: Protocol): Buffer {
-  if ('error' in item) return Buffer.from(`-${oneLine(item.error)}\r\n`);
+  if ('error' in item) return errorReply(item.error);
   return jsonToResp(item.result, shape, protocol);
 }
 
@@ -58,7 +57,7 @@ function writeString(text: string, shape: ReplyShape, protocol: Protocol, out: B
   }
   if (text.length % 4 !== 0 || !BASE64.test(text)) {
     // An error reply nested in an array (top-level errors are {"error": …} items).
-    out.push(Buffer.from(`-${oneLine(text)}\r\n`));
+    out.push(errorReply(text));
     return;
   }
   const bytes = Buffer.from(text, 'base64');
@@ -152,8 +151,4 @@ function integerText(n: number | bigint): string {
   if (typeof n === 'bigint') return n.toString();
   if (Number.isSafeInteger(n) || !Number.isFinite(n)) return String(n);
   return BigInt(Math.trunc(n)).toString();
-}
-
-function oneLine(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ');
 }

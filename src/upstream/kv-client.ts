@@ -7,12 +7,14 @@
 // Batches: commands whose arguments are all valid UTF-8 go in JSON `/pipeline` requests (split so
 // each body stays under maxRequestBytes); a command with a binary argument goes alone in the path
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
-import { parseJsonExactIntegers } from './json-parse.js';
 import { isUtf8 } from 'node:buffer';
 import { Pool } from 'undici';
+import { errorReply, oneLine } from '../resp/protocol.js';
 import { scanReply, splitReplies } from '../resp/reply-scanner.js';
 import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.js';
-import { AUTH_FAILED, errorReply, failureText, jsonErrorField, malformedText, oneLine, skippedText, statusText } from './kv-errors.js';
+import { parseJsonExactIntegers } from './json-parse.js';
+import { AUTH_FAILED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
+import { redact } from './redact.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 
@@ -349,7 +351,7 @@ export class KvClient {
 
   /** Texts that came from outside (upstream bodies, system errors) never carry the token. */
   private redact(text: string): string {
-    return this.token.length >= 4 && text.includes(this.token) ? text.split(this.token).join('[redacted]') : text;
+    return redact(text, this.token);
   }
 }
 

@@ -14,15 +14,6 @@ const NOT_EXECUTED: Record<Subject, string> = {
   transaction: 'the transaction was not executed',
 };
 
-/** RESP2 error reply for a text; CR and LF inside the text become spaces. */
-export function errorReply(text: string): Buffer {
-  return Buffer.from(`-${oneLine(text)}\r\n`);
-}
-
-export function oneLine(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ');
-}
-
 /** A failed exchange (network error or deadline). */
 export function failureText(answer: Extract<Exchange, { ok: false }>, subject: Subject, timeoutMs: number): string {
   if (answer.timedOut) {

@@ -3,16 +3,13 @@
 // (from the command table's platform policy); ACL RESTTOKEN is answered by the platform.
 import { platformRefusal, resolveCommand } from '../../commands/table.js';
 import type { Arg } from '../../resp/request-writer.js';
+import { errorReply } from '../../resp/protocol.js';
 import { scanReply } from '../../resp/reply-scanner.js';
 import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
 import type { Principal, Principals } from './principals.js';
 
 export type TransactionResult = RunResult | { error: string };
 
-/** A reply made by the platform itself, in the same RESP2 form redis-server would use. */
-export function errorReply(text: string): Buffer {
-  return Buffer.from(`-${text.replace(/[\r\n]+/g, ' ')}\r\n`);
-}
 function bulkReply(text: string): Buffer {
   return Buffer.from(`$${Buffer.byteLength(text)}\r\n${text}\r\n`);
 }
