@@ -1,13 +1,13 @@
 // Command line: flags and RESPGATE_* environment variables → one validated configuration → roles.
 import { Command, Option } from 'commander';
 import {
-  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parsePort, parseSize, validateLogLevel, validateRedisUrl,
-  type PlatformConfig,
+  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parsePort, parseSize, PROXY_DEFAULTS, sizeText, validateLogLevel, validateRedisUrl,
+  type PlatformConfig, type ProxyConfig,
 } from './config.js';
 import { createLogger } from './logger.js';
 import { startMetricsServer } from './metrics.js';
 import { startPlatform, type RunningPlatform } from './platform/platform.js';
-import { startProxy, type ProxyOptions, type RunningProxy } from './proxy/server.js';
+import { startProxy, type RunningProxy } from './proxy/server.js';
 
 const VERSION = '0.1.0';
 
@@ -27,13 +27,13 @@ function platformOptions(cmd: Command): Command {
     .addOption(opt('--redis-url <url>', 'Redis for the key-value data, redis://[user:password@]host:port (default: start an embedded redis-server)', 'RESPGATE_REDIS_URL'))
     .addOption(opt('--internal-redis-url <url>', "Redis for the platform's own bookkeeping, kept apart from the data (default: start an embedded redis-server)", 'RESPGATE_INTERNAL_REDIS_URL'))
     .addOption(opt('--redis-server <path>', 'redis-server executable for the embedded stores', 'RESPGATE_REDIS_SERVER', DEFAULTS.redisServerBinary))
-    .addOption(opt('--max-request-size <size>', 'largest accepted REST request (bytes, or with kb/mb)', 'RESPGATE_MAX_REQUEST_SIZE', '10mb'))
-    .addOption(opt('--daily-request-limit <n>', 'commands per UTC day before requests are refused (0 = no limit)', 'RESPGATE_DAILY_REQUEST_LIMIT', '0'))
+    .addOption(opt('--max-request-size <size>', 'largest accepted REST request (bytes, or with kb/mb)', 'RESPGATE_MAX_REQUEST_SIZE', sizeText(DEFAULTS.maxRequestSize)))
+    .addOption(opt('--daily-request-limit <n>', 'commands per UTC day before requests are refused (0 = no limit)', 'RESPGATE_DAILY_REQUEST_LIMIT', String(DEFAULTS.dailyRequestLimit)))
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
 }
 
 function proxyOptions(cmd: Command, remote: boolean): Command {
-  cmd.addOption(opt('--port <port>', 'proxy port that Redis clients connect to', 'RESPGATE_PORT', String(DEFAULTS.proxyPort)));
+  cmd.addOption(opt('--port <port>', 'proxy port that Redis clients connect to', 'RESPGATE_PORT', String(PROXY_DEFAULTS.port)));
   if (remote) {
     cmd
       .addOption(opt('--host <address>', 'address to bind (loopback by default: nothing is exposed to the network)', 'RESPGATE_HOST', DEFAULTS.host))
@@ -44,11 +44,11 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
   }
   return cmd
     .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the proxy binds loopback)', 'RESPGATE_REQUIREPASS'))
-    .addOption(opt('--upstream-timeout <ms>', 'time limit of one upstream HTTP call; past it the commands get an error', 'RESPGATE_UPSTREAM_TIMEOUT', '5000'))
-    .addOption(opt('--upstream-connections <n>', 'keep-alive HTTP connections to the upstream (and upstream calls in flight)', 'RESPGATE_UPSTREAM_CONNECTIONS', '16'))
-    .addOption(opt('--max-batch <n>', 'most commands coalesced into one upstream /pipeline call', 'RESPGATE_MAX_BATCH', '1000'))
-    .addOption(opt('--block-poll-interval <ms>', 'blocking commands (BLPOP, BZPOPMIN, XREAD BLOCK…) poll the upstream, 10 ms apart at first, doubling up to this; each poll is one upstream request (billed by hosted services)', 'RESPGATE_BLOCK_POLL_INTERVAL', '100'))
-    .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len)', 'RESPGATE_PROTO_MAX_BULK_LEN', '512mb'));
+    .addOption(opt('--upstream-timeout <ms>', 'time limit of one upstream HTTP call; past it the commands get an error', 'RESPGATE_UPSTREAM_TIMEOUT', String(PROXY_DEFAULTS.upstreamTimeoutMs)))
+    .addOption(opt('--upstream-connections <n>', 'keep-alive HTTP connections to the upstream (and upstream calls in flight)', 'RESPGATE_UPSTREAM_CONNECTIONS', String(PROXY_DEFAULTS.upstreamConnections)))
+    .addOption(opt('--max-batch <n>', 'most commands coalesced into one upstream /pipeline call', 'RESPGATE_MAX_BATCH', String(PROXY_DEFAULTS.maxBatch)))
+    .addOption(opt('--block-poll-interval <ms>', 'blocking commands (BLPOP, BZPOPMIN, XREAD BLOCK…) poll the upstream, 10 ms apart at first, doubling up to this; each poll is one upstream request (billed by hosted services)', 'RESPGATE_BLOCK_POLL_INTERVAL', String(PROXY_DEFAULTS.blockPollIntervalMs)))
+    .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len)', 'RESPGATE_PROTO_MAX_BULK_LEN', sizeText(PROXY_DEFAULTS.maxBulkLength)));
 }
 
 interface ProxyFlags {
@@ -58,7 +58,7 @@ interface ProxyFlags {
   blockPollInterval: string;
 }
 
-function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string): ProxyOptions {
+function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string): ProxyConfig {
   const positive = (v: string, flag: string) => {
     const n = parseNonNegativeInt(v, flag);
     if (n < 1) throw new ConfigError(`${flag} must be at least 1`);

@@ -33,6 +33,81 @@ export const DEFAULTS = {
   logLevel: 'info',
 } as const;
 
+// ---- the proxy (respgate proxy, and the proxy of respgate dev) ----
+
+/** Every default of the proxy and its upstream clients, in one place (cli.ts shows them in --help). */
+export const PROXY_DEFAULTS = {
+  port: DEFAULTS.proxyPort,
+  /** One upstream HTTP call (waiting for a connection, headers and body); also a new event stream's confirmation. */
+  upstreamTimeoutMs: 5000,
+  /** Keep-alive connections to the upstream, and upstream calls in flight. */
+  upstreamConnections: 16,
+  /** Most commands in one upstream /pipeline call. */
+  maxBatch: 1000,
+  /** Blocking commands: polls start FIRST_POLL_INTERVAL_MS apart and double up to this. */
+  blockPollIntervalMs: 100,
+  firstPollIntervalMs: 10,
+  /** Largest argument a client may send (Redis proto-max-bulk-len). */
+  maxBulkLength: 512 * 1024 * 1024,
+  /** Commands accepted but not yet answered before a connection stops reading (backpressure). */
+  maxPendingReplies: 20_000,
+  /** Keep every upstream request body under this (the upstream's own limit is larger). */
+  maxRequestBytes: 1_000_000,
+  /** Redis' `client-output-buffer-limit pubsub` hard limit: a subscriber that reads slower is disconnected. */
+  outputLimitBytes: 32 * 1024 * 1024,
+  /** After the last reply of a closing connection, how long the client has to close its side. */
+  closeGraceMs: 5000,
+  /** Upstream event streams (pub/sub, MONITOR): longest event, and the reconnect backoff. */
+  maxEventChars: 64 * 1024 * 1024,
+  reconnectMinDelayMs: 100,
+  reconnectMaxDelayMs: 5000,
+} as const;
+
+/** The proxy's configuration; the optional fields take PROXY_DEFAULTS. */
+export interface ProxyConfig {
+  host: string;
+  port: number;
+  upstreamUrl: string;
+  upstreamToken: string;
+  upstreamTimeoutMs: number;
+  upstreamConnections: number;
+  maxBatch: number;
+  /** Password clients must give with AUTH; undefined = no authentication. */
+  requirepass?: string;
+  maxBulkLength: number;
+  blockPollIntervalMs?: number;
+  maxPendingReplies?: number;
+  maxRequestBytes?: number;
+  outputLimitBytes?: number;
+  closeGraceMs?: number;
+}
+
+/** A ProxyConfig with every default filled in. */
+export type ResolvedProxyConfig = Required<Omit<ProxyConfig, 'requirepass'>> & Pick<ProxyConfig, 'requirepass'>;
+
+export function resolveProxyConfig(config: ProxyConfig): ResolvedProxyConfig {
+  return {
+    blockPollIntervalMs: PROXY_DEFAULTS.blockPollIntervalMs,
+    maxPendingReplies: PROXY_DEFAULTS.maxPendingReplies,
+    maxRequestBytes: PROXY_DEFAULTS.maxRequestBytes,
+    outputLimitBytes: PROXY_DEFAULTS.outputLimitBytes,
+    closeGraceMs: PROXY_DEFAULTS.closeGraceMs,
+    ...withoutUndefined(config),
+  };
+}
+
+function withoutUndefined<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** A size for --help: 10485760 → '10mb'. */
+export function sizeText(bytes: number): string {
+  for (const [unit, mult] of [['gb', 1024 ** 3], ['mb', 1024 ** 2], ['kb', 1024]] as const) {
+    if (bytes % mult === 0) return `${bytes / mult}${unit}`;
+  }
+  return String(bytes);
+}
+
 export class ConfigError extends Error {}
 
 export function generateToken(): string {

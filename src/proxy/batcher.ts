@@ -3,41 +3,26 @@
 // commands in two calls at once, so its next commands wait for the previous call to finish.
 // A transaction (MULTI … EXEC) is one item that travels alone, as one /multi-exec call, under the
 // same barrier: after the connection's earlier commands, before its later ones.
-import type { ReplyShape } from '../resp/reply-shape.js';
+import { errorReply } from '../resp/protocol.js';
 import type { KvClient, TransactionOutcome } from '../upstream/kv-client.js';
-import type { BlockingPlan } from './blocking.js';
-
-/** One forwarded command and where its reply goes (plain data: no closure per command). */
-export interface ForwardItem {
-  args: Buffer[];
-  /** Position of its reply in the connection's reply sequence. */
-  slot: number;
-  /** Rewrites the upstream reply before it is written (INFO's keyspace line). */
-  transform: ((reply: Buffer) => Buffer) | undefined;
-  /** RESP3 connections: the shape of the reply, to convert the upstream's RESP2 bytes. */
-  shape?: ReplyShape;
-  /** A transaction: its queued commands, sent as one /multi-exec call (`args` is unused). */
-  transaction?: Buffer[][];
-  /** A blocking command emulated by polling (blocking.ts): it holds the connection's barrier while it polls. */
-  blocking?: BlockingPlan;
-}
+import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 
 /** What the batcher needs from a connection. */
 export interface BatchSource {
-  /** Commands waiting to be sent, oldest first. */
+  /** Items waiting to be sent, oldest first. */
   readonly pending: ForwardItem[];
   /** True while some of its commands are in an upstream call. */
   inFlight: boolean;
   /** True while it waits in the batcher's ready list. */
   queued: boolean;
   /** Receives the raw RESP2 reply of one of its commands (possibly an error reply made by the client). */
-  deliver(item: ForwardItem, reply: Buffer): void;
+  deliver(item: CommandItem, reply: Buffer): void;
   /** Receives the outcome of one of its transactions. */
-  deliverTransaction(item: ForwardItem, outcome: TransactionOutcome): void;
+  deliverTransaction(item: TransactionItem, outcome: TransactionOutcome): void;
   /** Called after a call with its commands completed (to write replies, resume reading). */
   afterBatch(): void;
   /** Runs a blocking command (polls through `Batcher.poll`); calls `release` once answered. */
-  runBlocking(item: ForwardItem, release: () => void): void;
+  runBlocking(item: BlockingItem, release: () => void): void;
 }
 
 export interface BatcherOptions {
@@ -77,7 +62,7 @@ export class Batcher {
     this.scheduled = false;
     while (this.inFlight < this.options.maxInFlight && this.ready.length > 0) {
       const sources: BatchSource[] = [];
-      const items: ForwardItem[] = [];
+      const items: CommandItem[] = [];
       const owners: BatchSource[] = [];
       /** Connections whose next item is a transaction: it goes alone. */
       const transactions: BatchSource[] = [];
@@ -86,22 +71,24 @@ export class Batcher {
         source.queued = false;
         const pending = source.pending;
         if (pending.length === 0) continue;
-        if (pending[0].blocking) {
-          this.startBlocking(source);
+        const first = pending[0];
+        if (first.kind === 'blocking') {
+          pending.shift();
+          this.startBlocking(source, first);
           continue;
         }
-        if (pending[0].transaction) {
+        if (first.kind === 'transaction') {
           transactions.push(source);
           continue;
         }
-        // Commands up to the connection's next transaction (it waits for them, like later commands).
+        // Commands up to the connection's next transaction or blocking command (it waits for them, like later commands).
         const limit = Math.min(pending.length, this.options.maxBatch - items.length);
         let take = 0;
-        while (take < limit && !pending[take].transaction && !pending[take].blocking) take++;
-        for (const item of pending.splice(0, take)) {
+        for (let item = pending[0]; take < limit && item.kind === 'command'; item = pending[++take]) {
           items.push(item);
           owners.push(source);
         }
+        pending.splice(0, take);
         source.inFlight = true;
         sources.push(source);
       }
@@ -124,8 +111,7 @@ export class Batcher {
    * A blocking command: the connection stays "in flight" (its later commands wait) until the command
    * is answered; its polls do not wait for other work, and other connections go on.
    */
-  private startBlocking(source: BatchSource): void {
-    const item = source.pending.shift()!;
+  private startBlocking(source: BatchSource, item: BlockingItem): void {
     source.inFlight = true;
     source.runBlocking(item, () => this.finished([source]));
   }
@@ -134,22 +120,17 @@ export class Batcher {
   poll(commands: Buffer[][]): Promise<Buffer[]> {
     this.stats.calls++;
     this.stats.commands += commands.length;
-    return this.client.pipeline(commands).catch((err: Error) => {
-      const reply = Buffer.from(`-ERR respgate internal error: ${String(err.message).replace(/[\r\n]+/g, ' ')}\r\n`);
-      return commands.map(() => reply);
-    });
+    return this.client.pipeline(commands).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
   }
 
   private sendTransaction(source: BatchSource): void {
-    const item = source.pending.shift()!;
-    const commands = item.transaction!;
+    const item = source.pending.shift() as TransactionItem; // flush() saw it first in line
+    const commands = item.commands;
     source.inFlight = true;
     this.inFlight++;
     this.stats.calls++;
     this.stats.commands += commands.length;
-    const answered = this.client.transaction(commands).catch(
-      (err: Error): TransactionOutcome => ({ kind: 'failed', error: `ERR respgate internal error: ${String(err.message).replace(/[\r\n]+/g, ' ')}` }),
-    );
+    const answered = this.client.transaction(commands).catch((err: unknown): TransactionOutcome => ({ kind: 'failed', error: internalError(err) }));
     void answered.then((outcome) => {
       this.inFlight--;
       source.deliverTransaction(item, outcome);
@@ -167,20 +148,24 @@ export class Batcher {
     if (this.ready.length > 0 && !this.scheduled) this.flush();
   }
 
-  private send(items: ForwardItem[], owners: BatchSource[], sources: BatchSource[]): void {
+  private send(items: CommandItem[], owners: BatchSource[], sources: BatchSource[]): void {
     this.inFlight++;
     this.stats.calls++;
     this.stats.commands += items.length;
     const commands = items.map((i) => i.args);
-    const answered = this.client.pipeline(commands).catch((err: Error) => {
-      // The client promises never to reject; if it does anyway, no connection is left waiting.
-      const reply = Buffer.from(`-ERR respgate internal error: ${String(err.message).replace(/[\r\n]+/g, ' ')}\r\n`);
-      return commands.map(() => reply);
-    });
+    const answered = this.client.pipeline(commands).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
     void answered.then((replies) => {
       this.inFlight--;
       for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i]);
       this.finished(sources);
     });
   }
+}
+
+/**
+ * The KvClient promises never to reject; if it does anyway, no connection is left waiting: every
+ * command of the call gets this error.
+ */
+function internalError(err: unknown): string {
+  return `ERR respgate internal error: ${String((err as Error)?.message ?? err)}`;
 }

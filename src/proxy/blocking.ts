@@ -3,6 +3,7 @@
 // command answers when data is there; a null reply means "nothing yet": wait, then poll again, with
 // an interval growing from 10 ms ×2 up to a cap (--block-poll-interval), until the timeout.
 import type { CommandSpec } from '../commands/table.js';
+import { PROXY_DEFAULTS } from '../config.js';
 import { lower } from '../resp/args.js';
 import { errorReply } from '../resp/protocol.js';
 
@@ -29,7 +30,6 @@ export interface BlockingRun {
 
 const NULL_ARRAY = Buffer.from('*-1\r\n');
 const SYNTAX_ERROR = errorReply('ERR syntax error');
-const FIRST_INTERVAL_MS = 10;
 
 /** Pops from the first non-empty key of KEYS; WRONGTYPE for the first key of another type (like Redis). */
 const POP_SCRIPT = `for _, k in ipairs(KEYS) do
@@ -206,7 +206,7 @@ export function runBlocking(
   let timer: NodeJS.Timeout | undefined;
   let unblockedWith: Buffer | undefined;
   const deadline = plan.timeoutMs > 0 ? Date.now() + plan.timeoutMs : Infinity;
-  let interval = Math.min(FIRST_INTERVAL_MS, maxIntervalMs);
+  let interval = Math.min(PROXY_DEFAULTS.firstPollIntervalMs, maxIntervalMs);
   let command = plan.poll;
   const finish = (reply: Buffer) => {
     if (!cancelled) {

@@ -6,7 +6,7 @@
 // RESET and QUIT leave it, a disconnect closes the stream; a dropped stream is opened again with
 // backoff (commands executed in the gap are not shown).
 import { monitorLine, ResilientEventStream } from '../upstream/event-stream.js';
-import type { SessionOutput, StreamUpstream } from './pubsub.js';
+import type { PushUpstream, ReplyPort } from './context.js';
 import { errorReply, OK } from './replies.js';
 
 export class MonitorFeed {
@@ -15,15 +15,14 @@ export class MonitorFeed {
   private readonly fill: (reply: Buffer) => void;
 
   constructor(
-    private readonly output: SessionOutput,
-    upstream: StreamUpstream,
+    port: ReplyPort,
+    upstream: PushUpstream,
     /** The feed failed to start (refused, unreachable): the connection is no longer monitoring. */
     private readonly onStopped: () => void,
   ) {
-    const fill = (this.fill = output.reserve());
+    const fill = (this.fill = port.reserve());
     const { log } = upstream;
-    const session = output.session;
-    const context = () => ({ conn: session.id, client: session.address, stream: 'monitor' });
+    const context = () => ({ conn: port.id, client: port.address, stream: 'monitor' });
     this.stream = new ResilientEventStream(upstream.client, { kind: 'monitor' }, {
       onConfirmed: (again) => {
         if (again) log.warn(context(), 'upstream event stream re-established');
@@ -31,7 +30,7 @@ export class MonitorFeed {
       },
       onEvent: (data) => {
         const line = monitorLine(data);
-        output.push(Buffer.from(`+${line}\r\n`), log);
+        port.push(Buffer.from(`+${line}\r\n`));
       },
       onFailed: (error) => {
         fill(errorReply(error));
@@ -41,7 +40,7 @@ export class MonitorFeed {
         log.warn({ ...context(), reason, attempt, retryInMs: delayMs }, 'upstream event stream dropped; reconnecting (commands executed until it is back are not shown)'),
       onRefused: (error) => {
         log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
-        session.socket.destroy();
+        port.destroy();
       },
     }, { confirmTimeoutMs: upstream.confirmTimeoutMs });
   }

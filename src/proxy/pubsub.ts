@@ -12,93 +12,16 @@
 // with backoff, and messages published in the gap are missed; SSUBSCRIBE is refused (the upstream has
 // no sharded pub/sub stream); UNSUBSCRIBE without arguments goes through subscriptions in the order
 // they were made (Redis: hash-table order).
-import type net from 'node:net';
 import type { CommandSpec } from '../commands/table.js';
-import type { Logger } from '../logger.js';
-import { decodePubsubEvent, ResilientEventStream, type EventStreamClient } from '../upstream/event-stream.js';
+import type { Protocol } from '../resp/protocol.js';
+import { decodePubsubEvent, ResilientEventStream } from '../upstream/event-stream.js';
+import type { PushState, PushUpstream, ReplyPort } from './context.js';
 import { MonitorFeed } from './monitor.js';
-import { errorReply } from './replies.js';
-import type { Session } from './session.js';
+import { errorReply, NO_EVENT_STREAMS } from './replies.js';
 
-export interface StreamState {
-  /** Channels + patterns this connection is subscribed to (RESP2 subscribe mode when > 0). */
-  readonly subscriptionCount: number;
-  /** Channels and patterns, each (CLIENT LIST's `sub=` and `psub=`). */
-  readonly channelCount: number;
-  readonly patternCount: number;
-  /** True while the connection is in MONITOR mode. */
-  readonly monitoring: boolean;
-  /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR: answers through the session. */
-  handle(spec: CommandSpec, args: Buffer[]): void;
-  /** PING while subscribed in RESP2: `*2 $4 pong $<n> <arg>`. */
-  subscribedPing(args: Buffer[]): Buffer;
-  /** RESET, QUIT and disconnect: leaves every subscription and MONITOR, closing the upstream streams. */
-  reset(): void;
-}
-
-/** What the streams of every connection of one proxy share. */
-export interface StreamUpstream {
-  client: EventStreamClient;
-  log: Logger;
-  /** How long the upstream has to confirm a new stream (its first event). */
-  confirmTimeoutMs: number;
-}
-
-/** Redis' `client-output-buffer-limit pubsub` hard limit: a subscriber that reads slower is disconnected. */
-export const OUTPUT_LIMIT_BYTES = 32 * 1024 * 1024;
-
-const upstreams = new WeakMap<net.Socket, StreamUpstream>();
-
-/** Called by the server for each accepted socket, before its Session is made. */
-export function attachStreamUpstream(socket: net.Socket, upstream: StreamUpstream): void {
-  upstreams.set(socket, upstream);
-}
-
-export function createStreamState(session: Session): StreamState {
-  return new ConnectionStreams(session);
-}
-
-// ---- the session's output, for replies that come later than their command ----
-
-/** Reply positions filled later, and unsolicited replies, through the session's public methods. */
-export class SessionOutput {
-  constructor(readonly session: Session) {}
-
-  /** Takes the next reply position now; the returned function fills it (once) and writes what is ready. */
-  reserve(): (reply: Buffer) => void {
-    const slot = this.session.reserveReply();
-    let filled = false;
-    return (reply) => {
-      if (filled) return;
-      filled = true;
-      this.session.fillReply(slot, reply);
-    };
-  }
-
-  /** A reply to the command being handled now. */
-  answer(reply: Buffer): void {
-    this.session.answerNow(reply);
-  }
-
-  /** False once the connection is closing (QUIT) or closed: nothing more is sent, as in Redis. */
-  get open(): boolean {
-    const s = this.session.socket;
-    return !s.destroyed && !s.writableEnded && !this.session.isClosing;
-  }
-
-  /**
-   * An unsolicited reply (message, MONITOR line): after every reply owed, written at once if none is
-   * missing. A client that lets more than OUTPUT_LIMIT_BYTES pile up is disconnected, as Redis does.
-   */
-  push(reply: Buffer, log: Logger): void {
-    if (!this.open) return;
-    this.session.answerNow(reply);
-    this.session.flush();
-    if (this.session.socket.writableLength > OUTPUT_LIMIT_BYTES) {
-      log.warn({ conn: this.session.id, client: this.session.address, limitBytes: OUTPUT_LIMIT_BYTES }, 'client output buffer limit reached (it reads slower than messages arrive): closing the connection');
-      this.session.socket.destroy();
-    }
-  }
+/** The pub/sub and MONITOR state of one connection; `upstream` undefined = no event streams (their commands answer an error). */
+export function createPushState(port: ReplyPort, upstream: PushUpstream | undefined): PushState {
+  return new ConnectionPushes(port, upstream);
 }
 
 // ---- reply frames ----
@@ -117,7 +40,7 @@ const bulk = (b: Buffer): Buffer[] => [Buffer.from(`$${b.length}\r\n`), b, CRLF]
 const CRLF = Buffer.from('\r\n');
 
 /** `*3 <kind> <name|nil> :<count>` (RESP3: `>3`, nil as `_`). */
-function confirmation(protocol: 2 | 3, kind: Buffer, name: Buffer | null, count: number): Buffer {
+function confirmation(protocol: Protocol, kind: Buffer, name: Buffer | null, count: number): Buffer {
   return Buffer.concat([
     Buffer.from(protocol === 3 ? '>3\r\n' : '*3\r\n'),
     ...bulk(kind),
@@ -127,7 +50,7 @@ function confirmation(protocol: 2 | 3, kind: Buffer, name: Buffer | null, count:
 }
 
 /** `*3 message <channel> <payload>` or `*4 pmessage <pattern> <channel> <payload>` (RESP3: `>`). */
-function messageFrame(protocol: 2 | 3, channel: Buffer, message: Buffer, pattern?: Buffer): Buffer {
+function messageFrame(protocol: Protocol, channel: Buffer, message: Buffer, pattern?: Buffer): Buffer {
   const head = Buffer.from(pattern ? (protocol === 3 ? '>4\r\n' : '*4\r\n') : protocol === 3 ? '>3\r\n' : '*3\r\n');
   return Buffer.concat(pattern
     ? [head, ...bulk(WORDS.pmessage), ...bulk(pattern), ...bulk(channel), ...bulk(message)]
@@ -180,17 +103,17 @@ class Subscription {
     readonly kind: Kind,
     readonly name: Buffer,
     readonly key: string,
-    private readonly owner: ConnectionStreams,
+    private readonly owner: ConnectionPushes,
   ) {}
 
   get confirmed(): boolean {
     return this.stream?.confirmed ?? false;
   }
 
-  open(upstream: StreamUpstream): void {
+  open(upstream: PushUpstream): void {
     const target = this.kind === 'channel' ? { kind: 'subscribe' as const, channel: this.name } : { kind: 'psubscribe' as const, pattern: this.name };
     const log = upstream.log;
-    const context = () => ({ conn: this.owner.session.id, client: this.owner.session.address, [this.kind]: printableName(this.name) });
+    const context = () => ({ conn: this.owner.port.id, client: this.owner.port.address, [this.kind]: printableName(this.name) });
     this.stream = new ResilientEventStream(upstream.client, target, {
       onConfirmed: (again) => {
         if (again) {
@@ -211,7 +134,7 @@ class Subscription {
       onRefused: (error) => {
         // Like Redis, which disconnects subscribers whose channel permissions were revoked.
         log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
-        this.owner.session.socket.destroy();
+        this.owner.port.destroy();
       },
     }, { confirmTimeoutMs: upstream.confirmTimeoutMs });
   }
@@ -224,15 +147,15 @@ class Subscription {
   }
 }
 
-class ConnectionStreams implements StreamState {
+class ConnectionPushes implements PushState {
   private readonly channels = new Map<string, Subscription>();
   private readonly patterns = new Map<string, Subscription>();
   private monitor: MonitorFeed | undefined;
-  private readonly output: SessionOutput;
 
-  constructor(readonly session: Session) {
-    this.output = new SessionOutput(session);
-  }
+  constructor(
+    readonly port: ReplyPort,
+    private readonly upstreamOrNone: PushUpstream | undefined,
+  ) {}
 
   get subscriptionCount(): number {
     return this.channels.size + this.patterns.size;
@@ -263,12 +186,12 @@ class ConnectionStreams implements StreamState {
       case 'sunsubscribe':
         return this.sunsubscribe(args);
       case 'ssubscribe':
-        return this.output.answer(errorReply(
+        return this.port.answer(errorReply(
           "ERR command 'ssubscribe' is not supported by respgate: the REST upstream has no sharded pub/sub stream, so messages sent with SPUBLISH cannot be received; use SUBSCRIBE and PUBLISH"));
       case 'monitor':
         return this.startMonitor();
       default:
-        return this.output.answer(errorReply(`ERR command '${spec.name}' is not a pub/sub command`));
+        return this.port.answer(errorReply(`ERR command '${spec.name}' is not a pub/sub command`));
     }
   }
 
@@ -288,9 +211,7 @@ class ConnectionStreams implements StreamState {
 
   /** A message from one of the streams. */
   deliver(channel: Buffer, message: Buffer, pattern?: Buffer): void {
-    const upstream = upstreams.get(this.session.socket);
-    if (!upstream) return;
-    this.output.push(messageFrame(this.session.protocol, channel, message, pattern), upstream.log);
+    this.port.push(messageFrame(this.port.protocol, channel, message, pattern));
   }
 
   /** A new stream failed before its confirmation: its commands answer the error and their subscriptions are undone. */
@@ -311,10 +232,9 @@ class ConnectionStreams implements StreamState {
     for (const command of waiting) command.failed(error!);
   }
 
-  private upstream(): StreamUpstream | undefined {
-    const upstream = upstreams.get(this.session.socket);
-    if (!upstream) this.output.answer(errorReply('ERR pub/sub and MONITOR are not available: this proxy has no upstream for event streams'));
-    return upstream;
+  private upstream(): PushUpstream | undefined {
+    if (!this.upstreamOrNone) this.port.answer(NO_EVENT_STREAMS);
+    return this.upstreamOrNone;
   }
 
   private subscribe(kind: Kind, args: Buffer[]): void {
@@ -336,21 +256,21 @@ class ConnectionStreams implements StreamState {
         sub.open(upstream);
       }
       if (!sub.confirmed) waiting.add(sub);
-      frames.push(confirmation(this.session.protocol, word, name, this.subscriptionCount));
+      frames.push(confirmation(this.port.protocol, word, name, this.subscriptionCount));
     }
     const reply = frames.length === 1 ? frames[0] : Buffer.concat(frames);
-    if (waiting.size === 0) return this.output.answer(reply);
-    const command = new PendingCommand(this.output.reserve(), reply, waiting, created);
+    if (waiting.size === 0) return this.port.answer(reply);
+    const command = new PendingCommand(this.port.reserve(), reply, waiting, created);
     for (const sub of waiting) sub.waiters.push(command);
   }
 
   private unsubscribe(kind: Kind, args: Buffer[]): void {
     const map = kind === 'channel' ? this.channels : this.patterns;
     const word = kind === 'channel' ? WORDS.unsubscribe : WORDS.punsubscribe;
-    const protocol = this.session.protocol;
+    const protocol = this.port.protocol;
     const frames: Buffer[] = [];
     if (args.length === 1) {
-      if (map.size === 0) return this.output.answer(confirmation(protocol, word, null, this.subscriptionCount));
+      if (map.size === 0) return this.port.answer(confirmation(protocol, word, null, this.subscriptionCount));
       for (const sub of [...map.values()]) {
         this.remove(sub);
         frames.push(confirmation(protocol, word, sub.name, this.subscriptionCount));
@@ -362,21 +282,21 @@ class ConnectionStreams implements StreamState {
         frames.push(confirmation(protocol, word, args[i], this.subscriptionCount));
       }
     }
-    this.output.answer(frames.length === 1 ? frames[0] : Buffer.concat(frames));
+    this.port.answer(frames.length === 1 ? frames[0] : Buffer.concat(frames));
   }
 
   /** No shard channel is ever subscribed (SSUBSCRIBE is refused): the replies of Redis with none. */
   private sunsubscribe(args: Buffer[]): void {
-    const protocol = this.session.protocol;
-    if (args.length === 1) return this.output.answer(confirmation(protocol, WORDS.sunsubscribe, null, 0));
-    this.output.answer(Buffer.concat(args.slice(1).map((name) => confirmation(protocol, WORDS.sunsubscribe, name, 0))));
+    const protocol = this.port.protocol;
+    if (args.length === 1) return this.port.answer(confirmation(protocol, WORDS.sunsubscribe, null, 0));
+    this.port.answer(Buffer.concat(args.slice(1).map((name) => confirmation(protocol, WORDS.sunsubscribe, name, 0))));
   }
 
   private startMonitor(): void {
     if (this.monitor) return; // Redis ignores MONITOR in monitor mode: no reply at all
     const upstream = this.upstream();
     if (!upstream) return;
-    const monitor = new MonitorFeed(this.output, upstream, () => {
+    const monitor = new MonitorFeed(this.port, upstream, () => {
       if (this.monitor === monitor) this.monitor = undefined;
     });
     this.monitor = monitor;

@@ -1,28 +1,14 @@
-// The proxy's TCP listener: accepts Redis clients and gives each a session in front of the
-// shared batcher and upstream client.
+// The proxy's TCP listener and its wiring: builds one ProxyContext (batcher, upstream clients,
+// limits, the registry of connections) and gives each accepted client a Session.
 import net from 'node:net';
+import { resolveProxyConfig, type ProxyConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { observedCounter, observedGauge } from '../metrics.js';
 import { EventStreamClient } from '../upstream/event-stream.js';
 import { KvClient } from '../upstream/kv-client.js';
 import { Batcher } from './batcher.js';
-import { attachStreamUpstream, type StreamUpstream } from './pubsub.js';
-import { Session, type SessionOptions, type SessionRegistry } from './session.js';
-
-export interface ProxyOptions {
-  host: string;
-  port: number;
-  upstreamUrl: string;
-  upstreamToken: string;
-  upstreamTimeoutMs: number;
-  upstreamConnections: number;
-  /** Most commands in one upstream call. */
-  maxBatch: number;
-  requirepass?: string;
-  maxBulkLength: number;
-  /** Blocking commands emulated by polling: the longest wait between two polls, in ms (default 100). */
-  blockPollIntervalMs?: number;
-}
+import type { ProxyContext, ServerState } from './context.js';
+import { Session } from './session.js';
 
 export interface RunningProxy {
   port: number;
@@ -31,58 +17,60 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
-export async function startProxy(options: ProxyOptions, log: Logger): Promise<RunningProxy> {
+export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise<RunningProxy> {
+  const config = resolveProxyConfig(proxyConfig);
   const client = new KvClient({
-    url: options.upstreamUrl,
-    token: options.upstreamToken,
-    timeoutMs: options.upstreamTimeoutMs,
-    connections: options.upstreamConnections,
-    maxRequestBytes: 1_000_000,
+    url: config.upstreamUrl,
+    token: config.upstreamToken,
+    timeoutMs: config.upstreamTimeoutMs,
+    connections: config.upstreamConnections,
+    maxRequestBytes: config.maxRequestBytes,
   });
   // Pub/sub and MONITOR: one upstream event stream per channel, pattern or MONITOR (pubsub.ts).
-  const events = new EventStreamClient({ url: options.upstreamUrl, token: options.upstreamToken, timeoutMs: options.upstreamTimeoutMs });
-  const streamUpstream: StreamUpstream = { client: events, log, confirmTimeoutMs: options.upstreamTimeoutMs };
-  const batcher = new Batcher(client, { maxBatch: options.maxBatch, maxInFlight: options.upstreamConnections });
+  const events = new EventStreamClient({ url: config.upstreamUrl, token: config.upstreamToken, timeoutMs: config.upstreamTimeoutMs });
+  const batcher = new Batcher(client, { maxBatch: config.maxBatch, maxInFlight: config.upstreamConnections });
   const sessions = new Set<Session>();
-  let ids = 0;
-  const registry: SessionRegistry = {
-    sessions: () => sessions,
-    remove: (s) => sessions.delete(s),
-    nextId: () => ++ids,
-    nextIdPeek: () => ids,
-    batcher,
+  let accepted = 0;
+  const server: ServerState = {
+    connections: () => sessions,
+    get acceptedConnections() {
+      return accepted;
+    },
     startedAt: Date.now(),
+    stats: batcher.stats,
+    requirepass: config.requirepass,
   };
-  const sessionOptions: SessionOptions = {
-    requirepass: options.requirepass,
-    maxBulkLength: options.maxBulkLength,
-    maxPendingReplies: 20_000,
-    blockPollIntervalMs: options.blockPollIntervalMs ?? 100,
+  const ctx: ProxyContext = {
+    config,
+    batcher,
+    log,
+    pushUpstream: { client: events, log, confirmTimeoutMs: config.upstreamTimeoutMs },
+    server,
   };
-  // Half-open: a client that ends its side still gets the replies it is owed (see Session).
+  const closed = (s: Session) => sessions.delete(s);
   observedGauge('respgate_proxy_connections', 'Client connections open on the proxy', () => sessions.size);
   observedCounter('respgate_proxy_upstream_calls_total', 'Upstream /pipeline calls made by the batcher', () => batcher.stats.calls);
   observedCounter('respgate_proxy_forwarded_commands_total', 'Commands sent upstream by the batcher', () => batcher.stats.commands);
-  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
-    attachStreamUpstream(socket, streamUpstream);
-    sessions.add(new Session(socket, registry, sessionOptions));
+  // Half-open: a client that ends its side still gets the replies it is owed (see Session).
+  const listener = net.createServer({ allowHalfOpen: true }, (socket) => {
+    sessions.add(new Session(socket, ++accepted, ctx, closed));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
+    listener.once('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'EADDRINUSE'
-        ? new Error(`port ${options.port} on ${options.host} is already in use, often by a system redis-server (stop it with 'sudo systemctl stop redis-server'); or choose another port with --port or RESPGATE_PORT (npm start -- --port 6390)`)
+        ? new Error(`port ${config.port} on ${config.host} is already in use, often by a system redis-server (stop it with 'sudo systemctl stop redis-server'); or choose another port with --port or RESPGATE_PORT (npm start -- --port 6390)`)
         : err));
-    server.listen(options.port, options.host, resolve);
+    listener.listen(config.port, config.host, resolve);
   });
-  const port = (server.address() as net.AddressInfo).port;
+  const port = (listener.address() as net.AddressInfo).port;
   log.debug({ port }, 'proxy listening');
   return {
     port,
-    host: options.host,
+    host: config.host,
     connections: () => sessions.size,
     stop: async () => {
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        listener.close(() => resolve());
         for (const s of sessions) s.socket.destroy();
       });
       await events.close();

@@ -15,6 +15,7 @@
 // channel of a pmessage that contains a comma cannot be told from its message (the first comma wins).
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
+import { PROXY_DEFAULTS } from '../config.js';
 import { AUTH_FAILED, jsonErrorField } from './kv-errors.js';
 import { percentEncode } from './path-form.js';
 import { redact } from './redact.js';
@@ -53,7 +54,7 @@ export interface EventStreamClientOptions {
   token: string;
   /** Until the upstream answers with its status and headers (it does once the subscription is made). */
   timeoutMs: number;
-  /** Largest event, in characters; a larger one fails the stream. Default 64 Mi. */
+  /** Largest event, in characters; a larger one fails the stream (default: PROXY_DEFAULTS.maxEventChars). */
   maxEventChars?: number;
 }
 
@@ -88,8 +89,8 @@ export class EventStreamClient {
     const base = new URL(options.url);
     this.prefix = base.pathname.replace(/\/+$/, '');
     this.token = options.token;
-    this.timeoutMs = options.timeoutMs > 0 ? options.timeoutMs : 5000;
-    this.maxEventChars = options.maxEventChars ?? 64 * 1024 * 1024;
+    this.timeoutMs = options.timeoutMs > 0 ? options.timeoutMs : PROXY_DEFAULTS.upstreamTimeoutMs;
+    this.maxEventChars = options.maxEventChars ?? PROXY_DEFAULTS.maxEventChars;
     // Body `[]` and these headers are what the official SDK sends for its subscriptions.
     this.headers = {
       authorization: `Bearer ${options.token}`,
@@ -221,7 +222,7 @@ export interface ResilientHandlers {
 export interface ResilientOptions {
   /** Until the first event of each stream. */
   confirmTimeoutMs: number;
-  /** Backoff of reconnections: first delay and cap (defaults 100 ms and 5 s). */
+  /** Backoff of reconnections: first delay and cap (defaults: PROXY_DEFAULTS in config.ts). */
   minDelayMs?: number;
   maxDelayMs?: number;
 }
@@ -309,8 +310,8 @@ export class ResilientEventStream {
       this.closed = true;
       return this.handlers.onRefused(reason);
     }
-    const min = this.options.minDelayMs ?? 100;
-    const max = this.options.maxDelayMs ?? 5000;
+    const min = this.options.minDelayMs ?? PROXY_DEFAULTS.reconnectMinDelayMs;
+    const max = this.options.maxDelayMs ?? PROXY_DEFAULTS.reconnectMaxDelayMs;
     const delayMs = Math.round(Math.min(max, min * 2 ** this.attempt) * (1 + Math.random() * 0.2));
     this.attempt++;
     this.handlers.onDropped(reason, this.attempt, delayMs);

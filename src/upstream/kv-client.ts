@@ -9,6 +9,7 @@
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
 import { isUtf8 } from 'node:buffer';
 import { Pool } from 'undici';
+import { PROXY_DEFAULTS } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
 import { scanReply, splitReplies } from '../resp/reply-scanner.js';
 import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.js';
@@ -23,19 +24,13 @@ export interface KvClientOptions {
   url: string;
   /** Bearer token; never put it in logs or error messages. */
   token: string;
-  /** Per HTTP request (waiting for a connection, headers and body), default 5000. */
+  /** Per HTTP request (waiting for a connection, headers and body); defaults: PROXY_DEFAULTS in config.ts. */
   timeoutMs: number;
-  /** undici Pool size, default 16. */
+  /** undici Pool size. */
   connections: number;
-  /** Keep every request body under this (default 1_000_000; the upstream's max request size is larger). */
+  /** Keep every request body under this (the upstream's max request size is larger). */
   maxRequestBytes: number;
 }
-
-export const KV_CLIENT_DEFAULTS = {
-  timeoutMs: 5000,
-  connections: 16,
-  maxRequestBytes: 1_000_000,
-} as const satisfies Partial<KvClientOptions>;
 
 /** Decoded JSON items, strings still base64 as the upstream sent them. */
 export type JsonItem = { result: unknown } | { error: string };
@@ -99,9 +94,9 @@ export class KvClient {
     this.pipelinePath = this.prefix + '/pipeline';
     this.multiExecPath = this.prefix + '/multi-exec';
     this.token = options.token;
-    this.timeoutMs = positive(options.timeoutMs, KV_CLIENT_DEFAULTS.timeoutMs);
-    this.connections = positive(options.connections, KV_CLIENT_DEFAULTS.connections);
-    this.maxRequestBytes = positive(options.maxRequestBytes, KV_CLIENT_DEFAULTS.maxRequestBytes);
+    this.timeoutMs = positive(options.timeoutMs, PROXY_DEFAULTS.upstreamTimeoutMs);
+    this.connections = positive(options.connections, PROXY_DEFAULTS.upstreamConnections);
+    this.maxRequestBytes = positive(options.maxRequestBytes, PROXY_DEFAULTS.maxRequestBytes);
     const authorization = `Bearer ${options.token}`;
     this.jsonHeaders = { authorization, 'content-type': 'application/json', 'upstash-response-format': 'resp2' };
     this.binaryHeaders = { authorization, 'content-type': 'application/octet-stream', 'upstash-response-format': 'resp2' };

@@ -5,7 +5,8 @@ import { Redis as IORedis } from 'ioredis';
 import { createLogger } from '../../src/logger.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
-import { startProxy, type ProxyOptions, type RunningProxy } from '../../src/proxy/server.js';
+import type { ProxyConfig } from '../../src/config.js';
+import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { scanReply } from '../../src/resp/reply-scanner.js';
 import { startTestPlatform } from './platform.js';
@@ -18,7 +19,7 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(proxyOverrides: Partial<ProxyOptions> = {}): Promise<Stack> {
+export async function startStack(proxyOverrides: Partial<ProxyConfig> = {}): Promise<Stack> {
   const platform = await startTestPlatform();
   const proxy = await startTestProxy(platform, proxyOverrides);
   const oracle = await startEmbeddedRedis({ databases: 1, password: null });
@@ -34,7 +35,7 @@ export async function startStack(proxyOverrides: Partial<ProxyOptions> = {}): Pr
   };
 }
 
-export function startTestProxy(platform: { url: string; token: string }, overrides: Partial<ProxyOptions> = {}): Promise<RunningProxy> {
+export function startTestProxy(platform: { url: string; token: string }, overrides: Partial<ProxyConfig> = {}): Promise<RunningProxy> {
   return startProxy(
     {
       host: '127.0.0.1',

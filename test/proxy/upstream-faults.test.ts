@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/platform/redis/embedded-server.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
-import type { ProxyOptions, RunningProxy } from '../../src/proxy/server.js';
+import type { ProxyConfig } from '../../src/config.js';
+import type { RunningProxy } from '../../src/proxy/server.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { startTestPlatform } from '../helpers/platform.js';
 import { RawClient, startTestProxy } from '../helpers/stack.js';
@@ -27,7 +28,7 @@ afterAll(async () => {
   await platform?.stop();
 });
 
-async function proxyTo(upstream: { url: string; token: string }, overrides: Partial<ProxyOptions> = {}): Promise<RunningProxy> {
+async function proxyTo(upstream: { url: string; token: string }, overrides: Partial<ProxyConfig> = {}): Promise<RunningProxy> {
   const proxy = await startTestProxy(upstream, overrides);
   cleanups.push(() => proxy.stop());
   return proxy;

@@ -1,11 +1,11 @@
 // INFO as Redis 7.0.15 lays it out, describing the proxy: clients read redis_version, loading,
 // maxmemory_policy and role from it during their handshake.
 import os from 'node:os';
-import type { Session, SessionRegistry } from './session.js';
+import type { Connection, ServerState } from '../context.js';
 
 interface InfoContext {
-  registry: SessionRegistry;
-  session: Session;
+  server: ServerState;
+  conn: Connection;
   /** `db0:keys=…` from the upstream; undefined when it has no keys (Redis then prints no line). */
   keyspaceLine: string | undefined;
 }
@@ -15,20 +15,20 @@ type Section = (ctx: InfoContext) => Array<[string, string | number]>;
 const RUN_ID = [...crypto.getRandomValues(new Uint8Array(20))].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 const SECTIONS: Record<string, Section> = {
-  server: ({ registry, session }) => {
-    const uptime = Math.floor((Date.now() - registry.startedAt) / 1000);
+  server: ({ server, conn }) => {
+    const uptime = Math.floor((Date.now() - server.startedAt) / 1000);
     return [
       ['redis_version', '7.0.15'], ['redis_git_sha1', '00000000'], ['redis_git_dirty', 0], ['redis_build_id', '0'],
       ['redis_mode', 'standalone'], ['os', `${os.type()} ${os.release()} ${os.arch()}`], ['arch_bits', 64],
       ['monotonic_clock', 'POSIX clock_gettime'], ['multiplexing_api', 'epoll'], ['atomicvar_api', 'c11-builtin'],
       ['gcc_version', '0.0.0'], ['process_id', process.pid], ['process_supervised', 'no'], ['run_id', RUN_ID],
-      ['tcp_port', session.socket.localPort ?? 0], ['server_time_usec', Date.now() * 1000], ['uptime_in_seconds', uptime],
+      ['tcp_port', conn.localPort], ['server_time_usec', Date.now() * 1000], ['uptime_in_seconds', uptime],
       ['uptime_in_days', Math.floor(uptime / 86400)], ['hz', 10], ['configured_hz', 10], ['lru_clock', Math.floor(Date.now() / 1000) % 16777216],
       ['executable', process.argv[1] ?? 'respgate'], ['config_file', ''], ['io_threads_active', 0],
     ];
   },
-  clients: ({ registry }) => [
-    ['connected_clients', [...registry.sessions()].length], ['cluster_connections', 0], ['maxclients', 10000],
+  clients: ({ server }) => [
+    ['connected_clients', [...server.connections()].length], ['cluster_connections', 0], ['maxclients', 10000],
     ['client_recent_max_input_buffer', 0], ['client_recent_max_output_buffer', 0], ['blocked_clients', 0],
     ['tracking_clients', 0], ['clients_in_timeout_table', 0],
   ],
@@ -53,18 +53,18 @@ const SECTIONS: Record<string, Section> = {
       ['mem_allocator', 'libc'], ['active_defrag_running', 0], ['lazyfree_pending_objects', 0], ['lazyfreed_objects', 0],
     ];
   },
-  persistence: ({ registry }) => [
+  persistence: ({ server }) => [
     ['loading', 0], ['async_loading', 0], ['current_cow_peak', 0], ['current_cow_size', 0], ['current_cow_size_age', 0],
     ['current_fork_perc', '0.00'], ['current_save_keys_processed', 0], ['current_save_keys_total', 0],
-    ['rdb_changes_since_last_save', 0], ['rdb_bgsave_in_progress', 0], ['rdb_last_save_time', Math.floor(registry.startedAt / 1000)],
+    ['rdb_changes_since_last_save', 0], ['rdb_bgsave_in_progress', 0], ['rdb_last_save_time', Math.floor(server.startedAt / 1000)],
     ['rdb_last_bgsave_status', 'ok'], ['rdb_last_bgsave_time_sec', -1], ['rdb_current_bgsave_time_sec', -1], ['rdb_saves', 0],
     ['rdb_last_cow_size', 0], ['rdb_last_load_keys_expired', 0], ['rdb_last_load_keys_loaded', 0],
     ['aof_enabled', 0], ['aof_rewrite_in_progress', 0], ['aof_rewrite_scheduled', 0], ['aof_last_rewrite_time_sec', -1],
     ['aof_current_rewrite_time_sec', -1], ['aof_last_bgrewrite_status', 'ok'], ['aof_rewrites', 0], ['aof_rewrites_consecutive_failures', 0],
     ['aof_last_write_status', 'ok'], ['aof_last_cow_size', 0], ['module_fork_in_progress', 0], ['module_fork_last_cow_size', 0],
   ],
-  stats: ({ registry }) => [
-    ['total_connections_received', registry.nextIdPeek()], ['total_commands_processed', registry.batcher.stats.commands],
+  stats: ({ server }) => [
+    ['total_connections_received', server.acceptedConnections], ['total_commands_processed', server.stats.commands],
     ['instantaneous_ops_per_sec', 0], ['total_net_input_bytes', 0], ['total_net_output_bytes', 0],
     ['total_net_repl_input_bytes', 0], ['total_net_repl_output_bytes', 0], ['instantaneous_input_kbps', '0.00'],
     ['instantaneous_output_kbps', '0.00'], ['instantaneous_input_repl_kbps', '0.00'], ['instantaneous_output_repl_kbps', '0.00'],
@@ -79,7 +79,7 @@ const SECTIONS: Record<string, Section> = {
     ['total_reads_processed', 0], ['total_writes_processed', 0], ['io_threaded_reads_processed', 0], ['io_threaded_writes_processed', 0],
     ['reply_buffer_shrinks', 0], ['reply_buffer_expands', 0],
     // respgate's own counter (not in Redis): upstream HTTP calls made for forwarded commands.
-    ['total_upstream_calls', registry.batcher.stats.calls],
+    ['total_upstream_calls', server.stats.calls],
   ],
   replication: () => [
     ['role', 'master'], ['connected_slaves', 0], ['master_failover_state', 'no-failover'],

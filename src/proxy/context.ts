@@ -1,0 +1,101 @@
+// What the parts of the proxy may see of each other, as interfaces only (the role ioredis gives
+// DataHandledable and undici its client context): command handlers, pub/sub and MONITOR depend on
+// these, never on the Session class, so no module of proxy/ imports session.ts but server.ts.
+import type { ResolvedProxyConfig } from '../config.js';
+import type { CommandSpec } from '../commands/table.js';
+import type { Logger } from '../logger.js';
+import type { Protocol } from '../resp/protocol.js';
+import type { EventStreamClient } from '../upstream/event-stream.js';
+import type { Batcher } from './batcher.js';
+
+/** Where replies of one connection go, in request order; also replies no command asked for. */
+export interface ReplyPort {
+  readonly id: number;
+  /** `ip:port` of the client. */
+  readonly address: string;
+  readonly protocol: Protocol;
+  /** A reply to the command being handled now (it waits for earlier replies before it is written). */
+  answer(reply: Buffer): void;
+  /** Takes the next reply position now; the returned function fills it (once) and writes what is ready. */
+  reserve(): (reply: Buffer) => void;
+  /**
+   * An unsolicited reply (message, MONITOR line): after every reply owed, written at once if none is
+   * missing. A client that lets more than the output limit pile up is disconnected, as Redis does.
+   */
+  push(reply: Buffer): void;
+  /** False once the connection is closing (QUIT) or closed: nothing more is sent, as in Redis. */
+  readonly open: boolean;
+  /** Closes the connection now (an event stream the upstream refuses to re-establish). */
+  destroy(): void;
+}
+
+/** Pub/sub subscriptions and MONITOR of one connection (pubsub.ts). */
+export interface PushState {
+  /** Channels + patterns (RESP2 subscribe mode when > 0). */
+  readonly subscriptionCount: number;
+  /** CLIENT LIST's `sub=` and `psub=`. */
+  readonly channelCount: number;
+  readonly patternCount: number;
+  readonly monitoring: boolean;
+  /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR. */
+  handle(spec: CommandSpec, args: Buffer[]): void;
+  /** PING while subscribed in RESP2: `*2 $4 pong $<n> <arg>`. */
+  subscribedPing(args: Buffer[]): Buffer;
+  /** RESET, QUIT and disconnect: leaves every subscription and MONITOR, closing the upstream streams. */
+  reset(): void;
+}
+
+/** What a command handler may see of its connection, and change. */
+export interface Connection {
+  readonly id: number;
+  readonly createdAt: number;
+  readonly lastCommandAt: number;
+  /** Full name of the last command (`client|list`; `exec` while EXEC runs the queued commands). */
+  readonly lastCommand: string;
+  readonly address: string;
+  readonly localAddress: string;
+  readonly localPort: number;
+  /** The socket's file descriptor, for CLIENT LIST (-1 when unknown). */
+  readonly fd: number;
+  name: string;
+  protocol: Protocol;
+  readonly authenticated: boolean;
+  /** AUTH, HELLO AUTH, RESET. */
+  setAuthenticated(value: boolean): void;
+  readonly pushes: PushState;
+  /** Commands queued in the open transaction, or -1 outside MULTI (CLIENT LIST's `multi=`). */
+  readonly queuedCommands: number;
+  /** RESET: leaves MULTI, dropping the queue. */
+  discardTransaction(): void;
+  /** CLIENT UNBLOCK: ends a blocking command in progress; false when nothing is blocked. */
+  unblock(reason: 'timeout' | 'error'): boolean;
+}
+
+/** The proxy as a whole, as handlers see it (INFO, CLIENT LIST, CLIENT UNBLOCK). */
+export interface ServerState {
+  connections(): Iterable<Connection>;
+  /** Connections accepted so far. */
+  readonly acceptedConnections: number;
+  readonly startedAt: number;
+  /** Upstream calls and forwarded commands (INFO stats). */
+  readonly stats: { readonly calls: number; readonly commands: number };
+  /** The password clients must give with AUTH; undefined = none. */
+  readonly requirepass: string | undefined;
+}
+
+/** What the event streams of every connection share (pub/sub and MONITOR). */
+export interface PushUpstream {
+  client: EventStreamClient;
+  log: Logger;
+  /** How long the upstream has to confirm a new stream (its first event). */
+  confirmTimeoutMs: number;
+}
+
+/** Everything a connection needs from the proxy that accepted it, built once by server.ts. */
+export interface ProxyContext {
+  readonly config: ResolvedProxyConfig;
+  readonly batcher: Batcher;
+  readonly log: Logger;
+  readonly pushUpstream: PushUpstream;
+  readonly server: ServerState;
+}

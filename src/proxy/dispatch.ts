@@ -1,0 +1,126 @@
+// The dispatch step: one command of a connection, from its check to where it goes (server.c
+// processCommand, as far as a proxy has it). Existence and arity first, then the gates Redis applies
+// before running a command (NOAUTH, MONITOR as a replica, RESP2 subscribed mode), then the
+// transaction queue, then the route of the command table: upstream, local answer, refusal, blocking
+// emulation, pub/sub stream, or MULTI/EXEC.
+import { replyShape } from '../commands/reply-types.js';
+import { checkCommand, routeOf, type CommandSpec } from '../commands/table.js';
+import type { Protocol } from '../resp/protocol.js';
+import type { ReplyShape } from '../resp/reply-shape.js';
+import { planBlocking } from './blocking.js';
+import type { PushState } from './context.js';
+import type { ForwardItem } from './forward-item.js';
+import { runLocalCommand, type LocalContext } from './local/index.js';
+import { errorReply, NOAUTH, refusal, REPLICA_KEYSPACE } from './replies.js';
+import type { ReplyQueue } from './reply-queue.js';
+import type { Transaction } from './transaction.js';
+
+/** What dispatch needs of a connection (Session implements it). */
+export interface DispatchTarget {
+  readonly protocol: Protocol;
+  readonly authenticated: boolean;
+  lastCommand: string;
+  lastCommandAt: number;
+  readonly replies: ReplyQueue;
+  /** Items for the batcher, oldest first. */
+  readonly pending: ForwardItem[];
+  readonly transaction: Transaction;
+  readonly pushes: PushState;
+  readonly local: LocalContext;
+  /** QUIT: stop reading, write what is owed, then close. */
+  closeAfterReplies(): void;
+}
+
+/** What a RESP2 connection with subscriptions may still run (Redis 7.0 processCommand). */
+const SUBSCRIBED_MODE_COMMANDS = new Set(['subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe', 'psubscribe', 'punsubscribe', 'ping', 'quit', 'reset']);
+const MINUS = Buffer.from('-');
+const CRLF = Buffer.from('\r\n');
+
+export function dispatch(t: DispatchTarget, args: Buffer[]): void {
+  t.lastCommandAt = Date.now();
+  const check = checkCommand(args);
+  if (!check.ok) {
+    // Like Redis: existence and arity are checked before authentication. Inside MULTI a rejected
+    // command flags the transaction, and a rejected EXEC discards it (its error says so).
+    t.transaction.checkFailed(check.error);
+    return t.replies.answer(Buffer.concat([MINUS, check.errorBytes, CRLF]));
+  }
+  const spec = check.spec;
+  t.lastCommand = spec.name;
+  if (!t.authenticated && !spec.flags.has('no_auth')) return reject(t, NOAUTH);
+  // A MONITOR connection is a replica to Redis (networking flags CLIENT_SLAVE|CLIENT_MONITOR).
+  if (t.pushes.monitoring && (spec.flags.has('readonly') || spec.flags.has('write') || spec.flags.has('may_replicate'))) {
+    return reject(t, REPLICA_KEYSPACE);
+  }
+  if (t.protocol === 2 && t.pushes.subscriptionCount > 0) {
+    const name = spec.container ?? spec.name;
+    if (!SUBSCRIBED_MODE_COMMANDS.has(name)) {
+      return reject(t, errorReply(`ERR Can't execute '${spec.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`));
+    }
+    if (name === 'ping') return t.replies.answer(t.pushes.subscribedPing(args));
+  }
+  if (t.transaction.open) return inTransaction(t, spec, args);
+  switch (routeOf(spec, args)) {
+    case 'forward':
+      return forward(t, args, t.protocol === 3 ? replyShape(spec, args) : undefined, undefined);
+    case 'local':
+      return runLocal(t, spec, args);
+    case 'refused':
+      return t.replies.answer(refusal(spec));
+    case 'blocking':
+      return blocking(t, spec, args);
+    case 'stream':
+      return t.pushes.handle(spec, args);
+    case 'transaction':
+      return t.replies.answer(t.transaction.outside(spec));
+  }
+}
+
+/** An error for a command Redis rejects before running it: inside MULTI it also flags the transaction. */
+function reject(t: DispatchTarget, reply: Buffer): void {
+  t.transaction.rejected();
+  t.replies.answer(reply);
+}
+
+/**
+ * Queues a command for the upstream; its reply fills the position taken now. On a RESP3 connection,
+ * `shape` converts the upstream's RESP2 reply (commands/reply-types.ts); `transform` rewrites the
+ * reply after that (INFO's keyspace line).
+ */
+function forward(t: DispatchTarget, args: Buffer[], shape: ReplyShape | undefined, transform: ((reply: Buffer) => Buffer) | undefined): void {
+  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform });
+}
+
+/**
+ * A blocking command (BLPOP, BZPOPMIN, XREAD BLOCK …): emulated by polling (blocking.ts). It waits
+ * behind the connection's earlier commands and holds back its later ones until it is answered.
+ */
+function blocking(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): void {
+  const plan = planBlocking(spec, args);
+  if (Buffer.isBuffer(plan)) return t.replies.answer(plan);
+  t.pending.push({ kind: 'blocking', plan, slot: t.replies.take(), shape: t.protocol === 3 ? replyShape(spec, args) : undefined });
+}
+
+function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): void {
+  const result = runLocalCommand(t.local, spec, args);
+  if (Buffer.isBuffer(result)) return t.replies.answer(result);
+  if (result.kind === 'forward') return forward(t, result.args, undefined, result.transform);
+  t.replies.answer(result.reply);
+  t.closeAfterReplies();
+}
+
+function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): void {
+  const action = t.transaction.inside(spec, args);
+  switch (action.kind) {
+    case 'reply':
+    case 'reject':
+      return t.replies.answer(action.reply);
+    case 'run-now':
+      return runLocal(t, spec, args);
+    case 'exec': {
+      const exec = t.transaction.exec((s, a) => runLocalCommand(t.local, s, a), () => t.protocol);
+      if (Buffer.isBuffer(exec)) return t.replies.answer(exec);
+      t.pending.push({ kind: 'transaction', commands: exec.commands, parts: exec.parts, slot: t.replies.take() });
+    }
+  }
+}

@@ -1,0 +1,39 @@
+// What a connection hands the batcher: one forwarded item, a tagged union (plain data, no closure
+// per command). Types only.
+import type { ReplyShape } from '../resp/reply-shape.js';
+import type { Protocol } from '../resp/protocol.js';
+import type { BlockingPlan } from './blocking.js';
+
+/** A command sent upstream in a /pipeline call; its reply fills position `slot` of the connection's replies. */
+export interface CommandItem {
+  kind: 'command';
+  args: Buffer[];
+  slot: number;
+  /** RESP3 connections: the shape of the reply, to convert the upstream's RESP2 bytes. */
+  shape: ReplyShape | undefined;
+  /** Rewrites the reply after that (INFO's keyspace line). */
+  transform: ((reply: Buffer) => Buffer) | undefined;
+}
+
+/** MULTI … EXEC: the queued commands, sent as one /multi-exec call; `parts` builds the EXEC array. */
+export interface TransactionItem {
+  kind: 'transaction';
+  commands: Buffer[][];
+  parts: ExecPart[];
+  slot: number;
+}
+
+/** A blocking command emulated by polling (blocking.ts): it holds the connection's barrier while it polls. */
+export interface BlockingItem {
+  kind: 'blocking';
+  plan: BlockingPlan;
+  slot: number;
+  shape: ReplyShape | undefined;
+}
+
+export type ForwardItem = CommandItem | TransactionItem | BlockingItem;
+
+/** One reply of an EXEC array: known at EXEC (local commands), or item `index` of the /multi-exec answer. */
+export type ExecPart =
+  | { reply: Buffer }
+  | { index: number; shape: ReplyShape; protocol: Protocol; transform: ((reply: Buffer) => Buffer) | undefined };

@@ -1,0 +1,34 @@
+// Commands the proxy answers itself: the connection's own state (AUTH, HELLO, SELECT, CLIENT, RESET,
+// QUIT) and the introspection clients rely on during their handshake (INFO, COMMAND, CONFIG GET),
+// with Redis 7.0.15's replies and error texts. A handler returns what the command does; it never
+// writes to the connection itself.
+import type { CommandSpec } from '../../commands/table.js';
+import type { Connection, ServerState } from '../context.js';
+import { errorReply } from '../replies.js';
+import { client } from './client.js';
+import { auth, echo, hello, ping, quit, reset, select } from './connection.js';
+import { command, config, info, module } from './introspection.js';
+
+export interface LocalContext {
+  conn: Connection;
+  server: ServerState;
+}
+
+/**
+ * The reply; or an upstream command whose reply `transform` turns into the answer (INFO's keyspace
+ * line); or a reply after which the connection closes (QUIT).
+ */
+export type LocalResult =
+  | Buffer
+  | { kind: 'forward'; args: Buffer[]; transform: (reply: Buffer) => Buffer }
+  | { kind: 'close'; reply: Buffer };
+
+export type Handler = (ctx: LocalContext, args: Buffer[]) => LocalResult;
+
+const handlers: Record<string, Handler> = { ping, echo, quit, reset, select, auth, hello, client, info, command, config, module };
+
+export function runLocalCommand(ctx: LocalContext, spec: CommandSpec, args: Buffer[]): LocalResult {
+  const handler = handlers[spec.container ?? spec.name];
+  if (!handler) return errorReply(`ERR command '${spec.name}' is not supported by respgate`);
+  return handler(ctx, args);
+}

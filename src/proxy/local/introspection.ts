@@ -1,0 +1,118 @@
+// What clients read about the server during their handshake: INFO, COMMAND, CONFIG GET, MODULE.
+import { globToRegExp } from '../../commands/glob.js';
+import { commandDocsReply, commandInfoReply } from '../../commands/introspection.js';
+import { allCommands, allCommandsAndSubcommands } from '../../commands/table.js';
+import { lower } from '../../resp/args.js';
+import type { Protocol } from '../../resp/protocol.js';
+import { errorReply, reply, SYNTAX, textReply } from '../replies.js';
+import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from './help.js';
+import type { Handler } from './index.js';
+import { buildInfo } from './info.js';
+
+const INFO_KEYSPACE = [Buffer.from('INFO'), Buffer.from('keyspace')];
+
+export const info: Handler = ({ conn, server }, args) => {
+  const sections = args.slice(1).map(lower);
+  const wantsKeyspace = sections.length === 0 || sections.some((s) => ['keyspace', 'all', 'everything', 'default'].includes(s));
+  // The protocol of the connection when the command ran (a HELLO after it must not change its reply).
+  const protocol = conn.protocol;
+  const render = (keyspaceLine: string | undefined) => textReply(protocol, buildInfo(sections, { server, conn, keyspaceLine }));
+  if (!wantsKeyspace) return render(undefined);
+  // The key count comes from the upstream, in this connection's order of commands.
+  return { kind: 'forward', args: INFO_KEYSPACE, transform: (upstream) => render(keyspaceFrom(upstream)) };
+};
+
+export const command: Handler = ({ conn }, args) => {
+  const proto = conn.protocol;
+  if (args.length === 1) return commandInfoReply(undefined, proto);
+  const sub = lower(args[1]);
+  switch (sub) {
+    case 'count':
+      return reply(proto, (w) => w.integer(allCommands().length));
+    case 'info':
+      return commandInfoReply(args.slice(2), proto);
+    case 'docs':
+      return commandDocsReply(args.slice(2), proto);
+    case 'list':
+      return commandList(proto, args.slice(2));
+    case 'help':
+      return helpReply(proto, COMMAND_HELP);
+    default:
+      return errorReply(`ERR command 'command|${sub}' is not supported by respgate`);
+  }
+};
+
+export const config: Handler = ({ conn }, args) => (lower(args[1]) === 'help' ? helpReply(conn.protocol, CONFIG_HELP) : configGet(conn.protocol, args.slice(2)));
+
+export const module: Handler = ({ conn }, args) => {
+  const sub = lower(args[1]);
+  if (sub === 'list') return reply(conn.protocol, (w) => w.arrayHeader(0));
+  if (sub === 'help') return helpReply(conn.protocol, MODULE_HELP);
+  return errorReply(`ERR command 'module|${sub}' is not supported by respgate: modules cannot be loaded into the upstream service`);
+};
+
+/** COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern] */
+function commandList(protocol: Protocol, filter: Buffer[]): Buffer {
+  let specs = allCommandsAndSubcommands();
+  if (filter.length > 0) {
+    if (filter.length !== 3 || lower(filter[0]) !== 'filterby') return SYNTAX;
+    const kind = lower(filter[1]);
+    const value = filter[2].toString();
+    if (kind === 'module') specs = [];
+    else if (kind === 'aclcat') specs = specs.filter((s) => s.aclCategories.has(`@${value.toLowerCase()}`));
+    else if (kind === 'pattern') {
+      const re = globToRegExp(value, true);
+      specs = specs.filter((s) => re.test(s.name));
+    } else return SYNTAX;
+  }
+  return reply(protocol, (w) => {
+    w.arrayHeader(specs.length);
+    for (const s of specs) w.bulk(s.name);
+  });
+}
+
+/** The keys clients read at start-up (redis-benchmark: save, appendonly; BullMQ: maxmemory-policy). */
+const CONFIG_VALUES: Record<string, string> = {
+  save: '',
+  appendonly: 'no',
+  'maxmemory-policy': 'noeviction',
+  maxmemory: '0',
+  databases: '1',
+  timeout: '0',
+  maxclients: '10000',
+  'proto-max-bulk-len': '536870912',
+  'notify-keyspace-events': '',
+  'cluster-enabled': 'no',
+  'lua-time-limit': '5000',
+  'busy-reply-threshold': '5000',
+};
+
+/**
+ * config.c configGetCommand: a name without glob characters is looked up directly and answered under
+ * the name as given; a pattern matches parameter names case-insensitively. Each parameter appears once.
+ * (Redis emits the matches in hash-table order, which differs between servers; here, in match order.)
+ */
+function configGet(protocol: Protocol, patterns: Buffer[]): Buffer {
+  const matched = new Map<string, [Buffer | string, string]>();
+  for (const p of patterns) {
+    const text = p.toString('latin1');
+    if (!/[[*?]/.test(text)) {
+      const name = text.toLowerCase();
+      if (!matched.has(name) && Object.hasOwn(CONFIG_VALUES, name)) matched.set(name, [p, CONFIG_VALUES[name]]);
+      continue;
+    }
+    const re = globToRegExp(text, true);
+    for (const [k, v] of Object.entries(CONFIG_VALUES)) if (!matched.has(k) && re.test(k)) matched.set(k, [k, v]);
+  }
+  return reply(protocol, (w) => {
+    w.mapHeader(matched.size);
+    for (const [k, v] of matched.values()) w.bulk(k).bulk(v);
+  });
+}
+
+/** The `db0:…` line of the upstream's INFO keyspace answer, if it has one. */
+function keyspaceFrom(upstream: Buffer): string | undefined {
+  if (upstream[0] !== 0x24) return undefined;
+  const m = /^db0:[^\r\n]*/m.exec(upstream.toString('latin1'));
+  return m ? m[0] : undefined;
+}

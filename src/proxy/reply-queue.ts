@@ -1,0 +1,94 @@
+// The writer step: a connection's replies in request order. A reply known now is appended; one
+// known later (forwarded, SUBSCRIBE waiting for its stream) takes a position that is filled when it
+// arrives. Replies are written as soon as nothing before them is missing.
+import type net from 'node:net';
+
+export class ReplyQueue {
+  /** Replies in request order; undefined = not answered yet. */
+  private readonly slots: (Buffer | undefined)[] = [];
+  /** Position in the connection's whole reply sequence of slots[0] (positions stay valid when the array is trimmed). */
+  private base = 0;
+  /** First reply not written yet. */
+  private head = 0;
+  private closingNow = false;
+  private closed = false;
+
+  constructor(
+    private readonly socket: net.Socket,
+    /** After the last reply of a closing connection, how long the client has to close its side. */
+    private readonly closeGraceMs: number,
+  ) {}
+
+  /** A reply known now. */
+  answer(reply: Buffer): void {
+    this.slots.push(reply);
+  }
+
+  /** Takes the next position for a reply known later; `fill` it then. */
+  take(): number {
+    const slot = this.base + this.slots.length;
+    this.slots.push(undefined);
+    return slot;
+  }
+
+  fill(slot: number, reply: Buffer): void {
+    this.slots[slot - this.base] = reply;
+  }
+
+  /** Replies taken or answered and not yet written (backpressure counts these). */
+  get owed(): number {
+    return this.slots.length - this.head;
+  }
+
+  /** True once the connection is closing (QUIT, protocol error, client gone): nothing more is sent. */
+  get closing(): boolean {
+    return this.closingNow;
+  }
+
+  /** True once every reply is written and the socket ended, or the socket is gone. */
+  get ended(): boolean {
+    return this.closed;
+  }
+
+  /** Writes every reply that is ready and has no unanswered reply before it. */
+  write(): void {
+    if (this.closed) return;
+    const start = this.head;
+    while (this.head < this.slots.length && this.slots[this.head] !== undefined) this.head++;
+    if (this.head > start) {
+      const ready = this.slots.slice(start, this.head) as Buffer[];
+      this.socket.write(ready.length === 1 ? ready[0] : Buffer.concat(ready));
+      if (this.head === this.slots.length) {
+        this.base += this.head;
+        this.slots.length = 0;
+        this.head = 0;
+      } else if (this.head > 1024) {
+        this.base += this.head;
+        this.slots.splice(0, this.head);
+        this.head = 0;
+      }
+    }
+    if (this.closingNow && this.head === this.slots.length) {
+      this.closed = true;
+      // Once every reply is handed to the kernel: read (and ignore) what the client still sends, so
+      // its FIN is seen and the socket destroyed; a client that never closes its side is cut off
+      // after a grace period (the kernel still delivers what it holds).
+      this.socket.end(() => {
+        this.socket.resume();
+        setTimeout(() => this.socket.destroy(), this.closeGraceMs).unref();
+      });
+    }
+  }
+
+  /** QUIT, protocol errors, the client's end: write what is owed, then close. */
+  closeAfterReplies(): void {
+    this.closingNow = true;
+    this.write();
+  }
+
+  /** The socket is gone: nothing is written any more. */
+  closedByPeer(): void {
+    this.closed = true;
+    this.closingNow = true;
+  }
+}
