@@ -5,7 +5,7 @@ import { errorReply, INVALID_CLIENT_NAME, NOT_INTEGER, OK, reply, SYNTAX, textRe
 import { clientLine } from './client-list.js';
 import { validClientName } from './connection.js';
 import { CLIENT_HELP, helpReply, subcommandSyntaxError } from './help.js';
-import type { Handler } from './index.js';
+import type { Handler } from './handler.js';
 
 export const client: Handler = ({ conn, server }, args) => {
   const sub = lower(args[1]);

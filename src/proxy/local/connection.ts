@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { lower, parseLongLong } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
 import { errorReply, INVALID_CLIENT_NAME, NOT_INTEGER, OK, PONG, reply, RESET, SYNTAX, WRONGPASS } from '../replies.js';
-import type { Handler } from './index.js';
+import type { Handler } from './handler.js';
 
 export const ping: Handler = ({ conn }, args) => {
   if (args.length > 2) return errorReply("ERR wrong number of arguments for 'ping' command");

@@ -3,27 +3,13 @@
 // with Redis 7.0.15's replies and error texts. A handler returns what the command does; it never
 // writes to the connection itself.
 import type { CommandSpec } from '../../commands/table.js';
-import type { Connection, ServerState } from '../context.js';
 import { errorReply } from '../replies.js';
 import { client } from './client.js';
 import { auth, echo, hello, ping, quit, reset, select } from './connection.js';
+import type { Handler, LocalContext, LocalResult } from './handler.js';
 import { command, config, info, module } from './introspection.js';
 
-export interface LocalContext {
-  conn: Connection;
-  server: ServerState;
-}
-
-/**
- * The reply; or an upstream command whose reply `transform` turns into the answer (INFO's keyspace
- * line); or a reply after which the connection closes (QUIT).
- */
-export type LocalResult =
-  | Buffer
-  | { kind: 'forward'; args: Buffer[]; transform: (reply: Buffer) => Buffer }
-  | { kind: 'close'; reply: Buffer };
-
-export type Handler = (ctx: LocalContext, args: Buffer[]) => LocalResult;
+export type { LocalContext, LocalResult };
 
 const handlers: Record<string, Handler> = { ping, echo, quit, reset, select, auth, hello, client, info, command, config, module };
 

@@ -6,7 +6,7 @@ import { lower } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
 import { errorReply, reply, SYNTAX, textReply } from '../replies.js';
 import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from './help.js';
-import type { Handler } from './index.js';
+import type { Handler } from './handler.js';
 import { buildInfo } from './info.js';
 
 const INFO_KEYSPACE = [Buffer.from('INFO'), Buffer.from('keyspace')];

@@ -1,0 +1,101 @@
+// The structure of src/ stays as it is made: no import cycle (type-only imports count: they tie
+// modules together as much for a reader), and the room rules of DESIGN.md hold, directly and
+// through other modules.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { breaches, buildGraph, findCycles, importsOf, type RoomRule } from './import-graph.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+const HTTP = new Set(['undici', 'node:http', 'node:https', 'http', 'https', 'node:http2', 'http2']);
+const SOCKETS = new Set(['node:net', 'node:tls', 'net', 'tls', 'node:dgram', 'dgram']);
+
+const RULES: RoomRule[] = [
+  { room: 'src/resp/', forbidden: (t) => HTTP.has(t), why: 'resp/ knows no HTTP' },
+  { room: 'src/upstream/', forbidden: (t) => SOCKETS.has(t), why: 'upstream/ knows no sockets' },
+  { room: 'src/proxy/', forbidden: (t) => t.startsWith('src/platform/'), why: 'proxy/ reaches the platform only over HTTP through upstream/' },
+  { room: 'src/sideports/', forbidden: (t) => t.startsWith('src/platform/'), why: 'sideports/ reach the platform only over HTTP through upstream/' },
+  { room: 'src/platform/', forbidden: (t) => t.startsWith('src/proxy/') || t.startsWith('src/sideports/'), why: 'platform/ never imports proxy/ or sideports/' },
+];
+
+describe('the import graph of src/', () => {
+  const graph = buildGraph(root);
+
+  it('is read whole: every module of src/proxy and its imports are seen', () => {
+    expect(graph.edges.size).toBeGreaterThan(50);
+    expect(graph.edges.get('src/proxy/server.ts')).toEqual(expect.arrayContaining(['node:net', 'src/proxy/session.ts', 'src/config.ts']));
+    // Every relative import resolves to a module of src/ (a typo or a moved file would hide edges).
+    for (const [module, targets] of graph.edges) {
+      for (const t of targets) if (t.startsWith('src/')) expect(graph.edges.has(t) || (!t.endsWith('.ts') && existsSync(path.join(root, t))), `${module} imports ${t}`).toBe(true);
+    }
+  });
+
+  it('has no cycle', () => {
+    expect(findCycles(graph.edges).map((c) => c.join(' → '))).toEqual([]);
+  });
+
+  it('keeps the room rules of DESIGN.md', () => {
+    expect(breaches(graph, RULES)).toEqual([]);
+  });
+
+  it('in proxy/, only server.ts imports session.ts', () => {
+    const importers = [...graph.edges].filter(([, targets]) => targets.includes('src/proxy/session.ts')).map(([m]) => m);
+    expect(importers).toEqual(['src/proxy/server.ts']);
+  });
+
+  it('proxy/ holds no module state: no top-level let/var, no WeakMap or Map filled from outside', () => {
+    const dir = path.join(root, 'src/proxy');
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(10);
+    for (const f of files) {
+      const source = readFileSync(path.join(dir, f), 'utf8');
+      expect(source, f).not.toMatch(/^(let|var)\s/m);
+      expect(source, f).not.toMatch(/^(export\s+)?const\s+\w+\s*(:[^=]+)?=\s*new\s+(Weak)?Map\b/m);
+    }
+  });
+});
+
+describe('the checks themselves', () => {
+  it('read static, type-only, re-export and dynamic imports, and skip comments', () => {
+    const source = [
+      "import a from './a.js';",
+      "import type { B } from './b.js';",
+      "import { c,\n  d } from './c.js';",
+      "export { e } from './e.js';",
+      "export * from './f.js';",
+      "import './side-effect.js';",
+      "const g = await import('./g.js');",
+      "// import x from './commented.js';",
+      "/* import y from './block.js'; */",
+      "const s = 'import z from \"./in-string.js\"'; // a string, not an import",
+    ].join('\n');
+    expect(importsOf(source)).toEqual(['./a.js', './b.js', './c.js', './e.js', './f.js', './side-effect.js', './g.js']);
+  });
+
+  it('find a cycle, however long, once', () => {
+    const edges = new Map([
+      ['a', ['b', 'node:net']],
+      ['b', ['c']],
+      ['c', ['a', 'd']],
+      ['d', []],
+      ['e', ['e']],
+    ]);
+    expect(findCycles(edges)).toEqual([['a', 'b', 'c'], ['e']]);
+    expect(findCycles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+  });
+
+  it('find a rule broken through another module', () => {
+    const graph = { edges: new Map([
+      ['src/resp/x.ts', ['src/util/y.ts']],
+      ['src/util/y.ts', ['undici']],
+      ['src/platform/p.ts', ['src/proxy/q.ts']],
+      ['src/proxy/q.ts', []],
+    ]) };
+    expect(breaches(graph, RULES)).toEqual([
+      'src/resp/x.ts: resp/ knows no HTTP (src/resp/x.ts → src/util/y.ts → undici)',
+      'src/platform/p.ts: platform/ never imports proxy/ or sideports/ (src/platform/p.ts → src/proxy/q.ts)',
+    ]);
+  });
+});
