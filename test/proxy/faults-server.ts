@@ -12,9 +12,9 @@ export interface SeenRequest {
 
 export type FaultAction =
   /** Pass the request to the real upstream and its answer back. */
-  | { kind: 'forward'; delayMs?: number }
+  | { kind: 'forward'; delayMs?: number; after?: Promise<unknown> }
   /** Answer this status, content type and body (after delayMs). */
-  | { kind: 'answer'; status: number; contentType?: string; body: string | Buffer; delayMs?: number }
+  | { kind: 'answer'; status: number; contentType?: string; body: string | Buffer; delayMs?: number; after?: Promise<unknown> }
   /** Read the request and never answer. */
   | { kind: 'hang' }
   /** Forward (so the command runs upstream), then drop the connection instead of answering. */
@@ -64,7 +64,12 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
       const seen: SeenRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: Buffer.concat(chunks) };
       fault.seen.push(seen);
       const action = fault.decide(seen);
-      const later = (ms: number | undefined, f: () => void) => (ms ? setTimeout(f, ms) : f());
+      // An answer waits for `after` (a gate the test opens), then for delayMs.
+      const later = (ms: number | undefined, f: () => void) => {
+        const go = () => (ms ? setTimeout(f, ms) : f());
+        if ('after' in action && action.after) void action.after.then(go);
+        else go();
+      };
       const fail = (err: unknown) => {
         res.writeHead(599, { 'content-type': 'text/plain' });
         res.end(`fault server could not forward: ${String(err)}`);

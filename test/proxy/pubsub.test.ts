@@ -13,6 +13,7 @@ import { openStreams } from '../../src/platform/kv/events.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { command, kv, startTestPlatform } from '../helpers/platform.js';
+import { restartablePort } from '../helpers/ports.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { RawClient, connectDataStore, startStack, startTestProxy, type Stack } from '../helpers/stack.js';
 import { run } from './clients-run.js';
@@ -686,8 +687,9 @@ describe('reconnection after the upstream stream drops', () => {
   });
 
   it('a platform that stops and comes back on the same port: the subscriber gets messages again', async () => {
-    const first = await startTestPlatform();
-    const httpPort = first.port;
+    // Restarted on the same port: one no other test's port-0 bind can take meanwhile.
+    const httpPort = await restartablePort();
+    const first = await startTestPlatform({ httpPort });
     const { proxy, lines } = await loggedProxy(first);
     let second: RunningPlatform | undefined;
     try {

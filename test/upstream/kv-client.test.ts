@@ -10,6 +10,7 @@ import { RedisConnection } from '../../src/platform/redis/connection.js';
 import { scanReply } from '../../src/resp/reply-scanner.js';
 import { KvClient, type KvClientOptions } from '../../src/upstream/kv-client.js';
 import { startTestPlatform } from '../helpers/platform.js';
+import { restartablePort } from '../helpers/ports.js';
 
 const b = (s: string | Buffer): Buffer => (typeof s === 'string' ? Buffer.from(s) : s);
 const cmd = (...args: (string | Buffer)[]): Buffer[] => args.map(b);
@@ -327,8 +328,9 @@ describe('KvClient when the platform rejects a whole request', () => {
 describe('KvClient when the upstream goes away and comes back', () => {
   it('answers errors in bounded time, then recovers on the same port', async () => {
     const token = 'shared-token-' + 'k'.repeat(20);
-    let p = await startTestPlatform({ token });
-    const port = p.port;
+    // Restarted on the same port: one no other test's port-0 bind can take meanwhile.
+    const port = await restartablePort();
+    let p = await startTestPlatform({ token, httpPort: port });
     const kv = client(p, { timeoutMs: 1000 });
     try {
       expect(text(await kv.pipeline([cmd('SET', 'd:a', '1'), cmd('GET', 'd:a')]))).toEqual(['+OK\r\n', '$1\r\n1\r\n']);
@@ -336,7 +338,8 @@ describe('KvClient when the upstream goes away and comes back', () => {
 
       const started = Date.now();
       const replies = await kv.pipeline([cmd('SET', 'd:a', '2'), cmd('GET', 'd:a'), cmd('GET', Buffer.from([0xff]))]);
-      expect(Date.now() - started).toBeLessThan(1000 + 500);
+      // Bounded by the deadline (generously: the machine may be loaded), not by the test's own timeout.
+      expect(Date.now() - started).toBeLessThan(1000 + 2000);
       for (const r of replies) expect(r.toString()).toMatch(/^-ERR upstream unavailable: .*ECONNREFUSED.*; the command was not executed\r\n$/);
       expect(replies[0].toString()).not.toContain(token);
       const tx = await kv.transaction([cmd('GET', 'd:a')]);
@@ -387,7 +390,8 @@ describe('KvClient against a faulty upstream', () => {
     try {
       const started = Date.now();
       const [replies, tx] = await Promise.all([kv.pipeline([cmd('SET', 'a', '1'), cmd('GET', 'a')]), kv.transaction([cmd('GET', 'c')])]);
-      expect(Date.now() - started).toBeLessThan(300 + 400);
+      // Both calls end at their deadline (generously bounded: the machine may be loaded).
+      expect(Date.now() - started).toBeLessThan(300 + 2000);
       expect(text(replies)).toEqual(Array(2).fill('-ERR upstream timed out after 300 ms; the outcome of this command is unknown\r\n'));
       expect(tx).toEqual({ kind: 'failed', error: 'ERR upstream timed out after 300 ms; the outcome of the transaction is unknown' });
       expect(server.requests()).toBe(2);
@@ -471,9 +475,8 @@ describe('KvClient against a faulty upstream', () => {
     const server = await faultyServer(() => undefined);
     const kv = client(server, { timeoutMs: 200 });
     try {
-      const started = Date.now();
+      // The later requests are never sent (one request seen, below), so no deadline is waited twice.
       const replies = await kv.pipeline([cmd('SET', 'a', '1'), cmd('GET', Buffer.from([0xff])), cmd('GET', 'a')]);
-      expect(Date.now() - started).toBeLessThan(200 + 300);
       expect(text(replies)).toEqual([
         '-ERR upstream timed out after 200 ms; the outcome of this command is unknown\r\n',
         '-ERR upstream not asked: an earlier request of the same batch failed (timed out after 200 ms) and its outcome is unknown; the command was not executed\r\n',
