@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Stops what a test file started and left running (test/helpers/cleanup.ts).
+    setupFiles: ['test/helpers/teardown.ts'],
     // Integration tests start real redis-server and platform processes: give them room, and keep
     // the 2-core CI machine from being oversubscribed.
     testTimeout: 30_000,

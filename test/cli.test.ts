@@ -1,6 +1,8 @@
 // The command line as a user meets it: help, configuration errors (clear message, exit code 1).
 import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -58,16 +60,37 @@ describe('respgate CLI', () => {
   });
 
   it('a busy proxy port gives the likely cause and the fix, and leaves nothing running', async () => {
+    // The embedded redis-servers are started through a wrapper that records their pids, with a
+    // private TMPDIR for their data directories: afterwards neither a process nor a directory remains.
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'respgate-cli-test-'));
+    const pids = path.join(tmp, 'pids');
+    const wrapper = path.join(tmp, 'redis-server');
+    writeFileSync(wrapper, `#!/bin/sh\necho $$ >> '${pids}'\nexec redis-server "$@"\n`, { mode: 0o755 });
     const busy = net.createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const port = (busy.address() as net.AddressInfo).port;
     try {
-      const r = await respgate(['dev', '--port', String(port), '--http-port', '0', '--log-level', 'silent']);
+      const r = await respgate(['dev', '--port', String(port), '--http-port', '0', '--log-level', 'silent', '--redis-server', wrapper], { TMPDIR: tmp });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
       expect(r.stderr).toContain('--port or RESPGATE_PORT');
+      // The data store and the internal store were started, and are gone with their directories.
+      const started = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+      expect(started).toHaveLength(2);
+      for (const pid of started) expect(alive(pid), `redis-server ${pid}`).toBe(false);
+      expect(readdirSync(tmp).filter((f) => f.startsWith('respgate-redis-'))).toEqual([]);
     } finally {
       busy.close();
+      rmSync(tmp, { recursive: true, force: true });
     }
   });
 });
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

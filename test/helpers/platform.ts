@@ -2,6 +2,7 @@
 import { createLogger } from '../../src/logger.js';
 import { generateToken, DEFAULTS, type PlatformConfig } from '../../src/config.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform/platform.js';
+import { tracked } from './cleanup.js';
 
 export async function startTestPlatform(overrides: Partial<PlatformConfig> = {}): Promise<RunningPlatform> {
   const config: PlatformConfig = {
@@ -15,7 +16,7 @@ export async function startTestPlatform(overrides: Partial<PlatformConfig> = {})
     logLevel: 'silent',
     ...overrides,
   };
-  return startPlatform(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'));
+  return tracked(await startPlatform(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent')));
 }
 
 export interface KvCall {

@@ -9,6 +9,7 @@ import type { ProxyConfig } from '../../src/config.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { scanReply } from '../../src/resp/reply-scanner.js';
+import { tracked } from './cleanup.js';
 import { startTestPlatform } from './platform.js';
 
 export interface Stack {
@@ -21,22 +22,29 @@ export interface Stack {
 
 export async function startStack(proxyOverrides: Partial<ProxyConfig> = {}): Promise<Stack> {
   const platform = await startTestPlatform();
-  const proxy = await startTestProxy(platform, proxyOverrides);
-  const oracle = await startEmbeddedRedis({ databases: 1, password: null });
-  return {
-    platform,
-    proxy,
-    oracle,
-    stop: async () => {
-      await proxy.stop();
-      await platform.stop();
-      await oracle.stop();
-    },
-  };
+  let proxy: RunningProxy | undefined;
+  try {
+    proxy = await startTestProxy(platform, proxyOverrides);
+    const started = { proxy, oracle: tracked(await startEmbeddedRedis({ databases: 1, password: null })) };
+    return {
+      platform,
+      ...started,
+      stop: async () => {
+        await started.proxy.stop();
+        await platform.stop();
+        await started.oracle.stop();
+      },
+    };
+  } catch (err) {
+    // Nothing half-started stays behind.
+    await proxy?.stop();
+    await platform.stop();
+    throw err;
+  }
 }
 
-export function startTestProxy(platform: { url: string; token: string }, overrides: Partial<ProxyConfig> = {}): Promise<RunningProxy> {
-  return startProxy(
+export async function startTestProxy(platform: { url: string; token: string }, overrides: Partial<ProxyConfig> = {}): Promise<RunningProxy> {
+  const proxy = await startProxy(
     {
       host: '127.0.0.1',
       port: 0,
@@ -50,6 +58,7 @@ export function startTestProxy(platform: { url: string; token: string }, overrid
     },
     createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
   );
+  return tracked(proxy);
 }
 
 /** A raw RESP connection for tests: send bytes, read whole replies as bytes. */

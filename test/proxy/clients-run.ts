@@ -1,6 +1,7 @@
 // Runs the external clients of clients.test.ts (redis-cli, redis-benchmark, python3 + redis-py) and
 // finds or installs a Python that has Debian's python3-redis.
 import { spawn, spawnSync } from 'node:child_process';
+import { trackChild } from '../helpers/cleanup.js';
 
 export interface RunResult {
   code: number | null;
@@ -11,7 +12,7 @@ export interface RunResult {
 /** Runs a program to completion (killing it after `timeoutMs`), optionally feeding stdin. */
 export function run(program: string, args: string[], options: { input?: string | Buffer; timeoutMs?: number } = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = trackChild(spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] }));
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => out.push(d));

@@ -10,6 +10,7 @@ import { openStreams } from '../../src/platform/kv/events.js';
 import { startProxy } from '../../src/proxy/server.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { RawClient, connectDataStore, startStack, startTestProxy, type Stack } from '../helpers/stack.js';
+import { trackChild } from '../helpers/cleanup.js';
 
 let stack: Stack;
 let port: number;
@@ -157,7 +158,7 @@ describe('clients', () => {
   it('`redis-cli monitor` prints OK then the lines, like against redis-server', async () => {
     const outputs: Record<string, string[]> = {};
     for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
-      const child = spawn('redis-cli', ['-h', '127.0.0.1', '-p', String(side), 'monitor']);
+      const child = trackChild(spawn('redis-cli', ['-h', '127.0.0.1', '-p', String(side), 'monitor']));
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       await until(() => out.startsWith('OK\n'), `redis-cli monitor started (${name})`);

@@ -13,6 +13,7 @@ import { openStreams } from '../../src/platform/kv/events.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { command, kv, startTestPlatform } from '../helpers/platform.js';
+import { trackChild } from '../helpers/cleanup.js';
 import { restartablePort } from '../helpers/ports.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { RawClient, connectDataStore, startStack, startTestProxy, type Stack } from '../helpers/stack.js';
@@ -716,7 +717,7 @@ describe('reconnection after the upstream stream drops', () => {
 // ---- helpers: long-running redis-cli ----
 
 function spawnCli(args: string[], p = port) {
-  const child: ChildProcessWithoutNullStreams = spawn('redis-cli', ['-h', '127.0.0.1', '-p', String(p), ...args]);
+  const child: ChildProcessWithoutNullStreams = trackChild(spawn('redis-cli', ['-h', '127.0.0.1', '-p', String(p), ...args]));
   const chunks: Buffer[] = [];
   child.stdout.on('data', (d: Buffer) => chunks.push(d));
   child.on('error', () => undefined);

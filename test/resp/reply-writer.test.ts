@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trackChild } from '../helpers/cleanup.js';
 import { formatDouble, ReplyWriter, type Protocol } from '../../src/resp/reply-writer.js';
 
 let redis: ChildProcess | undefined;
@@ -81,11 +82,11 @@ function capture(protocol: Protocol, cmds: string[][]): Promise<Buffer[]> {
 
 beforeAll(async () => {
   port = await freePort();
-  redis = spawn(
+  redis = trackChild(spawn(
     'redis-server',
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes'],
     { stdio: 'ignore' },
-  );
+  ));
   for (let i = 0; i < 200; i++) {
     try {
       const [pong] = await capture(2, [['PING']]);

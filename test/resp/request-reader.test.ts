@@ -1,10 +1,11 @@
 // Request reader: unit cases, chunking at every byte, property tests, and differential checks against
 // a real redis-server 7.0 (same bytes in, same replies and same connection close out).
-import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
 import { RequestReader, type ReadResult } from '../../src/resp/request-reader.js';
+import { tracked } from '../helpers/cleanup.js';
 
 // ---------- helpers ----------
 
@@ -57,19 +58,8 @@ function bytewise(buf: Buffer): Buffer[] {
 // ---------- real redis-server ----------
 
 const PASSWORD = 'reader-test-secret';
-let redis: ChildProcess | undefined;
+let redis: EmbeddedRedis | undefined;
 let redisPort = 0;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 interface Exchange {
   reply: Buffer;
@@ -144,21 +134,10 @@ function exchange(bytes: Buffer, opts: { auth: boolean }): Promise<Exchange> {
 }
 
 async function startRedis(): Promise<void> {
-  redisPort = await freePort();
-  redis = spawn(
-    'redis-server',
-    ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--requirepass', PASSWORD],
-    { stdio: 'ignore' },
-  );
-  for (let i = 0; i < 200; i++) {
-    try {
-      return await ping();
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('redis-server did not start');
+  // A real redis-server 7.0 on a free port (retried if the port is taken), stopped by the test teardown.
+  redis = tracked(await startEmbeddedRedis({ password: PASSWORD }));
+  redisPort = redis.endpoint.port;
+  await ping();
 }
 
 const bulkReply = (x: Buffer) => Buffer.concat([b(`$${x.length}\r\n`), x, b('\r\n')]);
@@ -203,9 +182,7 @@ async function expectSameAsRedis(bytes: Buffer, auth = true): Promise<ReadResult
 }
 
 beforeAll(startRedis);
-afterAll(() => {
-  redis?.kill('SIGKILL');
-});
+afterAll(() => redis?.stop());
 
 // ---------- cases ----------
 
