@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { RawClient, startStack, type Stack } from '../helpers/stack.js';
 import { comparable, mismatch, printable, reportDifferences } from './differential-compare.js';
-import { KNOWN_DIFFERENCES, commandCount, scenarios, stepOf, type Arg, type Scenario, type Step } from './differential-cases.js';
+import { KNOWN_BUGS, KNOWN_DIFFERENCES, commandCount, judgeBug, scenarios, stepOf, type Arg, type Scenario, type Step } from './differential-cases.js';
 
 /** The suite must not shrink silently. */
 const MIN_COMMANDS = 300;
@@ -59,6 +59,7 @@ function describeArgs(args: Arg[]): string {
 /** Undefined when the replies agree (or the known difference holds exactly); otherwise the failure text. */
 function judge(scenario: Scenario, index: number, step: Step, oracle: Buffer, proxy: Buffer, mode: string): string | undefined {
   const where = `scenario "${scenario.name}" (${mode}), command #${index + 1}: ${describeArgs(step.args)}`;
+  if (step.bug !== undefined) return judgeBug(where, step.bug, oracle, proxy);
   if (step.known !== undefined) {
     const known = KNOWN_DIFFERENCES[step.known];
     if (!known) return `${where}: unknown known-difference id ${step.known}`;
@@ -124,6 +125,7 @@ describe('differential: proxy vs direct redis-server (RESP2)', () => {
     expect(commandCount()).toBeGreaterThanOrEqual(MIN_COMMANDS);
     expect(new Set(scenarios.map((s) => s.name)).size, 'scenario names are unique').toBe(scenarios.length);
     for (const s of scenarios) for (const c of s.commands.map(stepOf)) if (c.known) expect(KNOWN_DIFFERENCES, c.known).toHaveProperty([c.known]);
+    for (const s of scenarios) for (const c of s.commands.map(stepOf)) if (c.bug) expect(KNOWN_BUGS, c.bug).toHaveProperty([c.bug]);
   });
 
   for (const scenario of scenarios) {

@@ -11,7 +11,7 @@ import { allCommandsAndSubcommands, platformRefusal, resolveCommand, routeOf } f
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { toResp3 } from '../../src/resp/resp3-converter.js';
 import { RawClient, startStack, type Stack } from '../helpers/stack.js';
-import { KNOWN_DIFFERENCES, scenarios, type Arg } from './differential-cases.js';
+import { judgeBug, KNOWN_DIFFERENCES, scenarios, type Arg } from './differential-cases.js';
 import { KNOWN_DIFFERENCES_3, resp3Scenarios, type Scenario3, type Step3 } from './resp3-cases.js';
 import { comparable3, printable } from './resp3-compare.js';
 import { mismatch, reportDifferences } from './differential-compare.js';
@@ -86,6 +86,7 @@ function protocolAfter(step: Step3, reply: Buffer, before: 2 | 3): 2 | 3 {
 
 function judge(scenario: Scenario3, index: number, step: Step3, protocol: 2 | 3, oracle: Buffer, proxy: Buffer, mode: string): string | undefined {
   const where = `scenario "${scenario.name}" (${mode}), command #${index + 1}: ${step.args.map((a) => printable(a, 100)).join(' ')}`;
+  if (step.bug !== undefined) return judgeBug(where, step.bug, oracle, proxy);
   if (step.known !== undefined) {
     const known3 = KNOWN_DIFFERENCES_3[step.known];
     const known2 = KNOWN_DIFFERENCES[step.known];
