@@ -17,7 +17,8 @@ export function scanReply(buf: Buffer, start: number): number {
     if (pos >= end) return -(pos + 1);
     const type = buf[pos];
     const lineEnd = buf.indexOf(CR, pos + 1);
-    if (lineEnd < 0 || lineEnd + 1 >= end) return -(Math.max(end, pos + 3) + 1);
+    // The line is not complete: one more byte at least, and a line is at least 3 bytes (`_\r\n`).
+    if (lineEnd < 0 || lineEnd + 1 >= end) return -Math.max(end + 1, pos + 3);
     pending--;
     switch (type) {
       case 0x24 /* $ */:
