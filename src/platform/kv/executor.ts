@@ -6,6 +6,8 @@ import type { Arg } from '../../resp/request-writer.js';
 import { scanReply } from '../../resp/reply-scanner.js';
 import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
 import type { Principal, Principals } from './principals.js';
+import { isFunctionMissing, type JsonLibrary } from './json/library.js';
+import { rewriteJsonCommand, translateJsonError } from './json/rewrite.js';
 
 export type TransactionResult = RunResult | { error: string };
 
@@ -21,7 +23,8 @@ function bulkReply(text: string): Buffer {
 export class StoreUnavailableError extends Error {}
 
 type Planned =
-  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean }
+  /** `json`: the user's command name when it was rewritten to the JSON function library. */
+  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string }
   | { kind: 'reply'; reply: Buffer }
   | { kind: 'resttoken'; user: Arg; password: Arg };
 
@@ -36,6 +39,7 @@ export class Executor {
     private readonly principals: Principals,
     /** ACL users the platform relies on; database users may not change them. */
     private readonly reservedUsers: readonly string[],
+    private readonly jsonLibrary?: JsonLibrary,
   ) {}
 
   /** One command or a non-atomic pipeline. */
@@ -47,6 +51,7 @@ export class Executor {
     let clean = true;
     try {
       const replies: Buffer[] = [];
+      const jsonAt: Array<string | undefined> = [];
       // Redis commands between two platform-answered items go out in one write.
       let batch: Arg[][] = [];
       const flush = async () => {
@@ -57,6 +62,7 @@ export class Executor {
       };
       for (const item of plan) {
         if (item.kind === 'redis') {
+          jsonAt[replies.length + batch.length] = item.json;
           batch.push(item.command);
           continue;
         }
@@ -64,6 +70,7 @@ export class Executor {
         replies.push(item.kind === 'reply' ? item.reply : await this.restToken(item.user, item.password));
       }
       await flush();
+      await this.fixJsonReplies(conn, plan, replies, jsonAt);
       if (exclusive) {
         // Leave no transaction open on a connection that goes back to the pool.
         await this.send(conn, [['DISCARD']]);
@@ -86,18 +93,23 @@ export class Executor {
       if (planned.kind === 'redis' && planned.write) wrote = true;
     }
     if (commands.length === 0) return { replies: [], wrote };
+    const planned = commands.map((c) => this.plan(c, true));
+    const sent = planned.map((p, i) => (p.kind === 'redis' ? p.command : commands[i]));
+    const jsonNames = planned.map((p) => (p.kind === 'redis' ? p.json : undefined));
     const conn = await this.acquire(principal);
     let clean = false;
     try {
-      const replies = await this.send(conn, [['MULTI'], ...commands, ['EXEC']]);
+      // A transaction cannot be retried after a FUNCTION FLUSH, so the library is checked first.
+      if (jsonNames.some((n) => n !== undefined)) await this.ensureJsonLibrary(conn);
+      const replies = await this.send(conn, [['MULTI'], ...sent, ['EXEC']]);
       clean = true;
       const queued = replies.slice(1, -1);
       const exec = replies[replies.length - 1];
-      const queueError = queued.map(errorText).find((e) => e !== undefined);
+      const queueError = queued.map((r, i) => errorText(jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)).find((e) => e !== undefined);
       if (queueError) return { error: queueError };
       const execError = errorText(exec);
       if (execError) return { error: execError };
-      return { replies: splitArray(exec), wrote };
+      return { replies: splitArray(exec).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
     } finally {
       principal.pool.release(conn, clean);
     }
@@ -110,6 +122,8 @@ export class Executor {
       if (inTransaction) return { kind: 'reply', reply: errorReply('ERR ACL RESTTOKEN is not allowed inside a transaction') };
       return { kind: 'resttoken', user: command[2], password: command[3] };
     }
+    const json = rewriteJsonCommand(command);
+    if (json && this.jsonLibrary) return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name };
     const spec = resolveCommand(command);
     const refusal = platformRefusal(command, spec ?? null);
     if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
@@ -127,6 +141,34 @@ export class Executor {
       write: spec !== undefined && !spec.flags.has('readonly'),
       exclusive: spec !== undefined && EXCLUSIVE.has(spec.name),
     };
+  }
+
+  /**
+   * Replies of JSON commands: when a user's FUNCTION FLUSH removed the library, it is loaded again and
+   * those commands are sent again (their FCALL did nothing); NOPERM texts name the user's command.
+   */
+  private async fixJsonReplies(conn: RedisConnection, plan: Planned[], replies: Buffer[], jsonAt: Array<string | undefined>): Promise<void> {
+    if (!this.jsonLibrary || !jsonAt.some((n) => n !== undefined)) return;
+    const missing = replies.map((r, i) => (jsonAt[i] !== undefined && isFunctionMissing(r) ? i : -1)).filter((i) => i >= 0);
+    if (missing.length > 0) {
+      await this.loadJsonLibrary();
+      const again = await this.send(conn, missing.map((i) => (plan[i] as { command: Arg[] }).command));
+      missing.forEach((i, n) => (replies[i] = again[n]));
+    }
+    for (let i = 0; i < replies.length; i++) if (jsonAt[i] !== undefined) replies[i] = translateJsonError(replies[i], jsonAt[i]!);
+  }
+
+  private async ensureJsonLibrary(conn: RedisConnection): Promise<void> {
+    const [reply] = await this.send(conn, [['FCALL_RO', 'respgate_json_ro', '0', 'version']]);
+    if (isFunctionMissing(reply)) await this.loadJsonLibrary();
+  }
+
+  private async loadJsonLibrary(): Promise<void> {
+    try {
+      await this.jsonLibrary!.load();
+    } catch (err) {
+      throw storeError(err);
+    }
   }
 
   private async restToken(user: Arg, password: Arg): Promise<Buffer> {
