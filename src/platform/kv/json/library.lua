@@ -918,8 +918,9 @@ function C.set(a)
   local parents = select_nodes(parent_steps, doc)
   local added = false
   for _, m in ipairs(parents) do
-    if type(m.v) == 'table' and m.v.obj then
-      if m.v.map[name] == nil then m.v.keys[#m.v.keys + 1] = name end
+    -- Like RedisJSON's dict_add: only a member that is not there yet.
+    if type(m.v) == 'table' and m.v.obj and m.v.map[name] == nil then
+      m.v.keys[#m.v.keys + 1] = name
       m.v.map[name] = added and deep_copy(val) or val
       added = true
     end
