@@ -24,7 +24,7 @@ export class StoreUnavailableError extends Error {}
 
 type Planned =
   /** `json`: the user's command name when it was rewritten to the JSON function library. */
-  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string }
+  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string; library?: boolean; original?: Arg[] }
   | { kind: 'reply'; reply: Buffer }
   | { kind: 'resttoken'; user: Arg; password: Arg };
 
@@ -50,6 +50,8 @@ export class Executor {
     const conn = exclusive ? await this.acquire(principal) : await this.shared(principal);
     let clean = true;
     try {
+      // A pipeline cannot be replayed in order after a FUNCTION FLUSH, so the library is checked first.
+      if (plan.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
       const replies: Buffer[] = [];
       const jsonAt: Array<string | undefined> = [];
       // Redis commands between two platform-answered items go out in one write.
@@ -100,7 +102,12 @@ export class Executor {
     let clean = false;
     try {
       // A transaction cannot be retried after a FUNCTION FLUSH, so the library is checked first.
-      if (jsonNames.some((n) => n !== undefined)) await this.ensureJsonLibrary(conn);
+      if (planned.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
+      // TYPE runs as an EVAL_RO script; a user whose ACL lacks it gets Redis' own TYPE (no ReJSON-RL).
+      if (planned.some((p) => p.kind === 'redis' && p.json !== undefined && !p.library)) {
+        const [probe] = await this.send(conn, [['EVAL_RO', 'return 1', '0']]);
+        if (isNoPermFor(probe, 'eval_ro')) planned.forEach((p, i) => p.kind === 'redis' && p.json !== undefined && !p.library && (sent[i] = p.original!));
+      }
       const replies = await this.send(conn, [['MULTI'], ...sent, ['EXEC']]);
       clean = true;
       const queued = replies.slice(1, -1);
@@ -123,7 +130,9 @@ export class Executor {
       return { kind: 'resttoken', user: command[2], password: command[3] };
     }
     const json = rewriteJsonCommand(command);
-    if (json && this.jsonLibrary) return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name };
+    if (json && this.jsonLibrary) {
+      return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name, library: json.library, original: command };
+    }
     const spec = resolveCommand(command);
     const refusal = platformRefusal(command, spec ?? null);
     if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
@@ -144,16 +153,30 @@ export class Executor {
   }
 
   /**
-   * Replies of JSON commands: when a user's FUNCTION FLUSH removed the library, it is loaded again and
-   * those commands are sent again (their FCALL did nothing); NOPERM texts name the user's command.
+   * Replies of JSON commands. NOPERM texts name the user's command. A FUNCTION FLUSH that raced with the
+   * check before sending (another request, or earlier in the same pipeline) left "Function not found":
+   * the library is loaded again and those commands are sent again (their FCALL did nothing; they then run
+   * after the rest of the pipeline, see docs/json.md). A user whose ACL lacks EVAL_RO gets a plain TYPE.
    */
   private async fixJsonReplies(conn: RedisConnection, plan: Planned[], replies: Buffer[], jsonAt: Array<string | undefined>): Promise<void> {
     if (!this.jsonLibrary || !jsonAt.some((n) => n !== undefined)) return;
-    const missing = replies.map((r, i) => (jsonAt[i] !== undefined && isFunctionMissing(r) ? i : -1)).filter((i) => i >= 0);
-    if (missing.length > 0) {
-      await this.loadJsonLibrary();
-      const again = await this.send(conn, missing.map((i) => (plan[i] as { command: Arg[] }).command));
-      missing.forEach((i, n) => (replies[i] = again[n]));
+    const redo: number[] = [];
+    let reload = false;
+    for (let i = 0; i < replies.length; i++) {
+      const item = plan[i];
+      if (item.kind !== 'redis' || item.json === undefined) continue;
+      if (item.library && isFunctionMissing(replies[i])) {
+        reload = true;
+        redo.push(i);
+      } else if (!item.library && isNoPermFor(replies[i], 'eval_ro')) {
+        item.command = item.original!;
+        redo.push(i);
+      }
+    }
+    if (reload) await this.loadJsonLibrary();
+    if (redo.length > 0) {
+      const again = await this.send(conn, redo.map((i) => (plan[i] as { command: Arg[] }).command));
+      redo.forEach((i, n) => (replies[i] = again[n]));
     }
     for (let i = 0; i < replies.length; i++) if (jsonAt[i] !== undefined) replies[i] = translateJsonError(replies[i], jsonAt[i]!);
   }
@@ -208,6 +231,11 @@ function storeError(err: unknown): Error {
     return new StoreUnavailableError('ERR the connection to the data store was lost; the outcome of the commands sent is unknown');
   }
   return new StoreUnavailableError(`ERR the data store is unavailable (${text}); retry when it is back`);
+}
+
+function isNoPermFor(reply: Buffer, command: string): boolean {
+  const text = errorText(reply);
+  return text !== undefined && text.startsWith('NOPERM') && text.includes(`'${command}'`);
 }
 
 /** The Redis user behind a token no longer accepts its password (it was changed or deleted). */

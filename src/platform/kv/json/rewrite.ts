@@ -2,6 +2,9 @@
 // runs each one atomically. TYPE becomes a library call too, so JSON documents answer `ReJSON-RL`.
 import type { Arg } from '../../../resp/request-writer.js';
 
+/** The marker in front of every stored document (MAGIC in library.lua). */
+export const JSON_MAGIC_LUA = '\0respgate:json:1\0';
+
 /** Where a JSON command's keys are, among its arguments (the command name is args[0]). */
 type KeysOf = (args: Arg[]) => Arg[];
 
@@ -46,7 +49,19 @@ export interface JsonRewrite {
   write: boolean;
   /** The user's command name in lowercase (`json.set`, `type`), for error texts. */
   name: string;
+  /** Whether it needs the JSON function library (TYPE is a script of its own, sent whole every time). */
+  library: boolean;
 }
+
+/**
+ * TYPE, answering `ReJSON-RL` for JSON documents (strings that start with the library's marker, see
+ * library.lua). A script sent whole (EVAL_RO), so it works even right after a user's FUNCTION FLUSH.
+ */
+export const TYPE_SCRIPT = [
+  "local t = redis.call('TYPE', KEYS[1])['ok']",
+  `if t == 'string' and redis.call('GETRANGE', KEYS[1], 0, ${JSON_MAGIC_LUA.length - 1}) == '${JSON_MAGIC_LUA.replace(/\0/g, '\\0')}' then t = 'ReJSON-RL' end`,
+  'return {ok = t}',
+].join('\n');
 
 function lowerName(arg: Arg): string | undefined {
   if (arg.length > 16) return undefined;
@@ -60,12 +75,13 @@ export function rewriteJsonCommand(command: Arg[]): JsonRewrite | undefined {
   if (name === undefined) return undefined;
   if (name === 'type') {
     if (command.length !== 2) return undefined; // Redis answers the arity error itself
-    return { command: ['FCALL_RO', 'respgate_json_ro', '1', command[1], 'keytype', command[1]], write: false, name };
+    return { command: ['EVAL_RO', TYPE_SCRIPT, '1', command[1]], write: false, name, library: false };
   }
   const spec = JSON_COMMANDS[name];
   if (!spec) return undefined;
   const keys = spec.keys(command);
   return {
+    library: true,
     command: [spec.write ? 'FCALL' : 'FCALL_RO', spec.write ? 'respgate_json' : 'respgate_json_ro', String(keys.length), ...keys, spec.sub, ...command.slice(1)],
     write: spec.write,
     name,
@@ -76,6 +92,6 @@ export function rewriteJsonCommand(command: Arg[]): JsonRewrite | undefined {
 export function translateJsonError(reply: Buffer, name: string): Buffer {
   if (reply[0] !== 0x2d) return reply;
   const text = reply.toString('utf8');
-  if (text.startsWith('-NOPERM') && /'fcall(_ro)?'/.test(text)) return Buffer.from(text.replace(/'fcall(_ro)?'/, `'${name}'`));
+  if (text.startsWith('-NOPERM') && /'(fcall|eval)(_ro)?'/.test(text)) return Buffer.from(text.replace(/'(fcall|eval)(_ro)?'/, `'${name}'`));
   return reply;
 }
