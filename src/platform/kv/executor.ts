@@ -73,6 +73,7 @@ export class Executor {
       }
       await flush();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
+      this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
       if (exclusive) {
         // Leave no transaction open on a connection that goes back to the pool.
         await this.send(conn, [['DISCARD']]);
@@ -116,6 +117,7 @@ export class Executor {
       if (queueError) return { error: queueError };
       const execError = errorText(exec);
       if (execError) return { error: execError };
+      this.revokeChangedUsers(commands);
       return { replies: splitArray(exec).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
     } finally {
       principal.pool.release(conn, clean);
@@ -192,6 +194,22 @@ export class Executor {
     } catch (err) {
       throw storeError(err);
     }
+  }
+
+  /** ACL SETUSER/DELUSER may change or remove a user's password: its tokens must be checked again. */
+  private revokeChangedUsers(commands: Arg[][]): void {
+    for (const command of commands) {
+      if (command.length < 3 || String(command[0]).toLowerCase() !== 'acl') continue;
+      const sub = String(command[1]).toLowerCase();
+      if (sub === 'setuser') this.principals.revokeUser(String(command[2]));
+      else if (sub === 'deluser') for (const user of command.slice(2)) this.principals.revokeUser(String(user));
+    }
+  }
+
+  /** Whether the data store answers PING (on the platform's own connection, for the health route). */
+  async ping(): Promise<boolean> {
+    const [reply] = await this.principals.admin((conn) => conn.send([['PING']]));
+    return reply.toString('latin1') === '+PONG\r\n';
   }
 
   private async restToken(user: Arg, password: Arg): Promise<Buffer> {
