@@ -347,3 +347,37 @@ describe('JSON commands run atomically inside redis-server', () => {
     expect(tx.json).toEqual([ok('[3]'), ok('{"a":3}')]);
   });
 });
+
+describe('JSON documents among other keys', () => {
+  it('SCAN … TYPE ReJSON-RL lists documents, SCAN … TYPE string no longer does', async () => {
+    await run(['JSON.SET', 'scan:j1', '$', '{}']);
+    await run(['JSON.SET', 'scan:j2', '$', '[]']);
+    await run(['SET', 'scan:s1', 'x']);
+    await run(['HSET', 'scan:h1', 'f', 'v']);
+    const all = async (type: string) => {
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const r = await run(['SCAN', cursor, 'MATCH', 'scan:*', 'COUNT', '5', 'TYPE', type]);
+        const [next, page] = r.result as [string, string[]];
+        keys.push(...page);
+        cursor = next;
+      } while (cursor !== '0');
+      return keys.sort();
+    };
+    expect(await all('ReJSON-RL')).toEqual(['scan:j1', 'scan:j2']);
+    expect(await all('rejson-rl')).toEqual(['scan:j1', 'scan:j2']);
+    expect(await all('string')).toEqual(['scan:s1']);
+    expect(await all('hash')).toEqual(['scan:h1']);
+  });
+
+  it('FUNCTION LIST shows the user libraries, not the platform one', async () => {
+    await run(['JSON.GET', 'scan:j1']);
+    await run(['FUNCTION', 'LOAD', "#!lua name=mine\nredis.register_function('hello', function() return 'hi' end)"]);
+    const list = (await run(['FUNCTION', 'LIST'])).result as unknown[][];
+    expect(list.map((lib) => lib[1])).toEqual(['mine']);
+    expect(await run(['FCALL', 'hello', '0'])).toEqual(ok('hi'));
+    expect(await run(['JSON.GET', 'scan:j1'])).toEqual(ok('{}'));
+    await run(['FUNCTION', 'DELETE', 'mine']);
+  });
+});

@@ -8,6 +8,7 @@ import { ConnectionLostError, errorText, type RedisConnection } from '../redis/c
 import type { Principal, Principals } from './principals.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, translateJsonError } from './json/rewrite.js';
+import { replyFilterFor, scanKeys, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
 
 export type TransactionResult = RunResult | { error: string };
 
@@ -24,7 +25,7 @@ export class StoreUnavailableError extends Error {}
 
 type Planned =
   /** `json`: the user's command name when it was rewritten to the JSON function library. */
-  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string; library?: boolean; original?: Arg[] }
+  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string; library?: boolean; original?: Arg[]; filter?: ReplyFilter }
   | { kind: 'reply'; reply: Buffer }
   | { kind: 'resttoken'; user: Arg; password: Arg };
 
@@ -74,6 +75,7 @@ export class Executor {
       await flush();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
       this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
+      await this.applyReplyFilters(conn, plan, replies);
       if (exclusive) {
         // Leave no transaction open on a connection that goes back to the pool.
         await this.send(conn, [['DISCARD']]);
@@ -145,9 +147,11 @@ export class Executor {
         return { kind: 'reply', reply: errorReply(`ERR the user '${reserved}' belongs to the REST tokens and cannot be changed; create another user with ACL SETUSER`) };
       }
     }
+    const filtered = this.jsonLibrary && !inTransaction ? replyFilterFor(command) : undefined;
     return {
       kind: 'redis',
-      command,
+      command: filtered?.command ?? command,
+      ...(filtered ? { filter: filtered.filter } : {}),
       // Unknown commands are not writes: Redis refuses them.
       write: spec !== undefined && !spec.flags.has('readonly'),
       exclusive: spec !== undefined && EXCLUSIVE.has(spec.name),
@@ -193,6 +197,25 @@ export class Executor {
       await this.jsonLibrary!.load();
     } catch (err) {
       throw storeError(err);
+    }
+  }
+
+  /** SCAN … TYPE ReJSON-RL|string and FUNCTION LIST as RedisJSON users expect (json/visibility.ts). */
+  private async applyReplyFilters(conn: RedisConnection, plan: Planned[], replies: Buffer[]): Promise<void> {
+    for (let i = 0; i < plan.length; i++) {
+      const item = plan[i];
+      if (item.kind !== 'redis' || !item.filter || replies[i][0] === 0x2d) continue;
+      if (item.filter.kind === 'function-list') {
+        replies[i] = withoutJsonLibrary(replies[i]);
+        continue;
+      }
+      const page = scanKeys(replies[i]);
+      if (!page || page.keys.length === 0) continue;
+      const [which] = await this.send(conn, [['EVAL_RO', WHICH_SCRIPT, String(page.keys.length), ...page.keys]]);
+      if (which[0] === 0x2d) continue; // no EVAL_RO for this user: Redis' own answer
+      const flags = (which.toString('latin1').match(/:(\d)/g) ?? []).map((f) => f === ':1');
+      const wantJson = item.filter.want === 'json';
+      replies[i] = page.rebuild(flags.map((isJson) => isJson === wantJson));
     }
   }
 
