@@ -33,10 +33,12 @@ local function fmt_double(x)
   if x == 0 then return (1 / x < 0) and '-0.0' or '0.0' end
   local sign = ''
   if x < 0 then sign = '-'; x = -x end
+  -- The shortest round-trip digits: the closest 15-, 16- or 17-digit decimal (if any n-digit decimal
+  -- round-trips, the closest one does).
   local s
-  for p = 0, 16 do
+  for p = 14, 16 do
     s = string.format('%.' .. p .. 'e', x)
-    if tonumber(s) == x then break end
+    if p == 16 or tonumber(s) == x then break end
   end
   local mant, e = s:match('^([%d%.]+)e([-+]%d+)$')
   local digits = mant:gsub('%.', ''):gsub('0+$', '')
@@ -155,7 +157,9 @@ end
 
 local ESCAPES = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', b = '\b', f = '\f', n = '\n', r = '\r', t = '\t' }
 
-local function decode(text)
+-- `trusted`: text this library wrote itself (a stored document), whose numbers are already in
+-- RedisJSON's form, so their text is kept as it is instead of being normalised again.
+local function decode(text, trusted)
   local pos = 1
   local len = #text
   local function fail(msg, at)
@@ -230,9 +234,16 @@ local function decode(text)
       isfloat = true
     end
     if isfloat then
-      local f = tonumber(text:sub(start, pos - 1))
+      local lit = text:sub(start, pos - 1)
+      local f = tonumber(lit)
+      if trusted then return { num = true, f = f, s = lit, int = false } end
       if f == math.huge or f == -math.huge then fail('number out of range', start) end
       return make_double(f)
+    end
+    if #intpart < 19 then -- within i64 for sure
+      if intpart == '0' then return { num = true, s = '0', f = 0, int = true } end
+      local lit = neg and ('-' .. intpart) or intpart
+      return { num = true, s = lit, f = tonumber(lit), int = true }
     end
     return make_int_text(neg, intpart)
   end
@@ -313,22 +324,54 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Values → JSON text (serde_json's compact form, or RedisJSON's INDENT/NEWLINE/SPACE formatter)
 
+local function escape_char(c)
+  if c == '"' then return '\\"' elseif c == '\\' then return '\\\\'
+  elseif c == '\n' then return '\\n' elseif c == '\r' then return '\\r' elseif c == '\t' then return '\\t'
+  elseif c == '\b' then return '\\b' elseif c == '\f' then return '\\f' end
+  return string.format('\\u%04x', c:byte())
+end
+
 local function escape_string(s)
-  return '"' .. s:gsub('[%z\1-\31"\\]', function(c)
-    if c == '"' then return '\\"' elseif c == '\\' then return '\\\\'
-    elseif c == '\n' then return '\\n' elseif c == '\r' then return '\\r' elseif c == '\t' then return '\\t'
-    elseif c == '\b' then return '\\b' elseif c == '\f' then return '\\f' end
-    return string.format('\\u%04x', c:byte())
-  end) .. '"'
+  if not s:find('[%z\1-\31"\\]') then return '"' .. s .. '"' end
+  return '"' .. s:gsub('[%z\1-\31"\\]', escape_char) .. '"'
+end
+
+-- Compact JSON (serde_json's form): the common case, kept free of formatting work.
+local function encode_plain(v)
+  local out, n = {}, 0
+  local function put(x)
+    local t = type(x)
+    if t == 'string' then n = n + 1; out[n] = escape_string(x)
+    elseif t == 'boolean' then n = n + 1; out[n] = x and 'true' or 'false'
+    elseif x == NULL then n = n + 1; out[n] = 'null'
+    elseif x.num then n = n + 1; out[n] = x.s
+    elseif x.arr then
+      n = n + 1; out[n] = '['
+      for i = 1, x.n do
+        if i > 1 then n = n + 1; out[n] = ',' end
+        put(x[i])
+      end
+      n = n + 1; out[n] = ']'
+    else
+      n = n + 1; out[n] = '{'
+      local map = x.map
+      for i, k in ipairs(x.keys) do
+        n = n + 1; out[n] = (i > 1 and ',' or '') .. escape_string(k) .. ':'
+        put(map[k])
+      end
+      n = n + 1; out[n] = '}'
+    end
+  end
+  put(v)
+  return table.concat(out)
 end
 
 local function encode(v, fmt)
-  local out = {}
   local indent, newline, space = '', '', ''
   if fmt then indent = fmt.indent or ''; newline = fmt.newline or ''; space = fmt.space or '' end
-  local plain = (indent == '' and newline == '' and space == '')
+  if indent == '' and newline == '' and space == '' then return encode_plain(v) end
+  local out = {}
   local function nl(depth)
-    if plain then return end
     out[#out + 1] = newline .. string.rep(indent, depth)
   end
   local function put(x, depth)
@@ -705,36 +748,57 @@ local function eval_filter(e, node, root)
 end
 
 -- Evaluates compiled steps; each match is {v=value, parent=container|nil, key=index|name|nil, path={...}}.
+-- Paths of matches are kept as chains ({up = parent chain, k = key}) while walking, and made into
+-- arrays only for the commands that need them (path_of), so walking a large document stays linear.
+local function path_of(chain)
+  local rev = {}
+  while chain do rev[#rev + 1] = chain.k; chain = chain.up end
+  local out = {}
+  for i = #rev, 1, -1 do out[#out + 1] = rev[i] end
+  return out
+end
+
 select_nodes = function(steps, root)
   local results = {}
-  local function walk(si, v, parent, key, path)
+  local walk
+  local function child(si, nv, parent, k, chain)
+    walk(si + 1, nv, parent, k, { up = chain, k = k })
+  end
+  -- Descendants before the node itself: the order the real service returns (see docs/json.md).
+  local function scan(si, x, xparent, xkey, chain)
+    if type(x) == 'table' and x ~= NULL then
+      if x.obj then
+        for _, k in ipairs(x.keys) do scan(si, x.map[k], x, k, { up = chain, k = k }) end
+      elseif x.arr then
+        for i = 1, x.n do scan(si, x[i], x, i, { up = chain, k = i }) end
+      end
+    end
+    walk(si + 1, x, xparent, xkey, chain)
+  end
+  walk = function(si, v, parent, key, chain)
     local s = steps[si]
     if not s then
-      results[#results + 1] = { v = v, parent = parent, key = key, path = path }
+      results[#results + 1] = { v = v, parent = parent, key = key, chain = chain }
       return
-    end
-    local function child(nv, k)
-      local np = { unpack(path) }
-      np[#np + 1] = k
-      walk(si + 1, nv, v, k, np)
     end
     local isobj = type(v) == 'table' and v.obj
     local isarr = type(v) == 'table' and v.arr
-    if s.k == 'name' then
-      if isobj and v.map[s.v] ~= nil then child(v.map[s.v], s.v) end
-    elseif s.k == 'names' then
-      if isobj then for _, n in ipairs(s.list) do if v.map[n] ~= nil then child(v.map[n], n) end end end
-    elseif s.k == 'index' then
+    local k = s.k
+    if k == 'name' then
+      if isobj and v.map[s.v] ~= nil then child(si, v.map[s.v], v, s.v, chain) end
+    elseif k == 'names' then
+      if isobj then for _, n in ipairs(s.list) do if v.map[n] ~= nil then child(si, v.map[n], v, n, chain) end end end
+    elseif k == 'index' then
       if isarr then
         for _, i in ipairs(s.list) do
           local idx = i < 0 and v.n + i + 1 or i + 1
-          if idx >= 1 and idx <= v.n then child(v[idx], idx) end
+          if idx >= 1 and idx <= v.n then child(si, v[idx], v, idx, chain) end
         end
       end
-    elseif s.k == 'all' then
-      if isobj then for _, k in ipairs(v.keys) do child(v.map[k], k) end
-      elseif isarr then for i = 1, v.n do child(v[i], i) end end
-    elseif s.k == 'slice' then
+    elseif k == 'all' then
+      if isobj then for _, name in ipairs(v.keys) do child(si, v.map[name], v, name, chain) end
+      elseif isarr then for i = 1, v.n do child(si, v[i], v, i, chain) end end
+    elseif k == 'slice' then
       if isarr then
         local n = v.n
         local st = s.s or 0
@@ -743,52 +807,74 @@ select_nodes = function(steps, root)
         if en < 0 then en = math.max(n + en, 0) end
         if en > n then en = n end
         local i = st
-        while i < en do child(v[i + 1], i + 1); i = i + s.step end
+        while i < en do child(si, v[i + 1], v, i + 1, chain); i = i + s.step end
       end
-    elseif s.k == 'filter' then
+    elseif k == 'filter' then
       if isobj then
-        for _, k in ipairs(v.keys) do if eval_filter(s.expr, v.map[k], root) then child(v.map[k], k) end end
+        for _, name in ipairs(v.keys) do if eval_filter(s.expr, v.map[name], root) then child(si, v.map[name], v, name, chain) end end
       elseif isarr then
-        for i = 1, v.n do if eval_filter(s.expr, v[i], root) then child(v[i], i) end end
+        for i = 1, v.n do if eval_filter(s.expr, v[i], root) then child(si, v[i], v, i, chain) end end
       end
-    elseif s.k == 'scan' then
-      -- Descendants before the node itself: the order the real service returns (see docs/json.md).
-      local function scan(x, xparent, xkey, xpath)
-        if type(x) == 'table' and x.obj then
-          for _, k in ipairs(x.keys) do
-            local np = { unpack(xpath) }; np[#np + 1] = k
-            scan(x.map[k], x, k, np)
-          end
-        elseif type(x) == 'table' and x.arr then
-          for i = 1, x.n do
-            local np = { unpack(xpath) }; np[#np + 1] = i
-            scan(x[i], x, i, np)
-          end
-        end
-        walk(si + 1, x, xparent, xkey, xpath)
-      end
-      scan(v, parent, key, path)
+    elseif k == 'scan' then
+      scan(si, v, parent, key, chain)
     end
   end
-  walk(1, root, nil, nil, {})
+  walk(1, root, nil, nil, nil)
   return results
 end
 
 ---------------------------------------------------------------------------------------------------
 -- Documents in keys
 
-local function load_doc(key)
+-- Decoded documents of recent commands, keyed by Redis key, each with the exact stored text it was
+-- decoded from: a command reuses the tree only when the key still holds that text (string equality),
+-- so changes by any other command are seen. Write commands change the tree and store it (the entry
+-- follows); a command that fails may have changed a tree without storing it, so dispatch() empties the
+-- cache on every error. Bounded in entries and document size.
+local cache, cache_count = {}, 0
+-- Small bounds: Redis runs a full Lua GC every 50 calls, which walks every cached tree.
+local CACHE_MAX_ENTRIES, CACHE_MAX_BYTES = 16, 256 * 1024
+
+local function cache_put(key, raw, doc)
+  if #raw > CACHE_MAX_BYTES then cache[key] = nil; return end
+  if cache[key] == nil then
+    if cache_count >= CACHE_MAX_ENTRIES then cache = {}; cache_count = 0 end
+    cache_count = cache_count + 1
+  end
+  cache[key] = { raw = raw, doc = doc }
+end
+
+local function clear_cache() cache = {}; cache_count = 0 end
+
+local function delete_doc(key)
+  redis.call('DEL', key)
+  if cache[key] ~= nil then cache[key] = nil; cache_count = cache_count - 1 end
+end
+
+-- The stored text of a document (marker included), nil for a missing key, WRONGTYPE for other values.
+local function load_raw(key)
   local t = redis.call('TYPE', key)['ok']
   if t == 'none' then return nil end
   if t ~= 'string' then err('WRONGTYPE Operation against a key holding the wrong kind of value') end
   local raw = redis.call('GET', key)
   if raw:sub(1, MAGIC_LEN) ~= MAGIC then err('WRONGTYPE Operation against a key holding the wrong kind of value') end
-  return decode(raw:sub(MAGIC_LEN + 1))
+  return raw
+end
+
+local function load_doc(key)
+  local raw = load_raw(key)
+  if raw == nil then return nil end
+  local hit = cache[key]
+  if hit and hit.raw == raw then return hit.doc end
+  local doc = decode(raw:sub(MAGIC_LEN + 1), true)
+  cache_put(key, raw, doc)
+  return doc
 end
 
 local function store_doc(key, doc, existed)
-  if existed then redis.call('SET', key, MAGIC .. encode(doc), 'KEEPTTL')
-  else redis.call('SET', key, MAGIC .. encode(doc)) end
+  local raw = MAGIC .. encode(doc)
+  if existed then redis.call('SET', key, raw, 'KEEPTTL') else redis.call('SET', key, raw) end
+  cache_put(key, raw, doc)
 end
 
 local function must_doc(key)
@@ -820,6 +906,7 @@ local function strip_descendants(ms)
   -- indices are handled first (deleting them does not shift the others).
   local keyed = {}
   for _, m in ipairs(ms) do
+    m.path = path_of(m.chain)
     local parts = {}
     for i, k in ipairs(m.path) do parts[i] = type(k) == 'number' and ('#' .. k) or ('.' .. k) end
     m.pkey = table.concat(parts, '\0') .. '\0'
@@ -962,6 +1049,14 @@ end
 function C.get(a)
   if #a < 1 then err("ERR wrong number of arguments for 'json.get' command") end
   local fmt, paths = format_opts(a, 2)
+  if next(fmt) == nil and (#paths == 0 or (#paths == 1 and (paths[1] == '.' or paths[1] == '$'))) then
+    -- The whole document, compact: the stored text is already that.
+    local raw = load_raw(a[1])
+    if raw == nil then return false end
+    local text = raw:sub(MAGIC_LEN + 1)
+    if paths[1] == '$' then return '[' .. text .. ']' end
+    return text
+  end
   local doc = load_doc(a[1])
   if doc == nil then return false end
   if #paths == 0 then paths = { '.' } end
@@ -1064,7 +1159,7 @@ function C.merge(a)
   end
   if #steps == 0 then
     doc = merge_into(doc, val)
-    if doc == NULL then redis.call('DEL', key) else store_doc(key, doc, true) end
+    if doc == NULL then delete_doc(key) else store_doc(key, doc, true) end
     return { ok = 'OK' }
   end
   local ms = select_nodes(steps, doc)
@@ -1102,14 +1197,14 @@ function C.del(a)
   local doc = load_doc(key)
   if doc == nil then return 0 end
   local steps = compile_path((normalize_path(getopt_path(a, 2))))
-  if #steps == 0 then redis.call('DEL', key); return 1 end
+  if #steps == 0 then delete_doc(key); return 1 end
   local ms = strip_descendants(select_nodes(steps, doc))
   local n = 0
   for _, m in ipairs(ms) do
     if m.parent then remove_at(m); n = n + 1 end
   end
   if n > 0 then
-    if is_empty_container(doc) then redis.call('DEL', key) else store_doc(key, doc, true) end
+    if is_empty_container(doc) then delete_doc(key) else store_doc(key, doc, true) end
   end
   return n
 end
@@ -1520,6 +1615,7 @@ local function dispatch(keys, args, writable)
   for i = 2, #args do rest[i - 1] = args[i] end
   local ok, res = pcall(fn, rest)
   if ok then return res end
+  clear_cache()
   if type(res) == 'table' and res.rgjson then return { err = res.rgjson } end
   if type(res) == 'table' and res.err then return res end
   return { err = 'ERR ' .. tostring(res) }
