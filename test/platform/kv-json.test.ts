@@ -318,6 +318,23 @@ describe('JSON commands run atomically inside redis-server', () => {
     expect(res.json).toEqual([ok('OK'), ok('OK'), ok([2]), ok('v'), ok('[1,2]')]);
   });
 
+  it('a command that fails part-way changes nothing (no half-applied multi-path write)', async () => {
+    await run(['JSON.SET', 'half', '$', '{"b":[1,2,3],"a":[1]}']);
+    expect(await run(['JSON.GET', 'half', '$.b'])).toEqual(ok('[[1,2,3]]'));
+    expect(await run(['JSON.ARRINSERT', 'half', '$.*', '2', '"x"'])).toEqual(fails('ERR index out of bounds'));
+    expect(await run(['JSON.GET', 'half', '$.b'])).toEqual(ok('[[1,2,3]]'));
+    expect(await run(['JSON.GET', 'half'])).toEqual(ok('{"b":[1,2,3],"a":[1]}'));
+  });
+
+  it('sees changes made to the stored text by other commands', async () => {
+    await run(['JSON.SET', 'other', '$', '{"a":1}']);
+    expect(await run(['JSON.GET', 'other', '$.a'])).toEqual(ok('[1]'));
+    const copied = await kv(p, '/pipeline', { body: JSON.stringify([['JSON.SET', 'other2', '$', '{"a":2}'], ['COPY', 'other2', 'other', 'REPLACE']]) });
+    expect(copied.json).toEqual([ok('OK'), ok(1)]);
+    expect(await run(['JSON.GET', 'other', '$.a'])).toEqual(ok('[2]'));
+    expect(await run(['TYPE', 'other'])).toEqual(ok('ReJSON-RL'));
+  });
+
   it('keeps the key TTL when a document changes, like RedisJSON', async () => {
     await run(['JSON.SET', 'ttl', '$', '{"a":1}']);
     await run(['EXPIRE', 'ttl', '100']);
