@@ -4,6 +4,7 @@
  * platform (read-only tokens, refusals) and docs/compatibility.md.
  */
 import { commandData, type CommandData } from './data.js';
+import { jsonCommandData } from './json-commands.js';
 import {
   platformRefusalText,
   platformRules,
@@ -85,12 +86,15 @@ function build(d: CommandData, container?: string): CommandSpec {
 }
 
 const topLevel: readonly CommandSpec[] = Object.freeze(commandData.commands.map((d) => build(d)));
-const byName = new Map<string, CommandSpec>(topLevel.map((s) => [s.name, s]));
 const flat: readonly CommandSpec[] = Object.freeze(topLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]));
-const byFullName = new Map<string, CommandSpec>(flat.map((s) => [s.name, s]));
+// JSON.* (json-commands.ts) can be looked up and is forwarded, but is not one of Redis 7.0.15's own commands.
+const jsonTopLevel: readonly CommandSpec[] = jsonCommandData.map((d) => build(d));
+const jsonFlat: readonly CommandSpec[] = jsonTopLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]);
+const byName = new Map<string, CommandSpec>([...topLevel, ...jsonTopLevel].map((s) => [s.name, s]));
+const byFullName = new Map<string, CommandSpec>([...flat, ...jsonFlat].map((s) => [s.name, s]));
 
 // Command names are at most this long (subcommand bare names included); longer input cannot match.
-const MAX_NAME = Math.max(...flat.map((s) => s.name.length));
+const MAX_NAME = Math.max(...[...flat, ...jsonFlat].map((s) => s.name.length));
 
 /**
  * Redis compares command names case-insensitively byte by byte (ASCII only): `GeT` matches `get`, but a

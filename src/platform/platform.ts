@@ -9,6 +9,7 @@ import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded-server.
 import { InternalStore } from './internal-store.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
+import { JsonLibrary } from './kv/json/library.js';
 import { KvHandler, errorJson } from './kv/handler.js';
 import { openStreams } from './kv/events.js';
 import { metricsText, observedGauge, platformRequests } from '../metrics.js';
@@ -50,7 +51,10 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const principals = new Principals(dataStore, internal);
     cleanups.push(() => principals.close());
     await principals.init(config.token, config.readonlyToken);
-    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER]);
+    // JSON.* runs as a Redis function library in the data store (docs/json.md).
+    const jsonLibrary = new JsonLibrary(dataStore);
+    await jsonLibrary.load();
+    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary);
     const kv = new KvHandler(principals, executor, internal, config, log);
 
     let baseUrl = '';

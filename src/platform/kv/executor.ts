@@ -7,6 +7,9 @@ import { errorReply } from '../../resp/protocol.js';
 import { scanReply } from '../../resp/reply-scanner.js';
 import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
 import type { Principal, Principals } from './principals.js';
+import { isFunctionMissing, type JsonLibrary } from './json/library.js';
+import { rewriteJsonCommand, translateJsonError } from './json/rewrite.js';
+import { replyFilterFor, scanKeys, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
 
 export type TransactionResult = RunResult | { error: string };
 
@@ -18,7 +21,8 @@ function bulkReply(text: string): Buffer {
 export class StoreUnavailableError extends Error {}
 
 type Planned =
-  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean }
+  /** `json`: the user's command name when it was rewritten to the JSON function library. */
+  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string; library?: boolean; original?: Arg[]; filter?: ReplyFilter }
   | { kind: 'reply'; reply: Buffer }
   | { kind: 'resttoken'; user: Arg; password: Arg };
 
@@ -33,6 +37,7 @@ export class Executor {
     private readonly principals: Principals,
     /** ACL users the platform relies on; database users may not change them. */
     private readonly reservedUsers: readonly string[],
+    private readonly jsonLibrary?: JsonLibrary,
   ) {}
 
   /** One command or a non-atomic pipeline. */
@@ -43,7 +48,10 @@ export class Executor {
     const conn = exclusive ? await this.acquire(principal) : await this.shared(principal);
     let clean = true;
     try {
+      // A pipeline cannot be replayed in order after a FUNCTION FLUSH, so the library is checked first.
+      if (plan.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
       const replies: Buffer[] = [];
+      const jsonAt: Array<string | undefined> = [];
       // Redis commands between two platform-answered items go out in one write.
       let batch: Arg[][] = [];
       const flush = async () => {
@@ -54,6 +62,7 @@ export class Executor {
       };
       for (const item of plan) {
         if (item.kind === 'redis') {
+          jsonAt[replies.length + batch.length] = item.json;
           batch.push(item.command);
           continue;
         }
@@ -61,6 +70,9 @@ export class Executor {
         replies.push(item.kind === 'reply' ? item.reply : await this.restToken(item.user, item.password));
       }
       await flush();
+      await this.fixJsonReplies(conn, plan, replies, jsonAt);
+      this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
+      await this.applyReplyFilters(conn, plan, replies);
       if (exclusive) {
         // Leave no transaction open on a connection that goes back to the pool.
         await this.send(conn, [['DISCARD']]);
@@ -83,18 +95,29 @@ export class Executor {
       if (planned.kind === 'redis' && planned.write) wrote = true;
     }
     if (commands.length === 0) return { replies: [], wrote };
+    const planned = commands.map((c) => this.plan(c, true));
+    const sent = planned.map((p, i) => (p.kind === 'redis' ? p.command : commands[i]));
+    const jsonNames = planned.map((p) => (p.kind === 'redis' ? p.json : undefined));
     const conn = await this.acquire(principal);
     let clean = false;
     try {
-      const replies = await this.send(conn, [['MULTI'], ...commands, ['EXEC']]);
+      // A transaction cannot be retried after a FUNCTION FLUSH, so the library is checked first.
+      if (planned.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
+      // TYPE runs as an EVAL_RO script; a user whose ACL lacks it gets Redis' own TYPE (no ReJSON-RL).
+      if (planned.some((p) => p.kind === 'redis' && p.json !== undefined && !p.library)) {
+        const [probe] = await this.send(conn, [['EVAL_RO', 'return 1', '0']]);
+        if (isNoPermFor(probe, 'eval_ro')) planned.forEach((p, i) => p.kind === 'redis' && p.json !== undefined && !p.library && (sent[i] = p.original!));
+      }
+      const replies = await this.send(conn, [['MULTI'], ...sent, ['EXEC']]);
       clean = true;
       const queued = replies.slice(1, -1);
       const exec = replies[replies.length - 1];
-      const queueError = queued.map(errorText).find((e) => e !== undefined);
+      const queueError = queued.map((r, i) => errorText(jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)).find((e) => e !== undefined);
       if (queueError) return { error: queueError };
       const execError = errorText(exec);
       if (execError) return { error: execError };
-      return { replies: splitArray(exec), wrote };
+      this.revokeChangedUsers(commands);
+      return { replies: splitArray(exec).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
     } finally {
       principal.pool.release(conn, clean);
     }
@@ -107,6 +130,10 @@ export class Executor {
       if (inTransaction) return { kind: 'reply', reply: errorReply('ERR ACL RESTTOKEN is not allowed inside a transaction') };
       return { kind: 'resttoken', user: command[2], password: command[3] };
     }
+    const json = rewriteJsonCommand(command);
+    if (json && this.jsonLibrary) {
+      return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name, library: json.library, original: command };
+    }
     const spec = resolveCommand(command);
     const refusal = platformRefusal(command, spec ?? null);
     if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
@@ -117,13 +144,92 @@ export class Executor {
         return { kind: 'reply', reply: errorReply(`ERR the user '${reserved}' belongs to the REST tokens and cannot be changed; create another user with ACL SETUSER`) };
       }
     }
+    const filtered = this.jsonLibrary && !inTransaction ? replyFilterFor(command) : undefined;
     return {
       kind: 'redis',
-      command,
+      command: filtered?.command ?? command,
+      ...(filtered ? { filter: filtered.filter } : {}),
       // Unknown commands are not writes: Redis refuses them.
       write: spec !== undefined && !spec.flags.has('readonly'),
       exclusive: spec !== undefined && EXCLUSIVE.has(spec.name),
     };
+  }
+
+  /**
+   * Replies of JSON commands. NOPERM texts name the user's command. A FUNCTION FLUSH that raced with the
+   * check before sending (another request, or earlier in the same pipeline) left "Function not found":
+   * the library is loaded again and those commands are sent again (their FCALL did nothing; they then run
+   * after the rest of the pipeline, see docs/json.md). A user whose ACL lacks EVAL_RO gets a plain TYPE.
+   */
+  private async fixJsonReplies(conn: RedisConnection, plan: Planned[], replies: Buffer[], jsonAt: Array<string | undefined>): Promise<void> {
+    if (!this.jsonLibrary || !jsonAt.some((n) => n !== undefined)) return;
+    const redo: number[] = [];
+    let reload = false;
+    for (let i = 0; i < replies.length; i++) {
+      const item = plan[i];
+      if (item.kind !== 'redis' || item.json === undefined) continue;
+      if (item.library && isFunctionMissing(replies[i])) {
+        reload = true;
+        redo.push(i);
+      } else if (!item.library && isNoPermFor(replies[i], 'eval_ro')) {
+        item.command = item.original!;
+        redo.push(i);
+      }
+    }
+    if (reload) await this.loadJsonLibrary();
+    if (redo.length > 0) {
+      const again = await this.send(conn, redo.map((i) => (plan[i] as { command: Arg[] }).command));
+      redo.forEach((i, n) => (replies[i] = again[n]));
+    }
+    for (let i = 0; i < replies.length; i++) if (jsonAt[i] !== undefined) replies[i] = translateJsonError(replies[i], jsonAt[i]!);
+  }
+
+  private async ensureJsonLibrary(conn: RedisConnection): Promise<void> {
+    const [reply] = await this.send(conn, [['FCALL_RO', 'respgate_json_ro', '0', 'version']]);
+    if (isFunctionMissing(reply)) await this.loadJsonLibrary();
+  }
+
+  private async loadJsonLibrary(): Promise<void> {
+    try {
+      await this.jsonLibrary!.load();
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+
+  /** SCAN … TYPE ReJSON-RL|string and FUNCTION LIST as RedisJSON users expect (json/visibility.ts). */
+  private async applyReplyFilters(conn: RedisConnection, plan: Planned[], replies: Buffer[]): Promise<void> {
+    for (let i = 0; i < plan.length; i++) {
+      const item = plan[i];
+      if (item.kind !== 'redis' || !item.filter || replies[i][0] === 0x2d) continue;
+      if (item.filter.kind === 'function-list') {
+        replies[i] = withoutJsonLibrary(replies[i]);
+        continue;
+      }
+      const page = scanKeys(replies[i]);
+      if (!page || page.keys.length === 0) continue;
+      const [which] = await this.send(conn, [['EVAL_RO', WHICH_SCRIPT, String(page.keys.length), ...page.keys]]);
+      if (which[0] === 0x2d) continue; // no EVAL_RO for this user: Redis' own answer
+      const flags = (which.toString('latin1').match(/:(\d)/g) ?? []).map((f) => f === ':1');
+      const wantJson = item.filter.want === 'json';
+      replies[i] = page.rebuild(flags.map((isJson) => isJson === wantJson));
+    }
+  }
+
+  /** ACL SETUSER/DELUSER may change or remove a user's password: its tokens must be checked again. */
+  private revokeChangedUsers(commands: Arg[][]): void {
+    for (const command of commands) {
+      if (command.length < 3 || String(command[0]).toLowerCase() !== 'acl') continue;
+      const sub = String(command[1]).toLowerCase();
+      if (sub === 'setuser') this.principals.revokeUser(String(command[2]));
+      else if (sub === 'deluser') for (const user of command.slice(2)) this.principals.revokeUser(String(user));
+    }
+  }
+
+  /** Whether the data store answers PING (on the platform's own connection, for the health route). */
+  async ping(): Promise<boolean> {
+    const [reply] = await this.principals.admin((conn) => conn.send([['PING']]));
+    return reply.toString('latin1') === '+PONG\r\n';
   }
 
   private async restToken(user: Arg, password: Arg): Promise<Buffer> {
@@ -163,6 +269,11 @@ function storeError(err: unknown): Error {
     return new StoreUnavailableError('ERR the connection to the data store was lost; the outcome of the commands sent is unknown');
   }
   return new StoreUnavailableError(`ERR the data store is unavailable (${text}); retry when it is back`);
+}
+
+function isNoPermFor(reply: Buffer, command: string): boolean {
+  const text = errorText(reply);
+  return text !== undefined && text.startsWith('NOPERM') && text.includes(`'${command}'`);
 }
 
 /** The Redis user behind a token no longer accepts its password (it was changed or deleted). */

@@ -38,6 +38,11 @@ export class KvHandler {
 
   async handle(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
     const method = req.method ?? 'GET';
+    if (req.headers.origin !== undefined) {
+      setCorsHeaders(res);
+      if (isPreflight(req)) return answerPreflight(req, res);
+    }
+    if (path === HEALTH_PATH && (method === 'GET' || method === 'HEAD')) return this.health(res);
     if (!ALLOWED_METHODS.has(method)) {
       res.setHeader('Allow', 'HEAD, GET, POST, PUT');
       return this.json(res, 405, errorJson(`ERR HTTP method ${method} is not allowed: use HEAD, GET, POST or PUT`));
@@ -116,6 +121,17 @@ export class KvHandler {
     }
   }
 
+  /** Liveness and readiness without a token: 200 when the data store answers PING, 503 otherwise. */
+  private async health(res: ServerResponse): Promise<void> {
+    try {
+      const ok = await this.executor.ping();
+      if (ok) return this.json(res, 200, '{"status":"ok"}');
+      return this.json(res, 503, '{"status":"unavailable","error":"the data store did not answer PING"}');
+    } catch (err) {
+      return this.json(res, 503, JSON.stringify({ status: 'unavailable', error: (err as Error).message }));
+    }
+  }
+
   private async withinDailyLimit(count: number): Promise<boolean> {
     if (this.limits.dailyRequestLimit <= 0) return true;
     const total = await this.internal.addUsage(count);
@@ -132,6 +148,45 @@ export class KvHandler {
     res.writeHead(status, { 'Content-Type': 'application/octet-stream', 'Content-Length': bytes.length, 'upstash-sync-token': this.syncToken() });
     res.end(bytes);
   }
+}
+
+/** Unauthenticated health route (GET or HEAD); no Redis command is named HEALTH. */
+export const HEALTH_PATH = '/health';
+
+// CORS (docs/platform-kv.md "Browsers"): tokens travel in the Authorization header or `_token`, never in
+// cookies, so any origin may call the API with a token it holds, as the Read Only token is meant for
+// browsers (spec 5). A preflight is an OPTIONS request with Origin and Access-Control-Request-Method; any
+// other OPTIONS request is still refused with 405 like every method but HEAD, GET, POST and PUT.
+const CORS_METHODS = 'HEAD, GET, POST, PUT';
+const CORS_EXPOSED = 'upstash-sync-token, content-type';
+
+function setCorsHeaders(res: ServerResponse): void {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED);
+}
+
+function isPreflight(req: IncomingMessage): boolean {
+  return req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+}
+
+function answerPreflight(req: IncomingMessage, res: ServerResponse): void {
+  const requested = String(req.headers['access-control-request-method']).toUpperCase();
+  if (!CORS_METHODS.split(', ').includes(requested)) {
+    // No Allow-Methods for it: the browser blocks the request; the body says why to a person reading it.
+    const body = errorJson(`ERR HTTP method ${requested} is not allowed: use HEAD, GET, POST or PUT`);
+    res.writeHead(405, { Allow: CORS_METHODS, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    return void res.end(body);
+  }
+  const headers: Record<string, string> = {
+    'Access-Control-Allow-Methods': CORS_METHODS,
+    'Access-Control-Max-Age': '86400',
+    Vary: 'Access-Control-Request-Headers',
+    'Content-Length': '0',
+  };
+  const wanted = req.headers['access-control-request-headers'];
+  if (wanted) headers['Access-Control-Allow-Headers'] = String(wanted);
+  res.writeHead(204, headers);
+  res.end();
 }
 
 export function errorJson(text: string): string {

@@ -1,6 +1,7 @@
 // Turns raw RESP2 reply bytes from redis-server into the JSON values of the REST API:
 // integers stay numbers (their digits are copied, so no precision is lost in the JSON text),
-// bulk and status strings become JSON strings (base64 when asked, except the status reply OK;
+// bulk and status strings become JSON strings (base64 when asked, except a top-level status reply OK:
+// the official SDK decodes every string inside an array, nested statuses and errors included;
 // invalid UTF-8 becomes U+FFFD otherwise), nil becomes null, arrays nest.
 import { parseLength } from '../../resp/reply-scanner.js';
 
@@ -17,24 +18,26 @@ export function replyToJsonObject(reply: Buffer, opts: JsonOptions): string {
 /** The JSON value of one non-error reply. */
 export function replyToJsonValue(reply: Buffer, opts: JsonOptions): string {
   const out: string[] = [];
-  writeValue(reply, 0, opts, out);
+  writeValue(reply, 0, opts, out, 0);
   return out.join('');
 }
 
-function writeValue(buf: Buffer, pos: number, opts: JsonOptions, out: string[]): number {
+function writeValue(buf: Buffer, pos: number, opts: JsonOptions, out: string[], depth: number): number {
   const type = buf[pos];
   const lineEnd = buf.indexOf(13, pos + 1);
   const next = lineEnd + 2;
   switch (type) {
     case 0x2b /* + */: {
       const text = buf.subarray(pos + 1, lineEnd);
-      const isOk = text.length === 2 && text[0] === 0x4f && text[1] === 0x4b;
-      out.push(opts.base64 && !isOk ? `"${text.toString('base64')}"` : JSON.stringify(text.toString('utf8')));
+      const topLevelOk = depth === 0 && text.length === 2 && text[0] === 0x4f && text[1] === 0x4b;
+      out.push(opts.base64 && !topLevelOk ? `"${text.toString('base64')}"` : JSON.stringify(text.toString('utf8')));
       return next;
     }
-    case 0x2d /* - : an error nested in an array is shown as its text */:
-      out.push(JSON.stringify(buf.toString('utf8', pos + 1, lineEnd)));
+    case 0x2d /* - : an error nested in an array (EXEC, scripts) is shown as its text, base64 when asked */: {
+      const text = buf.subarray(pos + 1, lineEnd);
+      out.push(opts.base64 ? `"${text.toString('base64')}"` : JSON.stringify(text.toString('utf8')));
       return next;
+    }
     case 0x3a /* : */:
       out.push(buf.toString('latin1', pos + 1, lineEnd));
       return next;
@@ -58,7 +61,7 @@ function writeValue(buf: Buffer, pos: number, opts: JsonOptions, out: string[]):
       let p = next;
       for (let i = 0; i < n; i++) {
         if (i > 0) out.push(',');
-        p = writeValue(buf, p, opts, out);
+        p = writeValue(buf, p, opts, out, depth + 1);
       }
       out.push(']');
       return p;

@@ -26,6 +26,10 @@ export const READONLY_ACL = [
 export class Principals {
   private readonly byToken = new Map<string, Principal>();
   private readonly byUser = new Map<string, Principal>();
+  /** The Standard token's principal (the store's own user). */
+  private standard: Principal | undefined;
+  /** Tokens configured at start; never forgotten. */
+  private readonly configured = new Set<string>();
 
   constructor(
     private readonly dataAdmin: RedisEndpoint,
@@ -34,7 +38,9 @@ export class Principals {
 
   /** Registers the Standard and Read Only tokens; creates the Read Only user in the data store. */
   async init(standardToken: string, readonlyToken: string): Promise<void> {
-    this.register(standardToken, this.principalFor(this.dataAdmin.username ?? 'default', this.dataAdmin));
+    this.standard = this.principalFor(this.dataAdmin.username ?? 'default', this.dataAdmin);
+    this.register(standardToken, this.standard);
+    this.configured.add(standardToken);
     // Derived from the token, so every platform process sharing a store agrees on the password.
     const roPassword = createHmac('sha256', 'respgate default_ro').update(readonlyToken).digest('base64url');
     const admin = await RedisConnection.open(this.dataAdmin);
@@ -46,6 +52,30 @@ export class Principals {
       admin.close();
     }
     this.register(readonlyToken, this.principalFor(READONLY_USER, { ...this.dataAdmin, username: READONLY_USER, password: roPassword }));
+    this.configured.add(readonlyToken);
+  }
+
+  /** Runs `fn` on the shared connection of the store's own user. */
+  async admin<T>(fn: (conn: RedisConnection) => Promise<T>): Promise<T> {
+    if (!this.standard) throw new Error('the platform has not started');
+    return fn(await this.standard.pool.shared());
+  }
+
+  /**
+   * After ACL SETUSER or ACL DELUSER of `user`: its pooled connections close and its ACL RESTTOKEN
+   * tokens are checked against Redis again on their next use, so a changed password or a deleted user
+   * stops them at once instead of when the connections happen to close.
+   */
+  revokeUser(user: string): void {
+    for (const [token, principal] of this.byToken) {
+      if (principal.user === user && !this.configured.has(token)) this.byToken.delete(token);
+    }
+    for (const [key, principal] of this.byUser) {
+      if (principal.user !== user || principal === this.standard) continue;
+      if ([...this.byToken.values()].includes(principal)) continue; // a configured token's user
+      this.byUser.delete(key);
+      void principal.pool.close();
+    }
   }
 
   /** The principal of a token: a configured one, or one made earlier by ACL RESTTOKEN (kept in the internal store). */
