@@ -37,16 +37,15 @@ export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
   return {
     handle: (req, res, path, query) => api.handle(req, res, path, query),
     banner() {
-      const lines = ['  Vector indexes (Area C; @upstash/vector: new Index({ url, token }))'];
+      const lines = ['  Vector indexes (Area C; @upstash/vector: Index.fromEnv() with the two lines of an index)'];
       for (const [name, { index, tokens }] of indexes) {
-        const kind = [index.config.type, index.config.dimension ? `${index.config.dimension}d ${index.metric}` : '',
-          index.config.denseEmbedder ? `embedder ${index.config.denseEmbedder}` : '', index.config.sparseEmbedder ? 'BM25' : ''].filter(Boolean).join(', ');
-        lines.push(`    ${name.padEnd(12)} ${ctx.baseUrl()}/vector/${name}   (${kind})`);
-        if (tokens.token !== (ctx.config.vectorToken ?? ctx.config.token)) lines.push(`    ${''.padEnd(12)} token ${tokens.token}`);
+        const kind = [index.config.type, index.config.dimension ? `${index.config.dimension} dimensions, ${index.metric}` : '',
+          index.config.denseEmbedder ? `${index.config.denseEmbedder} embedder` : '', index.config.sparseEmbedder ? 'BM25' : ''].filter(Boolean).join(', ');
+        lines.push(`    ${name} (${kind})`);
+        lines.push(`      UPSTASH_VECTOR_REST_URL=${ctx.baseUrl()}/vector/${name}`);
+        lines.push(`      UPSTASH_VECTOR_REST_TOKEN=${tokens.token}`);
       }
-      lines.push(`    UPSTASH_VECTOR_REST_URL=${ctx.baseUrl()}/vector/${configs[0]?.name ?? 'dense'}`);
-      lines.push(`    UPSTASH_VECTOR_REST_TOKEN=${ctx.config.vectorToken ?? ctx.config.token}`);
-      lines.push('');
+      lines.push('    # read-only token of every index: the read-only token above', '');
       return lines;
     },
     async stop() {
