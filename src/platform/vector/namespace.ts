@@ -43,10 +43,11 @@ export class Namespace {
   /** Slots whose dense vector is not in the graph yet. */
   private readonly pending = new Set<number>();
   private indexing = false;
+  private idleWaiters: Array<() => void> = [];
   private sortedIds: string[] | undefined;
   private closed = false;
 
-  constructor(readonly name: string, private readonly dimension: number, private readonly metric: Metric, private readonly tuning: SearchTuning) {
+  constructor(readonly name: string, private readonly dimension: number, readonly metric: Metric, private readonly tuning: SearchTuning) {
     this.matrix = new Float32Array(Math.max(1, dimension) * 64);
     this.norms = new Float32Array(64);
   }
@@ -58,6 +59,17 @@ export class Namespace {
   /** Vectors waiting for the graph (the service's pendingVectorCount). */
   get pendingCount(): number {
     return this.graph ? this.pending.size : 0;
+  }
+
+  /** Resolves once every dense vector is in the graph (at once when there is no graph). */
+  indexed(): Promise<void> {
+    if (!this.indexing) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Whether queries go through the HNSW graph (else exact search only). */
+  get usesGraph(): boolean {
+    return this.graph !== undefined;
   }
 
   /** Inserts or replaces a record. */
@@ -235,6 +247,7 @@ export class Namespace {
     const graph = this.graph;
     if (this.closed || !graph || this.pending.size === 0) {
       this.indexing = false;
+      for (const wake of this.idleWaiters.splice(0)) wake();
       return;
     }
     const d = this.dimension;
