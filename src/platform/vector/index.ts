@@ -9,7 +9,7 @@ import { VectorStore } from './store.js';
 import { VectorIndex } from './vector-index.js';
 
 /** HNSW parameters: recall@10 ≥ 0.95 on random vectors (test/platform/vector-hnsw.test.ts, bench/vector.bench.ts). */
-export const DEFAULT_TUNING: SearchTuning = { hnswThreshold: 10_000, connectivity: 16, expansionAdd: 64, expansionSearch: 128 };
+export const DEFAULT_TUNING: SearchTuning = { hnswThreshold: 10_000, connectivity: 16, expansionAdd: 64, expansionSearch: 200 };
 
 function denseEmbedderFor(cfg: VectorIndexConfig, ctx: AreaContext): DenseEmbedder | undefined {
   if (cfg.denseEmbedder === 'local') return new LocalLexicalEmbedder(cfg.dimension!);
@@ -27,7 +27,8 @@ export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
   const tuning = { ...DEFAULT_TUNING, ...ctx.config.vectorTuning };
   const indexes = new Map<string, { index: VectorIndex; tokens: IndexTokens }>();
   for (const cfg of configs) {
-    const index = new VectorIndex(cfg, new VectorStore(ctx.internal.pool, cfg.name), denseEmbedderFor(cfg, ctx), cfg.sparseEmbedder ? new Bm25Embedder() : undefined, tuning);
+    const index = new VectorIndex(cfg, new VectorStore(ctx.internal.pool, cfg.name), denseEmbedderFor(cfg, ctx), cfg.sparseEmbedder ? new Bm25Embedder() : undefined,
+      cfg.hnswThreshold === undefined ? tuning : { ...tuning, hnswThreshold: cfg.hnswThreshold });
     await index.load();
     indexes.set(cfg.name, {
       index,
