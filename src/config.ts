@@ -1,6 +1,8 @@
 // The one typed configuration of respgate, built from flags and RESPGATE_* environment variables
 // by cli.ts, validated here with errors that name the problem and the fix.
 import { randomBytes } from 'node:crypto';
+import type { VectorIndexConfig } from './platform/vector/config.js';
+import type { SearchTuning } from './platform/vector/namespace.js';
 
 export interface PlatformConfig {
   host: string;
@@ -19,6 +21,17 @@ export interface PlatformConfig {
   /** Commands per UTC day; 0 = no limit. */
   dailyRequestLimit: number;
   logLevel: string;
+  // ---- Area C (vector), see docs/vector.md ----
+  /** Token of the vector indexes (default: `token`). */
+  vectorToken?: string;
+  /** Indexes served under /vector/<name> (default: dense, dense-data, sparse, hybrid). */
+  vectorIndexes?: VectorIndexConfig[];
+  /** OpenAI-compatible embeddings endpoint for indexes with the "openai" embedder. */
+  vectorEmbeddingsUrl?: string;
+  vectorEmbeddingsModel?: string;
+  vectorEmbeddingsKey?: string;
+  /** HNSW parameters (tests and benchmarks). */
+  vectorTuning?: Partial<SearchTuning>;
 }
 
 export const DEFAULTS = {
