@@ -1,0 +1,190 @@
+// One client connection of a side port: reads requests with the shared RESP request reader, runs
+// each through the command table, and writes the replies strictly in request order, whatever order
+// the upstream calls finish in (a queue of reply slots flushed from its head).
+import type net from 'node:net';
+import type { Logger } from '../logger.js';
+import { RequestReader } from '../resp/request-reader.js';
+import { ReplyWriter, type Protocol } from '../resp/reply-writer.js';
+import { CommandError } from './args.js';
+import { help, helpLines, type CommandSpec, type CommandTable, type Reply } from './command-spec.js';
+import { RestError } from '../upstream/rest-json.js';
+
+export interface SideportContext {
+  /** `vector` or `queue`: shown in INFO and errors. */
+  role: string;
+  table: CommandTable;
+  requirepass?: string;
+  log: Logger;
+  maxBulkLength: number;
+  startedAt: number;
+  nextId(): number;
+  /** Lines of INFO's `# Upstream` section (no secrets). */
+  upstreamInfo(): string[];
+  connections(): number;
+  /** The upstream's name in error texts, e.g. "vector service". */
+  upstreamName: string;
+}
+
+interface Slot {
+  bytes?: Buffer;
+  closeAfter?: boolean;
+}
+
+/** Most replies waiting for their turn before the connection stops reading (pipelining back-pressure). */
+const MAX_PENDING = 1000;
+
+export class Connection {
+  readonly id: number;
+  protocol: Protocol = 2;
+  name = '';
+  libName = '';
+  libVersion = '';
+  authenticated: boolean;
+  private readonly reader: RequestReader;
+  private readonly slots: Slot[] = [];
+  private closing = false;
+  private paused = false;
+
+  constructor(
+    readonly socket: net.Socket,
+    readonly ctx: SideportContext,
+  ) {
+    this.id = ctx.nextId();
+    this.authenticated = ctx.requirepass === undefined;
+    this.reader = new RequestReader({ maxBulkLength: ctx.maxBulkLength });
+    this.reader.authenticated = this.authenticated;
+    socket.setNoDelay(true);
+    socket.on('data', (chunk) => this.onData(chunk));
+    socket.on('error', () => socket.destroy());
+    socket.on('end', () => {
+      if (this.slots.length === 0) socket.end();
+      else this.closing = true;
+    });
+  }
+
+  setAuthenticated(value: boolean): void {
+    this.authenticated = value;
+    this.reader.authenticated = value;
+  }
+
+  /** Ends the connection once every reply queued so far is written (QUIT). */
+  closeAfterReplies(): void {
+    this.closing = true;
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closing) return;
+    this.reader.push(chunk);
+    for (;;) {
+      if (this.slots.length >= MAX_PENDING) {
+        this.paused = true;
+        this.socket.pause();
+        return;
+      }
+      const r = this.reader.read();
+      if (!r) return;
+      if (r.kind === 'protocol-error') {
+        this.slots.push({ bytes: r.reply, closeAfter: true });
+        this.closing = true;
+        this.flush();
+        return;
+      }
+      this.dispatch(r.args);
+      if (this.closing) return;
+    }
+  }
+
+  private dispatch(args: Buffer[]): void {
+    const slot: Slot = {};
+    this.slots.push(slot);
+    let result: Reply | Promise<Reply>;
+    try {
+      result = this.run(args);
+    } catch (err) {
+      result = this.errorBytes(err);
+    }
+    if (this.closing) slot.closeAfter = true;
+    // The protocol in force once the command ran (HELLO 3 answers in RESP3).
+    const protocol = this.protocol;
+    if (result instanceof Promise) {
+      result.then(
+        (reply) => this.complete(slot, this.encode(reply, protocol)),
+        (err) => this.complete(slot, this.errorBytes(err)),
+      );
+    } else {
+      this.complete(slot, this.encode(result, protocol));
+    }
+  }
+
+  private run(args: Buffer[]): Reply | Promise<Reply> {
+    const spec = this.ctx.table.get(args[0]);
+    if (!spec) return errorBytes(unknownCommand(args));
+    if (!this.authenticated && !spec.flags.includes('no_auth')) return errorBytes('NOAUTH Authentication required.');
+    // `<CMD> HELP` for a container, or for a command that could not be called with one argument.
+    if (args.length === 2 && (spec.subcommands || !arityOk(spec, 2)) && args[1].toString('latin1').toLowerCase() === 'help') return help(helpLines(spec));
+    if (!arityOk(spec, args.length)) return errorBytes(`ERR wrong number of arguments for '${spec.name}' command`);
+    if (spec.subcommands) {
+      const subName = args[1].toString('latin1').toLowerCase();
+      const sub = spec.subcommands.find((s) => s.name === `${spec.name}|${subName}`);
+      if (!sub) return errorBytes(`ERR unknown subcommand '${args[1].toString('utf8').slice(0, 128)}'. Try ${spec.name.toUpperCase()} HELP.`);
+      if (!arityOk(sub, args.length)) return errorBytes(`ERR wrong number of arguments for '${sub.name}' command`);
+      return sub.run!({ args, conn: this });
+    }
+    return spec.run!({ args, conn: this });
+  }
+
+  private encode(reply: Reply, protocol: Protocol): Buffer {
+    if (Buffer.isBuffer(reply)) return reply;
+    const w = new ReplyWriter(protocol, 512);
+    reply(w);
+    return w.toBuffer();
+  }
+
+  private errorBytes(err: unknown): Buffer {
+    if (err instanceof CommandError) return errorBytes(err.message);
+    if (err instanceof RestError) {
+      if (err.status === 0) return errorBytes(`ERR ${this.ctx.upstreamName} unavailable: ${err.message}; the command was not confirmed, check that the service is running and retry`);
+      return errorBytes(`ERR ${this.ctx.upstreamName} error (HTTP ${err.status}): ${err.message}`);
+    }
+    this.ctx.log.error({ err }, 'side-port command failed');
+    return errorBytes(`ERR internal error in the ${this.ctx.role} side port: ${(err as Error).message}`);
+  }
+
+  private complete(slot: Slot, bytes: Buffer): void {
+    slot.bytes = bytes;
+    this.flush();
+  }
+
+  private flush(): void {
+    while (this.slots.length > 0 && this.slots[0].bytes !== undefined) {
+      const slot = this.slots.shift()!;
+      if (!this.socket.destroyed) this.socket.write(slot.bytes!);
+      if (slot.closeAfter) {
+        this.slots.length = 0;
+        this.socket.end();
+        return;
+      }
+    }
+    if (this.slots.length === 0 && this.closing && !this.socket.destroyed) this.socket.end();
+    if (this.paused && this.slots.length < MAX_PENDING / 2) {
+      this.paused = false;
+      this.socket.resume();
+      this.onData(Buffer.alloc(0));
+    }
+  }
+}
+
+function arityOk(spec: CommandSpec, n: number): boolean {
+  return spec.arity >= 0 ? n === spec.arity : n >= -spec.arity;
+}
+
+export function errorBytes(message: string): Buffer {
+  return Buffer.from(`-${message.replace(/[\r\n]+/g, ' ')}\r\n`);
+}
+
+/** Redis 7.0's text (server.c processCommand), arguments cut at 128 bytes each. */
+function unknownCommand(args: Buffer[]): string {
+  let rest = '';
+  for (let i = 1; i < args.length && rest.length < 128; i++) rest += `'${args[i].toString('utf8').slice(0, 128 - rest.length)}' `;
+  return `ERR unknown command '${args[0].toString('utf8').slice(0, 128)}', with args beginning with: ${rest}`;
+}
