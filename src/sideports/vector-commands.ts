@@ -500,7 +500,7 @@ export function vectorCommands(client: VectorClient): CommandSpec[] {
   return [
     vs({ name: 'vadd', arity: -5, write: true, flags: ['write', 'denyoom'], summary: 'Adds an element with its vector to a namespace (1 added, 0 updated).', run: vadd,
       upstream: 'POST /fetch (exists?) then /upsert (or /upsert-data for DATA)',
-      args: [K, { name: 'reduce', type: 'integer', token: 'REDUCE', optional: true }, vectorArg(false), ELEMENT,
+      args: [K, { name: 'dim', type: 'integer', token: 'REDUCE', optional: true }, vectorArg(false), ELEMENT,
         { name: 'cas', type: 'pure-token', token: 'CAS', optional: true },
         { name: 'quant', type: 'oneof', optional: true, arguments: [{ name: 'noquant', type: 'pure-token', token: 'NOQUANT' }, { name: 'q8', type: 'pure-token', token: 'Q8' }, { name: 'bin', type: 'pure-token', token: 'BIN' }] },
         { name: 'build-exploration-factor', type: 'integer', token: 'EF', optional: true },
