@@ -342,7 +342,8 @@ export class QueueRoutes {
   // --- schedules
   private async schedules(c: Call, method: string, a: string | undefined, action: string | undefined): Promise<void> {
     const r = this.d.records;
-    if (method === 'POST' && a && action === undefined && !(await r.getSchedule(decodeURIComponent(a)))) {
+    // POST /v2/schedules/<destination> creates; POST /v2/schedules/<id>/pause|resume acts.
+    if (method === 'POST' && a && !(c.parts.length === 4 && (action === 'pause' || action === 'resume'))) {
       return this.createSchedule(c, destinationOf(c, 2));
     }
     if (!a) {
