@@ -23,6 +23,14 @@ function httpUrl(value: string, option: string): string {
   return value;
 }
 
+/** A destination is an http(s) URL or a URL group name (the service's rule for names). */
+function destination(b: Buffer): string {
+  const value = text(b);
+  if (/^https?:\/\//i.test(value)) return httpUrl(value, 'the destination');
+  if (/^[A-Za-z0-9._-]+$/.test(value)) return value;
+  throw new CommandError(`ERR the destination must be an http:// or https:// URL or a URL group name (letters, digits, '-', '_', '.'), got '${value.slice(0, 128)}'`);
+}
+
 function duration(value: string, option: string): string {
   if (/^\d+$/.test(value)) return `${value}s`;
   if (!DURATION.test(value)) throw new CommandError(`ERR ${option} must be a duration such as 30s, 10m, 2h, 1d or 1d10h30m (a plain number is seconds), got '${value.slice(0, 64)}'`);
@@ -121,13 +129,13 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
   const qpublish = async (c: Call): Promise<Reply> => {
     const headers: Record<string, string> = {};
     readPublishOptions(new ArgCursor(c.args, 3), 'qpublish', headers);
-    return json(await client.publish(text(c.args[1]), { body: body(c.args[2]), headers }));
+    return json(await client.publish(destination(c.args[1]), { body: body(c.args[2]), headers }));
   };
 
   const qenqueue = async (c: Call): Promise<Reply> => {
     const headers: Record<string, string> = {};
     readPublishOptions(new ArgCursor(c.args, 4), 'qenqueue', headers);
-    return json(await client.enqueue(text(c.args[1]), text(c.args[2]), { body: body(c.args[3]), headers }));
+    return json(await client.enqueue(text(c.args[1]), destination(c.args[2]), { body: body(c.args[3]), headers }));
   };
 
   const endpointsOf = (args: Buffer[]) => args.map((a) => ({ url: httpUrl(text(a), 'an endpoint') }));
@@ -198,7 +206,7 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
           headers['Upstash-Schedule-Id'] = text(cur.value());
           return true;
         });
-        return json(await client.createSchedule(text(c.args[2]), { body: c.args[4], headers }));
+        return json(await client.createSchedule(destination(c.args[2]), { body: c.args[4], headers }));
       }),
     sub('qschedule|get', 3, 'Returns a schedule.', 'GET /v2/schedules/{id}', [{ name: 'schedule-id', type: 'string' }], async (c) => json(await client.getSchedule(text(c.args[2])))),
     sub('qschedule|list', 2, 'Returns every schedule.', 'GET /v2/schedules', [], async () => json(await client.listSchedules())),
