@@ -5,6 +5,7 @@ import {
   type PlatformConfig,
 } from './config.js';
 import { createLogger } from './logger.js';
+import { loadVectorConfigFile, VectorConfigError } from './platform/vector/config.js';
 import { startMetricsServer } from './metrics.js';
 import { startPlatform, type RunningPlatform } from './platform/platform.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from './proxy/server.js';
@@ -29,7 +30,13 @@ function platformOptions(cmd: Command): Command {
     .addOption(opt('--redis-server <path>', 'redis-server executable for the embedded stores', 'RESPGATE_REDIS_SERVER', DEFAULTS.redisServerBinary))
     .addOption(opt('--max-request-size <size>', 'largest accepted REST request (bytes, or with kb/mb)', 'RESPGATE_MAX_REQUEST_SIZE', '10mb'))
     .addOption(opt('--daily-request-limit <n>', 'commands per UTC day before requests are refused (0 = no limit)', 'RESPGATE_DAILY_REQUEST_LIMIT', '0'))
-    .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
+    .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel))
+    // Area C (vector): see docs/vector.md
+    .addOption(opt('--vector-token <token>', 'token of the vector indexes (default: the Standard token)', 'RESPGATE_VECTOR_TOKEN'))
+    .addOption(opt('--vector-config <file>', 'JSON file of more vector indexes, added to dense, dense-data, sparse and hybrid (format in docs/vector.md)', 'RESPGATE_VECTOR_CONFIG'))
+    .addOption(opt('--vector-embeddings-url <url>', 'OpenAI-compatible embeddings API base URL (ending in /v1) for indexes whose denseEmbedder is openai', 'RESPGATE_VECTOR_EMBEDDINGS_URL'))
+    .addOption(opt('--vector-embeddings-model <name>', 'embedding model name sent to that API', 'RESPGATE_VECTOR_EMBEDDINGS_MODEL', 'text-embedding-3-small'))
+    .addOption(opt('--vector-embeddings-key <key>', 'API key sent to that API as a Bearer token', 'RESPGATE_VECTOR_EMBEDDINGS_KEY'));
 }
 
 function proxyOptions(cmd: Command, remote: boolean): Command {
@@ -97,6 +104,7 @@ function validateUpstreamUrl(value: string | undefined): string {
 interface PlatformFlags {
   host: string; httpPort: string; token?: string; readonlyToken?: string; redisUrl?: string; internalRedisUrl?: string;
   redisServer: string; maxRequestSize: string; dailyRequestLimit: string; logLevel: string;
+  vectorToken?: string; vectorConfig?: string; vectorEmbeddingsUrl?: string; vectorEmbeddingsModel?: string; vectorEmbeddingsKey?: string;
 }
 
 function platformConfig(f: PlatformFlags): PlatformConfig {
@@ -111,7 +119,23 @@ function platformConfig(f: PlatformFlags): PlatformConfig {
     maxRequestSize: parseSize(f.maxRequestSize, '--max-request-size'),
     dailyRequestLimit: parseNonNegativeInt(f.dailyRequestLimit, '--daily-request-limit'),
     logLevel: validateLogLevel(f.logLevel),
+    ...vectorConfig(f),
   };
+}
+
+function vectorConfig(f: PlatformFlags): Partial<PlatformConfig> {
+  try {
+    return {
+      vectorToken: f.vectorToken || undefined,
+      vectorIndexes: f.vectorConfig ? loadVectorConfigFile(f.vectorConfig) : undefined,
+      vectorEmbeddingsUrl: f.vectorEmbeddingsUrl || undefined,
+      vectorEmbeddingsModel: f.vectorEmbeddingsModel || undefined,
+      vectorEmbeddingsKey: f.vectorEmbeddingsKey || undefined,
+    };
+  } catch (err) {
+    if (err instanceof VectorConfigError) throw new ConfigError(err.message);
+    throw err;
+  }
 }
 
 function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requirepass?: string): string {

@@ -1,6 +1,8 @@
 // The one typed configuration of respgate, built from flags and RESPGATE_* environment variables
 // by cli.ts, validated here with errors that name the problem and the fix.
 import { randomBytes } from 'node:crypto';
+import type { VectorIndexConfig } from './platform/vector/config.js';
+import type { SearchTuning } from './platform/vector/namespace.js';
 
 export interface PlatformConfig {
   host: string;
@@ -34,6 +36,17 @@ export interface PlatformConfig {
   /** HTTP Basic credentials of the account area. Default email dev@respgate.local; key generated when absent. */
   accountEmail?: string;
   accountKey?: string;
+  // ---- Area C (vector), see docs/vector.md ----
+  /** Token of the vector indexes (default: `token`). */
+  vectorToken?: string;
+  /** Indexes served under /vector/<name> (default: dense, dense-data, sparse, hybrid). */
+  vectorIndexes?: VectorIndexConfig[];
+  /** OpenAI-compatible embeddings endpoint for indexes with the "openai" embedder. */
+  vectorEmbeddingsUrl?: string;
+  vectorEmbeddingsModel?: string;
+  vectorEmbeddingsKey?: string;
+  /** HNSW parameters (tests and benchmarks). */
+  vectorTuning?: Partial<SearchTuning>;
 }
 
 export const DEFAULTS = {

@@ -1,12 +1,56 @@
-// Area placeholder: replaced by the real vector area.
+// Area C, the vector index API: one VectorIndex per configured index under /vector/<index>, records kept
+// in the platform's internal Redis, embedders chosen per index (see docs/vector.md).
 import type { AreaContext, AreaServer } from '../area.js';
+import { DEFAULT_INDEXES, type VectorIndexConfig } from './config.js';
+import { Bm25Embedder, LocalLexicalEmbedder, OpenAiEmbedder, type DenseEmbedder } from './embedders.js';
+import { VectorHttpApi, type IndexTokens } from './http-api.js';
+import type { SearchTuning } from './namespace.js';
+import { VectorStore } from './store.js';
+import { VectorIndex } from './vector-index.js';
 
-export async function startVectorArea(_ctx: AreaContext): Promise<AreaServer> {
+export const DEFAULT_TUNING: SearchTuning = { hnswThreshold: 10_000, connectivity: 16, expansionAdd: 64, expansionSearch: 64 };
+
+function denseEmbedderFor(cfg: VectorIndexConfig, ctx: AreaContext): DenseEmbedder | undefined {
+  if (cfg.denseEmbedder === 'local') return new LocalLexicalEmbedder(cfg.dimension!);
+  if (cfg.denseEmbedder === 'openai') {
+    const url = cfg.embeddingsUrl ?? ctx.config.vectorEmbeddingsUrl;
+    if (!url) throw new Error(`vector index '${cfg.name}' uses the "openai" embedder but no endpoint is set: give --vector-embeddings-url (RESPGATE_VECTOR_EMBEDDINGS_URL) or "embeddingsUrl" in --vector-config`);
+    const model = cfg.embeddingsModel ?? ctx.config.vectorEmbeddingsModel ?? 'text-embedding-3-small';
+    return new OpenAiEmbedder(url, model, cfg.embeddingsKey ?? ctx.config.vectorEmbeddingsKey, cfg.dimension!);
+  }
+  return undefined;
+}
+
+export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
+  const configs = ctx.config.vectorIndexes ?? DEFAULT_INDEXES;
+  const tuning = { ...DEFAULT_TUNING, ...ctx.config.vectorTuning };
+  const indexes = new Map<string, { index: VectorIndex; tokens: IndexTokens }>();
+  for (const cfg of configs) {
+    const index = new VectorIndex(cfg, new VectorStore(ctx.internal.pool, cfg.name), denseEmbedderFor(cfg, ctx), cfg.sparseEmbedder ? new Bm25Embedder() : undefined, tuning);
+    await index.load();
+    indexes.set(cfg.name, {
+      index,
+      tokens: { token: cfg.token ?? ctx.config.vectorToken ?? ctx.config.token, readonlyToken: cfg.readonlyToken ?? ctx.config.readonlyToken },
+    });
+  }
+  const api = new VectorHttpApi(indexes, ctx.config.maxRequestSize);
   return {
-    async handle(_req, res) {
-      res.writeHead(404, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ error: 'ERR vector area is not available in this version of respgate' }));
+    handle: (req, res, path, query) => api.handle(req, res, path, query),
+    banner() {
+      const lines = ['  Vector indexes (Area C; @upstash/vector: new Index({ url, token }))'];
+      for (const [name, { index, tokens }] of indexes) {
+        const kind = [index.config.type, index.config.dimension ? `${index.config.dimension}d ${index.metric}` : '',
+          index.config.denseEmbedder ? `embedder ${index.config.denseEmbedder}` : '', index.config.sparseEmbedder ? 'BM25' : ''].filter(Boolean).join(', ');
+        lines.push(`    ${name.padEnd(12)} ${ctx.baseUrl()}/vector/${name}   (${kind})`);
+        if (tokens.token !== (ctx.config.vectorToken ?? ctx.config.token)) lines.push(`    ${''.padEnd(12)} token ${tokens.token}`);
+      }
+      lines.push(`    UPSTASH_VECTOR_REST_URL=${ctx.baseUrl()}/vector/${configs[0]?.name ?? 'dense'}`);
+      lines.push(`    UPSTASH_VECTOR_REST_TOKEN=${ctx.config.vectorToken ?? ctx.config.token}`);
+      lines.push('');
+      return lines;
     },
-    async stop() {},
+    async stop() {
+      for (const { index } of indexes.values()) index.close();
+    },
   };
 }

@@ -1,0 +1,146 @@
+// HTTP face of the vector area: /vector/<index>/<operation>[/<namespace>], bearer tokens (Standard and
+// Read Only), methods, JSON bodies and the service's error shape {"error": "...", "status": n}.
+import type http from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import { readBody, BodyTooLargeError } from '../http-body.js';
+import { VectorError, type VectorIndex } from './vector-index.js';
+
+export interface IndexTokens {
+  token: string;
+  readonlyToken: string;
+}
+
+type Access = 'read' | 'write';
+
+interface Operation {
+  access: Access;
+  /** Methods the service documents for it; POST is always accepted too (the official SDK sends POST). */
+  methods: string[];
+  /** Whether a trailing /<namespace> is allowed. */
+  namespaced: boolean;
+  run(index: VectorIndex, namespace: string, body: unknown, query: URLSearchParams): unknown;
+}
+
+const OPERATIONS: Record<string, Operation> = {
+  upsert: { access: 'write', methods: ['POST', 'PUT'], namespaced: true, run: (ix, ns, b) => ix.upsert(ns, b) },
+  'upsert-data': { access: 'write', methods: ['POST', 'PUT'], namespaced: true, run: (ix, ns, b) => ix.upsertData(ns, b) },
+  update: { access: 'write', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.update(ns, b) },
+  delete: { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns, b) => ix.delete(ns, b) },
+  reset: { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns, _b, q) => ix.reset(q.has('all') ? undefined : ns) },
+  'delete-namespace': { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns) => ix.deleteNamespace(ns) },
+  query: { access: 'read', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.query(ns, b, false) },
+  'query-data': { access: 'read', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.query(ns, b, true) },
+  fetch: { access: 'read', methods: ['GET'], namespaced: true, run: (ix, ns, b) => ix.fetch(ns, b) },
+  range: { access: 'read', methods: ['GET'], namespaced: true, run: (ix, ns, b) => ix.range(ns, b) },
+  random: { access: 'read', methods: ['GET'], namespaced: true, run: (ix, ns) => ix.random(ns) },
+  info: { access: 'read', methods: ['GET'], namespaced: false, run: (ix) => ix.info() },
+  'list-namespaces': { access: 'read', methods: ['GET'], namespaced: false, run: (ix) => ix.listNamespaces() },
+  'resumable-query': { access: 'read', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.startResumable(ns, b, false) },
+  'resumable-query-data': { access: 'read', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.startResumable(ns, b, true) },
+  'resumable-query-next': { access: 'read', methods: ['POST'], namespaced: false, run: (ix, _ns, b) => ix.nextResumable(b) },
+  'resumable-query-end': { access: 'read', methods: ['POST'], namespaced: false, run: (ix, _ns, b) => ix.endResumable(b) },
+};
+
+/** Operations whose body may be absent (the SDK sends `[]` or nothing). */
+const BODYLESS = new Set(['info', 'list-namespaces', 'reset', 'delete-namespace', 'random']);
+
+export function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export function sendError(res: http.ServerResponse, status: number, message: string): void {
+  sendJson(res, status, { error: message, status });
+}
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export class VectorHttpApi {
+  constructor(
+    private readonly indexes: Map<string, { index: VectorIndex; tokens: IndexTokens }>,
+    private readonly maxRequestSize: number,
+  ) {}
+
+  async handle(req: http.IncomingMessage, res: http.ServerResponse, path: string, query: string): Promise<void> {
+    try {
+      await this.route(req, res, path, new URLSearchParams(query));
+    } catch (err) {
+      if (err instanceof VectorError) return sendError(res, err.status, err.message);
+      if (err instanceof BodyTooLargeError) return sendError(res, 413, `The request body is ${err.actual} bytes, more than the limit of ${this.maxRequestSize} (--max-request-size)`);
+      throw err;
+    }
+  }
+
+  private async route(req: http.IncomingMessage, res: http.ServerResponse, path: string, query: URLSearchParams): Promise<void> {
+    const parts = path.split('/').slice(1);
+    const indexName = decodeSegment(parts[0] ?? '');
+    const entry = this.indexes.get(indexName);
+    if (!entry) {
+      req.resume();
+      throw new VectorError(404, `Index '${indexName}' does not exist on this platform; its indexes are ${[...this.indexes.keys()].join(', ')} (more with --vector-config)`);
+    }
+    const access = this.authenticate(req, entry.tokens);
+    const opName = parts[1] ?? '';
+    const op = OPERATIONS[opName];
+    if (!op) {
+      req.resume();
+      throw new VectorError(404, `Unknown operation '${opName}'; the vector API has ${Object.keys(OPERATIONS).join(', ')}`);
+    }
+    const method = req.method ?? 'GET';
+    if (method !== 'POST' && !op.methods.includes(method)) {
+      req.resume();
+      res.setHeader('Allow', ['POST', ...op.methods.filter((m) => m !== 'POST')].join(', '));
+      throw new VectorError(405, `Method ${method} is not allowed for ${opName}; use ${['POST', ...op.methods.filter((m) => m !== 'POST')].join(' or ')}`);
+    }
+    const rest = parts.slice(2);
+    if (rest.length > 0 && !op.namespaced) {
+      req.resume();
+      throw new VectorError(404, `${opName} takes no namespace in its path`);
+    }
+    const namespace = decodeSegment(rest.join('/'));
+    if (op.access === 'write' && access === 'read') {
+      req.resume();
+      throw new VectorError(403, `The ${opName} operation is not allowed with the read-only token; use the index's standard token`);
+    }
+    const raw = await readBody(req, this.maxRequestSize);
+    let body: unknown;
+    const text = raw.toString('utf8').trim();
+    if (text === '') {
+      if (!BODYLESS.has(opName)) throw new VectorError(400, 'Failed to parse the request body as JSON: the body is empty; send a JSON object');
+    } else {
+      try {
+        body = JSON.parse(text);
+      } catch (err) {
+        throw new VectorError(400, `Failed to parse the request body as JSON: ${(err as Error).message}`);
+      }
+    }
+    const result = await op.run(entry.index, namespace, body, query);
+    sendJson(res, 200, { result });
+  }
+
+  private authenticate(req: http.IncomingMessage, tokens: IndexTokens): Access {
+    const header = req.headers.authorization ?? '';
+    const m = /^Bearer\s+(.+)$/i.exec(header.trim());
+    if (!m) {
+      req.resume();
+      throw new VectorError(401, 'Unauthorized: send the index token as "Authorization: Bearer <token>"');
+    }
+    if (sameToken(m[1], tokens.token)) return 'write';
+    if (sameToken(m[1], tokens.readonlyToken)) return 'read';
+    req.resume();
+    throw new VectorError(401, 'Unauthorized: the token is not valid for this index');
+  }
+}
+
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new VectorError(400, `The path segment '${s}' is not valid percent-encoding`);
+  }
+}

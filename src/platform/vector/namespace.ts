@@ -1,0 +1,321 @@
+// One namespace of one index, in memory: the records, their dense vectors in one growing matrix, an
+// inverted index of the sparse vectors, and (past a size) an HNSW graph built in the background.
+// Exact search answers small namespaces, vectors not yet in the graph, and selective filters.
+import usearch, { type Index as UsearchIndex, type MetricKind } from 'usearch';
+import type { Metadata, Predicate } from './filter.js';
+import { denseScore, idf, norm, scoreFromDistance, type Metric, type Scored, type SparseVector } from './scores.js';
+
+export interface VectorRecord {
+  id: string;
+  /** Row of the dense vector in the namespace's matrix, also the record's key in the HNSW graph and the sparse index. */
+  slot: number;
+  hasDense: boolean;
+  sparse?: SparseVector;
+  metadata?: Metadata;
+  data?: string;
+}
+
+export interface SearchTuning {
+  /** Namespaces smaller than this are searched exactly (no graph). */
+  hnswThreshold: number;
+  connectivity: number;
+  expansionAdd: number;
+  expansionSearch: number;
+}
+
+const USEARCH_METRIC: Record<Metric, MetricKind> = {
+  COSINE: usearch.MetricKind.Cos,
+  DOT_PRODUCT: usearch.MetricKind.IP,
+  EUCLIDEAN: usearch.MetricKind.L2sq,
+};
+
+/** Vectors added to the graph per turn of the event loop, so requests keep flowing while it grows. */
+const INDEXING_CHUNK = 64;
+
+export class Namespace {
+  readonly records = new Map<string, VectorRecord>();
+  private bySlot: (VectorRecord | undefined)[] = [];
+  private freeSlots: number[] = [];
+  private matrix: Float32Array;
+  private norms: Float32Array;
+  private readonly postings = new Map<number, Map<number, number>>();
+  private graph: UsearchIndex | undefined;
+  /** Slots whose dense vector is not in the graph yet. */
+  private readonly pending = new Set<number>();
+  private indexing = false;
+  private sortedIds: string[] | undefined;
+  private closed = false;
+
+  constructor(readonly name: string, private readonly dimension: number, private readonly metric: Metric, private readonly tuning: SearchTuning) {
+    this.matrix = new Float32Array(Math.max(1, dimension) * 64);
+    this.norms = new Float32Array(64);
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  /** Vectors waiting for the graph (the service's pendingVectorCount). */
+  get pendingCount(): number {
+    return this.graph ? this.pending.size : 0;
+  }
+
+  /** Inserts or replaces a record. */
+  put(id: string, dense: Float32Array | undefined, sparse: SparseVector | undefined, metadata: Metadata | undefined, data: string | undefined): void {
+    this.remove(id);
+    const slot = this.freeSlots.pop() ?? this.bySlot.length;
+    const rec: VectorRecord = { id, slot, hasDense: dense !== undefined, sparse, metadata, data };
+    this.records.set(id, rec);
+    this.bySlot[slot] = rec;
+    if (dense) this.setDense(slot, dense);
+    if (sparse) this.addPostings(slot, sparse);
+    this.sortedIds = undefined;
+  }
+
+  /** Changes the vectors of a record in place (update). */
+  replaceVectors(rec: VectorRecord, dense: Float32Array | undefined, sparse: SparseVector | undefined): void {
+    if (dense) {
+      this.dropFromGraph(rec.slot);
+      this.setDense(rec.slot, dense);
+      rec.hasDense = true;
+    }
+    if (sparse) {
+      if (rec.sparse) this.removePostings(rec.slot, rec.sparse);
+      rec.sparse = sparse;
+      this.addPostings(rec.slot, sparse);
+    }
+  }
+
+  remove(id: string): boolean {
+    const rec = this.records.get(id);
+    if (!rec) return false;
+    this.records.delete(id);
+    this.bySlot[rec.slot] = undefined;
+    if (rec.hasDense) this.dropFromGraph(rec.slot);
+    if (rec.sparse) this.removePostings(rec.slot, rec.sparse);
+    this.freeSlots.push(rec.slot);
+    this.sortedIds = undefined;
+    return true;
+  }
+
+  clear(): void {
+    for (const id of [...this.records.keys()]) this.remove(id);
+    this.graph = undefined;
+    this.pending.clear();
+    this.bySlot = [];
+    this.freeSlots = [];
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  dense(rec: VectorRecord): Float32Array | undefined {
+    return rec.hasDense ? this.matrix.subarray(rec.slot * this.dimension, (rec.slot + 1) * this.dimension) : undefined;
+  }
+
+  /** Ids in ascending order (range and prefix fetch walk them). */
+  ids(): string[] {
+    this.sortedIds ??= [...this.records.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return this.sortedIds;
+  }
+
+  // ---- dense search ----
+
+  /** The k best records for a dense query, best first; `predicate` filters on metadata. */
+  searchDense(q: Float32Array, k: number, predicate: Predicate | undefined): Scored[] {
+    if (k <= 0 || this.records.size === 0) return [];
+    const graph = this.graph;
+    if (!graph || graph.size() === 0) return this.exactDense(q, k, predicate, undefined);
+    // Graph for the indexed part, exact for what is still pending; a filter widens the graph search.
+    const wanted = predicate ? Math.min(this.records.size, Math.max(k * 10, 100)) : k;
+    const found = graph.search(q, Math.min(wanted, graph.size()), 1);
+    const out: Scored[] = [];
+    for (let i = 0; i < found.keys.length; i++) {
+      const slot = Number(found.keys[i]);
+      const rec = this.bySlot[slot];
+      if (!rec || this.pending.has(slot)) continue;
+      if (predicate && !predicate(rec.metadata)) continue;
+      out.push({ key: slot, score: scoreFromDistance(this.metric, found.distances[i]) });
+    }
+    if (predicate && out.length < k && found.keys.length < this.records.size) {
+      return this.exactDense(q, k, predicate, undefined); // selective filter: the graph's neighbourhood had too few
+    }
+    if (this.pending.size > 0) out.push(...this.exactDense(q, k, predicate, this.pending));
+    return topOf(out, k);
+  }
+
+  /** Exact search over every record with a dense vector, or over `only` slots. */
+  exactDense(q: Float32Array, k: number, predicate: Predicate | undefined, only: Iterable<number> | undefined): Scored[] {
+    const qNorm = norm(q);
+    const top = new TopK(k);
+    const visit = (rec: VectorRecord) => {
+      if (!rec.hasDense || (predicate && !predicate(rec.metadata))) return;
+      top.offer(rec.slot, denseScore(this.metric, q, this.matrix, rec.slot * this.dimension, qNorm, this.norms[rec.slot]));
+    };
+    if (only) {
+      for (const slot of only) {
+        const rec = this.bySlot[slot];
+        if (rec) visit(rec);
+      }
+    } else for (const rec of this.records.values()) visit(rec);
+    return top.sorted();
+  }
+
+  // ---- sparse search ----
+
+  /** Inner product over shared indices; with IDF each query weight is scaled by the term's IDF in this namespace. */
+  searchSparse(q: SparseVector, k: number, predicate: Predicate | undefined, useIdf: boolean): Scored[] {
+    const acc = new Map<number, number>();
+    const n = this.records.size;
+    for (let i = 0; i < q.indices.length; i++) {
+      const posting = this.postings.get(q.indices[i]);
+      if (!posting) continue;
+      // float32 steps, as the service computes (its scores in vector-js's tests match to the last digit)
+      const w = Math.fround(q.values[i] * (useIdf ? idf(n, posting.size) : 1));
+      for (const [slot, v] of posting) acc.set(slot, Math.fround((acc.get(slot) ?? 0) + Math.fround(w * v)));
+    }
+    const top = new TopK(k);
+    for (const [slot, score] of acc) {
+      if (predicate && !predicate(this.bySlot[slot]!.metadata)) continue;
+      top.offer(slot, score);
+    }
+    return top.sorted();
+  }
+
+  record(slot: number): VectorRecord | undefined {
+    return this.bySlot[slot];
+  }
+
+  // ---- internals ----
+
+  private setDense(slot: number, v: Float32Array): void {
+    const d = this.dimension;
+    if ((slot + 1) * d > this.matrix.length) {
+      const grown = new Float32Array(Math.max((slot + 1) * d, this.matrix.length * 2));
+      grown.set(this.matrix);
+      this.matrix = grown;
+      const grownNorms = new Float32Array(grown.length / Math.max(1, d));
+      grownNorms.set(this.norms);
+      this.norms = grownNorms;
+    }
+    this.matrix.set(v, slot * d);
+    this.norms[slot] = norm(v);
+    if (this.graph) this.enqueue(slot);
+    else if (this.records.size >= this.tuning.hnswThreshold) this.startGraph();
+  }
+
+  private dropFromGraph(slot: number): void {
+    this.pending.delete(slot);
+    if (this.graph && this.graph.contains(BigInt(slot))) this.graph.remove(BigInt(slot));
+  }
+
+  private startGraph(): void {
+    this.graph = new usearch.Index({
+      dimensions: this.dimension,
+      metric: USEARCH_METRIC[this.metric],
+      quantization: usearch.ScalarKind.F32,
+      connectivity: this.tuning.connectivity,
+      expansion_add: this.tuning.expansionAdd,
+      expansion_search: this.tuning.expansionSearch,
+      multi: false,
+    });
+    for (const rec of this.records.values()) if (rec.hasDense) this.enqueue(rec.slot);
+  }
+
+  private enqueue(slot: number): void {
+    this.pending.add(slot);
+    if (!this.indexing) {
+      this.indexing = true;
+      setImmediate(() => this.indexChunk());
+    }
+  }
+
+  private indexChunk(): void {
+    const graph = this.graph;
+    if (this.closed || !graph || this.pending.size === 0) {
+      this.indexing = false;
+      return;
+    }
+    const d = this.dimension;
+    const slots: number[] = [];
+    for (const slot of this.pending) {
+      slots.push(slot);
+      if (slots.length === INDEXING_CHUNK) break;
+    }
+    const keys = new BigUint64Array(slots.length);
+    const rows = new Float32Array(slots.length * d);
+    slots.forEach((slot, i) => {
+      keys[i] = BigInt(slot);
+      rows.set(this.matrix.subarray(slot * d, (slot + 1) * d), i * d);
+      this.pending.delete(slot);
+    });
+    graph.add(keys, rows, 1);
+    setImmediate(() => this.indexChunk());
+  }
+
+  private addPostings(slot: number, s: SparseVector): void {
+    for (let i = 0; i < s.indices.length; i++) {
+      let p = this.postings.get(s.indices[i]);
+      if (!p) this.postings.set(s.indices[i], (p = new Map()));
+      p.set(slot, s.values[i]);
+    }
+  }
+
+  private removePostings(slot: number, s: SparseVector): void {
+    for (const idx of s.indices) {
+      const p = this.postings.get(idx);
+      p?.delete(slot);
+      if (p && p.size === 0) this.postings.delete(idx);
+    }
+  }
+}
+
+/** Keeps the k highest scores seen (a small min-heap). */
+export class TopK {
+  private keys: number[] = [];
+  private scores: number[] = [];
+  constructor(private readonly k: number) {}
+
+  offer(key: number, score: number): void {
+    const { keys, scores } = this;
+    if (keys.length < this.k) {
+      keys.push(key);
+      scores.push(score);
+      let i = keys.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (scores[p] <= scores[i]) break;
+        this.swap(i, p);
+        i = p;
+      }
+    } else if (this.k > 0 && score > scores[0]) {
+      keys[0] = key;
+      scores[0] = score;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < keys.length && scores[l] < scores[m]) m = l;
+        if (r < keys.length && scores[r] < scores[m]) m = r;
+        if (m === i) break;
+        this.swap(i, m);
+        i = m;
+      }
+    }
+  }
+
+  private swap(a: number, b: number): void {
+    [this.keys[a], this.keys[b]] = [this.keys[b], this.keys[a]];
+    [this.scores[a], this.scores[b]] = [this.scores[b], this.scores[a]];
+  }
+
+  sorted(): Scored[] {
+    return this.keys.map((key, i) => ({ key, score: this.scores[i] })).sort((a, b) => b.score - a.score || a.key - b.key);
+  }
+}
+
+function topOf(list: Scored[], k: number): Scored[] {
+  return list.sort((a, b) => b.score - a.score).slice(0, k);
+}
