@@ -172,7 +172,35 @@ function filterOption(opt: string, cur: ArgCursor): string {
   return opt === 'WHERE' ? expr : translateFilter(expr);
 }
 
-export function vectorCommands(client: VectorClient): CommandSpec[] {
+/**
+ * A key that does not exist reads as empty in Redis; the service answers 404 "Namespace … does not
+ * exist" for a namespace that never had a vector. Reads and deletes on it get the empty answer.
+ */
+async function orEmpty<T>(call: Promise<T>, empty: T): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (err instanceof RestError && err.status === 404 && /^Namespace .* does not exist/.test(err.message)) return empty;
+    throw err;
+  }
+}
+
+/** The client with missing namespaces read as empty. */
+function keyspaceView(client: VectorClient): VectorClient {
+  return Object.assign(Object.create(client) as VectorClient, {
+    fetch: (ns: string, what: Parameters<VectorClient['fetch']>[1]) =>
+      orEmpty(client.fetch(ns, what), 'ids' in what ? what.ids.map(() => null) : []),
+    query: (ns: string, q: Parameters<VectorClient['query']>[1]) => orEmpty(client.query(ns, q), []),
+    queryData: (ns: string, q: Parameters<VectorClient['queryData']>[1]) => orEmpty(client.queryData(ns, q), []),
+    range: (ns: string, page: Parameters<VectorClient['range']>[1]) => orEmpty(client.range(ns, page), { nextCursor: '', vectors: [] }),
+    delete: (ns: string, what: Parameters<VectorClient['delete']>[1]) => orEmpty(client.delete(ns, what), { deleted: 0 }),
+    update: (ns: string, change: Parameters<VectorClient['update']>[1]) => orEmpty(client.update(ns, change), { updated: 0 }),
+    random: (ns: string) => orEmpty(client.random(ns), null),
+  });
+}
+
+export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
+  const client = keyspaceView(rawClient);
   const key = (c: Call) => text(c.args[1]);
 
   async function exists(ns: string, id: string): Promise<VectorRecord | null> {
