@@ -21,8 +21,6 @@ export interface SideportContext {
   /** Lines of INFO's `# Upstream` section (no secrets). */
   upstreamInfo(): string[];
   connections(): number;
-  /** The upstream's name in error texts, e.g. "vector service". */
-  upstreamName: string;
 }
 
 interface Slot {
@@ -143,8 +141,8 @@ export class Connection {
   private errorBytes(err: unknown): Buffer {
     if (err instanceof CommandError) return errorBytes(err.message);
     if (err instanceof RestError) {
-      if (err.status === 0) return errorBytes(`ERR ${this.ctx.upstreamName} unavailable: ${err.message}; the command was not confirmed, check that the service is running and retry`);
-      return errorBytes(`ERR ${this.ctx.upstreamName} error (HTTP ${err.status}): ${err.message}`);
+      if (err.status === 0) return errorBytes(`ERR ${err.service} unavailable: ${err.message}; the command was not confirmed, check that the service is running and retry`);
+      return errorBytes(`ERR ${err.service} error (HTTP ${err.status}): ${err.message}`);
     }
     this.ctx.log.error({ err }, 'side-port command failed');
     return errorBytes(`ERR internal error in the ${this.ctx.role} side port: ${(err as Error).message}`);

@@ -32,7 +32,6 @@ export async function startQueueSideport(options: QueueSideportOptions, log: Log
       port: options.port,
       requirepass: options.requirepass,
       commands: [...queueCommands(queue), ...accountCommands(account)],
-      upstreamName: 'queue service',
       portFlag: '--queue-port',
       upstreamInfo: () => [
         `upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`,

@@ -13,7 +13,6 @@ export interface SideportOptions {
   requirepass?: string;
   maxBulkLength?: number;
   commands: CommandSpec[];
-  upstreamName: string;
   upstreamInfo(): string[];
   /** Flag that sets the port, for the busy-port error. */
   portFlag: string;
@@ -42,7 +41,6 @@ export async function startSideport(options: SideportOptions, log: Logger): Prom
     nextId: () => ++ids,
     upstreamInfo: options.upstreamInfo,
     connections: () => connections.size,
-    upstreamName: options.upstreamName,
   };
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     const c = new Connection(socket, ctx);

@@ -23,7 +23,6 @@ export async function startVectorSideport(options: VectorSideportOptions, log: L
       port: options.port,
       requirepass: options.requirepass,
       commands: vectorCommands(client),
-      upstreamName: 'vector service',
       portFlag: '--vector-port',
       upstreamInfo: () => [`upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`],
       onStop: () => client.close(),

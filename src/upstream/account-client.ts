@@ -16,6 +16,7 @@ export class AccountClient {
 
   constructor(options: AccountClientOptions) {
     this.rest = new RestClient({
+      service: 'account service',
       url: options.url,
       authorization: `Basic ${Buffer.from(`${options.email}:${options.apiKey}`).toString('base64')}`,
       timeoutMs: options.timeoutMs ?? 10_000,

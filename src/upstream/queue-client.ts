@@ -25,6 +25,7 @@ export class QueueClient {
 
   constructor(options: QueueClientOptions) {
     this.rest = new RestClient({
+      service: 'queue service',
       url: options.url,
       authorization: `Bearer ${options.token}`,
       timeoutMs: options.timeoutMs ?? 10_000,

@@ -10,6 +10,8 @@ export interface RestClientOptions {
   authorization: string;
   timeoutMs: number;
   connections: number;
+  /** The service's name in error texts, e.g. "vector service". */
+  service: string;
 }
 
 export interface RestRequest {
@@ -30,6 +32,8 @@ export class RestError extends Error {
     message: string,
     /** HTTP status, or 0 when no answer came (network error, deadline). */
     readonly status: number,
+    /** Which service answered, e.g. "account service". */
+    readonly service: string,
   ) {
     super(message);
   }
@@ -65,7 +69,7 @@ export class RestClient {
     } catch (err) {
       const e = err as { name?: string; code?: string; message?: string };
       const what = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${this.options.timeoutMs} ms` : e.code ? `${e.code}` : e.message ?? String(err);
-      throw new RestError(`${this.origin} unreachable: ${what}`, 0);
+      throw new RestError(`${this.origin} unreachable: ${what}`, 0, this.options.service);
     }
     let parsed: unknown = text;
     if (text.length > 0) {
@@ -79,7 +83,7 @@ export class RestClient {
       const message = typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string'
         ? (parsed as { error: string }).error
         : typeof parsed === 'string' && parsed.length > 0 ? parsed.slice(0, 300) : `HTTP ${status}`;
-      throw new RestError(message, status);
+      throw new RestError(message, status, this.options.service);
     }
     return parsed as T;
   }

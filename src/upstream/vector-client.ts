@@ -76,6 +76,7 @@ export class VectorClient {
 
   constructor(options: VectorClientOptions) {
     this.rest = new RestClient({
+      service: 'vector service',
       url: options.url,
       authorization: `Bearer ${options.token}`,
       timeoutMs: options.timeoutMs ?? 10_000,
