@@ -1,7 +1,7 @@
 // Command line: flags and RESPGATE_* environment variables → one validated configuration → roles.
 import { Command, Option } from 'commander';
 import {
-  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parsePort, parseSize, validateLogLevel, validateRedisUrl,
+  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parseSize, validateLogLevel, validateRedisUrl,
   type PlatformConfig,
 } from './config.js';
 import { createLogger } from './logger.js';
@@ -29,7 +29,16 @@ function platformOptions(cmd: Command): Command {
     .addOption(opt('--redis-server <path>', 'redis-server executable for the embedded stores', 'RESPGATE_REDIS_SERVER', DEFAULTS.redisServerBinary))
     .addOption(opt('--max-request-size <size>', 'largest accepted REST request (bytes, or with kb/mb)', 'RESPGATE_MAX_REQUEST_SIZE', '10mb'))
     .addOption(opt('--daily-request-limit <n>', 'commands per UTC day before requests are refused (0 = no limit)', 'RESPGATE_DAILY_REQUEST_LIMIT', '0'))
-    .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
+    .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel))
+    // --- queue (Area D) and account (Area A)
+    .addOption(opt('--queue-token <token>', 'Bearer token of the message queue (default: --token)', 'RESPGATE_QUEUE_TOKEN'))
+    .addOption(opt('--signing-key <key>', 'current key of the Upstash-Signature JWT (generated, kept and printed when absent)', 'RESPGATE_SIGNING_KEY'))
+    .addOption(opt('--next-signing-key <key>', 'next signing key (generated, kept and printed when absent)', 'RESPGATE_NEXT_SIGNING_KEY'))
+    .addOption(opt('--queue-backoff-scale <factor>', 'multiplies the default retry backoff (12 s, 2m28s, 30m8s…); 0.001 makes it milliseconds for development', 'RESPGATE_QUEUE_BACKOFF_SCALE', '1'))
+    .addOption(opt('--queue-message-price <dollars>', 'price of one message charged against the account budget (default: pay-as-you-go $1 per 100,000)', 'RESPGATE_QUEUE_MESSAGE_PRICE', '0.00001'))
+    .addOption(opt('--queue-concurrency <n>', 'deliveries in flight at once', 'RESPGATE_QUEUE_CONCURRENCY', '200'))
+    .addOption(opt('--account-email <email>', 'user name of the account API (HTTP Basic)', 'RESPGATE_ACCOUNT_EMAIL', 'dev@respgate.local'))
+    .addOption(opt('--account-key <key>', 'password of the account API (generated, kept and printed when absent)', 'RESPGATE_ACCOUNT_KEY'));
 }
 
 function proxyOptions(cmd: Command, remote: boolean): Command {
@@ -97,6 +106,13 @@ function validateUpstreamUrl(value: string | undefined): string {
 interface PlatformFlags {
   host: string; httpPort: string; token?: string; readonlyToken?: string; redisUrl?: string; internalRedisUrl?: string;
   redisServer: string; maxRequestSize: string; dailyRequestLimit: string; logLevel: string;
+  queueToken?: string; signingKey?: string; nextSigningKey?: string; queueBackoffScale: string; queueMessagePrice: string;
+  queueConcurrency: string; accountEmail: string; accountKey?: string;
+}
+
+function atLeastOne(n: number, flag: string): number {
+  if (n < 1) throw new ConfigError(`${flag} must be at least 1`);
+  return n;
 }
 
 function platformConfig(f: PlatformFlags): PlatformConfig {
@@ -111,6 +127,14 @@ function platformConfig(f: PlatformFlags): PlatformConfig {
     maxRequestSize: parseSize(f.maxRequestSize, '--max-request-size'),
     dailyRequestLimit: parseNonNegativeInt(f.dailyRequestLimit, '--daily-request-limit'),
     logLevel: validateLogLevel(f.logLevel),
+    queueToken: f.queueToken || undefined,
+    signingKey: f.signingKey || undefined,
+    nextSigningKey: f.nextSigningKey || undefined,
+    queueBackoffScale: parseNonNegativeNumber(f.queueBackoffScale, '--queue-backoff-scale'),
+    queueMessagePrice: parseNonNegativeNumber(f.queueMessagePrice, '--queue-message-price'),
+    queueConcurrency: atLeastOne(parseNonNegativeInt(f.queueConcurrency, '--queue-concurrency'), '--queue-concurrency'),
+    accountEmail: f.accountEmail,
+    accountKey: f.accountKey || undefined,
   };
 }
 
