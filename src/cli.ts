@@ -31,7 +31,7 @@ function platformOptions(cmd: Command): Command {
     .addOption(opt('--daily-request-limit <n>', 'commands per UTC day before requests are refused (0 = no limit)', 'RESPGATE_DAILY_REQUEST_LIMIT', '0'))
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel))
     // --- queue (Area D) and account (Area A)
-    .addOption(opt('--queue-token <token>', 'Bearer token of the message queue (default: --token)', 'RESPGATE_QUEUE_TOKEN'))
+    .addOption(opt('--queue-token <token>', 'Bearer token of the message queue (default: the Standard REST token)', 'RESPGATE_QUEUE_TOKEN'))
     .addOption(opt('--signing-key <key>', 'current key of the Upstash-Signature JWT (generated, kept and printed when absent)', 'RESPGATE_SIGNING_KEY'))
     .addOption(opt('--next-signing-key <key>', 'next signing key (generated, kept and printed when absent)', 'RESPGATE_NEXT_SIGNING_KEY'))
     .addOption(opt('--queue-backoff-scale <factor>', 'multiplies the default retry backoff (12 s, 2m28s, 30m8s…); 0.001 makes it milliseconds for development', 'RESPGATE_QUEUE_BACKOFF_SCALE', '1'))
