@@ -10,7 +10,8 @@ let base: string;
 let dest: Destination;
 
 beforeAll(async () => {
-  p = await startTestPlatform();
+  // The real default backoff (12 s, 2m28s…) scaled to milliseconds for development.
+  p = await startTestPlatform({ queueBackoffScale: 0.001 });
   base = `${p.url}/queue`;
 });
 afterAll(async () => {
@@ -139,5 +140,23 @@ describe('webhook receiving', () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe('retry timing', () => {
+  it('the default backoff e^(2.5n) s applies, scaled by --queue-backoff-scale (12 ms here for the first retry)', async () => {
+    dest.respond = (_r, i) => ({ status: i === 0 ? 500 : 200 });
+    await call(`/v2/publish/${dest.url}`, { body: 'x' });
+    const [first, second] = await dest.waitFor(2);
+    expect(second.headers['upstash-retried']).toBe('1');
+    expect(second.at - first.at).toBeGreaterThanOrEqual(11);
+    expect(second.at - first.at).toBeLessThan(3000);
+  });
+
+  it('a Retry-After of the failed response decides the next attempt', async () => {
+    dest.respond = (_r, i) => (i === 0 ? { status: 429, headers: { 'Retry-After': '1' } } : { status: 200 });
+    await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Retry-Delay': '0' }, body: 'x' });
+    const [first, second] = await dest.waitFor(2, 5000);
+    expect(second.at - first.at).toBeGreaterThanOrEqual(990);
   });
 });
