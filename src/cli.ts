@@ -1,7 +1,7 @@
 // Command line: flags and RESPGATE_* environment variables → one validated configuration → roles.
 import { Command, Option } from 'commander';
 import {
-  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parsePort, parseSize, validateLogLevel, validateRedisUrl,
+  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parseSize, validateLogLevel, validateRedisUrl,
   type PlatformConfig,
 } from './config.js';
 import { createLogger } from './logger.js';
@@ -39,7 +39,16 @@ function platformOptions(cmd: Command): Command {
     .addOption(opt('--vector-config <file>', 'JSON file of more vector indexes, added to dense, dense-data, sparse and hybrid (format in docs/vector.md)', 'RESPGATE_VECTOR_CONFIG'))
     .addOption(opt('--vector-embeddings-url <url>', 'OpenAI-compatible embeddings API base URL (ending in /v1) for indexes whose denseEmbedder is openai', 'RESPGATE_VECTOR_EMBEDDINGS_URL'))
     .addOption(opt('--vector-embeddings-model <name>', 'embedding model name sent to that API', 'RESPGATE_VECTOR_EMBEDDINGS_MODEL', 'text-embedding-3-small'))
-    .addOption(opt('--vector-embeddings-key <key>', 'API key sent to that API as a Bearer token', 'RESPGATE_VECTOR_EMBEDDINGS_KEY'));
+    .addOption(opt('--vector-embeddings-key <key>', 'API key sent to that API as a Bearer token', 'RESPGATE_VECTOR_EMBEDDINGS_KEY'))
+    // --- queue (Area D) and account (Area A)
+    .addOption(opt('--queue-token <token>', 'Bearer token of the message queue (default: the Standard REST token)', 'RESPGATE_QUEUE_TOKEN'))
+    .addOption(opt('--signing-key <key>', 'current key of the Upstash-Signature JWT (generated, kept and printed when absent)', 'RESPGATE_SIGNING_KEY'))
+    .addOption(opt('--next-signing-key <key>', 'next signing key (generated, kept and printed when absent)', 'RESPGATE_NEXT_SIGNING_KEY'))
+    .addOption(opt('--queue-backoff-scale <factor>', 'multiplies the default retry backoff (12 s, 2m28s, 30m8s…); 0.001 makes it milliseconds for development', 'RESPGATE_QUEUE_BACKOFF_SCALE', '1'))
+    .addOption(opt('--queue-message-price <dollars>', 'price of one message charged against the account budget (default: pay-as-you-go $1 per 100,000)', 'RESPGATE_QUEUE_MESSAGE_PRICE', '0.00001'))
+    .addOption(opt('--queue-concurrency <n>', 'deliveries in flight at once', 'RESPGATE_QUEUE_CONCURRENCY', '200'))
+    .addOption(opt('--account-email <email>', 'user name of the account API (HTTP Basic)', 'RESPGATE_ACCOUNT_EMAIL', 'dev@respgate.local'))
+    .addOption(opt('--account-key <key>', 'password of the account API (generated, kept and printed when absent)', 'RESPGATE_ACCOUNT_KEY'));
 }
 
 function proxyOptions(cmd: Command, remote: boolean): Command {
@@ -108,6 +117,13 @@ interface PlatformFlags {
   host: string; httpPort: string; token?: string; readonlyToken?: string; redisUrl?: string; internalRedisUrl?: string;
   redisServer: string; maxRequestSize: string; dailyRequestLimit: string; logLevel: string;
   vectorToken?: string; vectorConfig?: string; vectorEmbeddingsUrl?: string; vectorEmbeddingsModel?: string; vectorEmbeddingsKey?: string;
+  queueToken?: string; signingKey?: string; nextSigningKey?: string; queueBackoffScale: string; queueMessagePrice: string;
+  queueConcurrency: string; accountEmail: string; accountKey?: string;
+}
+
+function atLeastOne(n: number, flag: string): number {
+  if (n < 1) throw new ConfigError(`${flag} must be at least 1`);
+  return n;
 }
 
 function platformConfig(f: PlatformFlags): PlatformConfig {
@@ -123,6 +139,14 @@ function platformConfig(f: PlatformFlags): PlatformConfig {
     dailyRequestLimit: parseNonNegativeInt(f.dailyRequestLimit, '--daily-request-limit'),
     logLevel: validateLogLevel(f.logLevel),
     ...vectorConfig(f),
+    queueToken: f.queueToken || undefined,
+    signingKey: f.signingKey || undefined,
+    nextSigningKey: f.nextSigningKey || undefined,
+    queueBackoffScale: parseNonNegativeNumber(f.queueBackoffScale, '--queue-backoff-scale'),
+    queueMessagePrice: parseNonNegativeNumber(f.queueMessagePrice, '--queue-message-price'),
+    queueConcurrency: atLeastOne(parseNonNegativeInt(f.queueConcurrency, '--queue-concurrency'), '--queue-concurrency'),
+    accountEmail: f.accountEmail,
+    accountKey: f.accountKey || undefined,
   };
 }
 

@@ -152,7 +152,7 @@ export class Engine {
     const m = job.data;
     const retried = job.attemptsMade;
     const body = Buffer.from(m.bodyBase64, 'base64');
-    const outcome = await this.deps.deliverer.attempt(m.url, m.method, await this.deliveryHeaders(m, retried, body), body, m.timeoutMs);
+    const outcome = await this.deps.deliverer.attempt(m.url, m.method, this.deliveryHeaders(m, retried, body), body, m.timeoutMs);
     const status = outcome.response?.status;
     if (status !== undefined && status >= 200 && status < 300) {
       if (m.callback) await this.publishCallback(m, 'callback', outcome, retried);
@@ -190,7 +190,7 @@ export class Engine {
     return m.retryDelay ? retryDelayMs(m.retryDelay, retryNumber - 1) : defaultBackoffMs(retryNumber, this.deps.backoffScale);
   }
 
-  private async deliveryHeaders(m: QueuedMessage, retried: number, body: Buffer): Promise<Record<string, string | string[]>> {
+  private deliveryHeaders(m: QueuedMessage, retried: number, body: Buffer): Record<string, string | string[]> {
     const h: Record<string, string | string[]> = {};
     for (const [name, values] of Object.entries(m.header)) h[name] = values.length === 1 ? values[0] : values;
     h['User-Agent'] = 'Upstash-QStash';
@@ -201,7 +201,7 @@ export class Engine {
     if (m.scheduleId) h['Upstash-Schedule-Id'] = m.scheduleId;
     if (m.queueName) h['Upstash-Queue-Name'] = m.queueName;
     h['Upstash-Caller-Ip'] = m.callerIp;
-    h['Upstash-Signature'] = await this.deps.signer.sign(m.url, body);
+    h['Upstash-Signature'] = this.deps.signer.sign(m.url, body);
     return h;
   }
 

@@ -17,6 +17,8 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   const { config, log, internalEndpoint: ep } = ctx;
   const connection: ConnectionOptions = {
     host: ep.host, port: ep.port, username: ep.username, password: ep.password, db: ep.db ?? 0, maxRetriesPerRequest: null,
+    // Commands issued in the same tick share one write: fewer syscalls per delivery under load.
+    enableAutoPipelining: true,
   };
   const redis = new Redis({ ...connection, enableAutoPipelining: true, lazyConnect: false });
   redis.on('error', (err) => log.warn({ err: String(err) }, 'queue area: internal redis error'));

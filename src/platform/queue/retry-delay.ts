@@ -99,7 +99,8 @@ export function evaluateRetryDelay(tree: Node, retried: number): number {
 /** Milliseconds to wait before retry number `retried + 1`, bounded to [0, 1 day]. */
 export function retryDelayMs(expression: string, retried: number): number {
   const ms = evaluateRetryDelay(parseRetryDelay(expression), retried);
-  return Number.isFinite(ms) ? Math.min(86_400_000, Math.max(0, Math.round(ms))) : 0;
+  // NaN (e.g. sqrt(-1)) retries at once; an infinite delay is capped like any other.
+  return Number.isNaN(ms) ? 0 : Math.min(86_400_000, Math.max(0, Math.round(ms)));
 }
 
 /** The real service's default backoff: min(1 day, e^(2.5 n)) seconds, n = retries so far including this one. */
