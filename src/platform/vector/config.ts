@@ -18,6 +18,8 @@ export interface VectorIndexConfig {
   embeddingsUrl?: string;
   embeddingsModel?: string;
   embeddingsKey?: string;
+  /** Namespaces smaller than this are searched exactly, larger ones through an HNSW graph (default 10 000). */
+  hnswThreshold?: number;
   /** Per-index tokens (else --vector-token or --token, and --readonly-token). */
   token?: string;
   readonlyToken?: string;
@@ -65,6 +67,10 @@ export function validateIndex(raw: unknown, where: string): VectorIndexConfig {
   }
   if (type === 'HYBRID' && (cfg.denseEmbedder === undefined) !== (cfg.sparseEmbedder === undefined)) {
     throw new VectorConfigError(`${at}: a HYBRID index has both embedders ("denseEmbedder" and "sparseEmbedder") or neither`);
+  }
+  if (o.hnswThreshold !== undefined) {
+    if (typeof o.hnswThreshold !== 'number' || !Number.isInteger(o.hnswThreshold) || o.hnswThreshold < 0) throw new VectorConfigError(`${at}: "hnswThreshold" must be a whole number >= 0`);
+    cfg.hnswThreshold = o.hnswThreshold;
   }
   for (const f of ['embeddingsUrl', 'embeddingsModel', 'embeddingsKey', 'token', 'readonlyToken'] as const) {
     if (o[f] !== undefined) {

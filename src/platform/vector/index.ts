@@ -8,7 +8,8 @@ import type { SearchTuning } from './namespace.js';
 import { VectorStore } from './store.js';
 import { VectorIndex } from './vector-index.js';
 
-export const DEFAULT_TUNING: SearchTuning = { hnswThreshold: 10_000, connectivity: 16, expansionAdd: 64, expansionSearch: 64 };
+/** HNSW parameters: recall@10 ≥ 0.95 on random vectors (test/platform/vector-hnsw.test.ts, bench/vector.bench.ts). */
+export const DEFAULT_TUNING: SearchTuning = { hnswThreshold: 10_000, connectivity: 16, expansionAdd: 64, expansionSearch: 200 };
 
 function denseEmbedderFor(cfg: VectorIndexConfig, ctx: AreaContext): DenseEmbedder | undefined {
   if (cfg.denseEmbedder === 'local') return new LocalLexicalEmbedder(cfg.dimension!);
@@ -26,7 +27,8 @@ export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
   const tuning = { ...DEFAULT_TUNING, ...ctx.config.vectorTuning };
   const indexes = new Map<string, { index: VectorIndex; tokens: IndexTokens }>();
   for (const cfg of configs) {
-    const index = new VectorIndex(cfg, new VectorStore(ctx.internal.pool, cfg.name), denseEmbedderFor(cfg, ctx), cfg.sparseEmbedder ? new Bm25Embedder() : undefined, tuning);
+    const index = new VectorIndex(cfg, new VectorStore(ctx.internal.pool, cfg.name), denseEmbedderFor(cfg, ctx), cfg.sparseEmbedder ? new Bm25Embedder() : undefined,
+      cfg.hnswThreshold === undefined ? tuning : { ...tuning, hnswThreshold: cfg.hnswThreshold });
     await index.load();
     indexes.set(cfg.name, {
       index,
@@ -37,16 +39,15 @@ export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
   return {
     handle: (req, res, path, query) => api.handle(req, res, path, query),
     banner() {
-      const lines = ['  Vector indexes (Area C; @upstash/vector: new Index({ url, token }))'];
+      const lines = ['  Vector indexes (Area C; @upstash/vector: Index.fromEnv() with the two lines of an index)'];
       for (const [name, { index, tokens }] of indexes) {
-        const kind = [index.config.type, index.config.dimension ? `${index.config.dimension}d ${index.metric}` : '',
-          index.config.denseEmbedder ? `embedder ${index.config.denseEmbedder}` : '', index.config.sparseEmbedder ? 'BM25' : ''].filter(Boolean).join(', ');
-        lines.push(`    ${name.padEnd(12)} ${ctx.baseUrl()}/vector/${name}   (${kind})`);
-        if (tokens.token !== (ctx.config.vectorToken ?? ctx.config.token)) lines.push(`    ${''.padEnd(12)} token ${tokens.token}`);
+        const kind = [index.config.type, index.config.dimension ? `${index.config.dimension} dimensions, ${index.metric}` : '',
+          index.config.denseEmbedder ? `${index.config.denseEmbedder} embedder` : '', index.config.sparseEmbedder ? 'BM25' : ''].filter(Boolean).join(', ');
+        lines.push(`    ${name} (${kind})`);
+        lines.push(`      UPSTASH_VECTOR_REST_URL=${ctx.baseUrl()}/vector/${name}`);
+        lines.push(`      UPSTASH_VECTOR_REST_TOKEN=${tokens.token}`);
       }
-      lines.push(`    UPSTASH_VECTOR_REST_URL=${ctx.baseUrl()}/vector/${configs[0]?.name ?? 'dense'}`);
-      lines.push(`    UPSTASH_VECTOR_REST_TOKEN=${ctx.config.vectorToken ?? ctx.config.token}`);
-      lines.push('');
+      lines.push('    # read-only token of every index: the read-only token above', '');
       return lines;
     },
     async stop() {

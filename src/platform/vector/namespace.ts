@@ -1,7 +1,7 @@
 // One namespace of one index, in memory: the records, their dense vectors in one growing matrix, an
 // inverted index of the sparse vectors, and (past a size) an HNSW graph built in the background.
 // Exact search answers small namespaces, vectors not yet in the graph, and selective filters.
-import usearch, { type Index as UsearchIndex, type MetricKind } from 'usearch';
+import usearch, { type Index as UsearchIndex, type Matches, type MetricKind } from 'usearch';
 import type { Metadata, Predicate } from './filter.js';
 import { denseScore, idf, norm, scoreFromDistance, type Metric, type Scored, type SparseVector } from './scores.js';
 
@@ -29,8 +29,10 @@ const USEARCH_METRIC: Record<Metric, MetricKind> = {
   EUCLIDEAN: usearch.MetricKind.L2sq,
 };
 
-/** Vectors added to the graph per turn of the event loop, so requests keep flowing while it grows. */
-const INDEXING_CHUNK = 64;
+/** From this many records an unfiltered exact search runs in usearch's native brute force (float32, SIMD). */
+const NATIVE_EXACT_FROM = 1000;
+/** Graph-building time per turn of the event loop. */
+const INDEXING_SLICE_MS = 4;
 
 export class Namespace {
   readonly records = new Map<string, VectorRecord>();
@@ -43,10 +45,11 @@ export class Namespace {
   /** Slots whose dense vector is not in the graph yet. */
   private readonly pending = new Set<number>();
   private indexing = false;
+  private idleWaiters: Array<() => void> = [];
   private sortedIds: string[] | undefined;
   private closed = false;
 
-  constructor(readonly name: string, private readonly dimension: number, private readonly metric: Metric, private readonly tuning: SearchTuning) {
+  constructor(readonly name: string, private readonly dimension: number, readonly metric: Metric, private readonly tuning: SearchTuning) {
     this.matrix = new Float32Array(Math.max(1, dimension) * 64);
     this.norms = new Float32Array(64);
   }
@@ -58,6 +61,17 @@ export class Namespace {
   /** Vectors waiting for the graph (the service's pendingVectorCount). */
   get pendingCount(): number {
     return this.graph ? this.pending.size : 0;
+  }
+
+  /** Resolves once every dense vector is in the graph (at once when there is no graph). */
+  indexed(): Promise<void> {
+    if (!this.indexing) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Whether queries go through the HNSW graph (else exact search only). */
+  get usesGraph(): boolean {
+    return this.graph !== undefined;
   }
 
   /** Inserts or replaces a record. */
@@ -128,25 +142,45 @@ export class Namespace {
     const graph = this.graph;
     if (!graph || graph.size() === 0) return this.exactDense(q, k, predicate, undefined);
     // Graph for the indexed part, exact for what is still pending; a filter widens the graph search.
-    const wanted = predicate ? Math.min(this.records.size, Math.max(k * 10, 100)) : k;
-    const found = graph.search(q, Math.min(wanted, graph.size()), 1);
-    const out: Scored[] = [];
-    for (let i = 0; i < found.keys.length; i++) {
-      const slot = Number(found.keys[i]);
-      const rec = this.bySlot[slot];
-      if (!rec || this.pending.has(slot)) continue;
-      if (predicate && !predicate(rec.metadata)) continue;
-      out.push({ key: slot, score: scoreFromDistance(this.metric, found.distances[i]) });
-    }
-    if (predicate && out.length < k && found.keys.length < this.records.size) {
-      return this.exactDense(q, k, predicate, undefined); // selective filter: the graph's neighbourhood had too few
+    // With a filter, ask the graph for enough neighbours that about 10k of them should pass it.
+    let wanted = predicate ? Math.max(100, Math.ceil((10 * k) / this.estimateSelectivity(predicate))) : k;
+    if (wanted > this.records.size / 4) return this.exactDense(q, k, predicate, undefined);
+    let out: Scored[];
+    for (;;) {
+      const found = graph.search(q, Math.min(wanted, graph.size()), 1);
+      out = [];
+      for (let i = 0; i < found.keys.length; i++) {
+        const slot = Number(found.keys[i]);
+        const rec = this.bySlot[slot];
+        if (!rec || this.pending.has(slot)) continue;
+        if (predicate && !predicate(rec.metadata)) continue;
+        out.push({ key: slot, score: scoreFromDistance(this.metric, found.distances[i]) });
+      }
+      if (!predicate || out.length >= k || found.keys.length >= graph.size()) break;
+      // A selective filter: widen the graph search a few times, then scan exactly.
+      wanted *= 4;
+      if (wanted > this.records.size / 4) return this.exactDense(q, k, predicate, undefined);
     }
     if (this.pending.size > 0) out.push(...this.exactDense(q, k, predicate, this.pending));
     return topOf(out, k);
   }
 
+  /** Share of records passing a filter, from a random sample of 256 (at least 1/1000, so wanted stays finite). */
+  private estimateSelectivity(predicate: Predicate): number {
+    let seen = 0;
+    let passed = 0;
+    for (let tries = 0; seen < 256 && tries < 1024; tries++) {
+      const rec = this.bySlot[Math.floor(Math.random() * this.bySlot.length)];
+      if (!rec) continue;
+      seen++;
+      if (predicate(rec.metadata)) passed++;
+    }
+    return Math.max(0.001, seen === 0 ? 1 : passed / seen);
+  }
+
   /** Exact search over every record with a dense vector, or over `only` slots. */
   exactDense(q: Float32Array, k: number, predicate: Predicate | undefined, only: Iterable<number> | undefined): Scored[] {
+    if (!predicate && !only && this.records.size >= NATIVE_EXACT_FROM) return this.nativeExact(q, k);
     const qNorm = norm(q);
     const top = new TopK(k);
     const visit = (rec: VectorRecord) => {
@@ -160,6 +194,19 @@ export class Namespace {
       }
     } else for (const rec of this.records.values()) visit(rec);
     return top.sorted();
+  }
+
+  /** usearch's SIMD brute force over the whole matrix; free rows are asked for too, then dropped. */
+  private nativeExact(q: Float32Array, k: number): Scored[] {
+    const rows = this.bySlot.length;
+    const count = Math.min(rows, k + this.freeSlots.length);
+    const found = usearch.exactSearch(this.matrix.subarray(0, rows * this.dimension), q, this.dimension, count, USEARCH_METRIC[this.metric]) as Matches;
+    const out: Scored[] = [];
+    for (let i = 0; i < found.keys.length && out.length < k; i++) {
+      const slot = Number(found.keys[i]);
+      if (this.bySlot[slot]?.hasDense) out.push({ key: slot, score: scoreFromDistance(this.metric, found.distances[i]) });
+    }
+    return out;
   }
 
   // ---- sparse search ----
@@ -235,22 +282,19 @@ export class Namespace {
     const graph = this.graph;
     if (this.closed || !graph || this.pending.size === 0) {
       this.indexing = false;
+      for (const wake of this.idleWaiters.splice(0)) wake();
       return;
     }
+    // A few milliseconds of graph work per turn of the event loop, so requests keep flowing meanwhile.
     const d = this.dimension;
-    const slots: number[] = [];
+    const key = new BigUint64Array(1);
+    const until = performance.now() + INDEXING_SLICE_MS;
     for (const slot of this.pending) {
-      slots.push(slot);
-      if (slots.length === INDEXING_CHUNK) break;
-    }
-    const keys = new BigUint64Array(slots.length);
-    const rows = new Float32Array(slots.length * d);
-    slots.forEach((slot, i) => {
-      keys[i] = BigInt(slot);
-      rows.set(this.matrix.subarray(slot * d, (slot + 1) * d), i * d);
+      key[0] = BigInt(slot);
+      graph.add(key, this.matrix.subarray(slot * d, (slot + 1) * d), 1);
       this.pending.delete(slot);
-    });
-    graph.add(keys, rows, 1);
+      if (performance.now() >= until) break;
+    }
     setImmediate(() => this.indexChunk());
   }
 
