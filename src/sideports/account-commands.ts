@@ -28,6 +28,10 @@ export function accountCommands(client: AccountClient | undefined): CommandSpec[
         if (budget !== 0 && (budget < 20 || budget > 10000)) throw new CommandError(`ERR budget must be 0 (no limit) or from 20 to 10000 dollars, got ${budget}`);
         return ok(await need().updateBudget(text(c.args[2]), budget));
       }),
+    sub('account|users', 2, 'Lists the queue instances of the account (id, budget, prod_pack_enabled, monthly_spend…).', 'GET /qstash/users', [],
+      async () => json(await need().users())),
+    sub('account|user', 3, 'Returns one queue instance.', 'GET /qstash/user/{id}', [{ name: 'id', type: 'string' }],
+      async (c) => json(await need().user(text(c.args[2])))),
     sub('account|help', 2, 'Shows helpful text about the different subcommands.', '(none)', [], () => json(null)),
   ];
   return [{ name: 'account', arity: -2, summary: 'Account management of a queue instance (production pack, budget).', group: 'account', flags: [], acl: [], subcommands: subs }];

@@ -40,6 +40,14 @@ export class AccountClient {
     return this.rest.call({ method: 'PATCH', path: `/qstash/update-budget/${segment(id)}`, json: { budget } });
   }
 
+  users(): Promise<unknown> {
+    return this.rest.call({ method: 'GET', path: '/qstash/users' });
+  }
+
+  user(id: string): Promise<unknown> {
+    return this.rest.call({ method: 'GET', path: `/qstash/user/${segment(id)}` });
+  }
+
   close(): Promise<void> {
     return this.rest.close();
   }

@@ -35,8 +35,10 @@ async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, timeoutM
   }
 }
 
+const ACCOUNT = { email: 'ops@example.com', key: 'account-key-for-tests' };
+
 beforeAll(async () => {
-  platform = await startTestPlatform({ queueBackoffScale: 0.001 });
+  platform = await startTestPlatform({ queueBackoffScale: 0.001, accountEmail: ACCOUNT.email, accountKey: ACCOUNT.key });
   port = await queuePort({ url: `${platform.url}/queue`, token: platform.token });
   io = new IORedis({ port: port.port });
   nr = createClient({ socket: { port: port.port }, RESP: 3 });
@@ -237,6 +239,40 @@ describe('ACCOUNT (no account API configured)', () => {
     await expect(io.call('ACCOUNT', 'DISABLE-PRODPACK', 'u1')).rejects.toThrow(/ACCOUNT commands need the account API: give --account-url, --account-email and --account-key/);
     await expect(io.call('ACCOUNT', 'BUDGET', 'u1', '5')).rejects.toThrow(/budget must be 0 \(no limit\) or from 20 to 10000 dollars, got 5/);
     await expect(io.call('ACCOUNT', 'BUDGET', 'u1', 'ten')).rejects.toThrow(/budget is not an integer/);
+  });
+});
+
+describe('ACCOUNT against the local account API', () => {
+  it('USERS/USER read the instance; DISABLE-PRODPACK, ENABLE-PRODPACK and BUDGET change it (+OK)', async () => {
+    const acct = await queuePort({ url: `${platform.url}/queue`, token: platform.token, account: { url: `${platform.url}/account/v2`, email: ACCOUNT.email, apiKey: ACCOUNT.key } });
+    const a = new IORedis({ port: acct.port });
+    try {
+      const [first] = await a.call('ACCOUNT', 'USERS') as unknown[];
+      const id = obj(first).id as string;
+      expect(await a.call('ACCOUNT', 'DISABLE-PRODPACK', id)).toBe('OK');
+      expect(obj(await a.call('ACCOUNT', 'USER', id)).prod_pack_enabled).toBe(0);
+      expect(await a.call('ACCOUNT', 'ENABLE-PRODPACK', id)).toBe('OK');
+      expect(obj(await a.call('ACCOUNT', 'USER', id)).prod_pack_enabled).toBe(1);
+      expect(await a.call('ACCOUNT', 'BUDGET', id, '120')).toBe('OK');
+      expect(obj(await a.call('ACCOUNT', 'USER', id)).budget).toBe(120);
+      expect(await a.call('ACCOUNT', 'BUDGET', id, '0')).toBe('OK');
+      await expect(a.call('ACCOUNT', 'BUDGET', id, '10001')).rejects.toThrow(/budget must be 0 \(no limit\) or from 20 to 10000 dollars, got 10001/);
+      await expect(a.call('ACCOUNT', 'USER', 'nobody')).rejects.toThrow(/^ERR account service error \(HTTP 404\): queue instance nobody not found/);
+      await expect(a.call('ACCOUNT', 'LIMIT', id)).rejects.toThrow(/unknown subcommand 'LIMIT'. Try ACCOUNT HELP/);
+    } finally {
+      a.disconnect();
+      await acct.stop();
+    }
+    const wrong = await queuePort({ url: `${platform.url}/queue`, token: platform.token, account: { url: `${platform.url}/account/v2`, email: ACCOUNT.email, apiKey: 'wrong-key' } });
+    const w = new IORedis({ port: wrong.port });
+    try {
+      const err = await w.call('ACCOUNT', 'USERS').catch((e: Error) => e.message);
+      expect(err).toMatch(/^ERR account service error \(HTTP 401\): Unauthorized/);
+      expect(err).not.toContain('wrong-key');
+    } finally {
+      w.disconnect();
+      await wrong.stop();
+    }
   });
 });
 
