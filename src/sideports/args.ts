@@ -11,6 +11,15 @@ export function text(b: Buffer): string {
   return b.toString('utf8');
 }
 
+/** An argument that must survive JSON: valid UTF-8 only (JSON strings cannot carry other bytes). */
+export function utf8Arg(b: Buffer, what: string): string {
+  const s = b.toString('utf8');
+  if (s.includes('\uFFFD') && !Buffer.from(s, 'utf8').equals(b)) {
+    throw new CommandError(`ERR ${what} must be valid UTF-8: the service takes it in a JSON string, which cannot carry other bytes`);
+  }
+  return s;
+}
+
 export function upper(b: Buffer): string {
   return b.toString('latin1').toUpperCase();
 }

@@ -7,7 +7,7 @@ import type { ReplyWriter } from '../resp/reply-writer.js';
 import { RestError } from '../upstream/rest-json.js';
 import type { ScoredRecord, SparseVector, VectorClient, VectorRecord } from '../upstream/vector-client.js';
 import {
-  ArgCursor, CommandError, floatArg, integerArg, positiveIntegerArg, SYNTAX_ERROR, text, upper,
+  ArgCursor, CommandError, floatArg, integerArg, positiveIntegerArg, SYNTAX_ERROR, text, upper, utf8Arg,
 } from './args.js';
 import type { ArgSpec, Call, CommandSpec, Reply } from './command-spec.js';
 import { translateFilter } from './vector-filter.js';
@@ -60,7 +60,7 @@ function readVectorInput(cur: ArgCursor, allowEle: boolean): VectorInput {
       input.data = text(cur.value());
     } else if (word === 'ELE' && allowEle && parts === 0) {
       cur.i++;
-      input.element = text(cur.value());
+      input.element = utf8Arg(cur.value(), 'the element name');
     } else break;
     parts++;
     if (input.data !== undefined || input.element !== undefined) break;
@@ -201,7 +201,8 @@ function keyspaceView(client: VectorClient): VectorClient {
 
 export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
   const client = keyspaceView(rawClient);
-  const key = (c: Call) => text(c.args[1]);
+  const key = (c: Call) => utf8Arg(c.args[1], 'the key (namespace)');
+  const element = (b: Buffer) => utf8Arg(b, 'the element name');
 
   async function exists(ns: string, id: string): Promise<VectorRecord | null> {
     const [r] = await client.fetch(ns, { ids: [id], includeMetadata: true });
@@ -221,7 +222,7 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     }
     const input = readVectorInput(cur, false);
     if (cur.done) throw new CommandError(`${SYNTAX_ERROR}: the element name is missing after the vector`);
-    const element = text(cur.value());
+    const elementName = element(cur.value());
     let attributes: Record<string, unknown> | undefined;
     let setattr = false;
     while (!cur.done) {
@@ -234,12 +235,12 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
         setattr = true;
       } else cur.unknown('vadd');
     }
-    const before = await exists(ns, element);
+    const before = await exists(ns, elementName);
     // An update keeps the element's attributes unless SETATTR gives new ones, as in Redis.
     const metadata = setattr ? attributes : before?.metadata;
     try {
-      if (input.data !== undefined) await client.upsertData(ns, [{ id: element, data: input.data, ...(metadata ? { metadata } : {}) }]);
-      else await client.upsert(ns, [{ id: element, ...(input.dense ? { vector: input.dense } : {}), ...(input.sparse ? { sparseVector: input.sparse } : {}), ...(metadata ? { metadata } : {}) }]);
+      if (input.data !== undefined) await client.upsertData(ns, [{ id: elementName, data: input.data, ...(metadata ? { metadata } : {}) }]);
+      else await client.upsert(ns, [{ id: elementName, ...(input.dense ? { vector: input.dense } : {}), ...(input.sparse ? { sparseVector: input.sparse } : {}), ...(metadata ? { metadata } : {}) }]);
     } catch (err) {
       vectorError(err);
     }
@@ -300,7 +301,7 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
   };
 
   const vrem = async (c: Call): Promise<Reply> => {
-    const { deleted } = await client.delete(key(c), { ids: [text(c.args[2])] });
+    const { deleted } = await client.delete(key(c), { ids: [element(c.args[2])] });
     return (w) => w.integer(deleted);
   };
 
@@ -337,7 +338,7 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
       if (opt === 'RAW') raw = true;
       else cur.unknown('vemb');
     }
-    const [r] = await client.fetch(key(c), { ids: [text(c.args[2])], includeVectors: true });
+    const [r] = await client.fetch(key(c), { ids: [element(c.args[2])], includeVectors: true });
     return (w) => {
       if (!r) return void w.nullArray();
       if (!r.vector) {
@@ -352,18 +353,18 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
   };
 
   const vgetattr = async (c: Call): Promise<Reply> => {
-    const [r] = await client.fetch(key(c), { ids: [text(c.args[2])], includeMetadata: true });
+    const [r] = await client.fetch(key(c), { ids: [element(c.args[2])], includeMetadata: true });
     return (w) => w.bulk(attributesText(r?.metadata));
   };
 
   const vsetattr = async (c: Call): Promise<Reply> => {
     const metadata = parseAttributes(c.args[3]) ?? {};
-    const { updated } = await client.update(key(c), { id: text(c.args[2]), metadata, metadataUpdateMode: 'OVERWRITE' });
+    const { updated } = await client.update(key(c), { id: element(c.args[2]), metadata, metadataUpdateMode: 'OVERWRITE' });
     return (w) => w.integer(updated ? 1 : 0);
   };
 
   const vismember = async (c: Call): Promise<Reply> => {
-    const r = await exists(key(c), text(c.args[2]));
+    const r = await exists(key(c), element(c.args[2]));
     return (w) => w.integer(r ? 1 : 0);
   };
 

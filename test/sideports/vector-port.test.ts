@@ -271,6 +271,46 @@ describe('extensions: text (DATA), sparse, hybrid', () => {
   });
 });
 
+describe('names and upstream faults', () => {
+  it('binary-safe where JSON allows: UTF-8 names round-trip, other bytes are refused with the reason', async () => {
+    expect(await io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'caf\u00e9 \u2603')).toBe(1);
+    expect(await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0')).toEqual(['caf\u00e9 \u2603']);
+    await expect(io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', Buffer.from([0xff, 0xfe]))).rejects.toThrow(/ERR the element name must be valid UTF-8/);
+    await expect(io.call('VCARD', Buffer.from([0xc3]))).rejects.toThrow(/ERR the key \(namespace\) must be valid UTF-8/);
+  });
+
+  it('an unreachable index gives a bounded, clear error per command and the port keeps serving', async () => {
+    const dead = await vectorPort({ url: 'http://127.0.0.1:1/vector/dense', token: 'secret-token-value', timeoutMs: 1000 });
+    const c = new IORedis({ port: dead.port });
+    try {
+      const err = await c.call('VCARD', 'x').catch((e: Error) => e.message);
+      expect(err).toMatch(/^ERR vector service unavailable: http:\/\/127\.0\.0\.1:1 unreachable: ECONNREFUSED; the command was not confirmed/);
+      expect(err).not.toContain('secret-token-value');
+      expect(await c.ping()).toBe('PONG');
+    } finally {
+      c.disconnect();
+      await dead.stop();
+    }
+  });
+
+  it('a slow index past --upstream-timeout gives an error naming the limit', async () => {
+    const http = await import('node:http');
+    const slow = http.createServer(() => { /* never answers */ });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(slow.address() as { port: number }).port}/vector/dense`;
+    const p = await vectorPort({ url, token: 't', timeoutMs: 300 });
+    const c = new IORedis({ port: p.port });
+    try {
+      await expect(c.call('VCARD', 'x')).rejects.toThrow(/unavailable: .* no answer within 300 ms/);
+    } finally {
+      c.disconnect();
+      await p.stop();
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+});
+
 describe('redis-cli', () => {
   it('adds and searches with redis-cli', async () => {
     expect((await redisCli(ports.dense.port, ['VADD', 'cli', 'VALUES', '3', '1', '0', '0', 'one'])).trim()).toBe('1');
