@@ -42,6 +42,11 @@ export interface CommandSpec {
   /** What the command maps to upstream, for HELP and the docs. */
   upstream?: string;
   run?: Handler;
+  /**
+   * Runs consecutive requests of one connection together (one reply or error per call, in order);
+   * used instead of `run` when present, so a pipeline of VADDs becomes one batch of REST calls.
+   */
+  runGroup?: (calls: Call[]) => Promise<(Reply | Error)[]>;
   subcommands?: CommandSpec[];
 }
 

@@ -28,6 +28,13 @@ interface Slot {
   closeAfter?: boolean;
 }
 
+/** One step of a connection's execution chain: one request, or consecutive requests run as a group. */
+interface Job {
+  calls: { args: Buffer[]; slot: Slot }[];
+  group?: CommandSpec;
+  started: boolean;
+}
+
 /** Most replies waiting for their turn before the connection stops reading (pipelining back-pressure). */
 const MAX_PENDING = 1000;
 
@@ -40,7 +47,14 @@ export class Connection {
   authenticated: boolean;
   private readonly reader: RequestReader;
   private readonly slots: Slot[] = [];
-  private closing = false;
+  private chain: Promise<void> = Promise.resolve();
+  private lastJob: Job | undefined;
+  /** No more requests are read (QUIT or a protocol error). */
+  private stopReading = false;
+  /** QUIT ran: the connection closes after its +OK. */
+  private quitting = false;
+  /** The client ended its side: close once every owed reply is written. */
+  private ending = false;
   private paused = false;
 
   constructor(
@@ -56,7 +70,7 @@ export class Connection {
     socket.on('error', () => socket.destroy());
     socket.on('end', () => {
       if (this.slots.length === 0) socket.end();
-      else this.closing = true;
+      else this.ending = true;
     });
   }
 
@@ -67,11 +81,11 @@ export class Connection {
 
   /** Ends the connection once every reply queued so far is written (QUIT). */
   closeAfterReplies(): void {
-    this.closing = true;
+    this.quitting = true;
   }
 
   private onData(chunk: Buffer): void {
-    if (this.closing) return;
+    if (this.stopReading) return;
     this.reader.push(chunk);
     for (;;) {
       if (this.slots.length >= MAX_PENDING) {
@@ -83,38 +97,74 @@ export class Connection {
       if (!r) return;
       if (r.kind === 'protocol-error') {
         this.slots.push({ bytes: r.reply, closeAfter: true });
-        this.closing = true;
+        this.stopReading = true;
         this.flush();
         return;
       }
       this.dispatch(r.args);
-      if (this.closing) return;
+      if (this.stopReading) return;
     }
   }
 
+  /**
+   * Queues one request. Requests of a connection run one after another, as Redis runs them, so a
+   * pipelined read sees the writes before it; consecutive requests of a command that can run as a
+   * group (VADD) wait together and run as one batch of REST calls.
+   */
   private dispatch(args: Buffer[]): void {
     const slot: Slot = {};
     this.slots.push(slot);
-    let result: Reply | Promise<Reply>;
-    try {
-      result = this.run(args);
-    } catch (err) {
-      result = this.errorBytes(err);
+    const spec = this.ctx.table.get(args[0]);
+    // Nothing after QUIT is read, as in Redis.
+    if (spec?.name === 'quit') this.stopReading = true;
+    const group = spec?.runGroup ? spec : undefined;
+    const open = this.lastJob;
+    if (group && open && !open.started && open.group === group) {
+      open.calls.push({ args, slot });
+      return;
     }
-    if (this.closing) slot.closeAfter = true;
-    // The protocol in force once the command ran (HELLO 3 answers in RESP3).
-    const protocol = this.protocol;
-    if (result instanceof Promise) {
-      result.then(
-        (reply) => this.complete(slot, this.encode(reply, protocol)),
-        (err) => this.complete(slot, this.errorBytes(err)),
-      );
-    } else {
-      this.complete(slot, this.encode(result, protocol));
-    }
+    const job: Job = { calls: [{ args, slot }], group, started: false };
+    this.lastJob = job;
+    this.chain = this.chain.then(() => this.runJob(job));
   }
 
-  private run(args: Buffer[]): Reply | Promise<Reply> {
+  private async runJob(job: Job): Promise<void> {
+    job.started = true;
+    if (!job.group) {
+      const { args, slot } = job.calls[0];
+      let bytes: Buffer;
+      try {
+        const reply = await this.run(args);
+        // The protocol in force once the command ran (HELLO 3 answers in RESP3).
+        bytes = this.encode(reply, this.protocol);
+      } catch (err) {
+        bytes = this.errorBytes(err);
+      }
+      if (this.quitting) slot.closeAfter = true;
+      this.complete(slot, bytes);
+      return;
+    }
+    const ready: Job['calls'] = [];
+    for (const c of job.calls) {
+      const checked = this.check(c.args);
+      if (checked instanceof Function || Buffer.isBuffer(checked)) this.complete(c.slot, this.encode(checked, this.protocol));
+      else ready.push(c);
+    }
+    if (ready.length === 0) return;
+    let results: (Reply | Error)[];
+    try {
+      results = await job.group.runGroup!(ready.map((c) => ({ args: c.args, conn: this })));
+    } catch (err) {
+      results = ready.map(() => err as Error);
+    }
+    ready.forEach((c, i) => {
+      const r = results[i];
+      this.complete(c.slot, r instanceof Error ? this.errorBytes(r) : this.encode(r, this.protocol));
+    });
+  }
+
+  /** The command's spec when the request may run, else the reply that refuses it (or HELP). */
+  private check(args: Buffer[]): CommandSpec | Reply {
     const spec = this.ctx.table.get(args[0]);
     if (!spec) return errorBytes(unknownCommand(args));
     if (!this.authenticated && !spec.flags.includes('no_auth')) return errorBytes('NOAUTH Authentication required.');
@@ -126,9 +176,21 @@ export class Connection {
       const sub = spec.subcommands.find((s) => s.name === `${spec.name}|${subName}`);
       if (!sub) return errorBytes(`ERR unknown subcommand '${args[1].toString('utf8').slice(0, 128)}'. Try ${spec.name.toUpperCase()} HELP.`);
       if (!arityOk(sub, args.length)) return errorBytes(`ERR wrong number of arguments for '${sub.name}' command`);
-      return sub.run!({ args, conn: this });
+      return sub;
     }
-    return spec.run!({ args, conn: this });
+    return spec;
+  }
+
+  private run(args: Buffer[]): Reply | Promise<Reply> {
+    const checked = this.check(args);
+    if (checked instanceof Function || Buffer.isBuffer(checked)) return checked;
+    if (checked.runGroup) {
+      return checked.runGroup([{ args, conn: this }]).then(([r]) => {
+        if (r instanceof Error) throw r;
+        return r;
+      });
+    }
+    return checked.run!({ args, conn: this });
   }
 
   private encode(reply: Reply, protocol: Protocol): Buffer {
@@ -163,7 +225,7 @@ export class Connection {
         return;
       }
     }
-    if (this.slots.length === 0 && this.closing && !this.socket.destroyed) this.socket.end();
+    if (this.slots.length === 0 && this.ending && !this.socket.destroyed) this.socket.end();
     if (this.paused && this.slots.length < MAX_PENDING / 2) {
       this.paused = false;
       this.socket.resume();

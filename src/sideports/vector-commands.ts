@@ -101,13 +101,25 @@ function attributesText(m: Record<string, unknown> | undefined): string | null {
   return JSON.stringify(m);
 }
 
-/** The service's dimension error in Redis' words. */
-function vectorError(err: unknown): never {
+/** The service's dimension error in Redis' words; other errors unchanged. */
+function toVectorError(err: unknown): Error {
   if (err instanceof RestError) {
     const m = /Invalid vector dimension: (\d+), expected: (\d+)/.exec(err.message);
-    if (m) throw new CommandError(`ERR Vector dimension mismatch - got ${m[1]} but set has ${m[2]} (the index's dimension is fixed: send ${m[2]} values)`);
+    if (m) return new CommandError(`ERR Vector dimension mismatch - got ${m[1]} but set has ${m[2]} (the index's dimension is fixed: send ${m[2]} values)`);
   }
-  throw err;
+  return err as Error;
+}
+
+function vectorError(err: unknown): never {
+  throw toVectorError(err);
+}
+
+interface PendingAdd {
+  ns: string;
+  id: string;
+  input: VectorInput;
+  attributes: Record<string, unknown> | undefined;
+  setattr: boolean;
 }
 
 interface Fields {
@@ -214,7 +226,8 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     return { info, entry: info.namespaces?.[ns] };
   }
 
-  const vadd = async (c: Call): Promise<Reply> => {
+  /** One VADD request, parsed (errors are the request's own). */
+  const parseVadd = (c: Call): PendingAdd => {
     const ns = key(c);
     const cur = new ArgCursor(c.args, 2);
     if (upper(c.args[2]) === 'REDUCE') {
@@ -222,7 +235,7 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     }
     const input = readVectorInput(cur, false);
     if (cur.done) throw new CommandError(`${SYNTAX_ERROR}: the element name is missing after the vector`);
-    const elementName = element(cur.value());
+    const id = element(cur.value());
     let attributes: Record<string, unknown> | undefined;
     let setattr = false;
     while (!cur.done) {
@@ -235,17 +248,88 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
         setattr = true;
       } else cur.unknown('vadd');
     }
-    const before = await exists(ns, elementName);
-    // An update keeps the element's attributes unless SETATTR gives new ones, as in Redis.
-    const metadata = setattr ? attributes : before?.metadata;
-    try {
-      if (input.data !== undefined) await client.upsertData(ns, [{ id: elementName, data: input.data, ...(metadata ? { metadata } : {}) }]);
-      else await client.upsert(ns, [{ id: elementName, ...(input.dense ? { vector: input.dense } : {}), ...(input.sparse ? { sparseVector: input.sparse } : {}), ...(metadata ? { metadata } : {}) }]);
-    } catch (err) {
-      vectorError(err);
-    }
-    return (w) => w.integer(before ? 0 : 1);
+    return { ns, id, input, attributes, setattr };
   };
+
+  /**
+   * Consecutive VADDs of a connection: per namespace (and text vs vectors) one /fetch of the ids (added
+   * or updated? their attributes) and one /upsert of the records. When the service refuses the batch
+   * (one bad vector), each record is sent alone so only the bad one fails.
+   */
+  const vaddGroup = async (calls: Call[]): Promise<(Reply | Error)[]> => {
+    const results: (Reply | Error)[] = new Array(calls.length);
+    const groups = new Map<string, { ns: string; text: boolean; items: { index: number; add: PendingAdd }[] }>();
+    calls.forEach((c, index) => {
+      try {
+        const add = parseVadd(c);
+        const text = add.input.data !== undefined;
+        const k = `${text ? 't' : 'v'}${add.ns}`;
+        let g = groups.get(k);
+        if (!g) groups.set(k, (g = { ns: add.ns, text, items: [] }));
+        g.items.push({ index, add });
+      } catch (err) {
+        results[index] = err as Error;
+      }
+    });
+    for (const g of groups.values()) {
+      for (let from = 0; from < g.items.length; from += 1000) {
+        await addBatch(g.ns, g.text, g.items.slice(from, from + 1000), results);
+      }
+    }
+    return results;
+  };
+
+  async function addBatch(ns: string, text: boolean, items: { index: number; add: PendingAdd }[], results: (Reply | Error)[]): Promise<void> {
+    let before: (VectorRecord | null)[];
+    const ids = [...new Set(items.map((i) => i.add.id))];
+    try {
+      before = await client.fetch(ns, { ids, includeMetadata: true });
+    } catch (err) {
+      for (const i of items) results[i.index] = err as Error;
+      return;
+    }
+    // Element state as the batch goes, so a second VADD of an element in the same batch answers 0 and
+    // keeps the attributes the first one set, as one-by-one execution would.
+    const state = new Map(ids.map((id, k) => [id, { exists: before[k] !== null, metadata: before[k]?.metadata }]));
+    const records = new Map<string, { id: string; record: VectorRecord; items: number[] }>();
+    for (const { index, add } of items) {
+      const s = state.get(add.id)!;
+      const metadata = add.setattr ? add.attributes : s.metadata;
+      const answer = s.exists ? 0 : 1;
+      results[index] = (w) => w.integer(answer);
+      state.set(add.id, { exists: true, metadata });
+      const { dense, sparse, data } = add.input;
+      const record: VectorRecord = {
+        id: add.id,
+        ...(data !== undefined ? { data } : {}),
+        ...(dense ? { vector: dense } : {}),
+        ...(sparse ? { sparseVector: sparse } : {}),
+        ...(metadata ? { metadata } : {}),
+      };
+      const prev = records.get(add.id);
+      records.set(add.id, { id: add.id, record, items: [...(prev?.items ?? []), index] });
+    }
+    const all = [...records.values()];
+    const send = (batch: typeof all) =>
+      text ? client.upsertData(ns, batch.map((r) => ({ ...r.record, data: r.record.data! }))) : client.upsert(ns, batch.map((r) => r.record));
+    try {
+      await send(all);
+      return;
+    } catch (err) {
+      // Unreachable service (outcome unknown) or a single record: the error is every request's.
+      if (!(err instanceof RestError) || err.status === 0 || all.length === 1) {
+        for (const r of all) for (const i of r.items) results[i] = toVectorError(err);
+        return;
+      }
+    }
+    for (const r of all) {
+      try {
+        await send([r]);
+      } catch (err) {
+        for (const i of r.items) results[i] = toVectorError(err);
+      }
+    }
+  }
 
   const vsim = async (c: Call): Promise<Reply> => {
     const ns = key(c);
@@ -527,8 +611,8 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
   });
 
   return [
-    vs({ name: 'vadd', arity: -5, write: true, flags: ['write', 'denyoom'], summary: 'Adds an element with its vector to a namespace (1 added, 0 updated).', run: vadd,
-      upstream: 'POST /fetch (exists?) then /upsert (or /upsert-data for DATA)',
+    vs({ name: 'vadd', arity: -5, write: true, flags: ['write', 'denyoom'], summary: 'Adds an element with its vector to a namespace (1 added, 0 updated).', runGroup: vaddGroup,
+      upstream: 'POST /fetch (exists?) then /upsert (or /upsert-data for DATA); consecutive VADDs of a connection share one /fetch and one /upsert',
       args: [K, { name: 'dim', type: 'integer', token: 'REDUCE', optional: true }, vectorArg(false), ELEMENT,
         { name: 'cas', type: 'pure-token', token: 'CAS', optional: true },
         { name: 'quant', type: 'oneof', optional: true, arguments: [{ name: 'noquant', type: 'pure-token', token: 'NOQUANT' }, { name: 'q8', type: 'pure-token', token: 'Q8' }, { name: 'bin', type: 'pure-token', token: 'BIN' }] },

@@ -113,6 +113,31 @@ describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
   });
 });
 
+describe('pipelines', () => {
+  it('a pipeline sees its own writes in order; VADDs in a row run as one batch with per-request answers', async () => {
+    const p = io.pipeline();
+    p.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'a', 'SETATTR', '{"v":1}');
+    p.call('VADD', 'pts', 'VALUES', '3', '0', '1', '0', 'b');
+    p.call('VADD', 'pts', 'VALUES', '2', '1', '0', 'bad');
+    p.call('VADD', 'pts', 'VALUES', '3', '0', '0', '1', 'a');
+    p.call('VADD', 'pts', 'VALUES', '3', '1', 'x', '0', 'worse');
+    p.call('VADD', 'movies', 'VALUES', '3', '1', '1', '1', 'm');
+    p.call('VCARD', 'pts');
+    p.call('VEMB', 'pts', 'a');
+    p.call('VGETATTR', 'pts', 'a');
+    p.call('VSIM', 'pts', 'VALUES', '3', '0', '0', '1', 'COUNT', '1');
+    p.call('VREM', 'pts', 'a');
+    p.call('VISMEMBER', 'pts', 'a');
+    const out = (await p.exec())!;
+    expect(out.slice(0, 2)).toEqual([[null, 1], [null, 1]]);
+    expect((out[2][0] as Error).message).toMatch(/Vector dimension mismatch - got 2 but set has 3/);
+    expect(out[3]).toEqual([null, 0]);
+    expect((out[4][0] as Error).message).toMatch(/invalid vector specification/);
+    expect(out.slice(5).map(([, v]) => v)).toEqual([1, 2, ['0', '0', '1'], '{"v":1}', ['a'], 1, 0]);
+    expect(await io.call('VCARD', 'movies')).toBe(1);
+  });
+});
+
 describe('VSIM', () => {
   it('returns names by similarity; WITHSCORES as RESP2 flat pairs and a RESP3 map of doubles', async () => {
     await points();
