@@ -5,8 +5,9 @@
 //
 // The platform runs as its own process (`bin/respgate platform`, one dense 384-d COSINE index); the side
 // port runs in this process in front of it, as in the dev stack. Each run empties the index, then:
-//   upsert  REST: one record per /upsert call, 8 in flight | side port: VADD pipelined on one connection
-//           (each VADD is two REST calls: /fetch to tell added from updated, then /upsert)
+//   upsert  REST: one record per /upsert call, 8 in flight | side port: VADD pipelined on one connection,
+//           vectors as VALUES text and as FP32 blobs (consecutive VADDs of a connection become one /fetch,
+//           to tell added from updated, and one /upsert per 1000)
 //   query   latency, one at a time: REST /query topK 10 | VSIM … COUNT 10
 //           throughput, 8 in flight: the same calls
 // Medians over the runs are printed as a Markdown table (bench/README.md records them).
@@ -97,7 +98,14 @@ async function main(): Promise<void> {
     const results = await pipe.exec();
     const sideUpsert = performance.now() - t0;
     if (results!.some(([err]) => err)) throw results!.find(([err]) => err)![0];
-    add('upsert side port (VADD pipelined), vectors/s', VECTORS / (sideUpsert / 1000));
+    add('upsert side port (VADD … VALUES 384 …, pipelined), vectors/s', VECTORS / (sideUpsert / 1000));
+    const blobs = clients[1].pipeline();
+    data.forEach((v, i) => blobs.call('VADD', 'blob', 'FP32', Buffer.from(new Float32Array(v).buffer), `b${i}`));
+    const t1 = performance.now();
+    const blobResults = await blobs.exec();
+    const blobUpsert = performance.now() - t1;
+    if (blobResults!.some(([err]) => err)) throw blobResults!.find(([err]) => err)![0];
+    add('upsert side port (VADD … FP32 blob, pipelined), vectors/s', VECTORS / (blobUpsert / 1000));
 
     const restLat: number[] = [];
     const sideLat: number[] = [];
