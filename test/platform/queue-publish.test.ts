@@ -89,6 +89,7 @@ describe('deduplication', () => {
     const first = await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Deduplication-Id': 'order-17' }, body: 'a' });
     const second = await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Deduplication-Id': 'order-17' }, body: 'b' });
     expect(first.status).toBe(201);
+    expect(first.json).toEqual({ messageId: expect.stringMatching(/^msg_/) });
     expect(second.status).toBe(202);
     expect(second.json).toMatchObject({ messageId: first.json.messageId, deduplicated: true });
     const other = await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Deduplication-Id': 'order-18' }, body: 'c' });

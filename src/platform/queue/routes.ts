@@ -452,9 +452,9 @@ async function readJson(c: Call): Promise<Record<string, unknown>> {
   return value as Record<string, unknown>;
 }
 
-/** The publish response for a URL: {messageId} (and deduplicated when it was). */
+/** The publish response for a URL, as the service's docs show it: {messageId} (and deduplicated when it was). */
 function urlResult(r: PublishResult): Record<string, unknown> {
-  return { messageId: r.messageId, url: r.url, ...(r.deduplicated ? { deduplicated: true } : {}) };
+  return { messageId: r.messageId, ...(r.deduplicated ? { deduplicated: true } : {}) };
 }
 
 /**
