@@ -9,6 +9,7 @@
 // The platform runs as its own process (`bin/respgate platform`), as a user runs it; the
 // destination and the publishers share this process (so both clocks are the same).
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -44,12 +45,33 @@ const destination = http.createServer((req, res) => {
 });
 destination.keepAliveTimeout = 60_000;
 
+/** CPU time (ms) a process has used, from /proc (Linux): user + system. */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+function children(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-interface Result { deliveriesPerSecond: number; p50: number; p99: number }
+interface Result { deliveriesPerSecond: number; p50: number; p99: number; platformCpuUs: number; redisCpuUs: number }
+
+let platformPid = 0;
+const redisCpu = () => children(platformPid).reduce((sum, pid) => sum + cpuMs(pid), 0);
 
 /** Publishes `count` messages (each fanning out to `fanOut` endpoints), `rate` per second or as fast as possible. */
 async function run(pool: Pool, target: string, count: number, fanOut: number, rate?: number): Promise<Result> {
@@ -57,6 +79,7 @@ async function run(pool: Pool, target: string, count: number, fanOut: number, ra
   expected = count * fanOut;
   const sentAt = new Map<string, number>();
   const all = new Promise<void>((resolve) => { onAllArrived = resolve; });
+  const cpu0 = [cpuMs(platformPid), redisCpu()];
   const started = performance.now();
   let next = 0;
   const publisher = async () => {
@@ -85,15 +108,19 @@ async function run(pool: Pool, target: string, count: number, fanOut: number, ra
     last = Math.max(last, at);
   }
   latencies.sort((a, b) => a - b);
-  return { deliveriesPerSecond: expected / ((last - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return {
+    deliveriesPerSecond: expected / ((last - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+    platformCpuUs: ((cpuMs(platformPid) - cpu0[0]) * 1000) / expected, redisCpuUs: ((redisCpu() - cpu0[1]) * 1000) / expected,
+  };
 }
 
 async function main(): Promise<void> {
+  const loadBefore = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   await new Promise<void>((resolve) => destination.listen(0, '127.0.0.1', resolve));
   const destUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}`;
   const port = await freePort();
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  const platform = spawn(process.execPath, [...profile, path.join(root, 'bin/respgate'), 'platform', '--http-port', String(port), '--token', TOKEN, '--log-level', 'warn'], {
+  const platform = spawn(process.execPath, [...profile, path.join(root, 'bin/respgate'), 'platform', '--http-port', String(port), '--token', TOKEN, '--log-level', 'warn', ...(process.env.BENCH_QUEUE_CONCURRENCY ? ['--queue-concurrency', process.env.BENCH_QUEUE_CONCURRENCY] : [])], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -101,6 +128,7 @@ async function main(): Promise<void> {
     platform.stdout!.on('data', (c: Buffer) => { out += c.toString(); if (out.includes('ready')) resolve(); });
     platform.once('exit', (code) => reject(new Error(`platform exited with ${code}`)));
   });
+  platformPid = platform.pid!;
   const base = `http://127.0.0.1:${port}`;
   const pool = new Pool(base, { connections: PUBLISHERS, keepAliveTimeout: 60_000 });
   try {
@@ -124,13 +152,14 @@ async function main(): Promise<void> {
       const results: Result[] = [];
       for (let r = 0; r < RUNS; r++) {
         const res = await run(pool, target, count, fanOut, rate);
-        log(`  ${name} run ${r + 1}: ${res.deliveriesPerSecond.toFixed(0)} deliveries/s, p50 ${res.p50.toFixed(1)} ms, p99 ${res.p99.toFixed(1)} ms`);
+        log(`  ${name} run ${r + 1}: ${res.deliveriesPerSecond.toFixed(0)} deliveries/s, p50 ${res.p50.toFixed(1)} ms, p99 ${res.p99.toFixed(1)} ms, CPU per delivery: platform ${res.platformCpuUs.toFixed(0)} µs, redis-servers ${res.redisCpuUs.toFixed(0)} µs`);
         results.push(res);
       }
-      rows.push(`| ${name} | ${count * fanOut} | ${median(results.map((x) => x.deliveriesPerSecond)).toFixed(0)} | ${median(results.map((x) => x.p50)).toFixed(1)} | ${median(results.map((x) => x.p99)).toFixed(1)} |`);
+      rows.push(`| ${name} | ${count * fanOut} | ${median(results.map((x) => x.deliveriesPerSecond)).toFixed(0)} | ${median(results.map((x) => x.p50)).toFixed(1)} | ${median(results.map((x) => x.p99)).toFixed(1)} | ${median(results.map((x) => x.platformCpuUs)).toFixed(0)} | ${median(results.map((x) => x.redisCpuUs)).toFixed(0)} |`);
     }
-    console.log('| case | deliveries per run | deliveries/s | p50 publish→delivery (ms) | p99 (ms) |');
-    console.log('|---|---|---|---|---|');
+    console.log(`load average before: ${loadBefore}; after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+    console.log('| case | deliveries per run | deliveries/s | p50 publish→delivery (ms) | p99 (ms) | platform CPU per delivery (µs) | redis-server CPU per delivery (µs) |');
+    console.log('|---|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);
   } finally {
     await pool.close();

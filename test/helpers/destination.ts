@@ -49,13 +49,19 @@ export async function startDestination(): Promise<Destination> {
       const r: Received = { method: req.method!, path: req.url!, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() };
       const index = dest.received.length;
       dest.received.push(r);
-      const reply = await dest.respond(r, index);
-      res.writeHead(reply.status ?? 200, reply.headers ?? {});
-      res.end(reply.body ?? '');
+      const reply = dest.respond(r, index);
+      // Wake the waiters once the answer is decided, or at once when it is still pending (a hanging endpoint).
+      if (!(reply instanceof Promise)) answer(res, reply);
       for (const w of [...waiters]) if (dest.received.length >= w.count) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+      if (reply instanceof Promise) answer(res, await reply);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   dest.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return dest;
+}
+
+function answer(res: http.ServerResponse, reply: Reply): void {
+  res.writeHead(reply.status ?? 200, reply.headers ?? {});
+  res.end(reply.body ?? '');
 }

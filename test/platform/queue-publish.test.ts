@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { startDestination, type Destination } from '../helpers/destination.js';
-import { startTestPlatform } from '../helpers/platform.js';
+import { command, startTestPlatform } from '../helpers/platform.js';
 
 let p: RunningPlatform;
 let base: string;
@@ -89,6 +89,7 @@ describe('deduplication', () => {
     const first = await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Deduplication-Id': 'order-17' }, body: 'a' });
     const second = await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Deduplication-Id': 'order-17' }, body: 'b' });
     expect(first.status).toBe(201);
+    expect(first.json).toEqual({ messageId: expect.stringMatching(/^msg_/) });
     expect(second.status).toBe(202);
     expect(second.json).toMatchObject({ messageId: first.json.messageId, deduplicated: true });
     const other = await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Deduplication-Id': 'order-18' }, body: 'c' });
@@ -158,5 +159,14 @@ describe('retry timing', () => {
     await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Retry-Delay': '0' }, body: 'x' });
     const [first, second] = await dest.waitFor(2, 5000);
     expect(second.at - first.at).toBeGreaterThanOrEqual(990);
+  });
+});
+
+describe('isolation', () => {
+  it("the queue's records and jobs never show in the key-value (Area B) keyspace", async () => {
+    await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Delay': '1h', 'Upstash-Deduplication-Id': 'iso' }, body: 'x' });
+    await call('/v2/topics/iso/endpoints', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ endpoints: [{ url: dest.url }] }) });
+    expect((await command(p, ['DBSIZE'])).json).toEqual({ result: 0 });
+    expect((await command(p, ['KEYS', '*'])).json).toEqual({ result: [] });
   });
 });

@@ -73,3 +73,22 @@ it('a restart in the middle of delays and retries loses nothing and delivers com
   }
   expect(dest.received).toHaveLength(20);
 }, 30_000);
+
+it('stopping waits for a destination that never answers only for the grace period (5 s)', async () => {
+  const hanging = await startDestination();
+  hanging.respond = () => new Promise(() => undefined);
+  try {
+    await p?.stop(); // the first test's platform would otherwise take the job
+    p = await start();
+    const res = await fetch(`${p.url}/queue/v2/publish/${hanging.url}/hang`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: 'hang' });
+    expect(res.status).toBe(201);
+    await hanging.waitFor(1);
+    const t0 = Date.now();
+    await p.stop();
+    p = undefined;
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(4900);
+    expect(Date.now() - t0).toBeLessThan(8000);
+  } finally {
+    await hanging.close();
+  }
+}, 20_000);

@@ -47,8 +47,9 @@ export class Deliverer {
     }
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  /** `abandon`: cut the requests still in flight instead of waiting for them. */
+  close(abandon = false): Promise<void> {
+    return abandon ? this.agent.destroy() : this.agent.close();
   }
 }
 

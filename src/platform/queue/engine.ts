@@ -17,6 +17,8 @@ export const BULL_PREFIX = 'respgate:bull';
 const DEFAULT_QUEUE = 'deliveries';
 const namedQueueKey = (name: string) => `named-${name}`;
 const CANCELLED = (id: string) => `rq:cancelled:${id}`;
+/** How long a stop waits for the deliveries in flight. */
+const STOP_GRACE_MS = 5000;
 
 export interface EngineDeps {
   connection: ConnectionOptions;
@@ -40,6 +42,8 @@ class DeliveryFailure extends Error {
 export class Engine {
   private readonly queues = new Map<string, Queue>();
   private readonly workers = new Map<string, Worker>();
+  /** Delivery attempts running now (a stop waits for them, briefly). */
+  private inFlight = 0;
 
   constructor(private readonly deps: EngineDeps) {}
 
@@ -149,6 +153,15 @@ export class Engine {
 
   // --- one delivery attempt of one message
   private async process(job: Job<QueuedMessage>): Promise<void> {
+    this.inFlight++;
+    try {
+      await this.attempt(job);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async attempt(job: Job<QueuedMessage>): Promise<void> {
     const m = job.data;
     const retried = job.attemptsMade;
     const body = Buffer.from(m.bodyBase64, 'base64');
@@ -272,10 +285,18 @@ export class Engine {
   }
 
   async stop(): Promise<void> {
-    // Workers first: they finish the attempts in flight, so a restart redoes nothing half-done.
-    await Promise.all([...this.workers.values()].map((w) => w.close()));
+    // Stop taking jobs, let the attempts in flight finish for a few seconds (so a restart redoes
+    // nothing half-done), then close; an attempt still running past that is abandoned: BullMQ sees
+    // its job stalled and the next process redoes it (at least once).
+    await Promise.all([...this.workers.values()].map((w) => w.pause(true)));
+    const deadline = Date.now() + STOP_GRACE_MS;
+    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const abandoned = this.inFlight > 0;
+    await Promise.all([...this.workers.values()].map((w) => w.close(abandoned)));
     await Promise.all([...this.queues.values()].map((q) => q.close()));
+    await this.deps.deliverer.close(abandoned);
   }
+
 }
 
 function header(response: EndpointResponse | undefined, name: string): string | undefined {

@@ -61,7 +61,6 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
     async stop() {
       await schedules.stop();
       await engine.stop();
-      await deliverer.close();
       redis.disconnect();
     },
   };

@@ -4,13 +4,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { BodyTooLargeError, readBody } from '../http-body.js';
+import { callerIp, destinationOf, rawHeaderPairs, readJson, send, urlResult, type Call } from './http-exchange.js';
+import { messageFilter } from './filters.js';
+import { dlqView, groupView } from './views.js';
 import type { Billing } from '../account/billing.js';
 import type { Engine } from './engine.js';
 import { badRequest, notFound, QueueError } from './errors.js';
 import { newId } from './ids.js';
 import { messageView, type QueuedMessage } from './message.js';
 import { checkUrl, PublishHeaders, readPublishOptions } from './publish-options.js';
-import { checkQueueName, type Publisher, type PublishResult } from './publisher.js';
+import { checkQueueName, type Publisher } from './publisher.js';
 import type { DlqEntry, LogEvent, QueueRecords, ScheduleRecord, UrlGroup } from './records.js';
 import type { Schedules } from './schedules.js';
 
@@ -24,15 +27,6 @@ export interface RouteDeps {
   maxBodySize: number;
   keys: () => { current: string; next: string };
   rotateKeys: () => Promise<{ current: string; next: string }>;
-}
-
-interface Call {
-  req: http.IncomingMessage;
-  res: http.ServerResponse;
-  parts: string[];
-  query: URLSearchParams;
-  rawPath: string;
-  rawQuery: string;
 }
 
 const UNAUTHORIZED = 'Unauthorized: the token is missing or invalid; send Authorization: Bearer <QSTASH_TOKEN> (or ?qstash_token=<QSTASH_TOKEN> on a publish)';
@@ -432,112 +426,9 @@ export class QueueRoutes {
   }
 }
 
-// --- helpers
-
-function send(res: http.ServerResponse, status: number, body?: unknown): void {
-  if (body === undefined) {
-    res.writeHead(status, { 'Content-Length': '0' });
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-async function readJson(c: Call): Promise<Record<string, unknown>> {
-  const text = (await readBody(c.req, 1024 * 1024)).toString('utf8');
-  const value = text === '' ? {} : JSON.parse(text);
-  if (typeof value !== 'object' || value === null) throw badRequest('the request body must be a JSON object');
-  return value as Record<string, unknown>;
-}
-
-/** The publish response for a URL: {messageId} (and deduplicated when it was). */
-function urlResult(r: PublishResult): Record<string, unknown> {
-  return { messageId: r.messageId, url: r.url, ...(r.deduplicated ? { deduplicated: true } : {}) };
-}
-
-/**
- * The destination is the rest of the path, taken raw (a URL keeps its own slashes and escapes),
- * plus the query parameters that are not the service's own (they belong to the destination URL).
- */
-function destinationOf(c: Call, skip: number): string {
-  const segments = c.rawPath.split('/').slice(1 + skip);
-  let destination = segments.join('/');
-  if (/^https?%3A/i.test(destination)) destination = decodeURIComponent(destination);
-  // A proxy may have merged the scheme's double slash.
-  destination = destination.replace(/^(https?):\/(?!\/)/i, '$1://');
-  const own = /^(upstash-|service-|qstash_token$|queue_token$)/i;
-  const extra = c.rawQuery.split('&').filter((p) => p !== '' && !own.test(decodeURIComponent(p.split('=')[0])));
-  if (extra.length > 0 && /^https?:\/\//i.test(destination)) destination += (destination.includes('?') ? '&' : '?') + extra.join('&');
-  return destination;
-}
-
-function rawHeaderPairs(req: http.IncomingMessage): Array<[string, string]> {
-  const pairs: Array<[string, string]> = [];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) pairs.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
-  return pairs;
-}
-
-function callerIp(req: http.IncomingMessage): string {
-  const ip = req.socket.remoteAddress ?? '';
-  return ip.startsWith('::ffff:') ? ip.slice(7) : ip;
-}
-
-function groupView(g: UrlGroup) {
-  return { createdAt: g.createdAt, updatedAt: g.updatedAt, name: g.name, endpoints: g.endpoints, ...(g.headers ? { headers: g.headers } : {}) };
-}
-
-function dlqView(e: DlqEntry) {
-  return {
-    ...e.message,
-    dlqId: e.dlqId,
-    ...(e.responseStatus !== undefined ? { responseStatus: e.responseStatus } : {}),
-    ...(e.responseHeader ? { responseHeader: e.responseHeader } : {}),
-    ...(e.responseBody !== undefined ? { responseBody: e.responseBody } : {}),
-    ...(e.responseBodyBase64 !== undefined ? { responseBodyBase64: e.responseBodyBase64 } : {}),
-  };
-}
-
 function checkGroupName(name: string): void {
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(name)) throw badRequest(`invalid url group name '${name}': use letters, digits, '-' and '_' (at most 100)`);
 }
 
 const topicNotFound = (name: string) => `topic ${name} not found`;
 const dlqNotFound = (id: string) => `message ${id} not found in the dead letter queue`;
-
-/** Filters shared by messages, DLQ and logs: each given field must match one of its values. */
-interface Filterable {
-  url: string; topicName?: string; queueName?: string; scheduleId?: string; labels?: string[]; callerIp?: string; createdAt?: number;
-}
-
-function messageFilter(q: URLSearchParams): (m: Filterable, time?: number) => boolean {
-  const list = (name: string) => q.getAll(name).flatMap((v) => v.split(',')).filter(Boolean);
-  const urls = list('url');
-  const topics = [...list('topicName'), ...list('urlGroup')];
-  const queues = list('queueName');
-  const schedules = list('scheduleId');
-  const labels = list('label');
-  const ips = list('callerIp');
-  const hosts = list('host');
-  const paths = list('path');
-  const from = Number(q.get('fromDate') ?? 0);
-  const to = Number(q.get('toDate') ?? 0);
-  return (m, time) => {
-    const t = time ?? m.createdAt ?? 0;
-    if (urls.length && !urls.includes(m.url)) return false;
-    if (topics.length && !topics.includes(m.topicName ?? '')) return false;
-    if (queues.length && !queues.includes(m.queueName ?? '')) return false;
-    if (schedules.length && !schedules.includes(m.scheduleId ?? '')) return false;
-    if (labels.length && !labels.some((l) => m.labels?.includes(l))) return false;
-    if (ips.length && !ips.includes(m.callerIp ?? '')) return false;
-    if (hosts.length || paths.length) {
-      const u = new URL(m.url);
-      if (hosts.length && !hosts.includes(u.host)) return false;
-      if (paths.length && !paths.includes(u.pathname)) return false;
-    }
-    if (from && t < from) return false;
-    if (to && t > to) return false;
-    return true;
-  };
-}
