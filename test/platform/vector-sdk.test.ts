@@ -211,11 +211,76 @@ describe('@upstash/vector on a hybrid index', () => {
   });
 });
 
+describe('startup banner', () => {
+  it('prints each index with its URL and token, ready to paste', () => {
+    const text = p.areaBanner.join('\n');
+    for (const name of ['dense', 'dense-data', 'sparse', 'hybrid', 'hybrid-2d']) {
+      expect(text).toContain(`UPSTASH_VECTOR_REST_URL=${p.url}/vector/${name}\n      UPSTASH_VECTOR_REST_TOKEN=${p.token}`);
+    }
+    expect(text).toContain('hybrid (HYBRID, 384 dimensions, COSINE, local embedder, BM25)');
+  });
+});
+
 describe('tokens', () => {
   it('the read-only token queries and may not write', async () => {
     const ro = index('dense', p.readonlyToken);
     expect(await ro.query({ vector: randomVector(384), topK: 1 })).toBeInstanceOf(Array);
     await expect(ro.upsert({ id: 'ro', vector: randomVector(384) })).rejects.toThrow('not allowed with the read-only token');
     await expect(index('dense', 'wrong').info()).rejects.toThrow('Unauthorized');
+  });
+});
+
+// The whole operation set once per index kind, each in its own namespace.
+type Vectors = { vector?: number[]; sparseVector?: { indices: number[]; values: number[] } };
+const kinds: Array<[string, string, (i: number) => Vectors]> = [
+  ['DENSE', 'dense', (i) => ({ vector: Array.from({ length: 384 }, (_, j) => Math.sin(i * 7 + j)) })],
+  ['SPARSE', 'sparse', (i) => ({ sparseVector: { indices: [i, i + 1, 1000], values: [1, 0.5, 0.1] } })],
+  ['HYBRID', 'hybrid-2d', (i) => ({ vector: [Math.cos(i), Math.sin(i)], sparseVector: { indices: [i, 1000], values: [1, 0.1] } })],
+];
+
+describe.each(kinds)('every operation on a %s index', (_kind, name, vectors) => {
+  const ns = 'all-ops';
+  it('upsert, query (with filter), fetch, range, update, delete by each selector, info, resumable query, reset, delete-namespace', async () => {
+    const ix = index(name);
+    const records = Array.from({ length: 12 }, (_, i) => ({ id: `k${String(i).padStart(2, '0')}`, ...vectors(i), metadata: { i, even: i % 2 === 0 } }));
+    expect(await ix.upsert(records as never, { namespace: ns })).toBe('Success');
+
+    const q = vectors(3);
+    const top = await ix.query({ ...q, topK: 1, includeMetadata: true } as never, { namespace: ns });
+    expect(top[0]).toMatchObject({ id: 'k03', metadata: { i: 3, even: false } });
+    const filtered = await ix.query({ ...q, topK: 12, filter: 'even = true AND i < 6' } as never, { namespace: ns });
+    expect(filtered.map((r) => r.id).sort()).toEqual(['k00', 'k02', 'k04']);
+
+    expect((await ix.fetch(['k01', 'zz'], { namespace: ns })).map((r) => r?.id ?? null)).toEqual(['k01', null]);
+    expect((await ix.fetch({ prefix: 'k1' }, { namespace: ns })).map((r) => r?.id)).toEqual(['k10', 'k11']);
+    const ids: string[] = [];
+    let cursor: string | number = 0;
+    do {
+      const page: Awaited<ReturnType<typeof ix.range>> = await ix.range({ cursor, limit: 5, includeVectors: true }, { namespace: ns });
+      ids.push(...page.vectors.map((v) => String(v.id)));
+      cursor = page.nextCursor;
+    } while (cursor !== '');
+    expect(ids).toEqual(records.map((r) => r.id));
+
+    expect(await ix.update({ id: 'k05', metadata: { tag: 'x' }, metadataUpdateMode: 'PATCH' }, { namespace: ns })).toEqual({ updated: 1 });
+    expect((await ix.fetch(['k05'], { namespace: ns, includeMetadata: true }))[0]?.metadata).toEqual({ i: 5, even: false, tag: 'x' });
+    expect(await ix.update({ id: 'k05', ...vectors(11) } as never, { namespace: ns })).toEqual({ updated: 1 });
+
+    expect(await ix.delete(['k00'], { namespace: ns })).toEqual({ deleted: 1 });
+    expect(await ix.delete({ prefix: 'k1' }, { namespace: ns })).toEqual({ deleted: 2 });
+    expect(await ix.delete({ filter: 'i >= 8' }, { namespace: ns })).toEqual({ deleted: 2 });
+    const info = await ix.info();
+    expect(info.namespaces[ns]).toEqual({ vectorCount: 7, pendingVectorCount: 0 });
+
+    const { result, fetchNext, stop } = await ix.resumableQuery({ ...q, topK: 3, maxIdle: 60 } as never, { namespace: ns });
+    const next = await fetchNext(10);
+    expect(result).toHaveLength(3);
+    expect(next).toHaveLength(4);
+    expect(await stop()).toBe('Success');
+
+    expect(await ix.reset({ namespace: ns })).toBe('Success');
+    expect((await ix.info()).namespaces[ns]).toEqual({ vectorCount: 0, pendingVectorCount: 0 });
+    expect(await ix.deleteNamespace(ns)).toBe('Success');
+    expect(await ix.listNamespaces()).not.toContain(ns);
   });
 });

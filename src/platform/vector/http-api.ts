@@ -22,8 +22,8 @@ interface Operation {
 }
 
 const OPERATIONS: Record<string, Operation> = {
-  upsert: { access: 'write', methods: ['POST', 'PUT'], namespaced: true, run: (ix, ns, b) => ix.upsert(ns, b) },
-  'upsert-data': { access: 'write', methods: ['POST', 'PUT'], namespaced: true, run: (ix, ns, b) => ix.upsertData(ns, b) },
+  upsert: { access: 'write', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.upsert(ns, b) },
+  'upsert-data': { access: 'write', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.upsertData(ns, b) },
   update: { access: 'write', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.update(ns, b) },
   delete: { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns, b) => ix.delete(ns, b) },
   reset: { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns, _b, q) => ix.reset(q.has('all') ? undefined : ns) },

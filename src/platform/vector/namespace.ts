@@ -31,6 +31,8 @@ const USEARCH_METRIC: Record<Metric, MetricKind> = {
 
 /** From this many records an unfiltered exact search runs in usearch's native brute force (float32, SIMD). */
 const NATIVE_EXACT_FROM = 1000;
+/** A filtered query asks the graph for at most this many neighbours; beyond, it scans exactly. */
+const MAX_FILTERED_GRAPH_K = 400;
 /** Graph-building time per turn of the event loop. */
 const INDEXING_SLICE_MS = 4;
 
@@ -144,7 +146,8 @@ export class Namespace {
     // Graph for the indexed part, exact for what is still pending; a filter widens the graph search.
     // With a filter, ask the graph for enough neighbours that about 10k of them should pass it.
     let wanted = predicate ? Math.max(100, Math.ceil((10 * k) / this.estimateSelectivity(predicate))) : k;
-    if (wanted > this.records.size / 4) return this.exactDense(q, k, predicate, undefined);
+    // A deep graph search costs more than scanning the records that pass a selective filter.
+    if (wanted > MAX_FILTERED_GRAPH_K) return this.exactDense(q, k, predicate, undefined);
     let out: Scored[];
     for (;;) {
       const found = graph.search(q, Math.min(wanted, graph.size()), 1);
@@ -159,7 +162,7 @@ export class Namespace {
       if (!predicate || out.length >= k || found.keys.length >= graph.size()) break;
       // A selective filter: widen the graph search a few times, then scan exactly.
       wanted *= 4;
-      if (wanted > this.records.size / 4) return this.exactDense(q, k, predicate, undefined);
+      if (wanted > MAX_FILTERED_GRAPH_K) return this.exactDense(q, k, predicate, undefined);
     }
     if (this.pending.size > 0) out.push(...this.exactDense(q, k, predicate, this.pending));
     return topOf(out, k);
@@ -187,12 +190,11 @@ export class Namespace {
       if (!rec.hasDense || (predicate && !predicate(rec.metadata))) return;
       top.offer(rec.slot, denseScore(this.metric, q, this.matrix, rec.slot * this.dimension, qNorm, this.norms[rec.slot]));
     };
-    if (only) {
-      for (const slot of only) {
-        const rec = this.bySlot[slot];
-        if (rec) visit(rec);
-      }
-    } else for (const rec of this.records.values()) visit(rec);
+    const slots = only ?? this.bySlot.keys();
+    for (const slot of slots) {
+      const rec = this.bySlot[slot];
+      if (rec) visit(rec);
+    }
     return top.sorted();
   }
 

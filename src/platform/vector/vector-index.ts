@@ -119,7 +119,7 @@ export class VectorIndex {
       const o = asObject(item);
       const rec: StoredRecord = { id: parseId(o.id), metadata: parseMetadata(o.metadata), data: parseData(o.data) };
       if (this.hasDense) {
-        if (o.vector === undefined) throw this.hasSparse && o.sparseVector === undefined ? missing('vector') : missing('vector');
+        if (o.vector === undefined) throw missing('vector');
         rec.dense = this.parseDense(o.vector);
       } else if (o.vector !== undefined) throw new VectorError(422, 'This index does not support dense vectors: it is a SPARSE index; send `sparseVector`');
       if (this.hasSparse) {
