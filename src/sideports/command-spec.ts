@@ -38,6 +38,8 @@ export interface CommandSpec {
   acl: string[];
   /** Position of the key (the namespace), 0 when the command has none. */
   firstKey?: number;
+  /** Last key position (-1: every argument from firstKey on, as DEL); default firstKey. */
+  lastKey?: number;
   args?: ArgSpec[];
   /** What the command maps to upstream, for HELP and the docs. */
   upstream?: string;
@@ -94,8 +96,9 @@ export function writeCommandInfo(w: ReplyWriter, c: CommandSpec): void {
   w.setHeader(c.flags.length);
   for (const f of c.flags) w.simple(f);
   const key = c.firstKey ?? 0;
+  const last = c.lastKey ?? key;
   w.integer(key);
-  w.integer(key);
+  w.integer(last);
   w.integer(key ? 1 : 0);
   w.setHeader(c.acl.length);
   for (const a of c.acl) w.simple(a);
@@ -106,7 +109,7 @@ export function writeCommandInfo(w: ReplyWriter, c: CommandSpec): void {
     w.bulk('flags').setHeader(1).simple(c.flags.includes('write') ? 'RW' : 'RO');
     w.bulk('begin_search').mapHeader(2).bulk('type').bulk('index').bulk('spec').mapHeader(1).bulk('index').integer(key);
     w.bulk('find_keys').mapHeader(2).bulk('type').bulk('range').bulk('spec').mapHeader(3)
-      .bulk('lastkey').integer(0).bulk('keystep').integer(1).bulk('limit').integer(0);
+      .bulk('lastkey').integer(last < 0 ? -1 : 0).bulk('keystep').integer(1).bulk('limit').integer(0);
     w.bulk('notes').bulk('the key is the namespace of the vector index');
   } else w.setHeader(0);
   const subs = c.subcommands ?? [];

@@ -35,6 +35,8 @@ interface Job {
   started: boolean;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** Most replies waiting for their turn before the connection stops reading (pipelining back-pressure). */
 const MAX_PENDING = 1000;
 
@@ -56,6 +58,9 @@ export class Connection {
   /** The client ended its side: close once every owed reply is written. */
   private ending = false;
   private paused = false;
+  private jobsPending = 0;
+  /** Parsing waits for the pending requests to run (unauthenticated connection). */
+  private waitingForRun = false;
 
   constructor(
     readonly socket: net.Socket,
@@ -88,6 +93,12 @@ export class Connection {
     if (this.stopReading) return;
     this.reader.push(chunk);
     for (;;) {
+      // Before AUTH the reader applies Redis' unauthenticated limits; like Redis, parse the next request
+      // only once the ones before it (an AUTH among them) have run.
+      if (!this.authenticated && this.jobsPending > 0) {
+        this.waitingForRun = true;
+        return;
+      }
       if (this.slots.length >= MAX_PENDING) {
         this.paused = true;
         this.socket.pause();
@@ -125,7 +136,14 @@ export class Connection {
     }
     const job: Job = { calls: [{ args, slot }], group, started: false };
     this.lastJob = job;
-    this.chain = this.chain.then(() => this.runJob(job));
+    this.jobsPending++;
+    this.chain = this.chain.then(() => this.runJob(job)).finally(() => {
+      this.jobsPending--;
+      if (this.waitingForRun && this.jobsPending === 0) {
+        this.waitingForRun = false;
+        this.onData(EMPTY);
+      }
+    });
   }
 
   private async runJob(job: Job): Promise<void> {
@@ -229,7 +247,7 @@ export class Connection {
     if (this.paused && this.slots.length < MAX_PENDING / 2) {
       this.paused = false;
       this.socket.resume();
-      this.onData(Buffer.alloc(0));
+      this.onData(EMPTY);
     }
   }
 }

@@ -652,7 +652,7 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     vs({ name: 'vfetch', arity: -4, flags: ['readonly'], summary: 'Returns records by id (null when absent) or by id prefix (at most 1000).', run: vfetch, upstream: 'POST /fetch {ids} or {prefix}',
       args: [K, { name: 'what', type: 'oneof', arguments: [{ name: 'ids', type: 'block', arguments: [{ name: 'count', type: 'integer', token: 'IDS' }, { name: 'id', type: 'string', multiple: true }] }, { name: 'prefix', type: 'string', token: 'PREFIX' }] },
         { name: 'withattribs', type: 'pure-token', token: 'WITHATTRIBS', optional: true }, { name: 'withvectors', type: 'pure-token', token: 'WITHVECTORS', optional: true }, { name: 'withdata', type: 'pure-token', token: 'WITHDATA', optional: true }] }),
-    { name: 'del', arity: -2, group: 'generic', since: '1.0.0', flags: ['write'], acl: ['@keyspace', '@write'], firstKey: 1, summary: 'Deletes namespaces (the default namespace "" is emptied); returns how many existed.', run: del, upstream: 'POST /delete-namespace/{ns} (or /reset for "")', args: [{ name: 'key', type: 'key', multiple: true }] },
+    { name: 'del', arity: -2, group: 'generic', since: '1.0.0', flags: ['write'], acl: ['@keyspace', '@write'], firstKey: 1, lastKey: -1, summary: 'Deletes namespaces (the default namespace "" is emptied); returns how many existed.', run: del, upstream: 'POST /delete-namespace/{ns} (or /reset for "")', args: [{ name: 'key', type: 'key', multiple: true }] },
     { name: 'keys', arity: 2, group: 'generic', since: '1.0.0', flags: ['readonly'], acl: ['@keyspace', '@read'], summary: 'Returns the namespaces matching a glob-style pattern.', run: keys, upstream: 'POST /list-namespaces', args: [{ name: 'pattern', type: 'pattern' }] },
   ];
 }

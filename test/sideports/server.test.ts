@@ -120,6 +120,13 @@ describe('AUTH with --requirepass', () => {
     expect(hello).toMatch(/^%7\r\n/);
   });
 
+  it('a long command pipelined right after AUTH is read with the authenticated limits, as Redis does', async () => {
+    const values = Array.from({ length: 20 }, (_, i) => String(i));
+    const [ok, reply] = await rawText(locked.port, [['AUTH', 's3cret'], ['VADD', 'k', 'VALUES', '20', ...values, 'e']]);
+    expect(ok).toBe('+OK\r\n');
+    expect(reply).toMatch(/^-ERR Vector dimension mismatch - got 20 but set has 384/);
+  });
+
   it('AUTH without a configured password answers like Redis', async () => {
     const [r] = await rawText(open.port, [['AUTH', 'x']]);
     expect(r).toBe('-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n');
