@@ -74,8 +74,8 @@ export class Connection {
     socket.on('data', (chunk) => this.onData(chunk));
     socket.on('error', () => socket.destroy());
     socket.on('end', () => {
-      if (this.slots.length === 0) socket.end();
-      else this.ending = true;
+      this.ending = true;
+      this.endIfDone();
     });
   }
 
@@ -143,6 +143,7 @@ export class Connection {
         this.waitingForRun = false;
         this.onData(EMPTY);
       }
+      this.endIfDone();
     });
   }
 
@@ -228,6 +229,11 @@ export class Connection {
     return errorBytes(`ERR internal error in the ${this.ctx.role} side port: ${(err as Error).message}`);
   }
 
+  /** After the client ended its side: close once every request read has run and been answered. */
+  private endIfDone(): void {
+    if (this.ending && this.slots.length === 0 && this.jobsPending === 0 && !this.waitingForRun && !this.socket.destroyed) this.socket.end();
+  }
+
   private complete(slot: Slot, bytes: Buffer): void {
     slot.bytes = bytes;
     this.flush();
@@ -243,7 +249,7 @@ export class Connection {
         return;
       }
     }
-    if (this.slots.length === 0 && this.ending && !this.socket.destroyed) this.socket.end();
+    this.endIfDone();
     if (this.paused && this.slots.length < MAX_PENDING / 2) {
       this.paused = false;
       this.socket.resume();

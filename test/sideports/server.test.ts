@@ -88,6 +88,18 @@ describe('handshake and connection commands', () => {
     expect(all).not.toContain(platform.token);
   });
 
+  it('a client that ends its side after writing still gets every reply, then the connection closes', async () => {
+    const net = await import('node:net');
+    const s = net.connect(open.port, '127.0.0.1');
+    const got = await new Promise<string>((resolve) => {
+      let out = '';
+      s.on('data', (d) => (out += d.toString()));
+      s.on('close', () => resolve(out));
+      s.end('PING\r\nQQUEUE GET nothing-here\r\nECHO last\r\n');
+    });
+    expect(got).toMatch(/^\+PONG\r\n-ERR queue service error \(HTTP 404\): [^\r]*\r\n\$4\r\nlast\r\n$/);
+  });
+
   it('answers a protocol error with Redis text and closes', async () => {
     const net = await import('node:net');
     const s = net.connect(open.port, '127.0.0.1');
