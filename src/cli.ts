@@ -1,14 +1,17 @@
 // Command line: flags and RESPGATE_* environment variables → one validated configuration → roles.
 import { Command, Option } from 'commander';
 import {
-  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parsePort, parseSize, PROXY_DEFAULTS, sizeText, validateLogLevel, validateRedisUrl,
-  type PlatformConfig, type ProxyConfig,
+  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parseSize, PROXY_DEFAULTS, sizeText,
+  validateLogLevel, validateRedisUrl, type PlatformConfig, type ProxyConfig,
 } from './config.js';
 import { createLogger } from './logger.js';
 import { loadVectorConfigFile, VectorConfigError } from './platform/vector/config.js';
 import { startMetricsServer } from './metrics.js';
 import { startPlatform, type RunningPlatform } from './platform/platform.js';
 import { startProxy, type RunningProxy } from './proxy/server.js';
+import { startQueueSideport } from './sideports/queue-port.js';
+import type { RunningSideport } from './sideports/server.js';
+import { startVectorSideport } from './sideports/vector-port.js';
 
 const VERSION = '0.1.0';
 
@@ -36,7 +39,16 @@ function platformOptions(cmd: Command): Command {
     .addOption(opt('--vector-config <file>', 'JSON file of more vector indexes, added to dense, dense-data, sparse and hybrid (format in docs/vector.md)', 'RESPGATE_VECTOR_CONFIG'))
     .addOption(opt('--vector-embeddings-url <url>', 'OpenAI-compatible embeddings API base URL (ending in /v1) for indexes whose denseEmbedder is openai', 'RESPGATE_VECTOR_EMBEDDINGS_URL'))
     .addOption(opt('--vector-embeddings-model <name>', 'embedding model name sent to that API', 'RESPGATE_VECTOR_EMBEDDINGS_MODEL', 'text-embedding-3-small'))
-    .addOption(opt('--vector-embeddings-key <key>', 'API key sent to that API as a Bearer token', 'RESPGATE_VECTOR_EMBEDDINGS_KEY'));
+    .addOption(opt('--vector-embeddings-key <key>', 'API key sent to that API as a Bearer token', 'RESPGATE_VECTOR_EMBEDDINGS_KEY'))
+    // --- queue (Area D) and account (Area A)
+    .addOption(opt('--queue-token <token>', 'Bearer token of the message queue (default: the Standard REST token)', 'RESPGATE_QUEUE_TOKEN'))
+    .addOption(opt('--signing-key <key>', 'current key of the Upstash-Signature JWT (generated, kept and printed when absent)', 'RESPGATE_SIGNING_KEY'))
+    .addOption(opt('--next-signing-key <key>', 'next signing key (generated, kept and printed when absent)', 'RESPGATE_NEXT_SIGNING_KEY'))
+    .addOption(opt('--queue-backoff-scale <factor>', 'multiplies the default retry backoff (12 s, 2m28s, 30m8s…); 0.001 makes it milliseconds for development', 'RESPGATE_QUEUE_BACKOFF_SCALE', '1'))
+    .addOption(opt('--queue-message-price <dollars>', 'price of one message charged against the account budget (default: pay-as-you-go $1 per 100,000)', 'RESPGATE_QUEUE_MESSAGE_PRICE', '0.00001'))
+    .addOption(opt('--queue-concurrency <n>', 'deliveries in flight at once', 'RESPGATE_QUEUE_CONCURRENCY', '200'))
+    .addOption(opt('--account-email <email>', 'user name of the account API (HTTP Basic)', 'RESPGATE_ACCOUNT_EMAIL', 'dev@respgate.local'))
+    .addOption(opt('--account-key <key>', 'password of the account API (generated, kept and printed when absent)', 'RESPGATE_ACCOUNT_KEY'));
 }
 
 function proxyOptions(cmd: Command, remote: boolean): Command {
@@ -105,6 +117,13 @@ interface PlatformFlags {
   host: string; httpPort: string; token?: string; readonlyToken?: string; redisUrl?: string; internalRedisUrl?: string;
   redisServer: string; maxRequestSize: string; dailyRequestLimit: string; logLevel: string;
   vectorToken?: string; vectorConfig?: string; vectorEmbeddingsUrl?: string; vectorEmbeddingsModel?: string; vectorEmbeddingsKey?: string;
+  queueToken?: string; signingKey?: string; nextSigningKey?: string; queueBackoffScale: string; queueMessagePrice: string;
+  queueConcurrency: string; accountEmail: string; accountKey?: string;
+}
+
+function atLeastOne(n: number, flag: string): number {
+  if (n < 1) throw new ConfigError(`${flag} must be at least 1`);
+  return n;
 }
 
 function platformConfig(f: PlatformFlags): PlatformConfig {
@@ -120,6 +139,14 @@ function platformConfig(f: PlatformFlags): PlatformConfig {
     dailyRequestLimit: parseNonNegativeInt(f.dailyRequestLimit, '--daily-request-limit'),
     logLevel: validateLogLevel(f.logLevel),
     ...vectorConfig(f),
+    queueToken: f.queueToken || undefined,
+    signingKey: f.signingKey || undefined,
+    nextSigningKey: f.nextSigningKey || undefined,
+    queueBackoffScale: parseNonNegativeNumber(f.queueBackoffScale, '--queue-backoff-scale'),
+    queueMessagePrice: parseNonNegativeNumber(f.queueMessagePrice, '--queue-message-price'),
+    queueConcurrency: atLeastOne(parseNonNegativeInt(f.queueConcurrency, '--queue-concurrency'), '--queue-concurrency'),
+    accountEmail: f.accountEmail,
+    accountKey: f.accountKey || undefined,
   };
 }
 
@@ -138,7 +165,7 @@ function vectorConfig(f: PlatformFlags): Partial<PlatformConfig> {
   }
 }
 
-function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requirepass?: string): string {
+function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requirepass?: string, sideportLines: string[] = []): string {
   const lines = [
     '',
     `respgate ${VERSION}: ${proxy ? 'dev stack' : 'local platform'} ready`,
@@ -150,6 +177,7 @@ function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requ
           '',
         ]
       : []),
+    ...sideportLines,
     `  Key-value REST API (Area B)   ${p.url}`,
     p.dataStore && !f.redisUrl ? `  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port}` : `  data store                    ${redactUrl(f.redisUrl!)}`,
     '',
@@ -183,8 +211,9 @@ async function runPlatform(flags: PlatformFlags): Promise<void> {
   await platform.stop();
 }
 
-async function runDev(flags: PlatformFlags & ProxyFlags): Promise<void> {
+async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Promise<void> {
   const config = platformConfig(flags);
+  const sideportPlan = devSideportPlan(flags, config);
   const log = createLogger(config.logLevel);
   const platform = await startPlatform(config, log);
   let proxy: RunningProxy;
@@ -194,8 +223,17 @@ async function runDev(flags: PlatformFlags & ProxyFlags): Promise<void> {
     await platform.stop();
     throw err;
   }
-  process.stdout.write(banner(platform, flags, proxy, flags.requirepass) + '\n');
+  let sideports: RunningSideport[];
+  try {
+    sideports = await startDevSideports(sideportPlan, platform, log);
+  } catch (err) {
+    await proxy.stop();
+    await platform.stop();
+    throw err;
+  }
+  process.stdout.write(banner(platform, flags, proxy, flags.requirepass, sideportBanner(sideports, flags.requirepass)) + '\n');
   await waitForSignal();
+  for (const s of sideports) await s.stop();
   await proxy.stop();
   await platform.stop();
 }
@@ -222,17 +260,168 @@ function waitForSignal(): Promise<void> {
   });
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Side ports (vector and queue RESP ports; docs/vector-sideport.md, docs/queue-sideport.md)
+// ---------------------------------------------------------------------------------------------------
+
+interface DevSideportFlags {
+  vectorPort: string; vectorIndex: string; queuePort: string;
+}
+
+/** `off` disables a side port; otherwise a port number (0 = any free port). */
+function sideportPort(value: string, flag: string): number | undefined {
+  return value.toLowerCase() === 'off' ? undefined : parsePort(value, flag);
+}
+
+function devSideportOptions(cmd: Command): Command {
+  return cmd
+    .addOption(opt('--vector-port <port>', 'vector side port: Redis 8 vector-set commands (VADD, VSIM…) over the vector index; "off" to disable', 'RESPGATE_VECTOR_PORT', String(DEFAULTS.vectorPort)))
+    .addOption(opt('--vector-index <name>', 'vector index the vector side port serves (dense, dense-data, sparse, hybrid, or one of --vector-config)', 'RESPGATE_VECTOR_INDEX', 'dense'))
+    .addOption(opt('--queue-port <port>', 'queue side port: QPUBLISH, QGROUP, QDLQ… and ACCOUNT commands over the queue and account APIs; "off" to disable', 'RESPGATE_QUEUE_PORT', String(DEFAULTS.queuePort)));
+}
+
+interface DevSideportPlan {
+  host: string; requirepass?: string; timeoutMs: number;
+  vectorPort?: number; vectorIndex: string; vectorToken: string;
+  queuePort?: number; queueToken: string; accountEmail: string; accountKey: string;
+}
+
+/** Reads the flags before the platform starts, and fixes the account credentials both sides will use. */
+function devSideportPlan(f: DevSideportFlags & ProxyFlags, config: PlatformConfig): DevSideportPlan {
+  config.accountEmail ??= 'dev@respgate.local';
+  config.accountKey ??= generateToken();
+  if (!/^[A-Za-z0-9._-]+$/.test(f.vectorIndex)) throw new ConfigError(`--vector-index must be an index name (letters, digits, '-', '_', '.'), got '${f.vectorIndex}'`);
+  return {
+    host: f.host,
+    requirepass: f.requirepass || undefined,
+    timeoutMs: parseNonNegativeInt(f.upstreamTimeout, '--upstream-timeout') || 5000,
+    vectorPort: sideportPort(f.vectorPort, '--vector-port'),
+    vectorIndex: f.vectorIndex,
+    vectorToken: config.vectorToken ?? config.token,
+    queuePort: sideportPort(f.queuePort, '--queue-port'),
+    queueToken: config.queueToken ?? config.token,
+    accountEmail: config.accountEmail,
+    accountKey: config.accountKey,
+  };
+}
+
+async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatform, log: ReturnType<typeof createLogger>): Promise<RunningSideport[]> {
+  const started: RunningSideport[] = [];
+  try {
+    if (plan.vectorPort !== undefined) {
+      started.push(await startVectorSideport({
+        host: plan.host, port: plan.vectorPort, requirepass: plan.requirepass, timeoutMs: plan.timeoutMs,
+        url: `${platform.url}/vector/${plan.vectorIndex}`, token: plan.vectorToken,
+      }, log));
+    }
+    if (plan.queuePort !== undefined) {
+      started.push(await startQueueSideport({
+        host: plan.host, port: plan.queuePort, requirepass: plan.requirepass, timeoutMs: plan.timeoutMs,
+        url: `${platform.url}/queue`, token: plan.queueToken,
+        account: { url: `${platform.url}/account/v2`, email: plan.accountEmail, apiKey: plan.accountKey },
+      }, log));
+    }
+    return started;
+  } catch (err) {
+    for (const s of started) await s.stop();
+    throw err;
+  }
+}
+
+function sideportBanner(sideports: RunningSideport[], requirepass?: string): string[] {
+  const lines: string[] = [];
+  for (const s of sideports) {
+    const what = s.role === 'vector' ? 'Vector side port (VSIM…)' : 'Queue side port (QPUBLISH…)';
+    lines.push(`  ${what.padEnd(30)}redis://${s.host}:${s.port}`);
+    lines.push(`    redis-cli -p ${s.port}${s.host === '127.0.0.1' ? '' : ` -h ${s.host}`}${requirepass ? ' -a <requirepass>' : ''}    (HELP lists the commands)`);
+  }
+  return lines.length ? [...lines, ''] : [];
+}
+
+function sideportCommonOptions(cmd: Command): Command {
+  return cmd
+    .addOption(opt('--host <address>', 'address to bind (loopback by default: nothing is exposed to the network)', 'RESPGATE_HOST', DEFAULTS.host))
+    .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the side port binds loopback)', 'RESPGATE_REQUIREPASS'))
+    .addOption(opt('--upstream-timeout <ms>', 'time limit of one upstream HTTP call; past it the command gets an error', 'RESPGATE_UPSTREAM_TIMEOUT', '5000'))
+    .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
+}
+
+interface SideportRoleFlags { host: string; requirepass?: string; upstreamTimeout: string; logLevel: string }
+
+function restUrl(value: string | undefined, flag: string, fallbackEnv: string): string {
+  if (!value) throw new ConfigError(`no ${flag}: give ${flag} (or ${fallbackEnv}), or run \`respgate dev\` for a local platform`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${flag} is not a URL: '${value}' (expected https://<host>…)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${flag} must be an http:// or https:// REST URL, got '${url.protocol}//…'`);
+  return value.replace(/\/+$/, '');
+}
+
+function positiveTimeout(value: string): number {
+  const n = parseNonNegativeInt(value, '--upstream-timeout');
+  if (n < 1) throw new ConfigError('--upstream-timeout must be at least 1');
+  return n;
+}
+
+async function runVectorRole(f: SideportRoleFlags & { vectorPort: string; vectorUrl?: string; vectorToken?: string }): Promise<void> {
+  const url = restUrl(f.vectorUrl || process.env.UPSTASH_VECTOR_REST_URL, '--vector-url', 'RESPGATE_VECTOR_URL / UPSTASH_VECTOR_REST_URL');
+  const token = f.vectorToken || process.env.UPSTASH_VECTOR_REST_TOKEN;
+  if (!token) throw new ConfigError('no vector token: give --vector-token (or RESPGATE_VECTOR_TOKEN / UPSTASH_VECTOR_REST_TOKEN)');
+  const log = createLogger(validateLogLevel(f.logLevel));
+  const port = parsePort(f.vectorPort, '--vector-port');
+  const s = await startVectorSideport({ host: f.host, port, requirepass: f.requirepass || undefined, url, token, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
+  process.stdout.write(`respgate ${VERSION}: vector side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}\n  redis-cli -p ${s.port}    (HELP lists the commands)\n`);
+  await waitForSignal();
+  await s.stop();
+}
+
+async function runQueueRole(f: SideportRoleFlags & { queuePort: string; queueUrl?: string; queueToken?: string; accountUrl: string; accountEmail?: string; accountKey?: string }): Promise<void> {
+  const url = restUrl(f.queueUrl || process.env.QSTASH_URL, '--queue-url', 'RESPGATE_QUEUE_URL / QSTASH_URL');
+  const token = f.queueToken || process.env.QSTASH_TOKEN;
+  if (!token) throw new ConfigError('no queue token: give --queue-token (or RESPGATE_QUEUE_TOKEN / QSTASH_TOKEN)');
+  if (Boolean(f.accountEmail) !== Boolean(f.accountKey)) throw new ConfigError('the account API needs both --account-email and --account-key (or neither: ACCOUNT commands are then refused)');
+  const account = f.accountEmail && f.accountKey ? { url: restUrl(f.accountUrl, '--account-url', 'RESPGATE_ACCOUNT_URL'), email: f.accountEmail, apiKey: f.accountKey } : undefined;
+  const log = createLogger(validateLogLevel(f.logLevel));
+  const port = parsePort(f.queuePort, '--queue-port');
+  const s = await startQueueSideport({ host: f.host, port, requirepass: f.requirepass || undefined, url, token, account, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
+  process.stdout.write(`respgate ${VERSION}: queue side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}${account ? ` (account API ${new URL(account.url).origin})` : ''}\n  redis-cli -p ${s.port}    (HELP lists the commands)\n`);
+  await waitForSignal();
+  await s.stop();
+}
+
+function sideportRoles(program: Command): void {
+  sideportCommonOptions(program.command('vector').description('start the vector side port alone, in front of a remote vector index (--vector-url, --vector-token)'))
+    .addOption(opt('--vector-port <port>', 'port of the vector side port', 'RESPGATE_VECTOR_PORT', String(DEFAULTS.vectorPort)))
+    .addOption(opt('--vector-url <url>', 'REST URL of the vector index (falls back to UPSTASH_VECTOR_REST_URL)', 'RESPGATE_VECTOR_URL'))
+    .addOption(opt('--vector-token <token>', 'REST token of the vector index (falls back to UPSTASH_VECTOR_REST_TOKEN)', 'RESPGATE_VECTOR_TOKEN'))
+    .action(runVectorRole);
+  sideportCommonOptions(program.command('queue').description('start the queue side port alone, in front of a remote queue API (--queue-url, --queue-token) and optionally the account API'))
+    .addOption(opt('--queue-port <port>', 'port of the queue side port', 'RESPGATE_QUEUE_PORT', String(DEFAULTS.queuePort)))
+    .addOption(opt('--queue-url <url>', 'base URL of the queue API, e.g. https://qstash.upstash.io (falls back to QSTASH_URL)', 'RESPGATE_QUEUE_URL'))
+    .addOption(opt('--queue-token <token>', 'token of the queue API (falls back to QSTASH_TOKEN)', 'RESPGATE_QUEUE_TOKEN'))
+    .addOption(opt('--account-url <url>', 'base URL of the account API (ends in /v2)', 'RESPGATE_ACCOUNT_URL', 'https://api.upstash.com/v2'))
+    .addOption(opt('--account-email <email>', 'account API user (HTTP Basic); ACCOUNT commands are refused without it', 'RESPGATE_ACCOUNT_EMAIL'))
+    .addOption(opt('--account-key <key>', 'account API key (HTTP Basic password)', 'RESPGATE_ACCOUNT_KEY'))
+    .action(runQueueRole);
+}
+
+// ---------------------------------------------------------------------------------------------------
+
 export function buildProgram(): Command {
   const program = new Command('respgate')
     .version(VERSION)
     .description('A Redis-protocol gateway to HTTP data services, with a faithful local platform.\n' +
       'Every flag can also be set by the environment variable shown next to it.')
     .showHelpAfterError();
-  proxyOptions(platformOptions(program.command('dev', { isDefault: true }).description(
-    'start the dev stack: embedded redis-servers, the local platform, and the proxy in front of it (default command)')), false).action(runDev);
+  devSideportOptions(proxyOptions(platformOptions(program.command('dev', { isDefault: true }).description(
+    'start the dev stack: embedded redis-servers, the local platform, the proxy and the side ports in front of it (default command)')), false)).action(runDev);
   proxyOptions(program.command('proxy').description(
     'start the proxy alone, in front of a remote REST key-value database (--upstream-url, --upstream-token)'), true).action(runProxy);
   platformOptions(program.command('platform').description('start the local platform alone (REST API on --http-port)')).action(runPlatform);
+  sideportRoles(program);
   return program;
 }
 

@@ -21,6 +21,21 @@ export interface PlatformConfig {
   /** Commands per UTC day; 0 = no limit. */
   dailyRequestLimit: number;
   logLevel: string;
+  // --- queue (Area D) and account (Area A); all optional so existing callers compile ---
+  /** Bearer token of the queue area; default: the Standard --token. */
+  queueToken?: string;
+  /** Signing keys of Upstash-Signature; default: generated once and kept in the internal store. */
+  signingKey?: string;
+  nextSigningKey?: string;
+  /** Multiplies the real default retry backoff (e^(2.5n) s); 0.001 makes 12 s into 12 ms for development. Default 1. */
+  queueBackoffScale?: number;
+  /** Price in dollars of one message, charged against the Area A budget. Default 0.00001 ($1 per 100K, pay-as-you-go). */
+  queueMessagePrice?: number;
+  /** Deliveries in flight at once (BullMQ worker concurrency). Default 200. */
+  queueConcurrency?: number;
+  /** HTTP Basic credentials of the account area. Default email dev@respgate.local; key generated when absent. */
+  accountEmail?: string;
+  accountKey?: string;
   // ---- Area C (vector), see docs/vector.md ----
   /** Token of the vector indexes (default: `token`). */
   vectorToken?: string;
@@ -119,6 +134,18 @@ export function sizeText(bytes: number): string {
     if (bytes % mult === 0) return `${bytes / mult}${unit}`;
   }
   return String(bytes);
+}
+
+/** QStash-style signing key: sig_ followed by 28 base58 characters. */
+export function generateSigningKey(): string {
+  const alphabet = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+  return 'sig_' + [...randomBytes(28)].map((b) => alphabet[b % alphabet.length]).join('');
+}
+
+export function parseNonNegativeNumber(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new ConfigError(`${flag} must be a number >= 0, got '${value}'`);
+  return n;
 }
 
 export class ConfigError extends Error {}

@@ -1,12 +1,67 @@
-// Area placeholder: replaced by the real queue area.
+// Area D, the message queue (at /queue on the platform's HTTP port, so the official SDK calls
+// /queue/v2/...). Wires the records, the BullMQ engine, publishing, schedules and the HTTP routes.
+import { Redis } from 'ioredis';
+import type { ConnectionOptions } from 'bullmq';
+import { generateSigningKey } from '../../config.js';
 import type { AreaContext, AreaServer } from '../area.js';
+import { Billing } from '../account/billing.js';
+import { Deliverer } from './delivery.js';
+import { Engine } from './engine.js';
+import { Publisher } from './publisher.js';
+import { QueueRecords } from './records.js';
+import { QueueRoutes } from './routes.js';
+import { Schedules } from './schedules.js';
+import { Signer } from './signer.js';
 
-export async function startQueueArea(_ctx: AreaContext): Promise<AreaServer> {
-  return {
-    async handle(_req, res) {
-      res.writeHead(404, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ error: 'ERR queue area is not available in this version of respgate' }));
+export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
+  const { config, log, internalEndpoint: ep } = ctx;
+  const connection: ConnectionOptions = {
+    host: ep.host, port: ep.port, username: ep.username, password: ep.password, db: ep.db ?? 0, maxRetriesPerRequest: null,
+    // Commands issued in the same tick share one write: fewer syscalls per delivery under load.
+    enableAutoPipelining: true,
+  };
+  const redis = new Redis({ ...connection, enableAutoPipelining: true, lazyConnect: false });
+  redis.on('error', (err) => log.warn({ err: String(err) }, 'queue area: internal redis error'));
+  const records = new QueueRecords(redis);
+  let keys = await records.signingKeys({ current: config.signingKey, next: config.nextSigningKey }, generateSigningKey);
+  const signer = new Signer(keys.current);
+  const billing = new Billing(redis, config.queueMessagePrice);
+  const deliverer = new Deliverer(config.maxRequestSize);
+  const engine = new Engine({
+    connection, records, signer, deliverer, billing, log,
+    backoffScale: config.queueBackoffScale ?? 1,
+    concurrency: config.queueConcurrency ?? 200,
+  });
+  await engine.start(await records.listQueues());
+  const publisher = new Publisher(records, engine, billing);
+  const schedules = new Schedules(connection, records, publisher, log);
+  const routes = new QueueRoutes({
+    token: () => config.queueToken || config.token,
+    records, engine, publisher, schedules, billing,
+    maxBodySize: config.maxRequestSize,
+    keys: () => keys,
+    rotateKeys: async () => {
+      keys = await records.rotateKeys(keys.next, generateSigningKey);
+      signer.setKey(keys.current);
+      return keys;
     },
-    async stop() {},
+  });
+
+  return {
+    handle: (req, res, path, query) => routes.handle(req, res, path, query),
+    banner: () => [
+      `  Message queue (Area D)        ${ctx.baseUrl()}/queue`,
+      '  Paste into your shell (@upstash/qstash: new Client({ baseUrl: process.env.QSTASH_URL, token: process.env.QSTASH_TOKEN })):',
+      `    export QSTASH_URL=${ctx.baseUrl()}/queue`,
+      `    export QSTASH_TOKEN=${config.queueToken || config.token}`,
+      `    export QSTASH_CURRENT_SIGNING_KEY=${keys.current}`,
+      `    export QSTASH_NEXT_SIGNING_KEY=${keys.next}`,
+      '',
+    ],
+    async stop() {
+      await schedules.stop();
+      await engine.stop();
+      redis.disconnect();
+    },
   };
 }

@@ -1,0 +1,314 @@
+// The durable delivery engine on BullMQ: one job per message (its id is the message id), delays as
+// job delays, retries as job attempts with the service's backoff, named queues as BullMQ queues
+// whose worker concurrency is the queue's parallelism. A job is added before a publish is
+// acknowledged, so a restart loses nothing; completed jobs are removed, so nothing completed is
+// delivered twice. Callbacks and failure callbacks are messages too: signed, retried, charged.
+import { Job, Queue, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import type { Logger } from '../../logger.js';
+import type { Billing } from '../account/billing.js';
+import { Deliverer, type AttemptOutcome, type EndpointResponse } from './delivery.js';
+import { newDlqId } from './ids.js';
+import { flatHeaders, messageView, type QueuedMessage } from './message.js';
+import type { NamedQueue, QueueRecords, LogEvent } from './records.js';
+import { defaultBackoffMs, retryDelayMs } from './retry-delay.js';
+import type { Signer } from './signer.js';
+
+export const BULL_PREFIX = 'respgate:bull';
+const DEFAULT_QUEUE = 'deliveries';
+const namedQueueKey = (name: string) => `named-${name}`;
+const CANCELLED = (id: string) => `rq:cancelled:${id}`;
+/** How long a stop waits for the deliveries in flight. */
+const STOP_GRACE_MS = 5000;
+
+export interface EngineDeps {
+  connection: ConnectionOptions;
+  records: QueueRecords;
+  signer: Signer;
+  deliverer: Deliverer;
+  billing: Billing;
+  log: Logger;
+  /** Multiplies the default backoff (development: 0.001 turns 12 s into 12 ms). */
+  backoffScale: number;
+  concurrency: number;
+}
+
+/** A failed attempt that will be retried after `delayMs` (read by the backoff strategy). */
+class DeliveryFailure extends Error {
+  constructor(message: string, readonly delayMs: number) {
+    super(message);
+  }
+}
+
+export class Engine {
+  private readonly queues = new Map<string, Queue>();
+  private readonly workers = new Map<string, Worker>();
+  /** Delivery attempts running now (a stop waits for them, briefly). */
+  private inFlight = 0;
+
+  constructor(private readonly deps: EngineDeps) {}
+
+  async start(namedQueues: NamedQueue[]): Promise<void> {
+    this.open(DEFAULT_QUEUE, this.deps.concurrency);
+    for (const q of namedQueues) await this.openNamedQueue(q);
+  }
+
+  private open(key: string, concurrency: number): Queue {
+    let queue = this.queues.get(key);
+    if (queue) return queue;
+    queue = new Queue(key, { connection: this.deps.connection, prefix: BULL_PREFIX });
+    queue.on('error', (err) => this.deps.log.warn({ err: String(err) }, 'queue engine: redis error'));
+    this.queues.set(key, queue);
+    const worker = new Worker(key, (job: Job<QueuedMessage>) => this.process(job), {
+      connection: this.deps.connection,
+      prefix: BULL_PREFIX,
+      concurrency,
+      maxStalledCount: 10,
+      settings: { backoffStrategy: (_attempts: number, _type?: string, err?: Error) => (err instanceof DeliveryFailure ? err.delayMs : 0) },
+    });
+    worker.on('error', (err) => this.deps.log.warn({ err: String(err) }, 'queue engine: worker error'));
+    this.workers.set(key, worker);
+    return queue;
+  }
+
+  /** Opens (or updates) a named queue: parallelism = concurrency of its worker; paused = BullMQ pause. */
+  async openNamedQueue(q: NamedQueue): Promise<void> {
+    const key = namedQueueKey(q.name);
+    const queue = this.open(key, q.parallelism);
+    this.workers.get(key)!.concurrency = q.parallelism;
+    if (q.paused) await queue.pause();
+    else await queue.resume();
+  }
+
+  async deleteNamedQueue(name: string): Promise<void> {
+    const key = namedQueueKey(name);
+    const worker = this.workers.get(key);
+    const queue = this.queues.get(key) ?? new Queue(key, { connection: this.deps.connection, prefix: BULL_PREFIX });
+    await worker?.close(true);
+    await queue.obliterate({ force: true });
+    await queue.close();
+    this.workers.delete(key);
+    this.queues.delete(key);
+  }
+
+  /** Messages waiting in a named queue (its lag). */
+  async lag(name: string): Promise<number> {
+    const queue = this.queues.get(namedQueueKey(name));
+    return queue ? queue.getJobCountByTypes('waiting', 'paused', 'prioritized', 'delayed') : 0;
+  }
+
+  /** Persists the messages as jobs; resolves once Redis has them. */
+  async add(messages: QueuedMessage[]): Promise<void> {
+    const byQueue = new Map<string, QueuedMessage[]>();
+    for (const m of messages) {
+      const key = m.queueName ? namedQueueKey(m.queueName) : DEFAULT_QUEUE;
+      (byQueue.get(key) ?? byQueue.set(key, []).get(key)!).push(m);
+    }
+    const now = Date.now();
+    await Promise.all([...byQueue].map(([key, list]) => {
+      const queue = this.queues.get(key) ?? this.open(key, 1);
+      return list.length === 1
+        ? queue.add(list[0].kind, list[0], this.jobOptions(list[0], now))
+        : queue.addBulk(list.map((m) => ({ name: m.kind, data: m, opts: this.jobOptions(m, now) })));
+    }));
+  }
+
+  private jobOptions(m: QueuedMessage, now: number): JobsOptions {
+    return {
+      jobId: m.messageId,
+      delay: Math.max(0, m.notBefore - now),
+      attempts: m.maxRetries + 1,
+      backoff: { type: 'upstash' },
+      removeOnComplete: true,
+      // A job only fails for an internal error (Redis gone while writing the DLQ); keep those to inspect.
+      removeOnFail: 1000,
+    };
+  }
+
+  async findJob(messageId: string): Promise<Job<QueuedMessage> | undefined> {
+    for (const queue of this.queues.values()) {
+      const job = (await queue.getJob(messageId)) as Job<QueuedMessage> | undefined;
+      if (job && !(await job.isCompleted()) && !(await job.isFailed())) return job;
+    }
+    return undefined;
+  }
+
+  /** Every pending message (waiting, delayed, in flight), for filtered bulk operations. */
+  async pending(): Promise<Job<QueuedMessage>[]> {
+    const all: Job<QueuedMessage>[] = [];
+    for (const queue of this.queues.values()) {
+      all.push(...((await queue.getJobs(['waiting', 'delayed', 'paused', 'prioritized', 'active', 'waiting-children'])) as Job<QueuedMessage>[]));
+    }
+    return all.filter(Boolean);
+  }
+
+  /** Cancels a pending message: removed, or (when in flight) no retry after this attempt. */
+  async cancel(job: Job<QueuedMessage>): Promise<void> {
+    try {
+      await job.remove();
+    } catch {
+      await this.deps.records.redis.set(CANCELLED(job.data.messageId), '1', 'EX', 86_400);
+    }
+    this.event(job.data, 'CANCELLED');
+  }
+
+  // --- one delivery attempt of one message
+  private async process(job: Job<QueuedMessage>): Promise<void> {
+    this.inFlight++;
+    try {
+      await this.attempt(job);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async attempt(job: Job<QueuedMessage>): Promise<void> {
+    const m = job.data;
+    const retried = job.attemptsMade;
+    const body = Buffer.from(m.bodyBase64, 'base64');
+    const outcome = await this.deps.deliverer.attempt(m.url, m.method, this.deliveryHeaders(m, retried, body), body, m.timeoutMs);
+    const status = outcome.response?.status;
+    if (status !== undefined && status >= 200 && status < 300) {
+      if (m.callback) await this.publishCallback(m, 'callback', outcome, retried);
+      this.event(m, 'DELIVERED', { responseStatus: status });
+      return;
+    }
+    if (m.callback && outcome.response) await this.publishCallback(m, 'callback', outcome, retried);
+    const error = outcome.error ?? `the endpoint answered with status ${status}`;
+    const nonRetryable = status === 489 && header(outcome.response, 'upstash-nonretryable-error') === 'true';
+    if (!nonRetryable && retried < m.maxRetries) {
+      if (await this.deps.records.redis.get(CANCELLED(m.messageId))) return;
+      const delayMs = this.retryDelay(m, retried + 1, outcome.response);
+      this.event(m, 'ERROR', { error, responseStatus: status, nextDeliveryTime: Date.now() + delayMs });
+      throw new DeliveryFailure(error, delayMs);
+    }
+    // Retries exhausted (or refused by the endpoint): dead letter queue, then the failure callback.
+    const response = outcome.response;
+    const bodyText = response?.body.toString('utf8');
+    const textual = response !== undefined && Buffer.from(bodyText!, 'utf8').equals(response.body);
+    const dlqId = await this.deps.records.addToDlq(m.messageId, {
+      message: messageView(m),
+      job: m,
+      responseStatus: status,
+      responseHeader: response?.headers,
+      ...(response ? (textual ? { responseBody: bodyText } : { responseBodyBase64: response.body.toString('base64') }) : {}),
+      createdAt: Date.now(),
+    }, newDlqId());
+    if (m.failureCallback) await this.publishCallback(m, 'failure-callback', outcome, retried, dlqId);
+    this.event(m, 'FAILED', { error: nonRetryable ? `${error} (Upstash-NonRetryable-Error)` : error, responseStatus: status });
+  }
+
+  private retryDelay(m: QueuedMessage, retryNumber: number, response?: EndpointResponse): number {
+    const retryAfter = retryAfterMs(response);
+    if (retryAfter !== undefined) return retryAfter;
+    return m.retryDelay ? retryDelayMs(m.retryDelay, retryNumber - 1) : defaultBackoffMs(retryNumber, this.deps.backoffScale);
+  }
+
+  private deliveryHeaders(m: QueuedMessage, retried: number, body: Buffer): Record<string, string | string[]> {
+    const h: Record<string, string | string[]> = {};
+    for (const [name, values] of Object.entries(m.header)) h[name] = values.length === 1 ? values[0] : values;
+    h['User-Agent'] = 'Upstash-QStash';
+    h['Upstash-Message-Id'] = m.messageId;
+    h['Upstash-Retried'] = String(retried);
+    if (m.topicName) h['Upstash-Topic-Name'] = m.topicName;
+    if (m.endpointName) h['Upstash-Endpoint-Name'] = m.endpointName;
+    if (m.scheduleId) h['Upstash-Schedule-Id'] = m.scheduleId;
+    if (m.queueName) h['Upstash-Queue-Name'] = m.queueName;
+    h['Upstash-Caller-Ip'] = m.callerIp;
+    h['Upstash-Signature'] = this.deps.signer.sign(m.url, body);
+    return h;
+  }
+
+  /** The callback message of spec 2.5, published like any message (its id derives from the attempt, so a redone attempt does not send it twice). */
+  private async publishCallback(m: QueuedMessage, kind: 'callback' | 'failure-callback', outcome: AttemptOutcome, retried: number, dlqId?: string): Promise<void> {
+    const settings = kind === 'callback' ? m.callback! : m.failureCallback!;
+    const messageId = kind === 'callback' ? `${m.messageId}_cb${retried}` : `${m.messageId}_fcb`;
+    const refused = await this.deps.billing.charge(1);
+    if (refused) {
+      this.event(m, 'ERROR', { error: `${kind} not sent: ${refused}` });
+      return;
+    }
+    const response = outcome.response;
+    const payload = {
+      status: response?.status ?? 0,
+      header: response?.headers ?? {},
+      body: response?.body.toString('base64') ?? '',
+      retried,
+      maxRetries: m.maxRetries,
+      ...(dlqId ? { dlqId } : {}),
+      sourceMessageId: m.messageId,
+      ...(m.topicName ? { topicName: m.topicName } : {}),
+      ...(m.endpointName ? { endpointName: m.endpointName } : {}),
+      url: m.url,
+      method: m.method,
+      sourceHeader: flatHeaders(m.header),
+      sourceBody: m.bodyBase64,
+      notBefore: String(m.notBefore),
+      createdAt: String(m.createdAt),
+      ...(m.scheduleId ? { scheduleId: m.scheduleId } : {}),
+      callerIP: m.callerIp,
+    };
+    const now = Date.now();
+    const message: QueuedMessage = {
+      messageId,
+      kind,
+      url: settings.url,
+      method: settings.method,
+      header: { 'Content-Type': ['application/json'], ...settings.header },
+      bodyBase64: Buffer.from(JSON.stringify(payload)).toString('base64'),
+      maxRetries: settings.retries,
+      retryDelay: settings.retryDelay,
+      timeoutMs: settings.timeoutMs,
+      notBefore: now + settings.delayMs,
+      createdAt: now,
+      callerIp: m.callerIp,
+      labels: m.labels,
+      sourceMessageId: m.messageId,
+    };
+    await this.add([message]);
+    this.event(message, 'CREATED');
+  }
+
+  event(m: QueuedMessage, state: string, extra: Partial<LogEvent> = {}): void {
+    this.deps.records.logEvent({
+      time: Date.now(),
+      state,
+      messageId: m.messageId,
+      url: m.url,
+      ...(m.topicName ? { topicName: m.topicName } : {}),
+      ...(m.endpointName ? { endpointName: m.endpointName } : {}),
+      ...(m.queueName ? { queueName: m.queueName } : {}),
+      ...(m.scheduleId ? { scheduleId: m.scheduleId } : {}),
+      callerIp: m.callerIp,
+      ...(m.labels?.length ? { labels: m.labels } : {}),
+      ...extra,
+    });
+  }
+
+  async stop(): Promise<void> {
+    // Stop taking jobs, let the attempts in flight finish for a few seconds (so a restart redoes
+    // nothing half-done), then close; an attempt still running past that is abandoned: BullMQ sees
+    // its job stalled and the next process redoes it (at least once).
+    await Promise.all([...this.workers.values()].map((w) => w.pause(true)));
+    const deadline = Date.now() + STOP_GRACE_MS;
+    while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const abandoned = this.inFlight > 0;
+    await Promise.all([...this.workers.values()].map((w) => w.close(abandoned)));
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    await this.deps.deliverer.close(abandoned);
+  }
+
+}
+
+function header(response: EndpointResponse | undefined, name: string): string | undefined {
+  if (!response) return undefined;
+  for (const [k, v] of Object.entries(response.headers)) if (k.toLowerCase() === name) return v[0];
+  return undefined;
+}
+
+/** Retry-After (seconds or an HTTP date) of a failed response, capped at one day like the service. */
+function retryAfterMs(response: EndpointResponse | undefined): number | undefined {
+  const value = header(response, 'retry-after');
+  if (value === undefined) return undefined;
+  const seconds = /^\d+$/.test(value.trim()) ? Number(value) : (Date.parse(value) - Date.now()) / 1000;
+  return Number.isFinite(seconds) ? Math.min(86_400_000, Math.max(0, Math.round(seconds * 1000))) : undefined;
+}

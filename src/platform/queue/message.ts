@@ -1,0 +1,63 @@
+// A message as the engine keeps it (the data of its BullMQ job) and as the API shows it.
+import type { CallbackSettings, HeaderMap } from './publish-options.js';
+
+export type MessageKind = 'message' | 'callback' | 'failure-callback';
+
+export interface QueuedMessage {
+  messageId: string;
+  kind: MessageKind;
+  url: string;
+  method: string;
+  /** Headers delivered to the endpoint (forwarded and Content-Type), original case. */
+  header: HeaderMap;
+  bodyBase64: string;
+  maxRetries: number;
+  retryDelay?: string;
+  timeoutMs: number;
+  /** Unix ms at which the first delivery is due. */
+  notBefore: number;
+  createdAt: number;
+  callerIp: string;
+  topicName?: string;
+  endpointName?: string;
+  queueName?: string;
+  scheduleId?: string;
+  labels?: string[];
+  callback?: CallbackSettings;
+  failureCallback?: CallbackSettings;
+  /** For callback messages: the message whose response they carry. */
+  sourceMessageId?: string;
+}
+
+/** The message record of GET /v2/messages/{id} (and the base of a DLQ record). */
+export function messageView(m: QueuedMessage): Record<string, unknown> {
+  const body = Buffer.from(m.bodyBase64, 'base64');
+  const text = body.toString('utf8');
+  const isText = Buffer.from(text, 'utf8').equals(body);
+  return {
+    messageId: m.messageId,
+    ...(m.topicName ? { topicName: m.topicName } : {}),
+    ...(m.endpointName ? { endpointName: m.endpointName } : {}),
+    url: m.url,
+    method: m.method,
+    header: m.header,
+    ...(isText ? { body: text } : { bodyBase64: m.bodyBase64 }),
+    maxRetries: m.maxRetries,
+    ...(m.retryDelay ? { retryDelayExpression: m.retryDelay } : {}),
+    notBefore: m.notBefore,
+    createdAt: m.createdAt,
+    ...(m.callback ? { callback: m.callback.url } : {}),
+    ...(m.failureCallback ? { failureCallback: m.failureCallback.url } : {}),
+    ...(m.queueName ? { queueName: m.queueName } : {}),
+    ...(m.scheduleId ? { scheduleId: m.scheduleId } : {}),
+    callerIp: m.callerIp,
+    ...(m.labels?.length ? { label: m.labels[0], labels: m.labels } : {}),
+  };
+}
+
+/** Headers of the original message in a callback body: name → one string (spec 2.5). */
+export function flatHeaders(h: HeaderMap): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, values] of Object.entries(h)) out[name] = values.join(',');
+  return out;
+}

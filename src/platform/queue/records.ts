@@ -1,0 +1,231 @@
+// The queue area's records in the platform's internal Redis (never the Area B data): URL groups,
+// named queues, the dead letter queue, deduplication ids, schedules, the event log and the
+// signing keys. Pending messages themselves are BullMQ jobs (engine.ts).
+import { Redis } from 'ioredis';
+import type { HeaderMap } from './publish-options.js';
+
+const K = {
+  keys: 'rq:signing-keys',
+  topics: 'rq:topics',
+  queues: 'rq:queues',
+  dlq: 'rq:dlq',
+  dlqOrder: 'rq:dlq:order',
+  dlqByMessage: 'rq:dlq:by-message',
+  dedup: (id: string) => `rq:dedup:${id}`,
+  schedules: 'rq:schedules',
+  events: 'rq:events',
+};
+
+/** Events kept for GET /v2/events (approximate cap, like a log retention window). */
+const EVENTS_KEPT = 100_000;
+/** Deduplication window of the real service: 10 minutes. */
+const DEDUP_WINDOW_S = 600;
+
+export interface UrlGroup {
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  endpoints: Array<{ name?: string; url: string }>;
+  /** Default headers of every publish to the group (PATCH /v2/topics/{name}). */
+  headers?: HeaderMap;
+}
+
+export interface NamedQueue {
+  name: string;
+  createdAt: number;
+  updatedAt: number;
+  parallelism: number;
+  paused: boolean;
+}
+
+export interface DlqEntry {
+  dlqId: string;
+  /** The message as GET /v2/messages shows it. */
+  message: Record<string, unknown>;
+  /** The job data, to publish it again on retry. */
+  job: unknown;
+  responseStatus?: number;
+  responseHeader?: HeaderMap;
+  responseBody?: string;
+  responseBodyBase64?: string;
+  createdAt: number;
+}
+
+export interface LogEvent {
+  time: number;
+  state: string;
+  messageId: string;
+  url: string;
+  topicName?: string;
+  endpointName?: string;
+  queueName?: string;
+  scheduleId?: string;
+  callerIp?: string;
+  labels?: string[];
+  header?: Record<string, string>;
+  body?: string;
+  error?: string;
+  nextDeliveryTime?: number;
+  responseStatus?: number;
+}
+
+export interface ScheduleRecord {
+  scheduleId: string;
+  cron: string;
+  destination: string;
+  createdAt: number;
+  /** The publish request to replay at each tick: its headers and body (base64). */
+  requestHeaders: Array<[string, string]>;
+  bodyBase64: string;
+  callerIp: string;
+  isPaused: boolean;
+  lastScheduleTime?: number;
+}
+
+export class QueueRecords {
+  readonly redis: Redis;
+
+  constructor(redis: Redis) {
+    this.redis = redis;
+  }
+
+  // --- signing keys: given by flags, else made once and kept so a restart signs with the same keys
+  async signingKeys(given: { current?: string; next?: string }, generate: () => string): Promise<{ current: string; next: string }> {
+    if (given.current) await this.redis.hset(K.keys, 'current', given.current);
+    if (given.next) await this.redis.hset(K.keys, 'next', given.next);
+    await this.redis.hsetnx(K.keys, 'current', generate());
+    await this.redis.hsetnx(K.keys, 'next', generate());
+    const [current, next] = await this.redis.hmget(K.keys, 'current', 'next');
+    return { current: current!, next: next! };
+  }
+
+  async rotateKeys(next: string, generate: () => string): Promise<{ current: string; next: string }> {
+    const keys = { current: next, next: generate() };
+    await this.redis.hset(K.keys, keys);
+    return keys;
+  }
+
+  // --- URL groups
+  async getGroup(name: string): Promise<UrlGroup | undefined> {
+    const text = await this.redis.hget(K.topics, name);
+    return text ? (JSON.parse(text) as UrlGroup) : undefined;
+  }
+
+  async listGroups(): Promise<UrlGroup[]> {
+    return Object.values(await this.redis.hgetall(K.topics)).map((t) => JSON.parse(t) as UrlGroup).sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async putGroup(group: UrlGroup): Promise<void> {
+    await this.redis.hset(K.topics, group.name, JSON.stringify(group));
+  }
+
+  async deleteGroup(name: string): Promise<boolean> {
+    return (await this.redis.hdel(K.topics, name)) === 1;
+  }
+
+  // --- named queues (their jobs live in BullMQ)
+  async getQueue(name: string): Promise<NamedQueue | undefined> {
+    const text = await this.redis.hget(K.queues, name);
+    return text ? (JSON.parse(text) as NamedQueue) : undefined;
+  }
+
+  async listQueues(): Promise<NamedQueue[]> {
+    return Object.values(await this.redis.hgetall(K.queues)).map((t) => JSON.parse(t) as NamedQueue).sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async putQueue(queue: NamedQueue): Promise<void> {
+    await this.redis.hset(K.queues, queue.name, JSON.stringify(queue));
+  }
+
+  async deleteQueue(name: string): Promise<boolean> {
+    return (await this.redis.hdel(K.queues, name)) === 1;
+  }
+
+  // --- deduplication: the first message with an id within 10 minutes wins
+  /** Returns the message id that already holds `id`, or undefined when this message takes it. */
+  async claimDeduplicationId(id: string, messageId: string): Promise<string | undefined> {
+    const set = await this.redis.set(K.dedup(id), messageId, 'EX', DEDUP_WINDOW_S, 'NX');
+    return set === 'OK' ? undefined : (await this.redis.get(K.dedup(id))) ?? undefined;
+  }
+
+  async releaseDeduplicationId(id: string): Promise<void> {
+    await this.redis.del(K.dedup(id));
+  }
+
+  // --- dead letter queue
+  /** Adds the message once: a second call for the same message (a redelivered job) returns the first dlqId. */
+  async addToDlq(messageId: string, entry: Omit<DlqEntry, 'dlqId'>, dlqId: string): Promise<string> {
+    const claimed = await this.redis.hsetnx(K.dlqByMessage, messageId, dlqId);
+    if (!claimed) return (await this.redis.hget(K.dlqByMessage, messageId))!;
+    await this.redis.multi()
+      .hset(K.dlq, dlqId, JSON.stringify({ dlqId, ...entry }))
+      .zadd(K.dlqOrder, entry.createdAt, dlqId)
+      .exec();
+    return dlqId;
+  }
+
+  async getDlq(dlqId: string): Promise<DlqEntry | undefined> {
+    const text = await this.redis.hget(K.dlq, dlqId);
+    return text ? (JSON.parse(text) as DlqEntry) : undefined;
+  }
+
+  /** All entries, newest first (the local DLQ is small; filters run in memory). */
+  async listDlq(): Promise<DlqEntry[]> {
+    const ids = await this.redis.zrevrange(K.dlqOrder, 0, -1);
+    if (ids.length === 0) return [];
+    const texts = await this.redis.hmget(K.dlq, ...ids);
+    return texts.filter((t): t is string => t !== null).map((t) => JSON.parse(t) as DlqEntry);
+  }
+
+  async deleteDlq(entries: DlqEntry[]): Promise<number> {
+    if (entries.length === 0) return 0;
+    const ids = entries.map((e) => e.dlqId);
+    const [[, deleted]] = (await this.redis.multi()
+      .hdel(K.dlq, ...ids)
+      .zrem(K.dlqOrder, ...ids)
+      .hdel(K.dlqByMessage, ...entries.map((e) => String(e.message.messageId)))
+      .exec())!;
+    return deleted as number;
+  }
+
+  // --- schedules
+  async getSchedule(id: string): Promise<ScheduleRecord | undefined> {
+    const text = await this.redis.hget(K.schedules, id);
+    return text ? (JSON.parse(text) as ScheduleRecord) : undefined;
+  }
+
+  async listSchedules(): Promise<ScheduleRecord[]> {
+    return Object.values(await this.redis.hgetall(K.schedules)).map((t) => JSON.parse(t) as ScheduleRecord).sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async putSchedule(s: ScheduleRecord): Promise<void> {
+    await this.redis.hset(K.schedules, s.scheduleId, JSON.stringify(s));
+  }
+
+  async deleteSchedule(id: string): Promise<boolean> {
+    return (await this.redis.hdel(K.schedules, id)) === 1;
+  }
+
+  // --- event log (a capped stream; its entry ids are the cursors)
+  logEvent(event: LogEvent): void {
+    // Fire and forget: the log is for people reading it, never on the delivery's critical path.
+    this.redis.xadd(K.events, 'MAXLEN', '~', String(EVENTS_KEPT), '*', 'e', JSON.stringify(event)).catch(() => undefined);
+  }
+
+  /** Events newest first, from before `cursor` (exclusive); returns the page and the next cursor. */
+  async readEvents(cursor: string | undefined, count: number, keep: (e: LogEvent) => boolean): Promise<{ events: LogEvent[]; cursor?: string }> {
+    const events: LogEvent[] = [];
+    let end = cursor ? `(${cursor}` : '+';
+    for (;;) {
+      const batch = await this.redis.xrevrange(K.events, end, '-', 'COUNT', 500);
+      for (const [id, fields] of batch) {
+        const e = JSON.parse(fields[1]) as LogEvent;
+        if (!keep(e)) continue;
+        events.push(e);
+        if (events.length === count) return { events, cursor: id };
+      }
+      if (batch.length < 500) return { events };
+      end = `(${batch[batch.length - 1][0]}`;
+    }
+  }
+}

@@ -1,0 +1,172 @@
+// HTTP client of Area D (Upstash QStash v2 REST API): publish/enqueue with Upstash-* headers, URL groups
+// (topics), messages, dead letter queue, schedules, queues and signing keys. Paths and methods as
+// @upstash/qstash sends them; answers are the service's JSON, passed back unchanged.
+import { RestClient, segment } from './rest-json.js';
+
+export interface QueueClientOptions {
+  /** Base URL, e.g. http://127.0.0.1:8079/queue or https://qstash.upstash.io */
+  url: string;
+  token: string;
+  timeoutMs?: number;
+  connections?: number;
+}
+
+export interface OutgoingMessage {
+  body: Buffer;
+  /** Upstash-* settings and Content-Type, plus Upstash-Forward-* headers for the destination. */
+  headers: Record<string, string>;
+}
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Filters = Record<string, string | undefined>;
+
+export class QueueClient {
+  private readonly rest: RestClient;
+
+  constructor(options: QueueClientOptions) {
+    this.rest = new RestClient({
+      service: 'queue service',
+      url: options.url,
+      authorization: `Bearer ${options.token}`,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      connections: options.connections ?? 8,
+    });
+  }
+
+  get origin(): string {
+    return this.rest.origin;
+  }
+
+  // The destination (a URL or a URL group name) goes into the path as it is, like the SDK does.
+  publish(destination: string, message: OutgoingMessage): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/publish/${destination}`, body: message.body, headers: message.headers });
+  }
+
+  enqueue(queue: string, destination: string, message: OutgoingMessage): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/enqueue/${segment(queue)}/${destination}`, body: message.body, headers: message.headers });
+  }
+
+  // ---- URL groups ----
+  addEndpoints(group: string, endpoints: { url: string; name?: string }[]): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/topics/${segment(group)}/endpoints`, json: { endpoints } });
+  }
+
+  removeEndpoints(group: string, endpoints: ({ url: string } | { name: string })[]): Promise<Json> {
+    return this.rest.call({ method: 'DELETE', path: `/v2/topics/${segment(group)}/endpoints`, json: { endpoints } });
+  }
+
+  getGroup(group: string): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: `/v2/topics/${segment(group)}` });
+  }
+
+  listGroups(): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: '/v2/topics' });
+  }
+
+  deleteGroup(group: string): Promise<Json> {
+    return this.rest.call({ method: 'DELETE', path: `/v2/topics/${segment(group)}` });
+  }
+
+  setGroupHeaders(group: string, headers: Record<string, string | string[]>): Promise<Json> {
+    return this.rest.call({ method: 'PATCH', path: `/v2/topics/${segment(group)}`, json: { headers } });
+  }
+
+  // ---- messages ----
+  getMessage(id: string): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: `/v2/messages/${segment(id)}` });
+  }
+
+  cancelMessage(id: string): Promise<Json> {
+    return this.rest.call({ method: 'DELETE', path: `/v2/messages/${segment(id)}` });
+  }
+
+  cancelMessages(filters: Filters, messageIds?: string[]): Promise<Json> {
+    return this.rest.call({ method: 'DELETE', path: '/v2/messages', query: { ...filters, messageIds } });
+  }
+
+  // ---- dead letter queue ----
+  listDlq(filters: Filters): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: '/v2/dlq', query: filters });
+  }
+
+  getDlq(dlqId: string): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: `/v2/dlq/${segment(dlqId)}` });
+  }
+
+  deleteDlq(dlqIds: string[]): Promise<Json> {
+    if (dlqIds.length === 1) return this.rest.call({ method: 'DELETE', path: `/v2/dlq/${segment(dlqIds[0])}` });
+    return this.rest.call({ method: 'DELETE', path: '/v2/dlq', query: { dlqIds } });
+  }
+
+  retryDlq(dlqIds: string[]): Promise<Json> {
+    if (dlqIds.length === 1) return this.rest.call({ method: 'POST', path: `/v2/dlq/retry/${segment(dlqIds[0])}` });
+    return this.rest.call({ method: 'POST', path: '/v2/dlq/retry', query: { dlqIds } });
+  }
+
+  // ---- schedules ----
+  createSchedule(destination: string, message: OutgoingMessage): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/schedules/${destination}`, body: message.body, headers: message.headers });
+  }
+
+  getSchedule(id: string): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: `/v2/schedules/${segment(id)}` });
+  }
+
+  listSchedules(): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: '/v2/schedules' });
+  }
+
+  deleteSchedule(id: string): Promise<Json> {
+    return this.rest.call({ method: 'DELETE', path: `/v2/schedules/${segment(id)}` });
+  }
+
+  pauseSchedule(id: string): Promise<Json> {
+    return this.rest.call({ method: 'PATCH', path: `/v2/schedules/${segment(id)}/pause` });
+  }
+
+  resumeSchedule(id: string): Promise<Json> {
+    return this.rest.call({ method: 'PATCH', path: `/v2/schedules/${segment(id)}/resume` });
+  }
+
+  // ---- queues ----
+  upsertQueue(name: string, parallelism: number | undefined): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: '/v2/queues', json: parallelism === undefined ? { queueName: name } : { queueName: name, parallelism } });
+  }
+
+  getQueue(name: string): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: `/v2/queues/${segment(name)}` });
+  }
+
+  listQueues(): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: '/v2/queues' });
+  }
+
+  deleteQueue(name: string): Promise<Json> {
+    return this.rest.call({ method: 'DELETE', path: `/v2/queues/${segment(name)}` });
+  }
+
+  pauseQueue(name: string): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/queues/${segment(name)}/pause` });
+  }
+
+  resumeQueue(name: string): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/queues/${segment(name)}/resume` });
+  }
+
+  // ---- signing keys and event log ----
+  getKeys(): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: '/v2/keys' });
+  }
+
+  rotateKeys(): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: '/v2/keys/rotate' });
+  }
+
+  events(filters: Filters): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: '/v2/events', query: filters });
+  }
+
+  close(): Promise<void> {
+    return this.rest.close();
+  }
+}

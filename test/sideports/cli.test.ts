@@ -1,0 +1,152 @@
+// The side ports from the command line: flags and environment variables in --help, configuration
+// errors, the dev stack's banner and ports, and the `vector` / `queue` roles against a real platform.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Redis as IORedis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+import { startTestPlatform } from '../helpers/platform.js';
+
+const run = promisify(execFile);
+const bin = path.resolve(__dirname, '../../bin/respgate');
+
+async function respgate(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 20_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Starts a long-running respgate and resolves with its output once `ready` appears (bounded). */
+function startRespgate(args: string[], ready: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; output: string }> {
+  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`respgate not ready within 20 s:\n${output}`)), 20_000);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        resolve({ child, output });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`respgate exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.removeAllListeners('exit');
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+describe('help and configuration errors', () => {
+  it('dev --help lists the side-port flags with their environment variables; vector and queue roles exist', async () => {
+    const top = await respgate(['--help']);
+    expect(top.stdout).toMatch(/^ {2}vector /m);
+    expect(top.stdout).toMatch(/^ {2}queue /m);
+    const dev = (await respgate(['dev', '--help'])).stdout.replace(/\s+/g, ' ');
+    for (const [flag, env] of [['--vector-port', 'RESPGATE_VECTOR_PORT'], ['--vector-index', 'RESPGATE_VECTOR_INDEX'], ['--queue-port', 'RESPGATE_QUEUE_PORT']]) {
+      expect(dev).toContain(flag);
+      expect(dev).toContain(env);
+    }
+    const vector = (await respgate(['vector', '--help'])).stdout.replace(/\s+/g, ' ');
+    for (const env of ['RESPGATE_VECTOR_URL', 'RESPGATE_VECTOR_TOKEN', 'RESPGATE_VECTOR_PORT', 'RESPGATE_REQUIREPASS', 'RESPGATE_HOST']) expect(vector).toContain(env);
+    const queue = (await respgate(['queue', '--help'])).stdout.replace(/\s+/g, ' ');
+    for (const env of ['RESPGATE_QUEUE_URL', 'RESPGATE_QUEUE_TOKEN', 'RESPGATE_QUEUE_PORT', 'RESPGATE_ACCOUNT_URL', 'RESPGATE_ACCOUNT_EMAIL', 'RESPGATE_ACCOUNT_KEY']) expect(queue).toContain(env);
+  });
+
+  it('names the missing or bad setting and the fix', async () => {
+    const clean = { UPSTASH_VECTOR_REST_URL: '', UPSTASH_VECTOR_REST_TOKEN: '', QSTASH_URL: '', QSTASH_TOKEN: '' };
+    const noUrl = await respgate(['vector'], clean);
+    expect(noUrl.code).toBe(1);
+    expect(noUrl.stderr).toContain('configuration error: no --vector-url: give --vector-url (or RESPGATE_VECTOR_URL / UPSTASH_VECTOR_REST_URL)');
+    const redisUrl = await respgate(['vector', '--vector-url', 'redis://localhost:6379', '--vector-token', 't'], clean);
+    expect(redisUrl.stderr).toContain("--vector-url must be an http:// or https:// REST URL, got 'redis://…'");
+    const noToken = await respgate(['queue', '--queue-url', 'http://127.0.0.1:1/queue'], clean);
+    expect(noToken.stderr).toContain('no queue token: give --queue-token (or RESPGATE_QUEUE_TOKEN / QSTASH_TOKEN)');
+    const halfAccount = await respgate(['queue', '--queue-url', 'http://127.0.0.1:1/queue', '--queue-token', 't', '--account-email', 'a@b.c'], clean);
+    expect(halfAccount.stderr).toContain('the account API needs both --account-email and --account-key');
+    const badPort = await respgate(['dev', '--vector-port', 'lots'], clean);
+    expect(badPort.stderr).toContain("--vector-port must be a TCP port number from 0 to 65535, got 'lots'");
+  });
+});
+
+describe('running', () => {
+  let platform: RunningPlatform;
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+  });
+  afterAll(async () => {
+    await platform?.stop();
+  });
+
+  it('the dev stack starts both side ports after the platform and prints redis-cli lines for them', async () => {
+    const { child, output } = await startRespgate(['dev', '--port', '0', '--http-port', '0', '--queue-port', '0', '--log-level', 'silent'], /Press Ctrl\+C/, { RESPGATE_VECTOR_PORT: '0' });
+    try {
+      const vector = Number(/Vector side port \(VSIM…\)\s+redis:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
+      const queue = Number(/Queue side port \(QPUBLISH…\)\s+redis:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
+      expect(output).toContain(`redis-cli -p ${vector}`);
+      expect(output).toContain(`redis-cli -p ${queue}`);
+      const v = new IORedis({ port: vector });
+      const q = new IORedis({ port: queue });
+      // The dev stack's vector side port serves the 384-dimension "dense" index.
+      expect(await v.call('VADD', 'k', 'VALUES', '2', '1', '2', 'a').catch((e: Error) => e.message)).toMatch(/got 2 but set has 384/);
+      expect(Object.keys(Object.fromEntries(chunk(await q.call('QKEYS', 'GET') as string[])))).toEqual(['current', 'next']);
+      v.disconnect();
+      q.disconnect();
+    } finally {
+      await stop(child);
+    }
+  });
+
+  it('--vector-port off leaves the vector side port out', async () => {
+    const { child, output } = await startRespgate(['dev', '--port', '0', '--http-port', '0', '--queue-port', '0', '--vector-port', 'off', '--log-level', 'silent'], /Press Ctrl\+C/);
+    try {
+      expect(output).not.toContain('Vector side port');
+      expect(output).toContain('Queue side port');
+    } finally {
+      await stop(child);
+    }
+  });
+
+  it('`respgate vector` and `respgate queue` serve a remote platform given by URL and token (env vars)', async () => {
+    const vec = await startRespgate(['vector', '--vector-port', '0', '--requirepass', 'pw'], /vector side port ready/, {
+      RESPGATE_VECTOR_URL: `${platform.url}/vector/dense`, RESPGATE_VECTOR_TOKEN: platform.token,
+    });
+    const que = await startRespgate(['queue', '--queue-port', '0'], /queue side port ready/, { QSTASH_URL: `${platform.url}/queue`, QSTASH_TOKEN: platform.token });
+    try {
+      expect(vec.output).not.toContain(platform.token);
+      const vport = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(vec.output)![1]);
+      const qport = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(que.output)![1]);
+      const v = new IORedis({ port: vport, password: 'pw' });
+      expect(await v.call('VCARD', 'nothing')).toBe(0);
+      v.disconnect();
+      const q = new IORedis({ port: qport });
+      expect(await q.call('QQUEUE', 'LIST')).toEqual([]);
+      await expect(q.call('ACCOUNT', 'BUDGET', 'u', '100')).rejects.toThrow(/ACCOUNT commands need the account API/);
+      q.disconnect();
+    } finally {
+      await stop(vec.child);
+      await stop(que.child);
+    }
+  });
+});
+
+function chunk(flat: string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
+  return out;
+}

@@ -1,0 +1,345 @@
+// The vector side port end to end: RESP clients (ioredis RESP2, node-redis RESP3, redis-cli) → side port
+// → the real local platform's Area C indexes over HTTP (dense, text-embedding, sparse, hybrid).
+import { Redis as IORedis } from 'ioredis';
+import { createClient, RESP_TYPES } from 'redis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+import type { RunningSideport } from '../../src/sideports/server.js';
+import { startTestPlatform } from '../helpers/platform.js';
+import { rawText, redisCli, vectorPort } from './harness.js';
+
+let platform: RunningPlatform;
+const ports: Record<string, RunningSideport> = {};
+let io: IORedis;
+let io3: ReturnType<typeof createClient>;
+let text: IORedis;
+let sparse: IORedis;
+let hybrid: IORedis;
+
+const fp32 = (v: number[]) => {
+  const b = Buffer.alloc(v.length * 4);
+  v.forEach((x, i) => b.writeFloatLE(x, i * 4));
+  return b;
+};
+const obj = (flat: unknown): Record<string, any> => {
+  const a = flat as unknown[];
+  const o: Record<string, any> = {};
+  for (let i = 0; i < a.length; i += 2) o[a[i] as string] = a[i + 1];
+  return o;
+};
+
+beforeAll(async () => {
+  platform = await startTestPlatform({
+    vectorIndexes: [
+      { name: 'dense', type: 'DENSE', dimension: 3, similarityFunction: 'COSINE' },
+      { name: 'text', type: 'DENSE', dimension: 64, similarityFunction: 'COSINE', denseEmbedder: 'local' },
+      { name: 'sparse', type: 'SPARSE', sparseEmbedder: 'bm25' },
+      { name: 'hybrid', type: 'HYBRID', dimension: 2, similarityFunction: 'COSINE' },
+    ],
+  });
+  for (const name of ['dense', 'text', 'sparse', 'hybrid']) ports[name] = await vectorPort({ url: `${platform.url}/vector/${name}`, token: platform.token });
+  io = new IORedis({ port: ports.dense.port });
+  io3 = createClient({ socket: { port: ports.dense.port }, RESP: 3 });
+  await io3.connect();
+  text = new IORedis({ port: ports.text.port });
+  sparse = new IORedis({ port: ports.sparse.port });
+  hybrid = new IORedis({ port: ports.hybrid.port });
+});
+afterAll(async () => {
+  for (const c of [io, text, sparse, hybrid]) c?.disconnect();
+  await io3?.quit();
+  for (const p of Object.values(ports)) await p.stop();
+  await platform?.stop();
+});
+beforeEach(async () => {
+  await io.call('DEL', 'pts', 'movies', '');
+});
+
+async function points() {
+  await io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'a');
+  await io.call('VADD', 'pts', 'VALUES', '3', '0', '1', '0', 'b');
+  await io.call('VADD', 'pts', 'VALUES', '3', '0.9', '0.1', '0', 'c');
+}
+
+describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
+  it('adds (1), updates (0), counts per namespace and reads back the vector', async () => {
+    expect(await io.call('VADD', 'pts', 'VALUES', '3', '1', '2', '3', 'x')).toBe(1);
+    expect(await io.call('VADD', 'pts', 'FP32', fp32([0.5, 0.25, 1]), 'x')).toBe(0);
+    expect(await io.call('VADD', 'pts', 'VALUES', '3', '0', '0', '1', 'y', 'CAS', 'Q8', 'EF', '200', 'M', '16')).toBe(1);
+    expect(await io.call('VCARD', 'pts')).toBe(2);
+    expect(await io.call('VCARD', 'other')).toBe(0);
+    expect(await io.call('VDIM', 'pts')).toBe(3);
+    expect(await io.call('VISMEMBER', 'pts', 'x')).toBe(1);
+    expect(await io.call('VISMEMBER', 'pts', 'zz')).toBe(0);
+    expect(await io.call('VEMB', 'pts', 'x')).toEqual(['0.5', '0.25', '1']);
+    expect(await io3.sendCommand(['VEMB', 'pts', 'x'])).toEqual([0.5, 0.25, 1]);
+    expect(await io.call('VEMB', 'pts', 'nope')).toBeNull();
+    const [type, blob, norm] = await io.callBuffer('VEMB', 'pts', 'x', 'RAW') as Buffer[];
+    expect(type.toString()).toBe('f32');
+    expect(blob.equals(fp32([0.5, 0.25, 1]))).toBe(true);
+    expect(Number(norm.toString())).toBeCloseTo(Math.hypot(0.5, 0.25, 1), 6);
+  });
+
+  it('the default namespace is the empty key', async () => {
+    await io.call('VADD', '', 'VALUES', '3', '1', '1', '1', 'root');
+    expect(await io.call('VCARD', '')).toBe(1);
+    expect(await io.call('VCARD', 'pts')).toBe(0);
+  });
+
+  it('refuses wrong dimensions, REDUCE, bad vectors and unknown options in Redis style', async () => {
+    const [dim, reduce, notNum, blob, missingEl, unknown, count, noVector, vdim] = await rawText(ports.dense.port, [
+      ['VADD', 'pts', 'VALUES', '2', '1', '2', 'e'],
+      ['VADD', 'pts', 'REDUCE', '2', 'VALUES', '3', '1', '2', '3', 'e'],
+      ['VADD', 'pts', 'VALUES', '3', '1', 'x', '3', 'e'],
+      ['VADD', 'pts', 'FP32', 'abcde', 'e'],
+      ['VADD', 'pts', 'VALUES', '3', '1', '2', '3'],
+      ['VADD', 'pts', 'VALUES', '3', '1', '2', '3', 'e', 'FAST'],
+      ['VADD', 'pts', 'VALUES', '-1', '1', 'e'],
+      ['VADD', 'pts', 'e', 'x', 'y'],
+      ['VDIM', 'nothing-here'],
+    ]);
+    expect(dim).toBe('-ERR Vector dimension mismatch - got 2 but set has 3 (the index\'s dimension is fixed: send 3 values)\r\n');
+    expect(reduce).toMatch(/^-ERR REDUCE is not supported by the vector side port/);
+    expect(notNum).toBe("-ERR invalid vector specification: 'x' is not a number\r\n");
+    expect(blob).toMatch(/^-ERR invalid vector specification: an FP32 blob is 4 bytes per dimension/);
+    expect(missingEl).toMatch(/^-ERR syntax error: the element name is missing/);
+    expect(unknown).toMatch(/^-ERR syntax error: unknown option 'FAST' for VADD/);
+    expect(count).toMatch(/^-ERR invalid vector specification: the count must be a whole number/);
+    expect(noVector).toMatch(/^-ERR syntax error: the vector is FP32 blob, VALUES/);
+    expect(vdim).toBe('-ERR key does not exist\r\n');
+    expect(await io.call('VCARD', 'pts')).toBe(0);
+    const [arity] = await rawText(ports.dense.port, [['VCARD']]);
+    expect(arity).toBe("-ERR wrong number of arguments for 'vcard' command\r\n");
+  });
+});
+
+describe('pipelines', () => {
+  it('a pipeline sees its own writes in order; VADDs in a row run as one batch with per-request answers', async () => {
+    const p = io.pipeline();
+    p.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'a', 'SETATTR', '{"v":1}');
+    p.call('VADD', 'pts', 'VALUES', '3', '0', '1', '0', 'b');
+    p.call('VADD', 'pts', 'VALUES', '2', '1', '0', 'bad');
+    p.call('VADD', 'pts', 'VALUES', '3', '0', '0', '1', 'a');
+    p.call('VADD', 'pts', 'VALUES', '3', '1', 'x', '0', 'worse');
+    p.call('VADD', 'movies', 'VALUES', '3', '1', '1', '1', 'm');
+    p.call('VCARD', 'pts');
+    p.call('VEMB', 'pts', 'a');
+    p.call('VGETATTR', 'pts', 'a');
+    p.call('VSIM', 'pts', 'VALUES', '3', '0', '0', '1', 'COUNT', '1');
+    p.call('VREM', 'pts', 'a');
+    p.call('VISMEMBER', 'pts', 'a');
+    const out = (await p.exec())!;
+    expect(out.slice(0, 2)).toEqual([[null, 1], [null, 1]]);
+    expect((out[2][0] as Error).message).toMatch(/Vector dimension mismatch - got 2 but set has 3/);
+    expect(out[3]).toEqual([null, 0]);
+    expect((out[4][0] as Error).message).toMatch(/invalid vector specification/);
+    expect(out.slice(5).map(([, v]) => v)).toEqual([1, 2, ['0', '0', '1'], '{"v":1}', ['a'], 1, 0]);
+    expect(await io.call('VCARD', 'movies')).toBe(1);
+  });
+});
+
+describe('VSIM', () => {
+  it('returns names by similarity; WITHSCORES as RESP2 flat pairs and a RESP3 map of doubles', async () => {
+    await points();
+    expect(await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0')).toEqual(['a', 'c', 'b']);
+    const flat = await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0', 'WITHSCORES', 'COUNT', '2') as string[];
+    expect(flat[0]).toBe('a');
+    expect(Number(flat[1])).toBeCloseTo(1, 6);
+    expect(flat[2]).toBe('c');
+    const cos = 0.9 / Math.hypot(0.9, 0.1);
+    expect(Number(flat[3])).toBeCloseTo((1 + cos) / 2, 5);
+    const m = await io3.withTypeMapping({ [RESP_TYPES.MAP]: Map }).sendCommand(['VSIM', 'pts', 'ELE', 'b', 'WITHSCORES']) as Map<string, number>;
+    expect([...m.keys()]).toEqual(['b', 'c', 'a']);
+    expect(m.get('b')).toBeCloseTo(1, 6);
+    expect(m.get('a')).toBeCloseTo(0.5, 6);
+  });
+
+  it('WITHATTRIBS and FILTER (Redis syntax, translated) and WHERE (service syntax)', async () => {
+    await io.call('VADD', 'movies', 'VALUES', '3', '1', '0', '0', 'm1', 'SETATTR', '{"year":1950,"genre":"drama"}');
+    await io.call('VADD', 'movies', 'VALUES', '3', '1', '0.1', '0', 'm2', 'SETATTR', '{"year":1999,"genre":"drama"}');
+    await io.call('VADD', 'movies', 'VALUES', '3', '1', '0.2', '0', 'm3', 'SETATTR', '{"year":2001,"genre":"action"}');
+    const q = ['VSIM', 'movies', 'VALUES', '3', '1', '0', '0'];
+    expect(await io.call(...(q as [string]), 'FILTER', '.year > 1960 and .genre == "drama"')).toEqual(['m2']);
+    expect(await io.call(...(q as [string]), 'FILTER', '.genre in ["action", "comedy"] || .year < 1951')).toEqual(['m1', 'm3']);
+    expect(await io.call(...(q as [string]), 'WHERE', "year >= 1999 AND genre != 'action'")).toEqual(['m2']);
+    expect(await io.call(...(q as [string]), 'COUNT', '1', 'WITHATTRIBS')).toEqual(['m1', '{"year":1950,"genre":"drama"}']);
+    const both = await io3.withTypeMapping({ [RESP_TYPES.MAP]: Map }).sendCommand([...q, 'COUNT', '1', 'WITHSCORES', 'WITHATTRIBS']) as Map<string, [number, string]>;
+    expect(both.get('m1')![0]).toBeCloseTo(1, 6);
+    expect(JSON.parse(both.get('m1')![1])).toEqual({ year: 1950, genre: 'drama' });
+    await expect(io.call(...(q as [string]), 'FILTER', '.year + 1 > 2000')).rejects.toThrow(/arithmetic has no counterpart.*use WHERE/);
+    await expect(io.call(...(q as [string]), 'WHERE', 'year >>> 3')).rejects.toThrow(/vector service error \(HTTP 4\d\d\)/);
+    await expect(io.call(...(q as [string]), 'FILTER', '.a == 1', 'WHERE', 'a = 1')).rejects.toThrow(/give one FILTER or WHERE/);
+  });
+
+  it('EPSILON keeps only close elements; errors for a missing ELE, bad COUNT and unknown options', async () => {
+    await points();
+    expect(await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0', 'EPSILON', '0.01')).toEqual(['a', 'c']);
+    await expect(io.call('VSIM', 'pts', 'ELE', 'ghost')).rejects.toThrow(/ERR element not found in set/);
+    await expect(io.call('VSIM', 'pts', 'ELE', 'a', 'COUNT', '0')).rejects.toThrow(/COUNT must be a whole number from 1 to 1000/);
+    await expect(io.call('VSIM', 'pts', 'ELE', 'a', 'COUNT', 'x')).rejects.toThrow(/COUNT is not an integer/);
+    await expect(io.call('VSIM', 'pts', 'ELE', 'a', 'SORTED')).rejects.toThrow(/unknown option 'SORTED' for VSIM/);
+    await expect(io.call('VSIM', 'pts', 'VALUES', '2', '1', '0')).rejects.toThrow(/Vector dimension mismatch - got 2 but set has 3/);
+  });
+});
+
+describe('attributes', () => {
+  it('VSETATTR/VGETATTR round-trip; "" removes them; VADD without SETATTR keeps them', async () => {
+    await io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'a', 'SETATTR', '{"k":1}');
+    expect(JSON.parse(await io.call('VGETATTR', 'pts', 'a') as string)).toEqual({ k: 1 });
+    await io.call('VADD', 'pts', 'VALUES', '3', '0', '1', '0', 'a');
+    expect(JSON.parse(await io.call('VGETATTR', 'pts', 'a') as string)).toEqual({ k: 1 });
+    expect(await io.call('VSETATTR', 'pts', 'a', '{"k":2,"tags":["x"]}')).toBe(1);
+    expect(JSON.parse(await io.call('VGETATTR', 'pts', 'a') as string)).toEqual({ k: 2, tags: ['x'] });
+    expect(await io.call('VSETATTR', 'pts', 'a', '')).toBe(1);
+    expect(await io.call('VGETATTR', 'pts', 'a')).toBeNull();
+    expect(await io.call('VSETATTR', 'pts', 'ghost', '{"k":1}')).toBe(0);
+    expect(await io.call('VGETATTR', 'pts', 'ghost')).toBeNull();
+    await expect(io.call('VSETATTR', 'pts', 'a', '{bad')).rejects.toThrow(/ERR invalid JSON in attributes/);
+    await expect(io.call('VSETATTR', 'pts', 'a', '[1,2]')).rejects.toThrow(/attributes must be a JSON object/);
+  });
+});
+
+describe('VREM, VREMBY, VSCAN, VFETCH, VRANDMEMBER, VINFO, DEL, KEYS', () => {
+  it('removes one element, or by prefix and filter', async () => {
+    await points();
+    await io.call('VADD', 'pts', 'VALUES', '3', '1', '1', '1', 'doc:1', 'SETATTR', '{"n":1}');
+    await io.call('VADD', 'pts', 'VALUES', '3', '1', '1', '0', 'doc:2', 'SETATTR', '{"n":2}');
+    expect(await io.call('VREM', 'pts', 'a')).toBe(1);
+    expect(await io.call('VREM', 'pts', 'a')).toBe(0);
+    expect(await io.call('VREMBY', 'pts', 'FILTER', '.n == 2')).toBe(1);
+    expect(await io.call('VREMBY', 'pts', 'PREFIX', 'doc:')).toBe(1);
+    expect(await io.call('VCARD', 'pts')).toBe(2);
+    await expect(io.call('VREMBY', 'pts', 'ALL', 'x')).rejects.toThrow(/unknown option 'ALL' for VREMBY/);
+  });
+
+  it('VSCAN walks a namespace with a cursor until 0, with PREFIX and WITHATTRIBS', async () => {
+    for (let i = 0; i < 7; i++) await io.call('VADD', 'pts', 'VALUES', '3', '1', String(i), '0', `e${i}`, 'SETATTR', `{"i":${i}}`);
+    await io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'other');
+    const seen: string[] = [];
+    let cursor = '0';
+    let pages = 0;
+    do {
+      const [next, items] = await io.call('VSCAN', 'pts', cursor, 'COUNT', '3') as [string, string[]];
+      seen.push(...items);
+      cursor = next;
+      pages++;
+    } while (cursor !== '0' && pages < 10);
+    expect(seen.sort()).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'other']);
+    expect(pages).toBe(3);
+    const [end, withAttrs] = await io.call('VSCAN', 'pts', '0', 'PREFIX', 'e', 'COUNT', '100', 'WITHATTRIBS') as [string, string[]];
+    expect(end).toBe('0');
+    expect(withAttrs).toHaveLength(14);
+    expect(JSON.parse(withAttrs[withAttrs.indexOf('e3') + 1])).toEqual({ i: 3 });
+    await expect(io.call('VSCAN', 'pts', 'abc')).rejects.toThrow(/ERR invalid cursor/);
+  });
+
+  it('VFETCH by ids (null for absent) and by prefix', async () => {
+    await points();
+    await io.call('VSETATTR', 'pts', 'a', '{"x":1}');
+    const [a, none] = await io.call('VFETCH', 'pts', 'IDS', '2', 'a', 'zz', 'WITHATTRIBS', 'WITHVECTORS') as unknown[];
+    expect(obj(a)).toEqual({ id: 'a', vector: ['1', '0', '0'], attributes: '{"x":1}' });
+    expect(none).toBeNull();
+    const byPrefix = await io.call('VFETCH', 'pts', 'PREFIX', 'c') as unknown[];
+    expect(byPrefix.map((r) => obj(r).id)).toEqual(['c']);
+    await expect(io.call('VFETCH', 'pts', 'WITHVECTORS', 'WITHDATA')).rejects.toThrow(/VFETCH needs IDS count id … or PREFIX prefix/);
+  });
+
+  it('VRANDMEMBER: one, distinct with a positive count, repeats allowed with a negative count', async () => {
+    await points();
+    expect(['a', 'b', 'c']).toContain(await io.call('VRANDMEMBER', 'pts'));
+    expect((await io.call('VRANDMEMBER', 'pts', '10') as string[]).sort()).toEqual(['a', 'b', 'c']);
+    const two = await io.call('VRANDMEMBER', 'pts', '2') as string[];
+    expect(new Set(two).size).toBe(2);
+    expect(await io.call('VRANDMEMBER', 'pts', '-5')).toHaveLength(5);
+    expect(await io.call('VRANDMEMBER', 'empty')).toBeNull();
+    expect(await io.call('VRANDMEMBER', 'pts', '0')).toEqual([]);
+  });
+
+  it('VINFO describes the namespace and index (null for a missing key); DEL and KEYS work on namespaces', async () => {
+    await points();
+    await io.call('VADD', 'movies', 'VALUES', '3', '1', '0', '0', 'm');
+    const info = obj(await io.call('VINFO', 'pts'));
+    expect(info).toMatchObject({ 'quant-type': 'f32', 'vector-dim': 3, size: 3, 'index-type': 'DENSE', 'similarity-function': 'COSINE' });
+    expect(await io.call('VINFO', 'nothing')).toBeNull();
+    expect((await io.call('KEYS', '*') as string[]).sort()).toEqual(expect.arrayContaining(['movies', 'pts']));
+    expect(await io.call('KEYS', 'mov*')).toEqual(['movies']);
+    expect(await io.call('DEL', 'pts', 'movies', 'never')).toBe(2);
+    expect(await io.call('VCARD', 'pts')).toBe(0);
+  });
+});
+
+describe('extensions: text (DATA), sparse, hybrid', () => {
+  it('DATA embeds text on an index with an embedding model, VSIM DATA queries it, WITHDATA returns it', async () => {
+    expect(await text.call('VADD', 'docs', 'DATA', 'the quick brown fox', 'fox')).toBe(1);
+    await text.call('VADD', 'docs', 'DATA', 'a slow green turtle', 'turtle');
+    const r = await text.call('VSIM', 'docs', 'DATA', 'quick fox', 'WITHDATA', 'COUNT', '1') as string[];
+    expect(r).toEqual(['fox', 'the quick brown fox']);
+    await expect(io.call('VADD', 'pts', 'DATA', 'hello', 'h')).rejects.toThrow(/vector service error \(HTTP 422\): Embedding data for this index is not allowed/);
+    await expect(text.call('VSIM', 'docs', 'VALUES', '2', '1', '0', 'QUERYMODE', 'DENSE')).rejects.toThrow(/QUERYMODE applies to text queries only/);
+  });
+
+  it('SPARSE vectors on a sparse index; VEMB shows indices and values', async () => {
+    expect(await sparse.call('VADD', 'sp', 'SPARSE', '2', '1', '0.5', '7', '0.25', 's1')).toBe(1);
+    await sparse.call('VADD', 'sp', 'SPARSE', '1', '3', '1', 's2');
+    expect(await sparse.call('VSIM', 'sp', 'SPARSE', '1', '7', '2', 'WITHSCORES')).toEqual(['s1', '0.5']);
+    expect(obj(await sparse.call('VEMB', 'sp', 's1'))).toEqual({ indices: [1, 7], values: ['0.5', '0.25'] });
+    await expect(sparse.call('VDIM', 'sp')).rejects.toThrow(/the index is sparse/);
+    await expect(sparse.call('VADD', 'sp', 'SPARSE', '1', '-3', '1', 's3')).rejects.toThrow(/a sparse index is a whole number from 0 to 2147483647/);
+  });
+
+  it('hybrid: VALUES plus SPARSE in one VADD and one VSIM, with a fusion algorithm', async () => {
+    await hybrid.call('VADD', 'h', 'VALUES', '2', '1', '0', 'SPARSE', '1', '5', '1', 'h1');
+    await hybrid.call('VADD', 'h', 'VALUES', '2', '0', '1', 'SPARSE', '1', '6', '1', 'h2');
+    expect(await hybrid.call('VSIM', 'h', 'VALUES', '2', '1', '0', 'SPARSE', '1', '5', '1')).toEqual(['h1', 'h2']);
+    expect((await hybrid.call('VSIM', 'h', 'VALUES', '2', '0', '1', 'SPARSE', '1', '6', '1', 'FUSION', 'DBSF', 'COUNT', '1'))).toEqual(['h2']);
+    await expect(hybrid.call('VSIM', 'h', 'VALUES', '2', '0', '1', 'FUSION', 'MAX')).rejects.toThrow(/FUSION must be one of RRF, DBSF/);
+  });
+});
+
+describe('names and upstream faults', () => {
+  it('binary-safe where JSON allows: UTF-8 names round-trip, other bytes are refused with the reason', async () => {
+    expect(await io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'caf\u00e9 \u2603')).toBe(1);
+    expect(await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0')).toEqual(['caf\u00e9 \u2603']);
+    await expect(io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', Buffer.from([0xff, 0xfe]))).rejects.toThrow(/ERR the element name must be valid UTF-8/);
+    await expect(io.call('VCARD', Buffer.from([0xc3]))).rejects.toThrow(/ERR the key \(namespace\) must be valid UTF-8/);
+  });
+
+  it('an unreachable index gives a bounded, clear error per command and the port keeps serving', async () => {
+    const dead = await vectorPort({ url: 'http://127.0.0.1:1/vector/dense', token: 'secret-token-value', timeoutMs: 1000 });
+    const c = new IORedis({ port: dead.port });
+    try {
+      const err = await c.call('VCARD', 'x').catch((e: Error) => e.message);
+      expect(err).toMatch(/^ERR vector service unavailable: http:\/\/127\.0\.0\.1:1 unreachable: ECONNREFUSED; the command was not confirmed/);
+      expect(err).not.toContain('secret-token-value');
+      expect(await c.ping()).toBe('PONG');
+    } finally {
+      c.disconnect();
+      await dead.stop();
+    }
+  });
+
+  it('a slow index past --upstream-timeout gives an error naming the limit', async () => {
+    const http = await import('node:http');
+    const slow = http.createServer(() => { /* never answers */ });
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(slow.address() as { port: number }).port}/vector/dense`;
+    const p = await vectorPort({ url, token: 't', timeoutMs: 300 });
+    const c = new IORedis({ port: p.port });
+    try {
+      await expect(c.call('VCARD', 'x')).rejects.toThrow(/unavailable: .* no answer within 300 ms/);
+    } finally {
+      c.disconnect();
+      await p.stop();
+      slow.closeAllConnections();
+      slow.close();
+    }
+  });
+});
+
+describe('redis-cli', () => {
+  it('adds and searches with redis-cli', async () => {
+    expect((await redisCli(ports.dense.port, ['VADD', 'cli', 'VALUES', '3', '1', '0', '0', 'one'])).trim()).toBe('1');
+    expect(await redisCli(ports.dense.port, ['VSIM', 'cli', 'ELE', 'one', 'WITHSCORES'])).toBe('one\n1\n');
+    await io.call('DEL', 'cli');
+  });
+});
