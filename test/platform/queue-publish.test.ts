@@ -170,3 +170,35 @@ describe('isolation', () => {
     expect((await command(p, ['KEYS', '*'])).json).toEqual({ result: [] });
   });
 });
+
+describe('named queues', () => {
+  it('parallelism bounds the deliveries in flight of a queue', async () => {
+    let inFlight = 0;
+    let most = 0;
+    dest.respond = async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 150));
+      inFlight--;
+      return { status: 200 };
+    };
+    for (const [queueName, parallelism] of [['serial', 1], ['pair', 2]] as const) {
+      most = 0;
+      const before = dest.received.length;
+      expect((await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName, parallelism }) })).status).toBe(200);
+      const answers = await Promise.all([0, 1, 2, 3, 4].map((i) => call(`/v2/enqueue/${queueName}/${dest.url}/${queueName}`, { body: String(i) })));
+      expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201]);
+      const got = (await dest.waitFor(before + 5)).slice(before);
+      expect(got.every((r) => r.headers['upstash-queue-name'] === queueName)).toBe(true);
+      expect(most).toBe(parallelism);
+    }
+  });
+
+  it('refuses a bad queue name or parallelism', async () => {
+    const bad = await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName: 'no spaces', parallelism: 1 }) });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toContain("invalid queue name 'no spaces'");
+    const zero = await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName: 'q', parallelism: 0 }) });
+    expect(zero.status).toBe(400);
+    expect(zero.json.error).toContain('parallelism must be a whole number >= 1');
+  });
+});
