@@ -204,3 +204,29 @@ describe('named queues', () => {
     expect(zero.json.error).toContain('parallelism must be a whole number >= 1');
   });
 });
+
+describe('event log', () => {
+  it('pages through every event once, newest first, with the cursor', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await call(`/v2/publish/${dest.url}/log${i}`, { body: String(i), headers: { 'Upstash-Label': 'paged' } })).json.messageId);
+    await dest.waitFor(4);
+    // Wait until the four DELIVERED events are in the log (logged after the answers).
+    let delivered = 0;
+    for (let i = 0; i < 100 && delivered < 4; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 20));
+      delivered = (await call('/v2/events?label=paged&state=DELIVERED', { method: 'GET' })).json.events.length;
+    }
+    const seen: any[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await call(`/v2/events?label=paged&count=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { method: 'GET' });
+      expect(page.json.events.length).toBeLessThanOrEqual(3);
+      seen.push(...page.json.events);
+      cursor = page.json.cursor;
+    } while (cursor);
+    expect(seen).toHaveLength(8);
+    expect(seen.map((e) => e.time)).toEqual([...seen.map((e) => e.time)].sort((a, b) => b - a));
+    for (const id of ids) expect(seen.filter((e) => e.messageId === id).map((e) => e.state).sort()).toEqual(['CREATED', 'DELIVERED']);
+    expect(seen.every((e) => e.labels?.[0] === 'paged')).toBe(true);
+  });
+});
