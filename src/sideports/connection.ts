@@ -137,7 +137,10 @@ export class Connection {
     const job: Job = { calls: [{ args, slot }], group, started: false };
     this.lastJob = job;
     this.jobsPending++;
-    this.chain = this.chain.then(() => this.runJob(job)).finally(() => {
+    this.chain = this.chain.then(() => this.runJob(job)).catch((err) => {
+      // A bug must not stall the connection: the job's unanswered requests get the error.
+      for (const c of job.calls) if (c.slot.bytes === undefined) this.complete(c.slot, this.errorBytes(err));
+    }).finally(() => {
       this.jobsPending--;
       if (this.waitingForRun && this.jobsPending === 0) {
         this.waitingForRun = false;
