@@ -231,7 +231,7 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
     await platform.stop();
     throw err;
   }
-  process.stdout.write(banner(platform, flags, proxy, flags.requirepass, sideportBanner(sideports, flags.requirepass)) + '\n');
+  process.stdout.write(banner(platform, flags, proxy, flags.requirepass, sideportBanner(sideports, flags.requirepass, sideportPlan.vectorIndex)) + '\n');
   await waitForSignal();
   for (const s of sideports) await s.stop();
   await proxy.stop();
@@ -328,11 +328,11 @@ async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatfor
   }
 }
 
-function sideportBanner(sideports: RunningSideport[], requirepass?: string): string[] {
+function sideportBanner(sideports: RunningSideport[], requirepass?: string, vectorIndex?: string): string[] {
   const lines: string[] = [];
   for (const s of sideports) {
     const what = s.role === 'vector' ? 'Vector side port (VSIM…)' : 'Queue side port (QPUBLISH…)';
-    lines.push(`  ${what.padEnd(30)}redis://${s.host}:${s.port}`);
+    lines.push(`  ${what.padEnd(30)}redis://${s.host}:${s.port}${s.role === 'vector' && vectorIndex ? `   (index ${vectorIndex}; the key is the namespace)` : ''}`);
     lines.push(`    redis-cli -p ${s.port}${s.host === '127.0.0.1' ? '' : ` -h ${s.host}`}${requirepass ? ' -a <requirepass>' : ''}    (HELP lists the commands)`);
   }
   return lines.length ? [...lines, ''] : [];
