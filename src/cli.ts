@@ -5,7 +5,7 @@ import {
   type PlatformConfig,
 } from './config.js';
 import { createLogger } from './logger.js';
-import { loadVectorConfigFile, VectorConfigError } from './platform/vector/config.js';
+import { DEFAULT_INDEXES, loadVectorConfigFile, VectorConfigError } from './platform/vector/config.js';
 import { startMetricsServer } from './metrics.js';
 import { startPlatform, type RunningPlatform } from './platform/platform.js';
 import { startProxy, type ProxyOptions, type RunningProxy } from './proxy/server.js';
@@ -290,7 +290,10 @@ interface DevSideportPlan {
 function devSideportPlan(f: DevSideportFlags & ProxyFlags, config: PlatformConfig): DevSideportPlan {
   config.accountEmail ??= 'dev@respgate.local';
   config.accountKey ??= generateToken();
-  if (!/^[A-Za-z0-9._-]+$/.test(f.vectorIndex)) throw new ConfigError(`--vector-index must be an index name (letters, digits, '-', '_', '.'), got '${f.vectorIndex}'`);
+  const indexes = (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name);
+  if (sideportPort(f.vectorPort, '--vector-port') !== undefined && !indexes.includes(f.vectorIndex)) {
+    throw new ConfigError(`--vector-index '${f.vectorIndex}' is not an index of the local platform; choose one of ${indexes.join(', ')} (or add it with --vector-config)`);
+  }
   return {
     host: f.host,
     requirepass: f.requirepass || undefined,
