@@ -170,3 +170,63 @@ describe('isolation', () => {
     expect((await command(p, ['KEYS', '*'])).json).toEqual({ result: [] });
   });
 });
+
+describe('named queues', () => {
+  it('parallelism bounds the deliveries in flight of a queue', async () => {
+    // In flight and most in flight at once, per queue (the path names the queue).
+    const inFlight = new Map<string, number>();
+    const most = new Map<string, number>();
+    dest.respond = async (r) => {
+      const n = (inFlight.get(r.path) ?? 0) + 1;
+      inFlight.set(r.path, n);
+      most.set(r.path, Math.max(most.get(r.path) ?? 0, n));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      inFlight.set(r.path, inFlight.get(r.path)! - 1);
+      return { status: 200 };
+    };
+    for (const [queueName, parallelism] of [['serial', 1], ['pair', 2]] as const) {
+      const before = dest.received.length;
+      expect((await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName, parallelism }) })).status).toBe(200);
+      const answers = await Promise.all([0, 1, 2, 3, 4].map((i) => call(`/v2/enqueue/${queueName}/${dest.url}/${queueName}`, { body: String(i) })));
+      expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201]);
+      const got = (await dest.waitFor(before + 5)).slice(before);
+      expect(got.every((r) => r.headers['upstash-queue-name'] === queueName)).toBe(true);
+      expect(most.get(`/${queueName}`)).toBe(parallelism);
+    }
+  });
+
+  it('refuses a bad queue name or parallelism', async () => {
+    const bad = await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName: 'no spaces', parallelism: 1 }) });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toContain("invalid queue name 'no spaces'");
+    const zero = await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName: 'q', parallelism: 0 }) });
+    expect(zero.status).toBe(400);
+    expect(zero.json.error).toContain('parallelism must be a whole number >= 1');
+  });
+});
+
+describe('event log', () => {
+  it('pages through every event once, newest first, with the cursor', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await call(`/v2/publish/${dest.url}/log${i}`, { body: String(i), headers: { 'Upstash-Label': 'paged' } })).json.messageId);
+    await dest.waitFor(4);
+    // Wait until the four DELIVERED events are in the log (logged after the answers).
+    let delivered = 0;
+    for (let i = 0; i < 100 && delivered < 4; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 20));
+      delivered = (await call('/v2/events?label=paged&state=DELIVERED', { method: 'GET' })).json.events.length;
+    }
+    const seen: any[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await call(`/v2/events?label=paged&count=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { method: 'GET' });
+      expect(page.json.events.length).toBeLessThanOrEqual(3);
+      seen.push(...page.json.events);
+      cursor = page.json.cursor;
+    } while (cursor);
+    expect(seen).toHaveLength(8);
+    expect(seen.map((e) => e.time)).toEqual([...seen.map((e) => e.time)].sort((a, b) => b - a));
+    for (const id of ids) expect(seen.filter((e) => e.messageId === id).map((e) => e.state).sort()).toEqual(['CREATED', 'DELIVERED']);
+    expect(seen.every((e) => e.labels?.[0] === 'paged')).toBe(true);
+  });
+});

@@ -61,6 +61,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
     async stop() {
       await schedules.stop();
       await engine.stop();
+      await records.flushEvents();
       redis.disconnect();
     },
   };

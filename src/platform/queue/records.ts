@@ -18,6 +18,8 @@ const K = {
 
 /** Events kept for GET /v2/events (approximate cap, like a log retention window). */
 const EVENTS_KEPT = 100_000;
+/** Events logged within this many ms share one stream entry. */
+const EVENT_BATCH_MS = 20;
 /** Deduplication window of the real service: 10 minutes. */
 const DEDUP_WINDOW_S = 600;
 
@@ -206,25 +208,48 @@ export class QueueRecords {
     return (await this.redis.hdel(K.schedules, id)) === 1;
   }
 
-  // --- event log (a capped stream; its entry ids are the cursors)
+  // --- event log: a capped stream; events are written in batches (one entry holds the events of
+  // about 20 ms, a JSON array), so logging costs one Redis command per batch, not per event. The
+  // cursor is "<entry id>.<index in the entry>".
+  private pendingEvents: LogEvent[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
+
   logEvent(event: LogEvent): void {
-    // Fire and forget: the log is for people reading it, never on the delivery's critical path.
-    this.redis.xadd(K.events, 'MAXLEN', '~', String(EVENTS_KEPT), '*', 'e', JSON.stringify(event)).catch(() => undefined);
+    // Never on the delivery's critical path; a crash loses at most the last batch of the log.
+    this.pendingEvents.push(event);
+    this.flushTimer ??= setTimeout(() => void this.flushEvents(), EVENT_BATCH_MS);
+  }
+
+  async flushEvents(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.pendingEvents.length === 0) return;
+    const batch = JSON.stringify(this.pendingEvents);
+    this.pendingEvents = [];
+    await this.redis.xadd(K.events, 'MAXLEN', '~', String(EVENTS_KEPT / 10), '*', 'e', batch).catch(() => undefined);
   }
 
   /** Events newest first, from before `cursor` (exclusive); returns the page and the next cursor. */
   async readEvents(cursor: string | undefined, count: number, keep: (e: LogEvent) => boolean): Promise<{ events: LogEvent[]; cursor?: string }> {
+    await this.flushEvents(); // a reader sees what was logged before it asked
     const events: LogEvent[] = [];
-    let end = cursor ? `(${cursor}` : '+';
+    const [cursorEntry, cursorIndex] = cursor ? cursor.split('.') : [undefined, undefined];
+    let end = cursorEntry ?? '+';
+    let first = true;
     for (;;) {
-      const batch = await this.redis.xrevrange(K.events, end, '-', 'COUNT', 500);
+      const batch = await this.redis.xrevrange(K.events, end, '-', 'COUNT', 100);
       for (const [id, fields] of batch) {
-        const e = JSON.parse(fields[1]) as LogEvent;
-        if (!keep(e)) continue;
-        events.push(e);
-        if (events.length === count) return { events, cursor: id };
+        const logged = JSON.parse(fields[1]) as LogEvent[];
+        // Inside the cursor's own entry, only the events older than the cursor's index.
+        const from = first && cursorEntry === id ? Number(cursorIndex) - 1 : logged.length - 1;
+        first = false;
+        for (let i = from; i >= 0; i--) {
+          if (!keep(logged[i])) continue;
+          events.push(logged[i]);
+          if (events.length === count) return { events, cursor: `${id}.${i}` };
+        }
       }
-      if (batch.length < 500) return { events };
+      if (batch.length < 100) return { events };
       end = `(${batch[batch.length - 1][0]}`;
     }
   }
