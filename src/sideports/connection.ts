@@ -21,6 +21,8 @@ export interface SideportContext {
   /** Lines of INFO's `# Upstream` section (no secrets). */
   upstreamInfo(): string[];
   connections(): number;
+  /** Counters read by /metrics. */
+  stats: { commands: number };
 }
 
 interface Slot {
@@ -123,6 +125,7 @@ export class Connection {
    * group (VADD) wait together and run as one batch of REST calls.
    */
   private dispatch(args: Buffer[]): void {
+    this.ctx.stats.commands++;
     const slot: Slot = {};
     this.slots.push(slot);
     const spec = this.ctx.table.get(args[0]);
