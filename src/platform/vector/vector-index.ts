@@ -254,7 +254,7 @@ export class VectorIndex {
     return Array.isArray(body) && body.length > 1 ? results : results[0] ?? [];
   }
 
-  /** Validates one query object (and embeds its data) into a function from k to the best k records. */
+  /** Validates one query object (and embeds its data) into a search that can be run page by page. */
   private async prepareQuery(nsName: string, o: Json, byData: boolean): Promise<PreparedQuery> {
     const topK = o.topK === undefined ? 10 : o.topK;
     if (typeof topK !== 'number' || !Number.isInteger(topK) || topK < 0) throw invalid('topK', 'a non-negative integer');
@@ -275,6 +275,7 @@ export class VectorIndex {
       if (!['HYBRID', 'DENSE', 'SPARSE'].includes(mode)) throw new VectorError(422, 'Failed to deserialize the JSON body into the target type: queryMode: unknown variant, expected `HYBRID`, `DENSE` or `SPARSE`');
       if (this.denseEmbedder && mode !== 'SPARSE') dense = (await this.embedDense([text]))[0];
       if (this.sparseEmbedder && mode !== 'DENSE') sparse = this.sparseEmbedder.embed([text], 'query')[0];
+      if (!dense && !sparse) throw new VectorError(400, `queryMode ${mode} needs a ${mode === 'SPARSE' ? 'sparse' : 'dense'} embedding model, and this index has none; use queryMode ${mode === 'SPARSE' ? 'DENSE' : 'SPARSE'} or HYBRID`);
     } else {
       if (o.vector !== undefined) dense = this.hasDense ? this.parseDense(o.vector) : notSupported('dense vectors', 'SPARSE');
       if (o.sparseVector !== undefined) sparse = this.hasSparse ? parseSparse(o.sparseVector) : notSupported('sparse vectors', 'DENSE');
