@@ -2,7 +2,8 @@
 // hybridindexes.mdx), through the REST API of the local platform.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
-import { fuseDbsf, fuseRrf } from '../../src/platform/vector/scores.js';
+import fc from 'fast-check';
+import { f32, fuseDbsf, fuseRrf } from '../../src/platform/vector/scores.js';
 import { kv, startTestPlatform } from '../helpers/platform.js';
 
 let p: RunningPlatform;
@@ -92,5 +93,18 @@ describe('fusion of dense and sparse lists', () => {
     expect(dbsf.z).toBeCloseTo(dense(0.8), 5);
     // a dense-only query of a hybrid index is scored by the dense side alone
     expect(await scores('hyb', { vector: [1, 0], topK: 1 })).toEqual({ x: 1 });
+  });
+});
+
+describe('float32 output', () => {
+  it('values are the shortest decimal of their float32, as the service prints them', () => {
+    expect([0.1, 0.2, 0.028608438, 1 / 3, 0.1 + 0.2, 1e-30, -2.5].map(f32)).toEqual([0.1, 0.2, 0.028608438, 0.33333334, 0.3, 1e-30, -2.5]);
+    fc.assert(fc.property(fc.float({ noNaN: true, noDefaultInfinity: true }), (x) => {
+      const out = f32(x);
+      expect(Math.fround(out)).toBe(Math.fround(x)); // reads back as the same float32
+      let shortest = 9;
+      for (let p = 1; p <= 9; p++) if (Math.fround(Number(Math.fround(x).toPrecision(p))) === Math.fround(x)) { shortest = p; break; }
+      expect(out === 0 ? 1 : Number(out).toExponential().split('e')[0].replace(/[-.]/g, '').length).toBeLessThanOrEqual(shortest);
+    }), { numRuns: 2000 });
   });
 });
