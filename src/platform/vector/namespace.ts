@@ -116,12 +116,15 @@ export class Namespace {
     return true;
   }
 
+  /** Forgets every record (reset); the graph is dropped whole, not emptied vector by vector. */
   clear(): void {
-    for (const id of [...this.records.keys()]) this.remove(id);
     this.graph = undefined;
     this.pending.clear();
+    this.records.clear();
+    this.postings.clear();
     this.bySlot = [];
     this.freeSlots = [];
+    this.sortedIds = undefined;
   }
 
   close(): void {
