@@ -5,7 +5,7 @@ import {
   validateLogLevel, validateRedisUrl, type PlatformConfig, type ProxyConfig,
 } from './config.js';
 import { createLogger } from './logger.js';
-import { loadVectorConfigFile, VectorConfigError } from './platform/vector/config.js';
+import { DEFAULT_INDEXES, loadVectorConfigFile, VectorConfigError } from './platform/vector/config.js';
 import { startMetricsServer } from './metrics.js';
 import { startPlatform, type RunningPlatform } from './platform/platform.js';
 import { startProxy, type RunningProxy } from './proxy/server.js';
@@ -231,7 +231,7 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
     await platform.stop();
     throw err;
   }
-  process.stdout.write(banner(platform, flags, proxy, flags.requirepass, sideportBanner(sideports, flags.requirepass)) + '\n');
+  process.stdout.write(banner(platform, flags, proxy, flags.requirepass, sideportBanner(sideports, flags.requirepass, sideportPlan.vectorIndex)) + '\n');
   await waitForSignal();
   for (const s of sideports) await s.stop();
   await proxy.stop();
@@ -290,7 +290,10 @@ interface DevSideportPlan {
 function devSideportPlan(f: DevSideportFlags & ProxyFlags, config: PlatformConfig): DevSideportPlan {
   config.accountEmail ??= 'dev@respgate.local';
   config.accountKey ??= generateToken();
-  if (!/^[A-Za-z0-9._-]+$/.test(f.vectorIndex)) throw new ConfigError(`--vector-index must be an index name (letters, digits, '-', '_', '.'), got '${f.vectorIndex}'`);
+  const indexes = (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name);
+  if (sideportPort(f.vectorPort, '--vector-port') !== undefined && !indexes.includes(f.vectorIndex)) {
+    throw new ConfigError(`--vector-index '${f.vectorIndex}' is not an index of the local platform; choose one of ${indexes.join(', ')} (or add it with --vector-config)`);
+  }
   return {
     host: f.host,
     requirepass: f.requirepass || undefined,
@@ -328,11 +331,11 @@ async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatfor
   }
 }
 
-function sideportBanner(sideports: RunningSideport[], requirepass?: string): string[] {
+function sideportBanner(sideports: RunningSideport[], requirepass?: string, vectorIndex?: string): string[] {
   const lines: string[] = [];
   for (const s of sideports) {
     const what = s.role === 'vector' ? 'Vector side port (VSIM…)' : 'Queue side port (QPUBLISH…)';
-    lines.push(`  ${what.padEnd(30)}redis://${s.host}:${s.port}`);
+    lines.push(`  ${what.padEnd(30)}redis://${s.host}:${s.port}${s.role === 'vector' && vectorIndex ? `   (index ${vectorIndex}; the key is the namespace)` : ''}`);
     lines.push(`    redis-cli -p ${s.port}${s.host === '127.0.0.1' ? '' : ` -h ${s.host}`}${requirepass ? ' -a <requirepass>' : ''}    (HELP lists the commands)`);
   }
   return lines.length ? [...lines, ''] : [];

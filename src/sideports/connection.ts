@@ -21,6 +21,8 @@ export interface SideportContext {
   /** Lines of INFO's `# Upstream` section (no secrets). */
   upstreamInfo(): string[];
   connections(): number;
+  /** Counters read by /metrics. */
+  stats: { commands: number };
 }
 
 interface Slot {
@@ -123,6 +125,7 @@ export class Connection {
    * group (VADD) wait together and run as one batch of REST calls.
    */
   private dispatch(args: Buffer[]): void {
+    this.ctx.stats.commands++;
     const slot: Slot = {};
     this.slots.push(slot);
     const spec = this.ctx.table.get(args[0]);
@@ -137,7 +140,10 @@ export class Connection {
     const job: Job = { calls: [{ args, slot }], group, started: false };
     this.lastJob = job;
     this.jobsPending++;
-    this.chain = this.chain.then(() => this.runJob(job)).finally(() => {
+    this.chain = this.chain.then(() => this.runJob(job)).catch((err) => {
+      // A bug must not stall the connection: the job's unanswered requests get the error.
+      for (const c of job.calls) if (c.slot.bytes === undefined) this.complete(c.slot, this.errorBytes(err));
+    }).finally(() => {
       this.jobsPending--;
       if (this.waitingForRun && this.jobsPending === 0) {
         this.waitingForRun = false;

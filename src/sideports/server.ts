@@ -2,6 +2,7 @@
 // side port's command table (common commands + the vector or queue set).
 import net from 'node:net';
 import type { Logger } from '../logger.js';
+import { observedCounter, observedGauge } from '../metrics.js';
 import { CommandTable, type CommandSpec } from './command-spec.js';
 import { commonCommands } from './common-commands.js';
 import { Connection, type SideportContext } from './connection.js';
@@ -30,6 +31,7 @@ export interface RunningSideport {
 
 export async function startSideport(options: SideportOptions, log: Logger): Promise<RunningSideport> {
   const connections = new Set<Connection>();
+  const stats = { commands: 0 };
   let ids = 0;
   const ctx: SideportContext = {
     role: options.role,
@@ -41,7 +43,10 @@ export async function startSideport(options: SideportOptions, log: Logger): Prom
     nextId: () => ++ids,
     upstreamInfo: options.upstreamInfo,
     connections: () => connections.size,
+    stats,
   };
+  observedGauge(`respgate_${options.role}_sideport_connections`, `Client connections open on the ${options.role} side port`, () => connections.size);
+  observedCounter(`respgate_${options.role}_sideport_commands_total`, `Requests received by the ${options.role} side port`, () => stats.commands);
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     const c = new Connection(socket, ctx);
     connections.add(c);

@@ -296,7 +296,7 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
       const s = state.get(add.id)!;
       const metadata = add.setattr ? add.attributes : s.metadata;
       const answer = s.exists ? 0 : 1;
-      results[index] = (w) => w.integer(answer);
+      results[index] = (w) => w.boolean(answer === 1);
       state.set(add.id, { exists: true, metadata });
       const { dense, sparse, data } = add.input;
       const record: VectorRecord = {
@@ -386,7 +386,7 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
 
   const vrem = async (c: Call): Promise<Reply> => {
     const { deleted } = await client.delete(key(c), { ids: [element(c.args[2])] });
-    return (w) => w.integer(deleted);
+    return (w) => w.boolean(deleted > 0);
   };
 
   const vremby = async (c: Call): Promise<Reply> => {
@@ -444,12 +444,12 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
   const vsetattr = async (c: Call): Promise<Reply> => {
     const metadata = parseAttributes(c.args[3]) ?? {};
     const { updated } = await client.update(key(c), { id: element(c.args[2]), metadata, metadataUpdateMode: 'OVERWRITE' });
-    return (w) => w.integer(updated ? 1 : 0);
+    return (w) => w.boolean(updated > 0);
   };
 
   const vismember = async (c: Call): Promise<Reply> => {
     const r = await exists(key(c), element(c.args[2]));
-    return (w) => w.integer(r ? 1 : 0);
+    return (w) => w.boolean(r !== null);
   };
 
   const vinfo = async (c: Call): Promise<Reply> => {
@@ -498,13 +498,7 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
       };
     }
     // Distinct elements: the whole namespace when it is no larger than count, else a random sample of a scan.
-    const ids: string[] = [];
-    let cursor = '0';
-    do {
-      const page = await client.range(ns, { cursor, limit: 1000 });
-      for (const v of page.vectors) ids.push(v.id);
-      cursor = page.nextCursor;
-    } while (cursor !== '' && ids.length < 10_000);
+    const { ids } = await allIds(ns, 10_000);
     for (let i = ids.length - 1; i > 0; i--) {
       const j = Math.floor(Math.random() * (i + 1));
       [ids[i], ids[j]] = [ids[j], ids[i]];
@@ -513,6 +507,36 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     return (w) => {
       w.arrayHeader(pick.length);
       for (const id of pick) w.bulk(id);
+    };
+  };
+
+  /** Every id of a namespace, by /range pages (bounded: VRANGE and VRANDMEMBER read whole namespaces). */
+  async function allIds(ns: string, limit: number): Promise<{ ids: string[]; complete: boolean }> {
+    const ids: string[] = [];
+    let cursor = '0';
+    do {
+      const page = await client.range(ns, { cursor, limit: 1000 });
+      for (const v of page.vectors) ids.push(v.id);
+      cursor = page.nextCursor;
+    } while (cursor !== '' && ids.length < limit);
+    return { ids, complete: cursor === '' };
+  }
+
+  const vrange = async (c: Call): Promise<Reply> => {
+    const lo = lexBound(c.args[2]);
+    const hi = lexBound(c.args[3]);
+    let count = -1;
+    if (c.args.length === 5) count = integerArg(c.args[4]);
+    else if (c.args.length > 5) throw new CommandError(SYNTAX_ERROR);
+    const { ids, complete } = await allIds(key(c), VRANGE_LIMIT);
+    if (!complete) throw new CommandError(`ERR VRANGE sorts the whole namespace and it holds more than ${VRANGE_LIMIT} elements; walk it with VSCAN instead`);
+    const bytes = ids.map((id) => Buffer.from(id));
+    bytes.sort(Buffer.compare);
+    const picked = bytes.filter((b) => aboveLow(b, lo) && belowHigh(b, hi));
+    const out = count < 0 ? picked : picked.slice(0, count);
+    return (w) => {
+      w.arrayHeader(out.length);
+      for (const b of out) w.bulk(b);
     };
   };
 
@@ -646,6 +670,12 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     vs({ name: 'vismember', arity: 3, flags: ['readonly', 'fast'], summary: 'Tells whether an element exists.', run: vismember, upstream: 'POST /fetch {ids}', args: [K, ELEMENT] }),
     vs({ name: 'vinfo', arity: 2, flags: ['readonly', 'fast'], summary: 'Returns information about a namespace and its index.', run: vinfo, upstream: 'POST /info', args: [K] }),
     vs({ name: 'vrandmember', arity: -2, flags: ['readonly'], summary: 'Returns one or more random elements.', run: vrandmember, upstream: 'POST /random (one), or /range pages (count > 0)', args: [K, { name: 'count', type: 'integer', optional: true }] }),
+    vs({ name: 'vlinks', arity: -3, flags: ['readonly'], summary: 'Not available: the vector service does not expose its HNSW graph.', upstream: '(none)',
+      run: () => { throw new CommandError('ERR VLINKS is not supported by the vector side port: the vector service does not expose the neighbours of its HNSW graph; VSIM key ELE element gives the nearest elements'); },
+      args: [K, ELEMENT, { name: 'withscores', type: 'pure-token', token: 'WITHSCORES', optional: true }] }),
+    vs({ name: 'vrange', arity: -4, flags: ['readonly'], summary: 'Returns elements in lexicographical order between two bounds (-, +, [elem, (elem), at most count (all when negative).', run: vrange,
+      upstream: `POST /range pages over the whole namespace (at most ${VRANGE_LIMIT} elements), sorted here`,
+      args: [K, { name: 'start', type: 'string' }, { name: 'end', type: 'string' }, { name: 'count', type: 'integer', optional: true }] }),
     vs({ name: 'vscan', arity: -3, flags: ['readonly'], summary: 'Iterates over the elements of a namespace with a cursor (0 starts and ends).', run: vscan, upstream: 'POST /range {cursor, limit, prefix}',
       args: [K, { name: 'cursor', type: 'integer' }, { name: 'prefix', type: 'string', token: 'PREFIX', optional: true }, { name: 'count', type: 'integer', token: 'COUNT', optional: true },
         { name: 'withattribs', type: 'pure-token', token: 'WITHATTRIBS', optional: true }, { name: 'withdata', type: 'pure-token', token: 'WITHDATA', optional: true }] }),
@@ -655,6 +685,33 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     { name: 'del', arity: -2, group: 'generic', since: '1.0.0', flags: ['write'], acl: ['@keyspace', '@write'], firstKey: 1, lastKey: -1, summary: 'Deletes namespaces (the default namespace "" is emptied); returns how many existed.', run: del, upstream: 'POST /delete-namespace/{ns} (or /reset for "")', args: [{ name: 'key', type: 'key', multiple: true }] },
     { name: 'keys', arity: 2, group: 'generic', since: '1.0.0', flags: ['readonly'], acl: ['@keyspace', '@read'], summary: 'Returns the namespaces matching a glob-style pattern.', run: keys, upstream: 'POST /list-namespaces', args: [{ name: 'pattern', type: 'pattern' }] },
   ];
+}
+
+const VRANGE_LIMIT = 100_000;
+
+type LexBound = { kind: 'min' } | { kind: 'max' } | { kind: 'incl' | 'excl'; value: Buffer };
+
+/** `-`, `+`, `[elem` (inclusive) or `(elem` (exclusive), as ZRANGEBYLEX and VRANGE take them. */
+function lexBound(b: Buffer): LexBound {
+  if (b.length === 1 && b[0] === 0x2d) return { kind: 'min' };
+  if (b.length === 1 && b[0] === 0x2b) return { kind: 'max' };
+  if (b[0] === 0x5b) return { kind: 'incl', value: b.subarray(1) };
+  if (b[0] === 0x28) return { kind: 'excl', value: b.subarray(1) };
+  throw new CommandError("ERR min or max not valid string range item: use -, +, [element or (element");
+}
+
+function aboveLow(b: Buffer, lo: LexBound): boolean {
+  if (lo.kind === 'min') return true;
+  if (lo.kind === 'max') return false;
+  const c = Buffer.compare(b, lo.value);
+  return lo.kind === 'incl' ? c >= 0 : c > 0;
+}
+
+function belowHigh(b: Buffer, hi: LexBound): boolean {
+  if (hi.kind === 'max') return true;
+  if (hi.kind === 'min') return false;
+  const c = Buffer.compare(b, hi.value);
+  return hi.kind === 'incl' ? c <= 0 : c < 0;
 }
 
 function choice<T extends string>(cur: ArgCursor, allowed: readonly T[], what: string): T {

@@ -51,6 +51,11 @@ describe('vector API bad inputs', () => {
     await expectError('/dense/range', { body: JSON.stringify({ cursor: 'abc', limit: 2 }) }, 400, /Invalid cursor 'abc'/);
   });
 
+  it('a query mode the index cannot embed', async () => {
+    await expectError('/dense-data/query-data', { body: JSON.stringify({ data: 'text', queryMode: 'SPARSE' }) }, 400,
+      'queryMode SPARSE needs a sparse embedding model, and this index has none; use queryMode DENSE or HYBRID');
+  });
+
   it('bad JSON and an empty body', async () => {
     await expectError('/dense/upsert', { body: '{"id": "x", "vector": [1,' }, 400, /^Failed to parse the request body as JSON: /);
     await expectError('/dense/query', { body: '' }, 400, 'Failed to parse the request body as JSON: the body is empty; send a JSON object');

@@ -91,6 +91,21 @@ describe('HNSW search', () => {
     expect(cos.searchDense(v, 5, undefined).map((s) => cos.record(s.key)!.id)).not.toContain('fresh');
   });
 
+  it('a reset drops the graph; the namespace grows a new one past the threshold', async () => {
+    const ns = new Namespace('', D, 'COSINE', { ...DEFAULT_TUNING, hnswThreshold: 100 });
+    const rand = rng(5);
+    const fill = (n: number) => { for (let i = 0; i < n; i++) ns.put(`r${i}`, Float32Array.from({ length: D }, () => rand() - 0.5), undefined, undefined, undefined); };
+    fill(150);
+    expect(ns.usesGraph).toBe(true);
+    ns.clear();
+    expect([ns.size, ns.usesGraph, ns.pendingCount]).toEqual([0, false, 0]);
+    expect(ns.searchDense(new Float32Array(D).fill(0.1), 3, undefined)).toEqual([]);
+    fill(150);
+    await ns.indexed();
+    expect([ns.size, ns.usesGraph, ns.pendingCount]).toEqual([150, true, 0]);
+    expect(ns.searchDense(new Float32Array(D).fill(0.1), 3, undefined)).toHaveLength(3);
+  });
+
   it.each(['EUCLIDEAN', 'DOT_PRODUCT'] as const)('%s recall@10 ≥ 0.95 and the same scores as exact search', async (metric) => {
     const ns = build(metric, 7);
     await ns.indexed();

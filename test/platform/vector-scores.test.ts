@@ -2,7 +2,8 @@
 // hybridindexes.mdx), through the REST API of the local platform.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
-import { fuseDbsf, fuseRrf } from '../../src/platform/vector/scores.js';
+import fc from 'fast-check';
+import { f32, fuseDbsf, fuseRrf } from '../../src/platform/vector/scores.js';
 import { kv, startTestPlatform } from '../helpers/platform.js';
 
 let p: RunningPlatform;
@@ -55,19 +56,18 @@ describe('dense metrics, normalised to 0..1', () => {
 });
 
 describe('fusion of dense and sparse lists', () => {
-  it('RRF: sum of 1 / (60 + rank), ranks from 0', () => {
+  it('RRF: sum of 1 / (60 + rank), ranks from 0 (float32)', () => {
     const fused = fuseRrf([[{ key: 1, score: 0.9 }, { key: 2, score: 0.5 }], [{ key: 2, score: 3 }, { key: 3, score: 1 }]]);
-    expect(fused.get(1)).toBeCloseTo(1 / 60, 12);
-    expect(fused.get(2)).toBeCloseTo(1 / 61 + 1 / 60, 12);
-    expect(fused.get(3)).toBeCloseTo(1 / 61, 12);
+    expect(fused.get(1)).toBeCloseTo(1 / 60, 7);
+    expect(fused.get(2)).toBeCloseTo(1 / 61 + 1 / 60, 7);
+    expect(fused.get(3)).toBeCloseTo(1 / 61, 7);
   });
-  it('DBSF: (s − (μ − 3σ)) / 6σ per list, summed', () => {
-    // list 1: scores 1, 2, 3 → μ 2, σ = sqrt(2/3); list 2: a single score → 0.5
-    const sigma = Math.sqrt(2 / 3);
+  it('DBSF: (s − (μ − 3σ)) / 6σ per list with the sample σ, summed; a single score gives 0.5', () => {
+    // list 1: scores 3, 2, 1 → μ 2, sample σ 1 → (s + 1) / 6; list 2: a single score → 0.5
     const fused = fuseDbsf([[{ key: 1, score: 3 }, { key: 2, score: 2 }, { key: 3, score: 1 }], [{ key: 2, score: 7 }]]);
-    expect(fused.get(1)).toBeCloseTo((3 - (2 - 3 * sigma)) / (6 * sigma), 12);
-    expect(fused.get(2)).toBeCloseTo(0.5 + 0.5, 12);
-    expect(fused.get(3)).toBeCloseTo((1 - (2 - 3 * sigma)) / (6 * sigma), 12);
+    expect(fused.get(1)).toBeCloseTo(4 / 6, 6);
+    expect(fused.get(2)).toBeCloseTo(3 / 6 + 0.5, 6);
+    expect(fused.get(3)).toBeCloseTo(2 / 6, 6);
   });
   it('a hybrid index fuses its dense and sparse results over REST', async () => {
     await call('hyb', 'upsert', [
@@ -81,15 +81,30 @@ describe('fusion of dense and sparse lists', () => {
     expect(rrf.y).toBeCloseTo(1 / 62 + 1 / 60, 6);
     expect(rrf.z).toBeCloseTo(1 / 61, 6);
     const dbsf = await scores('hyb', { vector: [1, 0], sparseVector: { indices: [1], values: [1] }, topK: 3, fusionAlgorithm: 'DBSF' });
-    const dense = [1, 0.8, 0.5];
-    const mu = (1 + 0.8 + 0.5) / 3;
-    const sd = Math.sqrt(dense.reduce((a, s) => a + (s - mu) ** 2, 0) / 3);
-    const n1 = (s: number) => (s - (mu - 3 * sd)) / (6 * sd);
-    // sparse 2 and 1: μ 1.5, σ 0.5 → y (2 − 0)/3, x (1 − 0)/3
-    expect(dbsf.x).toBeCloseTo(n1(1) + 1 / 3, 5);
-    expect(dbsf.y).toBeCloseTo(n1(0.5) + 2 / 3, 5);
-    expect(dbsf.z).toBeCloseTo(n1(0.8), 5);
+    const scale = (list: number[]) => {
+      const mu = list.reduce((a, s) => a + s, 0) / list.length;
+      const sd = Math.sqrt(list.reduce((a, s) => a + (s - mu) ** 2, 0) / (list.length - 1));
+      return (s: number) => (s - (mu - 3 * sd)) / (6 * sd);
+    };
+    const dense = scale([1, 0.8, 0.5]);
+    const sparse = scale([2, 1]); // μ 1.5, sample σ √0.5
+    expect(dbsf.x).toBeCloseTo(dense(1) + sparse(1), 5);
+    expect(dbsf.y).toBeCloseTo(dense(0.5) + sparse(2), 5);
+    expect(dbsf.z).toBeCloseTo(dense(0.8), 5);
     // a dense-only query of a hybrid index is scored by the dense side alone
     expect(await scores('hyb', { vector: [1, 0], topK: 1 })).toEqual({ x: 1 });
+  });
+});
+
+describe('float32 output', () => {
+  it('values are the shortest decimal of their float32, as the service prints them', () => {
+    expect([0.1, 0.2, 0.028608438, 1 / 3, 0.1 + 0.2, 1e-30, -2.5].map(f32)).toEqual([0.1, 0.2, 0.028608438, 0.33333334, 0.3, 1e-30, -2.5]);
+    fc.assert(fc.property(fc.float({ noNaN: true, noDefaultInfinity: true }), (x) => {
+      const out = f32(x);
+      expect(Math.fround(out)).toBe(Math.fround(x)); // reads back as the same float32
+      let shortest = 9;
+      for (let p = 1; p <= 9; p++) if (Math.fround(Number(Math.fround(x).toPrecision(p))) === Math.fround(x)) { shortest = p; break; }
+      expect(out === 0 ? 1 : Number(out).toExponential().split('e')[0].replace(/[-.]/g, '').length).toBeLessThanOrEqual(shortest);
+    }), { numRuns: 2000 });
   });
 });

@@ -198,6 +198,27 @@ describe('@upstash/vector on a hybrid index', () => {
     expect(dbsf.map((r) => r.id)).toHaveLength(3);
   });
 
+  it('resumable DBSF query: pages of topK candidates per side, the scores vector-js expects from the service', async () => {
+    await index('hybrid-2d').upsert([
+      { id: 'id0', vector: [0.1, 0.2], sparseVector: { indices: [0, 1], values: [0.1, 0.2] } },
+      { id: 'id1', vector: [0.2, 0.3], sparseVector: { indices: [1, 2], values: [0.2, 0.3] }, metadata: { key: 'value' } },
+      { id: 'id2', vector: [0.3, 0.4], sparseVector: { indices: [2, 3], values: [0.3, 0.4] }, metadata: { key: 'value' }, data: 'data' },
+    ] as never, { namespace: 'resumable-hybrid' });
+    // the query and expected answers of vector-js src/commands/client/resumable-query/index.test.ts
+    const { result, fetchNext, stop } = await index('hybrid-2d').resumableQuery({
+      vector: [0.1, 0.1], sparseVector: { indices: [0], values: [0.1] }, topK: 2, includeVectors: true, includeMetadata: true,
+      includeData: true, weightingStrategy: 'IDF' as never, fusionAlgorithm: 'DBSF' as never, maxIdle: 3600,
+    }, { namespace: 'resumable-hybrid' });
+    expect(result).toEqual([
+      { id: 'id2', score: 0.617_851, vector: [0.3, 0.4], sparseVector: { indices: [2, 3], values: [0.3, 0.4] }, metadata: { key: 'value' }, data: 'data' },
+      { id: 'id0', score: 0.5, vector: [0.1, 0.2], sparseVector: { indices: [0, 1], values: [0.1, 0.2] } },
+    ]);
+    expect(await fetchNext(1)).toEqual([
+      { id: 'id1', score: 0.5, vector: [0.2, 0.3], sparseVector: { indices: [1, 2], values: [0.2, 0.3] }, metadata: { key: 'value' } },
+    ]);
+    await stop();
+  });
+
   it('hybrid with embedders: query-data in HYBRID, DENSE and SPARSE modes', async () => {
     const ix = index('hybrid').namespace('modes');
     await ix.upsert([{ id: 'a', data: 'apples and oranges' }, { id: 'b', data: 'trains and planes' }]);

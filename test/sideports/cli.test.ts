@@ -79,6 +79,8 @@ describe('help and configuration errors', () => {
     expect(noToken.stderr).toContain('no queue token: give --queue-token (or RESPGATE_QUEUE_TOKEN / QSTASH_TOKEN)');
     const halfAccount = await respgate(['queue', '--queue-url', 'http://127.0.0.1:1/queue', '--queue-token', 't', '--account-email', 'a@b.c'], clean);
     expect(halfAccount.stderr).toContain('the account API needs both --account-email and --account-key');
+    const badIndex = await respgate(['dev', '--vector-index', 'nope', '--port', '0', '--http-port', '0'], clean);
+    expect(badIndex.stderr).toContain("--vector-index 'nope' is not an index of the local platform; choose one of dense, dense-data, sparse, hybrid (or add it with --vector-config)");
     const badPort = await respgate(['dev', '--vector-port', 'lots'], clean);
     expect(badPort.stderr).toContain("--vector-port must be a TCP port number from 0 to 65535, got 'lots'");
   });

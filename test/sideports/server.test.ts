@@ -210,6 +210,20 @@ describe('discovery: COMMAND, COMMAND DOCS, HELP', () => {
   });
 });
 
+describe('metrics', () => {
+  it('/metrics shows the connections and requests of each side port', async () => {
+    const { metricsText } = await import('../../src/metrics.js');
+    const io = new IORedis({ port: open.port });
+    await io.ping();
+    await io.ping();
+    const { body } = await metricsText();
+    expect(body).toMatch(/^respgate_queue_sideport_connections [1-9]\d*$/m);
+    expect(Number(/^respgate_queue_sideport_commands_total (\d+)$/m.exec(body)![1])).toBeGreaterThanOrEqual(2);
+    expect(body).toMatch(/^respgate_vector_sideport_connections \d+$/m);
+    io.disconnect();
+  });
+});
+
 describe('ordering', () => {
   it('answers pipelined requests in order even when an upstream call is slower than a local one', async () => {
     const cmds: string[][] = [];

@@ -107,6 +107,7 @@ describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
     expect(count).toMatch(/^-ERR invalid vector specification: the count must be a whole number/);
     expect(noVector).toMatch(/^-ERR syntax error: the vector is FP32 blob, VALUES/);
     expect(vdim).toBe('-ERR key does not exist\r\n');
+    await expect(io.call('VLINKS', 'pts', 'a')).rejects.toThrow(/ERR VLINKS is not supported by the vector side port: the vector service does not expose/);
     expect(await io.call('VCARD', 'pts')).toBe(0);
     const [arity] = await rawText(ports.dense.port, [['VCARD']]);
     expect(arity).toBe("-ERR wrong number of arguments for 'vcard' command\r\n");

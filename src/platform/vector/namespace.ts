@@ -49,6 +49,8 @@ export class Namespace {
   private indexing = false;
   private idleWaiters: Array<() => void> = [];
   private sortedIds: string[] | undefined;
+  /** Reused buffer for the rows a filter lets through (native filtered scans). */
+  private scratch = new Float32Array(0);
   private closed = false;
 
   constructor(readonly name: string, private readonly dimension: number, readonly metric: Metric, private readonly tuning: SearchTuning) {
@@ -114,12 +116,15 @@ export class Namespace {
     return true;
   }
 
+  /** Forgets every record (reset); the graph is dropped whole, not emptied vector by vector. */
   clear(): void {
-    for (const id of [...this.records.keys()]) this.remove(id);
     this.graph = undefined;
     this.pending.clear();
+    this.records.clear();
+    this.postings.clear();
     this.bySlot = [];
     this.freeSlots = [];
+    this.sortedIds = undefined;
   }
 
   close(): void {
@@ -183,7 +188,7 @@ export class Namespace {
 
   /** Exact search over every record with a dense vector, or over `only` slots. */
   exactDense(q: Float32Array, k: number, predicate: Predicate | undefined, only: Iterable<number> | undefined): Scored[] {
-    if (!predicate && !only && this.records.size >= NATIVE_EXACT_FROM) return this.nativeExact(q, k);
+    if (!only && this.records.size >= NATIVE_EXACT_FROM) return predicate ? this.nativeExactFiltered(q, k, predicate) : this.nativeExact(q, k);
     const qNorm = norm(q);
     const top = new TopK(k);
     const visit = (rec: VectorRecord) => {
@@ -202,12 +207,29 @@ export class Namespace {
   private nativeExact(q: Float32Array, k: number): Scored[] {
     const rows = this.bySlot.length;
     const count = Math.min(rows, k + this.freeSlots.length);
-    const found = usearch.exactSearch(this.matrix.subarray(0, rows * this.dimension), q, this.dimension, count, USEARCH_METRIC[this.metric]) as Matches;
+    const found = usearch.exactSearch(this.matrix.subarray(0, rows * this.dimension), q, this.dimension, count, USEARCH_METRIC[this.metric], 1) as Matches;
     const out: Scored[] = [];
     for (let i = 0; i < found.keys.length && out.length < k; i++) {
       const slot = Number(found.keys[i]);
       if (this.bySlot[slot]?.hasDense) out.push({ key: slot, score: scoreFromDistance(this.metric, found.distances[i]) });
     }
+    return out;
+  }
+
+  /** The rows passing the filter, copied together, then the same native brute force over them. */
+  private nativeExactFiltered(q: Float32Array, k: number, predicate: Predicate): Scored[] {
+    const d = this.dimension;
+    const passing: number[] = [];
+    for (let slot = 0; slot < this.bySlot.length; slot++) {
+      const rec = this.bySlot[slot];
+      if (rec?.hasDense && predicate(rec.metadata)) passing.push(slot);
+    }
+    if (passing.length === 0) return [];
+    if (this.scratch.length < passing.length * d) this.scratch = new Float32Array(passing.length * d * 2);
+    passing.forEach((slot, row) => this.scratch.set(this.matrix.subarray(slot * d, (slot + 1) * d), row * d));
+    const found = usearch.exactSearch(this.scratch.subarray(0, passing.length * d), q, d, Math.min(k, passing.length), USEARCH_METRIC[this.metric], 1) as Matches;
+    const out: Scored[] = [];
+    for (let i = 0; i < found.keys.length; i++) out.push({ key: passing[Number(found.keys[i])], score: scoreFromDistance(this.metric, found.distances[i]) });
     return out;
   }
 

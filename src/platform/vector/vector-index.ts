@@ -39,10 +39,18 @@ interface Include {
   data: boolean;
 }
 
+interface PreparedQuery {
+  topK: number;
+  ns: Namespace;
+  page: (k: number, pool: number, exclude?: Set<number>) => Scored[];
+  records: (scored: Scored[]) => OutRecord[];
+}
+
 interface ResumableQuery {
   namespace: string;
-  run: (k: number) => OutRecord[];
-  served: number;
+  query: PreparedQuery;
+  /** Keys of the records already returned. */
+  served: Set<number>;
   maxIdleMs: number;
   lastUsed: number;
 }
@@ -242,12 +250,12 @@ export class VectorIndex {
     if (byData && !this.canEmbed()) throw new VectorError(422, NO_EMBEDDER);
     const items = asItems(body);
     const runs = await Promise.all(items.map((item) => this.prepareQuery(nsName, asObject(item), byData)));
-    const results = runs.map((run) => run.run(run.topK));
+    const results = runs.map((q) => q.records(q.page(q.topK, Math.max(q.topK, FUSION_CANDIDATES))));
     return Array.isArray(body) && body.length > 1 ? results : results[0] ?? [];
   }
 
-  /** Validates one query object (and embeds its data) into a function from k to the best k records. */
-  private async prepareQuery(nsName: string, o: Json, byData: boolean): Promise<{ topK: number; run: (k: number) => OutRecord[] }> {
+  /** Validates one query object (and embeds its data) into a search that can be run page by page. */
+  private async prepareQuery(nsName: string, o: Json, byData: boolean): Promise<PreparedQuery> {
     const topK = o.topK === undefined ? 10 : o.topK;
     if (typeof topK !== 'number' || !Number.isInteger(topK) || topK < 0) throw invalid('topK', 'a non-negative integer');
     if (topK > MAX_TOP_K) throw new VectorError(400, `topK must be at most ${MAX_TOP_K}, got ${topK}`);
@@ -267,6 +275,7 @@ export class VectorIndex {
       if (!['HYBRID', 'DENSE', 'SPARSE'].includes(mode)) throw new VectorError(422, 'Failed to deserialize the JSON body into the target type: queryMode: unknown variant, expected `HYBRID`, `DENSE` or `SPARSE`');
       if (this.denseEmbedder && mode !== 'SPARSE') dense = (await this.embedDense([text]))[0];
       if (this.sparseEmbedder && mode !== 'DENSE') sparse = this.sparseEmbedder.embed([text], 'query')[0];
+      if (!dense && !sparse) throw new VectorError(400, `queryMode ${mode} needs a ${mode === 'SPARSE' ? 'sparse' : 'dense'} embedding model, and this index has none; use queryMode ${mode === 'SPARSE' ? 'DENSE' : 'SPARSE'} or HYBRID`);
     } else {
       if (o.vector !== undefined) dense = this.hasDense ? this.parseDense(o.vector) : notSupported('dense vectors', 'SPARSE');
       if (o.sparseVector !== undefined) sparse = this.hasSparse ? parseSparse(o.sparseVector) : notSupported('sparse vectors', 'DENSE');
@@ -274,18 +283,19 @@ export class VectorIndex {
     }
     const ns = this.namespace(nsName);
     const useIdf = weighting === 'IDF';
-    const run = (k: number): OutRecord[] => {
-      let scored: Scored[];
+    /** The best k records not in `exclude`; a hybrid query fuses `pool` candidates of each side. */
+    const page = (k: number, pool: number, exclude?: Set<number>): Scored[] => {
+      const skip = exclude?.size ?? 0;
+      const keep = (list: Scored[], n: number) => (exclude ? list.filter((s) => !exclude.has(s.key)) : list).slice(0, n);
       if (dense && sparse) {
-        const n = Math.max(k, FUSION_CANDIDATES);
-        const lists = [ns.searchDense(dense, n, predicate), ns.searchSparse(sparse, n, predicate, useIdf)];
+        const lists = [keep(ns.searchDense(dense, pool + skip, predicate), pool), keep(ns.searchSparse(sparse, pool + skip, predicate, useIdf), pool)];
         const fused = fusion === 'DBSF' ? fuseDbsf(lists) : fuseRrf(lists);
-        scored = [...fused].map(([key, score]) => ({ key, score })).sort((a, b) => b.score - a.score).slice(0, k);
-      } else if (dense) scored = ns.searchDense(dense, k, predicate);
-      else scored = ns.searchSparse(sparse!, k, predicate, useIdf);
-      return scored.map((s) => this.out(ns, ns.record(s.key)!, include, s.score));
+        return [...fused].map(([key, score]) => ({ key, score })).sort((a, b) => b.score - a.score).slice(0, k);
+      }
+      return keep(dense ? ns.searchDense(dense, k + skip, predicate) : ns.searchSparse(sparse!, k + skip, predicate, useIdf), k);
     };
-    return { topK, run };
+    const records = (scored: Scored[]) => scored.map((s) => this.out(ns, ns.record(s.key)!, include, s.score));
+    return { topK, ns, page, records };
   }
 
   async fetch(nsName: string, body: unknown): Promise<(OutRecord | null)[]> {
@@ -368,12 +378,14 @@ export class VectorIndex {
     const o = asObject(body);
     const maxIdle = o.maxIdle === undefined ? 3600 : o.maxIdle;
     if (typeof maxIdle !== 'number' || !(maxIdle > 0)) throw invalid('maxIdle', 'a positive number of seconds');
-    const { topK, run } = await this.prepareQuery(nsName, o, byData);
+    const query = await this.prepareQuery(nsName, o, byData);
     this.sweepResumable();
     const uuid = randomUUID();
-    const scores = run(topK);
-    this.resumable.set(uuid, { namespace: nsName, run, served: scores.length, maxIdleMs: maxIdle * 1000, lastUsed: Date.now() });
-    return { uuid, scores };
+    // Each page of a resumable query is its own search: topK (then additionalK) candidates of each side,
+    // fused, leaving out what was returned (vector-js's expected hybrid DBSF pages follow this).
+    const first = query.page(query.topK, query.topK);
+    this.resumable.set(uuid, { namespace: nsName, query, served: new Set(first.map((s) => s.key)), maxIdleMs: maxIdle * 1000, lastUsed: Date.now() });
+    return { uuid, scores: query.records(first) };
   }
 
   nextResumable(body: unknown): OutRecord[] {
@@ -381,12 +393,12 @@ export class VectorIndex {
     const q = this.findResumable(o.uuid);
     const additionalK = o.additionalK;
     if (typeof additionalK !== 'number' || !Number.isInteger(additionalK) || additionalK < 0) throw additionalK === undefined ? missing('additionalK') : invalid('additionalK', 'a non-negative integer');
-    if (q.served + additionalK > MAX_TOP_K * 10) throw new VectorError(400, `A resumable query returns at most ${MAX_TOP_K * 10} results`);
-    this.namespace(q.namespace);
-    const next = q.run(q.served + additionalK).slice(q.served);
-    q.served += next.length;
+    if (q.served.size + additionalK > MAX_TOP_K * 10) throw new VectorError(400, `A resumable query returns at most ${MAX_TOP_K * 10} results`);
+    if (this.namespaces.get(q.namespace) !== q.query.ns) throw new VectorError(404, `Namespace ${q.namespace} for the index ${this.name} does not exist`);
+    const next = q.query.page(additionalK, additionalK, q.served);
+    for (const s of next) q.served.add(s.key);
     q.lastUsed = Date.now();
-    return next;
+    return q.query.records(next);
   }
 
   endResumable(body: unknown): string {
