@@ -8,7 +8,8 @@ import { ConnectionLostError, errorText, type RedisConnection } from '../redis/c
 import type { Principal, Principals } from './principals.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, translateJsonError } from './json/rewrite.js';
-import { replyFilterFor, scanKeys, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
+import { compatPlan } from './compat.js';
+import { arrayItems, replyFilterFor, scanKeys, TYPES_SCRIPT, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
 
 export type TransactionResult = RunResult | { error: string };
 
@@ -24,8 +25,12 @@ function bulkReply(text: string): Buffer {
 export class StoreUnavailableError extends Error {}
 
 type Planned =
-  /** `json`: the user's command name when it was rewritten to the JSON function library. */
-  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string; library?: boolean; original?: Arg[]; filter?: ReplyFilter }
+  /**
+   * `json`: the user's command name when the command was rewritten (JSON library, TYPE script, compat.ts),
+   * for error texts; `library`: it needs the JSON library; `fallback`: what to send instead when the
+   * user may not run the rewritten form (TYPE without EVAL_RO); `filter`: a reply post-processing step.
+   */
+  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string; library?: boolean; fallback?: Arg[]; filter?: ReplyFilter }
   | { kind: 'reply'; reply: Buffer }
   | { kind: 'resttoken'; user: Arg; password: Arg };
 
@@ -107,9 +112,9 @@ export class Executor {
       // A transaction cannot be retried after a FUNCTION FLUSH, so the library is checked first.
       if (planned.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
       // TYPE runs as an EVAL_RO script; a user whose ACL lacks it gets Redis' own TYPE (no ReJSON-RL).
-      if (planned.some((p) => p.kind === 'redis' && p.json !== undefined && !p.library)) {
+      if (planned.some((p) => p.kind === 'redis' && p.fallback)) {
         const [probe] = await this.send(conn, [['EVAL_RO', 'return 1', '0']]);
-        if (isNoPermFor(probe, 'eval_ro')) planned.forEach((p, i) => p.kind === 'redis' && p.json !== undefined && !p.library && (sent[i] = p.original!));
+        if (isNoPermFor(probe, 'eval_ro')) planned.forEach((p, i) => p.kind === 'redis' && p.fallback && (sent[i] = p.fallback));
       }
       const replies = await this.send(conn, [['MULTI'], ...sent, ['EXEC']]);
       clean = true;
@@ -135,7 +140,14 @@ export class Executor {
     }
     const json = rewriteJsonCommand(command);
     if (json && this.jsonLibrary) {
-      return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name, library: json.library, original: command };
+      return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name, library: json.library, ...(json.library ? {} : { fallback: command }) };
+    }
+    const compat = compatPlan(command);
+    if (compat && 'error' in compat) return { kind: 'reply', reply: errorReply(compat.error) };
+    if (compat) {
+      const sent = compat.command;
+      const sentSpec = resolveCommand(sent);
+      return { kind: 'redis', command: sent, write: sentSpec !== undefined && !sentSpec.flags.has('readonly'), exclusive: false, json: String(command[0]).toLowerCase() };
     }
     const spec = resolveCommand(command);
     const refusal = platformRefusal(command, spec ?? null);
@@ -174,8 +186,8 @@ export class Executor {
       if (item.library && isFunctionMissing(replies[i])) {
         reload = true;
         redo.push(i);
-      } else if (!item.library && isNoPermFor(replies[i], 'eval_ro')) {
-        item.command = item.original!;
+      } else if (item.fallback && isNoPermFor(replies[i], 'eval_ro')) {
+        item.command = item.fallback;
         redo.push(i);
       }
     }
@@ -211,6 +223,14 @@ export class Executor {
       }
       const page = scanKeys(replies[i]);
       if (!page || page.keys.length === 0) continue;
+      if (item.filter.kind === 'scan-withtype') {
+        const [types] = await this.send(conn, [['EVAL_RO', TYPES_SCRIPT, String(page.keys.length), ...page.keys]]);
+        const items = types[0] === 0x2a ? arrayItems(types) : undefined;
+        // Without EVAL_RO for this user (or on failure): every key typed by its own TYPE.
+        const each = items ?? (await this.send(conn, page.keys.map((k) => ['TYPE', k]))).map((t) => bulkOf(t.toString('latin1', 1, t.length - 2)));
+        replies[i] = page.withTypes(each);
+        continue;
+      }
       const [which] = await this.send(conn, [['EVAL_RO', WHICH_SCRIPT, String(page.keys.length), ...page.keys]]);
       if (which[0] === 0x2d) continue; // no EVAL_RO for this user: Redis' own answer
       const flags = (which.toString('latin1').match(/:(\d)/g) ?? []).map((f) => f === ':1');
@@ -272,6 +292,10 @@ function storeError(err: unknown): Error {
     return new StoreUnavailableError('ERR the connection to the data store was lost; the outcome of the commands sent is unknown');
   }
   return new StoreUnavailableError(`ERR the data store is unavailable (${text}); retry when it is back`);
+}
+
+function bulkOf(text: string): Buffer {
+  return Buffer.from(`$${Buffer.byteLength(text)}\r\n${text}\r\n`);
 }
 
 function isNoPermFor(reply: Buffer, command: string): boolean {
