@@ -106,3 +106,18 @@ describe('the real service’s leniencies (as the SDK’s tests show them)', () 
     ]);
   });
 });
+
+describe('a newer data store runs its own commands', () => {
+  it('emulates only what the data store lacks (redis_version from INFO)', async () => {
+    const { compatPlan, parseServerVersion } = await import('../../src/platform/kv/compat.js');
+    expect(parseServerVersion('# Server\r\nredis_version:8.2.1\r\n')).toEqual([8, 2, 1]);
+    const hgetdel = ['HGETDEL', 'k', 'FIELDS', '1', 'a'];
+    expect(compatPlan(hgetdel, [7, 0, 15])).toMatchObject({ command: expect.arrayContaining(['EVAL']) });
+    expect(compatPlan(hgetdel, [8, 0, 0])).toBeUndefined();
+    expect(compatPlan(['HEXPIRE', 'k', '10', 'FIELDS', '1', 'a'], [7, 4, 0])).toBeUndefined();
+    expect(compatPlan(['BITOP', 'ONE', 'd', 'a'], [8, 0, 0])).toMatchObject({ command: expect.arrayContaining(['EVAL']) });
+    expect(compatPlan(['BITOP', 'ONE', 'd', 'a'], [8, 2, 0])).toBeUndefined();
+    // The leniencies stay: they are the real service's behaviour, not missing commands.
+    expect(compatPlan(['COPY', 'a', 'a'], [8, 2, 0])).toMatchObject({ command: expect.arrayContaining(['EVAL']) });
+  });
+});

@@ -7,6 +7,27 @@ import type { Arg } from '../../resp/request-writer.js';
 
 export type CompatPlan = { command: Arg[] } | { error: string };
 
+/** The data store's redis_version as [major, minor, patch]. */
+export type ServerVersion = [number, number, number];
+
+export function parseServerVersion(info: string): ServerVersion {
+  const m = /redis_version:(\d+)\.(\d+)\.(\d+)/.exec(info);
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [7, 0, 15];
+}
+
+function atLeast(v: ServerVersion, min: ServerVersion): boolean {
+  for (let i = 0; i < 3; i++) if (v[i] !== min[i]) return v[i] > min[i];
+  return true;
+}
+
+/** The Redis version that has each emulated command natively. */
+const NATIVE_SINCE: Record<string, ServerVersion> = {
+  hexpire: [7, 4, 0], hpexpire: [7, 4, 0], hexpireat: [7, 4, 0], hpexpireat: [7, 4, 0], httl: [7, 4, 0], hpttl: [7, 4, 0],
+  hexpiretime: [7, 4, 0], hpexpiretime: [7, 4, 0], hpersist: [7, 4, 0],
+  hgetdel: [8, 0, 0], hgetex: [8, 0, 0], hsetex: [8, 0, 0],
+  xdelex: [8, 2, 0], xackdel: [8, 2, 0],
+};
+
 const text = (a: Arg): string => (typeof a === 'string' ? a : a.toString('latin1'));
 const upper = (a: Arg): string => text(a).toUpperCase();
 
@@ -153,9 +174,13 @@ function streamDelete(args: Arg[], name: 'xdelex' | 'xackdel'): CompatPlan {
  * The command to send instead of `command`, an error to answer, or undefined when Redis 7.0.15 runs the
  * command as it is.
  */
-export function compatPlan(command: Arg[]): CompatPlan | undefined {
+export function compatPlan(command: Arg[], server: ServerVersion = [7, 0, 15]): CompatPlan | undefined {
   if (command.length === 0 || command[0].length > 12) return undefined;
   const name = text(command[0]).toLowerCase();
+  // A newer data store (--redis-server, --redis-url) runs its own commands.
+  const native = NATIVE_SINCE[name];
+  if (native && atLeast(server, native)) return undefined;
+  if (name === 'bitop' && command.length > 1 && ['DIFF', 'DIFF1', 'ANDOR', 'ONE'].includes(upper(command[1])) && atLeast(server, [8, 2, 0])) return undefined;
   switch (name) {
     case 'copy':
       // The real service answers 0 (NOT_COPIED) where Redis 7.0 errors "source and destination objects are the same".

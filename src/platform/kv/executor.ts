@@ -8,7 +8,7 @@ import { ConnectionLostError, errorText, type RedisConnection } from '../redis/c
 import type { Principal, Principals } from './principals.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, translateJsonError } from './json/rewrite.js';
-import { compatPlan } from './compat.js';
+import { compatPlan, parseServerVersion, type ServerVersion } from './compat.js';
 import { arrayItems, replyFilterFor, scanKeys, TYPES_SCRIPT, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
 
 export type TransactionResult = RunResult | { error: string };
@@ -47,6 +47,15 @@ export class Executor {
     private readonly reservedUsers: readonly string[],
     private readonly jsonLibrary?: JsonLibrary,
   ) {}
+
+  /** The data store's version: commands it has natively are not emulated (compat.ts). */
+  private serverVersion: ServerVersion = [7, 0, 15];
+
+  /** Reads the data store's version (once, at start). */
+  async init(): Promise<void> {
+    const [info] = await this.principals.admin((conn) => conn.send([['INFO', 'server']]));
+    this.serverVersion = parseServerVersion(info.toString('latin1'));
+  }
 
   /** One command or a non-atomic pipeline. */
   async run(principal: Principal, commands: Arg[][]): Promise<RunResult> {
@@ -142,7 +151,7 @@ export class Executor {
     if (json && this.jsonLibrary) {
       return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name, library: json.library, ...(json.library ? {} : { fallback: command }) };
     }
-    const compat = compatPlan(command);
+    const compat = compatPlan(command, this.serverVersion);
     if (compat && 'error' in compat) return { kind: 'reply', reply: errorReply(compat.error) };
     if (compat) {
       const sent = compat.command;
