@@ -53,8 +53,17 @@ export class Executor {
 
   /** Reads the data store's version (once, at start). */
   async init(): Promise<void> {
-    const [info] = await this.principals.admin((conn) => conn.send([['INFO', 'server']]));
+    const [info, jsonSet] = await this.principals.admin((conn) => conn.send([['INFO', 'server'], ['COMMAND', 'INFO', 'JSON.SET']]));
     this.serverVersion = parseServerVersion(info.toString('latin1'));
+    // A data store with the RedisJSON module (--redis-url) runs JSON.* itself: no library, no rewrites.
+    this.nativeJson = /^\*1\r\n\*[1-9]/.test(jsonSet.toString('latin1')); // an entry, not a nil
+  }
+
+  /** Whether the data store has its own JSON.* (RedisJSON). */
+  private nativeJson = false;
+
+  private get emulateJson(): boolean {
+    return this.jsonLibrary !== undefined && !this.nativeJson;
   }
 
   /** One command or a non-atomic pipeline. */
@@ -148,7 +157,7 @@ export class Executor {
       return { kind: 'resttoken', user: command[2], password: command[3] };
     }
     const json = rewriteJsonCommand(command);
-    if (json && this.jsonLibrary) {
+    if (json && this.emulateJson) {
       return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name, library: json.library, ...(json.library ? {} : { fallback: command }) };
     }
     const compat = compatPlan(command, this.serverVersion);
@@ -168,7 +177,7 @@ export class Executor {
         return { kind: 'reply', reply: errorReply(`ERR the user '${reserved}' belongs to the REST tokens and cannot be changed; create another user with ACL SETUSER`) };
       }
     }
-    const filtered = this.jsonLibrary && !inTransaction ? replyFilterFor(command) : undefined;
+    const filtered = this.emulateJson && !inTransaction ? replyFilterFor(command) : undefined;
     return {
       kind: 'redis',
       command: filtered?.command ?? command,
