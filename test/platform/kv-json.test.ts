@@ -362,6 +362,13 @@ describe('JSON commands run atomically inside redis-server', () => {
     await run(['FUNCTION', 'FLUSH']);
     const tx = await kv(p, '/multi-exec', { body: JSON.stringify([['JSON.NUMINCRBY', 'ff', '$.a', '1'], ['JSON.GET', 'ff']]) });
     expect(tx.json).toEqual([ok('[3]'), ok('{"a":3}')]);
+    // Flushed earlier in the same pipeline: the JSON command still answers (sent again after the reload).
+    const same = await kv(p, '/pipeline', { body: JSON.stringify([['FUNCTION', 'FLUSH'], ['JSON.GET', 'ff', '$.a'], ['PING']]) });
+    expect(same.json).toEqual([ok('OK'), ok('[3]'), ok('PONG')]);
+    // Flushed inside a transaction: the next transaction with JSON finds the library again.
+    expect((await kv(p, '/multi-exec', { body: JSON.stringify([['FUNCTION', 'FLUSH']]) })).json).toEqual([ok('OK')]);
+    const after = await kv(p, '/multi-exec', { body: JSON.stringify([['JSON.GET', 'ff', '$.a']]) });
+    expect(after.json).toEqual([ok('[3]')]);
   });
 });
 

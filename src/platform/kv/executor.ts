@@ -1,7 +1,7 @@
 // Runs Area B commands for a principal on redis-server and returns one raw RESP2 reply per
 // command. Commands the REST service does not offer are answered with an error reply in place
 // (from the command table's platform policy); ACL RESTTOKEN is answered by the platform.
-import { platformRefusal, resolveCommand } from '../../commands/table.js';
+import { platformRefusal, resolveCommand, type CommandSpec } from '../../commands/table.js';
 import type { Arg } from '../../resp/request-writer.js';
 import { scanReply } from '../../resp/reply-scanner.js';
 import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
@@ -62,6 +62,13 @@ export class Executor {
   /** Whether the data store has its own JSON.* (RedisJSON). */
   private nativeJson = false;
 
+  /**
+   * Whether the JSON library is known to be loaded: false at first and after a FUNCTION FLUSH, DELETE or
+   * RESTORE passed through the platform. Anything else that removes it (another client of a --redis-url
+   * store) is caught by "Function not found" replies (fixJsonReplies).
+   */
+  private jsonLibraryPresent = false;
+
   private get emulateJson(): boolean {
     return this.jsonLibrary !== undefined && !this.nativeJson;
   }
@@ -75,7 +82,7 @@ export class Executor {
     let clean = true;
     try {
       // A pipeline cannot be replayed in order after a FUNCTION FLUSH, so the library is checked first.
-      if (plan.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
+      if (!this.jsonLibraryPresent && plan.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
       const replies: Buffer[] = [];
       const jsonAt: Array<string | undefined> = [];
       // Redis commands between two platform-answered items go out in one write.
@@ -98,6 +105,7 @@ export class Executor {
       await flush();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
       this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
+      if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       await this.applyReplyFilters(conn, plan, replies);
       if (exclusive) {
         // Leave no transaction open on a connection that goes back to the pool.
@@ -128,7 +136,7 @@ export class Executor {
     let clean = false;
     try {
       // A transaction cannot be retried after a FUNCTION FLUSH, so the library is checked first.
-      if (planned.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
+      if (!this.jsonLibraryPresent && planned.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
       // TYPE runs as an EVAL_RO script; a user whose ACL lacks it gets Redis' own TYPE (no ReJSON-RL).
       if (planned.some((p) => p.kind === 'redis' && p.fallback)) {
         const [probe] = await this.send(conn, [['EVAL_RO', 'return 1', '0']]);
@@ -143,6 +151,7 @@ export class Executor {
       const execError = errorText(exec);
       if (execError) return { error: execError };
       this.revokeChangedUsers(commands);
+      if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       return { replies: splitArray(exec).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
     } finally {
       principal.pool.release(conn, clean);
@@ -170,6 +179,7 @@ export class Executor {
     const spec = resolveCommand(command);
     const refusal = platformRefusal(command, spec ?? null);
     if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
+    if (removesFunctions(spec)) this.jsonLibraryPresent = false;
     if (spec?.name === 'acl|setuser' || spec?.name === 'acl|deluser') {
       const targets = spec.name === 'acl|setuser' ? command.slice(2, 3) : command.slice(2);
       const reserved = targets.map(String).find((u) => this.reservedUsers.includes(u));
@@ -220,11 +230,13 @@ export class Executor {
   private async ensureJsonLibrary(conn: RedisConnection): Promise<void> {
     const [reply] = await this.send(conn, [['FCALL_RO', 'respgate_json_ro', '0', 'version']]);
     if (isFunctionMissing(reply)) await this.loadJsonLibrary();
+    else this.jsonLibraryPresent = true;
   }
 
   private async loadJsonLibrary(): Promise<void> {
     try {
       await this.jsonLibrary!.load();
+      this.jsonLibraryPresent = true;
     } catch (err) {
       throw storeError(err);
     }
@@ -310,6 +322,11 @@ function storeError(err: unknown): Error {
     return new StoreUnavailableError('ERR the connection to the data store was lost; the outcome of the commands sent is unknown');
   }
   return new StoreUnavailableError(`ERR the data store is unavailable (${text}); retry when it is back`);
+}
+
+/** FUNCTION FLUSH/DELETE/RESTORE may remove the JSON library: it is checked before the next JSON command. */
+function removesFunctions(spec: CommandSpec | undefined): boolean {
+  return spec?.name === 'function|flush' || spec?.name === 'function|delete' || spec?.name === 'function|restore';
 }
 
 function bulkOf(text: string): Buffer {
