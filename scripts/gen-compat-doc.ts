@@ -10,6 +10,17 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { commandData, type CommandData } from '../src/commands/data.js';
 import { CLUSTER_DISABLED_ERROR, PLATFORM_REFUSAL_REASONS, platformRefusalText, proxyRefusalText, type PlatformRefusalKind, type Route } from '../src/commands/routes.js';
 import { allCommands, allCommandsAndSubcommands, type CommandSpec } from '../src/commands/table.js';
+import { jsonCommandData } from '../src/commands/json-commands.js';
+import { newerCommandData } from '../src/commands/newer-commands.js';
+
+/** What the local platform does with each command newer than Redis 7.0.15 (src/platform/kv/compat.ts). */
+const NEWER_ON_PLATFORM: Record<string, string> = {
+  hgetdel: 'emulated (one Lua script: HMGET + HDEL)',
+  hgetex: 'without EX/PX/EXAT/PXAT: HMGET; with them: error, needs hash-field expiration',
+  hsetex: 'without EX/PX/EXAT/PXAT: emulated (one Lua script, FNX/FXX); with them: error, needs hash-field expiration',
+  xackdel: 'emulated (one Lua script, KEEPREF/DELREF/ACKED)',
+  xdelex: 'emulated (one Lua script, KEEPREF/DELREF/ACKED)',
+};
 
 const GROUP_ORDER = [
   'connection', 'server', 'generic', 'string', 'bitmap', 'hash', 'list', 'set', 'sorted-set', 'geo', 'hyperloglog',
@@ -132,6 +143,22 @@ export function renderCompatDoc(): string {
   out.push('own (send transactions to `/multi-exec`); connection commands have no connection to act on; pub/sub and MONITOR');
   out.push('have their own event-stream endpoints; operator commands would let a database user stop, reconfigure or escape');
   out.push('the server; only database 0 exists.');
+  out.push('');
+
+  out.push('## Beyond Redis 7.0.15');
+  out.push('');
+  out.push('Commands that are not Redis 7.0.15\'s own but that the real service answers and `@upstash/redis` exposes. The proxy');
+  out.push('knows them (arity, key positions, `COMMAND INFO`; not in `COMMAND COUNT`/`LIST`) and forwards them. On a newer data');
+  out.push('store (`--redis-server`, `--redis-url`) the platform lets it run the ones it has (see docs/platform-kv.md).');
+  out.push('');
+  out.push('| command | since | REST platform on redis-server 7.0.15 |');
+  out.push('|---|---|---|');
+  const jsonNames = jsonCommandData.flatMap((d) => [d, ...(d.subcommands ?? [])]).filter((d) => d.name !== 'json.debug');
+  for (const d of jsonNames) out.push(`| ${code(d.name.toUpperCase().replace('|', ' '))} | JSON ${d.docs.since} | the JSON function library inside redis-server (docs/json.md) |`);
+  for (const d of newerCommandData) {
+    out.push(`| ${code(d.name.toUpperCase())} | ${d.docs.since} | ${NEWER_ON_PLATFORM[d.name] ?? 'error: needs hash-field expiration (Redis 7.4+), start the platform on a newer server'} |`);
+  }
+  out.push(`| ${code('BITOP DIFF')}, ${code('DIFF1')}, ${code('ANDOR')}, ${code('ONE')} | 8.2.0 | emulated (one Lua script, byte by byte) |`);
   out.push('');
 
   const groups = new Map<string, CommandSpec[]>();

@@ -5,6 +5,7 @@
  */
 import { commandData, type CommandData } from './data.js';
 import { jsonCommandData } from './json-commands.js';
+import { newerCommandData } from './newer-commands.js';
 import {
   platformRefusalText,
   platformRules,
@@ -87,8 +88,9 @@ function build(d: CommandData, container?: string): CommandSpec {
 
 const topLevel: readonly CommandSpec[] = Object.freeze(commandData.commands.map((d) => build(d)));
 const flat: readonly CommandSpec[] = Object.freeze(topLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]));
-// JSON.* (json-commands.ts) can be looked up and is forwarded, but is not one of Redis 7.0.15's own commands.
-const jsonTopLevel: readonly CommandSpec[] = jsonCommandData.map((d) => build(d));
+// JSON.* (json-commands.ts) and commands newer than 7.0.15 (newer-commands.ts) can be looked up and are
+// forwarded, but are not among Redis 7.0.15's own commands (COMMAND LIST/COUNT, allCommands()).
+const jsonTopLevel: readonly CommandSpec[] = [...jsonCommandData, ...newerCommandData].map((d) => build(d));
 const jsonFlat: readonly CommandSpec[] = jsonTopLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]);
 const byName = new Map<string, CommandSpec>([...topLevel, ...jsonTopLevel].map((s) => [s.name, s]));
 const byFullName = new Map<string, CommandSpec>([...flat, ...jsonFlat].map((s) => [s.name, s]));

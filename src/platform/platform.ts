@@ -55,6 +55,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const jsonLibrary = new JsonLibrary(dataStore);
     await jsonLibrary.load();
     const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary);
+    await executor.init();
     const kv = new KvHandler(principals, executor, internal, config, log);
 
     let baseUrl = '';

@@ -68,3 +68,13 @@ describe('JSON.* through the proxy', () => {
     expect(info[1].slice(0, 6)).toEqual(['json.mget', -3, ['readonly', 'module'], 1, -2, 1]);
   });
 });
+
+describe('commands newer than Redis 7.0.15 through the proxy', () => {
+  it('are forwarded to the platform, which emulates them or says what they need', async () => {
+    await client.hset('pn:h', { a: 'x', b: 'y' });
+    expect(await client.call('HGETDEL', 'pn:h', 'FIELDS', '1', 'a')).toEqual(['x']);
+    expect(await client.call('XDELEX', 'pn:none', 'IDS', '1', '1-1')).toEqual([-1]);
+    await expect(client.call('HEXPIRE', 'pn:h', '10', 'FIELDS', '1', 'b')).rejects.toThrow(/needs hash-field expiration/);
+    await expect(client.call('HGETDEL', 'pn:h')).rejects.toThrow("ERR wrong number of arguments for 'hgetdel' command");
+  });
+});

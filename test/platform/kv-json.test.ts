@@ -258,6 +258,88 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.GET', 'esc2', '$["ключ"]'], ok('["значение"]')],
     [['JSON.GET', 'esc2', '$.emoji'], ok('["🎉"]')],
   ],
+  "RedisJSON's own tests (tests/pytest/test.py: NX/XX, bracket notation, special keys, path errors)": [
+    [['JSON.SET', 'rj', '.', '{}', 'XX'], ok(null)],
+    [['JSON.SET', 'rj', '.', '{}', 'NX'], ok('OK')],
+    [['JSON.SET', 'rj', '.', '{}', 'NX'], ok(null)],
+    [['JSON.SET', 'rj', '.', '{}', 'XX'], ok('OK')],
+    [['JSON.SET', 'rj', '.foo', '[]', 'XX'], ok(null)],
+    [['JSON.SET', 'rj', '.foo', '[]', 'NX'], ok('OK')],
+    [['JSON.SET', 'rj', '.foo', '[]', 'NX'], ok(null)],
+    [['JSON.SET', 'rj', '.foo', '[1]', 'XX'], ok('OK')],
+    [['JSON.SET', 'rj', '.foo[1]', 'null', 'NX'], fails('ERR array index out of range')],
+    [['JSON.SET', 'rj', '.foo', '[]', ''], fails('ERR syntax error')],
+    [['JSON.SET', 'rj', '.foo', '[]', 'NN'], fails('ERR syntax error')],
+    [['JSON.SET', 'rj', '.foo', '[]', 'XX', 'XN'], fails('ERR syntax error')],
+    [['JSON.SET', 'x', '.', '{}'], ok('OK')],
+    [['JSON.SET', 'x', '.["f1"]', '{}'], ok('OK')],
+    [['JSON.SET', 'x', '.["f1"].f2', '[0,0,0]'], ok('OK')],
+    [['JSON.SET', 'x', '.["f1"].f2[1]', '{}'], ok('OK')],
+    [['JSON.SET', 'x', '.["f1"].f2[1]["f.]$.f"]', '{}'], ok('OK')],
+    [['JSON.SET', 'x', '.["f1"]["f2"][1]["f.]$.f"]', '1'], ok('OK')],
+    [['JSON.SET', 'x', '.["f3"].f2', '1'], ok(null)],
+    [['JSON.GET', 'x'], ok('{"f1":{"f2":[0,{"f.]$.f":1},0]}}')],
+    [['JSON.SET', 'xa', '.', '[1,2,3]'], ok('OK')],
+    [['JSON.GET', 'xa', '.[1]'], ok('2')],
+    [['JSON.GET', 'xa', '[1]'], ok('2')],
+    [['JSON.GET', 'xa', '$.[1]'], ok('[2]')],
+    [['JSON.GET', 'xa', '$[1]'], ok('[2]')],
+    [['JSON.SET', 'sk', '$', '{"$":"$"}'], ok('OK')],
+    [['JSON.SET', 'sk', 'a', '"a"'], ok('OK')],
+    [['JSON.SET', 'sk', '$a', '"$a"'], ok('OK')],
+    [['JSON.SET', 'sk', '$["$a["]', '"$a["'], ok('OK')],
+    [['JSON.GET', 'sk', '$'], ok('[{"$":"$","a":"a","$a":"$a","$a[":"$a["}]')],
+    [['JSON.GET', 'sk', '$.$'], ok('["$"]')],
+    [['JSON.GET', 'sk', '$["$"]'], ok('["$"]')],
+    [['JSON.GET', 'sk', 'a'], ok('"a"')],
+    [['JSON.GET', 'sk', '$.$a'], ok('["$a"]')],
+    [['JSON.GET', 'sk', '$a'], ok('"$a"')],
+    [['JSON.SET', 'x', '$..f', '1'], fails('Err wrong static path')],
+    [['JSON.SET', 'x', '$[0]', '1'], fails('ERR array index out of range')],
+  ],
+  "RedisJSON's own tests: ARRINDEX, ARRINSERT, ARRTRIM, ARRPOP": [
+    [['JSON.SET', 'ai', '.', '{ "arr": [0, 1, 2, 3, 2, 1, 0] }'], ok('OK')],
+    ...([
+      [['0'], 0], [['3'], 3], [['4'], -1], [['0', '1'], 6], [['0', '-1'], 6], [['0', '6'], 6], [['0', '4', '0'], 6],
+      [['0', '5', '-1'], -1], [['0', '5', '0'], 6], [['2', '-2', '6'], -1], [['"foo"'], -1],
+    ] as const).map(([args, index]): Step => [['JSON.ARRINDEX', 'ai', '.arr', ...args], ok(index)]),
+    [['JSON.ARRINSERT', 'ai', '.arr', '4', '[4]'], ok(8)],
+    [['JSON.ARRINDEX', 'ai', '.arr', '2', '3'], ok(5)],
+    [['JSON.ARRINDEX', 'ai', '.arr', '[4]'], ok(4)],
+    [['JSON.ARRINDEX', 'ai', '$.arr', '2', '1', '4'], ok([2])],
+    [['JSON.ARRINDEX', 'ai', '$.arr', '3', '0', '2'], ok([-1])],
+    [['JSON.SET', 'ains', '.', '{ "arr": [] }'], ok('OK')],
+    [['JSON.ARRINSERT', 'ains', '.arr', '0', '1'], ok(1)],
+    [['JSON.ARRINSERT', 'ains', '.arr', '-1', '2'], ok(2)],
+    [['JSON.ARRINSERT', 'ains', '.arr', '-2', '3'], ok(3)],
+    [['JSON.ARRINSERT', 'ains', '.arr', '3', '4'], ok(4)],
+    [['JSON.GET', 'ains', '.arr'], ok('[3,2,1,4]')],
+    [['JSON.ARRINSERT', 'ains', '.arr', '1', '5'], ok(5)],
+    [['JSON.ARRINSERT', 'ains', '.arr', '-2', '6'], ok(6)],
+    [['JSON.ARRINSERT', 'ains', '.arr', '-3', '7', '{"A":"Z"}', '9'], ok(9)],
+    [['JSON.GET', 'ains', '.arr'], ok('[3,5,2,7,{"A":"Z"},9,6,1,4]')],
+    [['JSON.ARRINSERT', 'ains', '.arr', '-10', '10'], fails('ERR index out of bounds')],
+    [['JSON.ARRINSERT', 'ains', '.arr', '10', '10'], fails('ERR index out of bounds')],
+    [['JSON.GET', 'ains', '.arr'], ok('[3,5,2,7,{"A":"Z"},9,6,1,4]')],
+    [['JSON.SET', 'at', '.', '{ "arr": [0, 1, 2, 3, 2, 1, 0] }'], ok('OK')],
+    [['JSON.ARRTRIM', 'at', '.arr', '1', '-2'], ok(5)],
+    [['JSON.GET', 'at', '.arr'], ok('[1,2,3,2,1]')],
+    [['JSON.ARRTRIM', 'at', '.arr', '0', '99'], ok(5)],
+    [['JSON.ARRTRIM', 'at', '.arr', '0', '2'], ok(3)],
+    [['JSON.GET', 'at', '.arr'], ok('[1,2,3]')],
+    [['JSON.ARRTRIM', 'at', '.arr', '99', '2'], ok(0)],
+    [['JSON.GET', 'at', '.arr'], ok('[]')],
+    [['JSON.ARRTRIM', 'at', '.arr', '-1', '0'], ok(0)],
+    [['JSON.SET', 'at', '.', '{ "arr": [0, 1, 2, 3, 2, 1, 0] }'], ok('OK')],
+    [['JSON.ARRTRIM', 'at', '.arr', '-4', '1'], ok(0)],
+    [['JSON.SET', 'ap', '.', '[1,2,3,4,5,6,7,8,9]'], ok('OK')],
+    ...([[[], '9'], [['.'], '8'], [['.', '-1'], '7'], [['.', '-2'], '5'], [['.', '0'], '1'], [['.', '2'], '4'], [['.', '99'], '6'],
+      [['.', '-99'], '2'], [[], '3'], [[], null], [['.'], null], [['.', '2'], null]] as const)
+      .map(([args, popped]): Step => [['JSON.ARRPOP', 'ap', ...args], ok(popped)]),
+    [['JSON.SET', 'ap1', '.', '1'], ok('OK')],
+    [['JSON.ARRPOP', 'ap1'], fails('ERR Path does not exist or not an array')],
+    [['JSON.ARRTRIM', 'ap1', '.', '0', '1'], fails('ERR Path does not exist or not an array')],
+  ],
   'invalid JSON and paths are refused with RedisJSON-style errors': [
     [['JSON.SET', 'bad', '$', '{"a":1'], fails('EOF while parsing an object at line 1 column 6')],
     [['JSON.SET', 'bad', '$', 'nope'], fails('expected ident at line 1 column 2')],
@@ -362,6 +444,13 @@ describe('JSON commands run atomically inside redis-server', () => {
     await run(['FUNCTION', 'FLUSH']);
     const tx = await kv(p, '/multi-exec', { body: JSON.stringify([['JSON.NUMINCRBY', 'ff', '$.a', '1'], ['JSON.GET', 'ff']]) });
     expect(tx.json).toEqual([ok('[3]'), ok('{"a":3}')]);
+    // Flushed earlier in the same pipeline: the JSON command still answers (sent again after the reload).
+    const same = await kv(p, '/pipeline', { body: JSON.stringify([['FUNCTION', 'FLUSH'], ['JSON.GET', 'ff', '$.a'], ['PING']]) });
+    expect(same.json).toEqual([ok('OK'), ok('[3]'), ok('PONG')]);
+    // Flushed inside a transaction: the next transaction with JSON finds the library again.
+    expect((await kv(p, '/multi-exec', { body: JSON.stringify([['FUNCTION', 'FLUSH']]) })).json).toEqual([ok('OK')]);
+    const after = await kv(p, '/multi-exec', { body: JSON.stringify([['JSON.GET', 'ff', '$.a']]) });
+    expect(after.json).toEqual([ok('[3]')]);
   });
 });
 

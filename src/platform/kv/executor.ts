@@ -1,7 +1,7 @@
 // Runs Area B commands for a principal on redis-server and returns one raw RESP2 reply per
 // command. Commands the REST service does not offer are answered with an error reply in place
 // (from the command table's platform policy); ACL RESTTOKEN is answered by the platform.
-import { platformRefusal, resolveCommand } from '../../commands/table.js';
+import { platformRefusal, resolveCommand, type CommandSpec } from '../../commands/table.js';
 import type { Arg } from '../../resp/request-writer.js';
 import { errorReply } from '../../resp/protocol.js';
 import { scanReply } from '../../resp/reply-scanner.js';
@@ -9,7 +9,8 @@ import { ConnectionLostError, errorText, type RedisConnection } from '../redis/c
 import type { Principal, Principals } from './principals.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, translateJsonError } from './json/rewrite.js';
-import { replyFilterFor, scanKeys, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
+import { compatPlan, parseServerVersion, type ServerVersion } from './compat.js';
+import { arrayItems, replyFilterFor, scanKeys, TYPES_SCRIPT, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
 
 export type TransactionResult = RunResult | { error: string };
 
@@ -21,8 +22,12 @@ function bulkReply(text: string): Buffer {
 export class StoreUnavailableError extends Error {}
 
 type Planned =
-  /** `json`: the user's command name when it was rewritten to the JSON function library. */
-  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string; library?: boolean; original?: Arg[]; filter?: ReplyFilter }
+  /**
+   * `json`: the user's command name when the command was rewritten (JSON library, TYPE script, compat.ts),
+   * for error texts; `library`: it needs the JSON library; `fallback`: what to send instead when the
+   * user may not run the rewritten form (TYPE without EVAL_RO); `filter`: a reply post-processing step.
+   */
+  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string; library?: boolean; fallback?: Arg[]; filter?: ReplyFilter }
   | { kind: 'reply'; reply: Buffer }
   | { kind: 'resttoken'; user: Arg; password: Arg };
 
@@ -40,6 +45,31 @@ export class Executor {
     private readonly jsonLibrary?: JsonLibrary,
   ) {}
 
+  /** The data store's version: commands it has natively are not emulated (compat.ts). */
+  private serverVersion: ServerVersion = [7, 0, 15];
+
+  /** Reads the data store's version (once, at start). */
+  async init(): Promise<void> {
+    const [info, jsonSet] = await this.principals.admin((conn) => conn.send([['INFO', 'server'], ['COMMAND', 'INFO', 'JSON.SET']]));
+    this.serverVersion = parseServerVersion(info.toString('latin1'));
+    // A data store with the RedisJSON module (--redis-url) runs JSON.* itself: no library, no rewrites.
+    this.nativeJson = /^\*1\r\n\*[1-9]/.test(jsonSet.toString('latin1')); // an entry, not a nil
+  }
+
+  /** Whether the data store has its own JSON.* (RedisJSON). */
+  private nativeJson = false;
+
+  /**
+   * Whether the JSON library is known to be loaded: false at first and after a FUNCTION FLUSH, DELETE or
+   * RESTORE passed through the platform. Anything else that removes it (another client of a --redis-url
+   * store) is caught by "Function not found" replies (fixJsonReplies).
+   */
+  private jsonLibraryPresent = false;
+
+  private get emulateJson(): boolean {
+    return this.jsonLibrary !== undefined && !this.nativeJson;
+  }
+
   /** One command or a non-atomic pipeline. */
   async run(principal: Principal, commands: Arg[][]): Promise<RunResult> {
     const plan = commands.map((c) => this.plan(c, false));
@@ -49,7 +79,7 @@ export class Executor {
     let clean = true;
     try {
       // A pipeline cannot be replayed in order after a FUNCTION FLUSH, so the library is checked first.
-      if (plan.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
+      if (!this.jsonLibraryPresent && plan.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
       const replies: Buffer[] = [];
       const jsonAt: Array<string | undefined> = [];
       // Redis commands between two platform-answered items go out in one write.
@@ -72,6 +102,7 @@ export class Executor {
       await flush();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
       this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
+      if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       await this.applyReplyFilters(conn, plan, replies);
       if (exclusive) {
         // Leave no transaction open on a connection that goes back to the pool.
@@ -102,11 +133,11 @@ export class Executor {
     let clean = false;
     try {
       // A transaction cannot be retried after a FUNCTION FLUSH, so the library is checked first.
-      if (planned.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
+      if (!this.jsonLibraryPresent && planned.some((p) => p.kind === 'redis' && p.library)) await this.ensureJsonLibrary(conn);
       // TYPE runs as an EVAL_RO script; a user whose ACL lacks it gets Redis' own TYPE (no ReJSON-RL).
-      if (planned.some((p) => p.kind === 'redis' && p.json !== undefined && !p.library)) {
+      if (planned.some((p) => p.kind === 'redis' && p.fallback)) {
         const [probe] = await this.send(conn, [['EVAL_RO', 'return 1', '0']]);
-        if (isNoPermFor(probe, 'eval_ro')) planned.forEach((p, i) => p.kind === 'redis' && p.json !== undefined && !p.library && (sent[i] = p.original!));
+        if (isNoPermFor(probe, 'eval_ro')) planned.forEach((p, i) => p.kind === 'redis' && p.fallback && (sent[i] = p.fallback));
       }
       const replies = await this.send(conn, [['MULTI'], ...sent, ['EXEC']]);
       clean = true;
@@ -117,6 +148,7 @@ export class Executor {
       const execError = errorText(exec);
       if (execError) return { error: execError };
       this.revokeChangedUsers(commands);
+      if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       return { replies: splitArray(exec).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
     } finally {
       principal.pool.release(conn, clean);
@@ -131,12 +163,20 @@ export class Executor {
       return { kind: 'resttoken', user: command[2], password: command[3] };
     }
     const json = rewriteJsonCommand(command);
-    if (json && this.jsonLibrary) {
-      return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name, library: json.library, original: command };
+    if (json && this.emulateJson) {
+      return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name, library: json.library, ...(json.library ? {} : { fallback: command }) };
+    }
+    const compat = compatPlan(command, this.serverVersion);
+    if (compat && 'error' in compat) return { kind: 'reply', reply: errorReply(compat.error) };
+    if (compat) {
+      const sent = compat.command;
+      const sentSpec = resolveCommand(sent);
+      return { kind: 'redis', command: sent, write: sentSpec !== undefined && !sentSpec.flags.has('readonly'), exclusive: false, json: String(command[0]).toLowerCase() };
     }
     const spec = resolveCommand(command);
     const refusal = platformRefusal(command, spec ?? null);
     if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
+    if (removesFunctions(spec)) this.jsonLibraryPresent = false;
     if (spec?.name === 'acl|setuser' || spec?.name === 'acl|deluser') {
       const targets = spec.name === 'acl|setuser' ? command.slice(2, 3) : command.slice(2);
       const reserved = targets.map(String).find((u) => this.reservedUsers.includes(u));
@@ -144,7 +184,7 @@ export class Executor {
         return { kind: 'reply', reply: errorReply(`ERR the user '${reserved}' belongs to the REST tokens and cannot be changed; create another user with ACL SETUSER`) };
       }
     }
-    const filtered = this.jsonLibrary && !inTransaction ? replyFilterFor(command) : undefined;
+    const filtered = this.emulateJson && !inTransaction ? replyFilterFor(command) : undefined;
     return {
       kind: 'redis',
       command: filtered?.command ?? command,
@@ -171,8 +211,8 @@ export class Executor {
       if (item.library && isFunctionMissing(replies[i])) {
         reload = true;
         redo.push(i);
-      } else if (!item.library && isNoPermFor(replies[i], 'eval_ro')) {
-        item.command = item.original!;
+      } else if (item.fallback && isNoPermFor(replies[i], 'eval_ro')) {
+        item.command = item.fallback;
         redo.push(i);
       }
     }
@@ -187,11 +227,13 @@ export class Executor {
   private async ensureJsonLibrary(conn: RedisConnection): Promise<void> {
     const [reply] = await this.send(conn, [['FCALL_RO', 'respgate_json_ro', '0', 'version']]);
     if (isFunctionMissing(reply)) await this.loadJsonLibrary();
+    else this.jsonLibraryPresent = true;
   }
 
   private async loadJsonLibrary(): Promise<void> {
     try {
       await this.jsonLibrary!.load();
+      this.jsonLibraryPresent = true;
     } catch (err) {
       throw storeError(err);
     }
@@ -208,6 +250,14 @@ export class Executor {
       }
       const page = scanKeys(replies[i]);
       if (!page || page.keys.length === 0) continue;
+      if (item.filter.kind === 'scan-withtype') {
+        const [types] = await this.send(conn, [['EVAL_RO', TYPES_SCRIPT, String(page.keys.length), ...page.keys]]);
+        const items = types[0] === 0x2a ? arrayItems(types) : undefined;
+        // Without EVAL_RO for this user (or on failure): every key typed by its own TYPE.
+        const each = items ?? (await this.send(conn, page.keys.map((k) => ['TYPE', k]))).map((t) => bulkOf(t.toString('latin1', 1, t.length - 2)));
+        replies[i] = page.withTypes(each);
+        continue;
+      }
       const [which] = await this.send(conn, [['EVAL_RO', WHICH_SCRIPT, String(page.keys.length), ...page.keys]]);
       if (which[0] === 0x2d) continue; // no EVAL_RO for this user: Redis' own answer
       const flags = (which.toString('latin1').match(/:(\d)/g) ?? []).map((f) => f === ':1');
@@ -269,6 +319,15 @@ function storeError(err: unknown): Error {
     return new StoreUnavailableError('ERR the connection to the data store was lost; the outcome of the commands sent is unknown');
   }
   return new StoreUnavailableError(`ERR the data store is unavailable (${text}); retry when it is back`);
+}
+
+/** FUNCTION FLUSH/DELETE/RESTORE may remove the JSON library: it is checked before the next JSON command. */
+function removesFunctions(spec: CommandSpec | undefined): boolean {
+  return spec?.name === 'function|flush' || spec?.name === 'function|delete' || spec?.name === 'function|restore';
+}
+
+function bulkOf(text: string): Buffer {
+  return Buffer.from(`$${Buffer.byteLength(text)}\r\n${text}\r\n`);
 }
 
 function isNoPermFor(reply: Buffer, command: string): boolean {

@@ -1,7 +1,7 @@
 // Turns raw RESP2 reply bytes from redis-server into the JSON values of the REST API:
 // integers stay numbers (their digits are copied, so no precision is lost in the JSON text),
 // bulk and status strings become JSON strings (base64 when asked, except a top-level status reply OK:
-// the official SDK decodes every string inside an array, nested statuses and errors included;
+// the official SDK decodes every string inside an array, nested statuses included;
 // invalid UTF-8 becomes U+FFFD otherwise), nil becomes null, arrays nest.
 import { parseLength } from '../../resp/reply-scanner.js';
 
@@ -33,11 +33,10 @@ function writeValue(buf: Buffer, pos: number, opts: JsonOptions, out: string[], 
       out.push(opts.base64 && !topLevelOk ? `"${text.toString('base64')}"` : JSON.stringify(text.toString('utf8')));
       return next;
     }
-    case 0x2d /* - : an error nested in an array (EXEC, scripts) is shown as its text, base64 when asked */: {
-      const text = buf.subarray(pos + 1, lineEnd);
-      out.push(opts.base64 ? `"${text.toString('base64')}"` : JSON.stringify(text.toString('utf8')));
+    case 0x2d /* - : an error nested in an array (EXEC, scripts) is shown as its text, never base64: the
+      proxy's /multi-exec decoder tells it from base64 strings that way (src/upstream/json-to-resp.ts) */:
+      out.push(JSON.stringify(buf.toString('utf8', pos + 1, lineEnd)));
       return next;
-    }
     case 0x3a /* : */:
       out.push(buf.toString('latin1', pos + 1, lineEnd));
       return next;

@@ -884,8 +884,7 @@ local function must_doc(key)
 end
 
 local function parse_json_arg(s)
-  local v = decode(s)
-  return v
+  return decode(s)
 end
 
 -- Replaces the value at a match (root when parent is nil); returns the new root.
@@ -895,7 +894,7 @@ local function replace_at(root, m, nv)
   return root
 end
 
-local function matches(doc, path, legacy_ok)
+local function matches(doc, path)
   local p, legacy = normalize_path(path)
   local steps = compile_path(p)
   return select_nodes(steps, doc), legacy, steps
@@ -1212,8 +1211,8 @@ end
 function C.type(a)
   if #a < 1 or #a > 2 then err("ERR wrong number of arguments for 'json.type' command") end
   local doc = load_doc(a[1])
-  local ms, legacy = matches(doc or NULL, getopt_path(a, 2))
-  if doc == nil then return legacy and false or false end
+  if doc == nil then return false end -- nil for a missing key, with either path syntax (RESP2)
+  local ms, legacy = matches(doc, getopt_path(a, 2))
   if legacy then
     if #ms == 0 then return false end
     return type_name(ms[1].v)

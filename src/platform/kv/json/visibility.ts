@@ -7,7 +7,7 @@ import { scanReply } from '../../../resp/reply-scanner.js';
 import { JSON_LIBRARY_NAME } from './library.js';
 import { JSON_MAGIC_LUA } from './rewrite.js';
 
-export type ReplyFilter = { kind: 'scan-type'; want: 'json' | 'string' } | { kind: 'function-list' };
+export type ReplyFilter = { kind: 'scan-type'; want: 'json' | 'string' } | { kind: 'scan-withtype' } | { kind: 'function-list' };
 
 function lower(arg: Arg): string {
   return (typeof arg === 'string' ? arg : arg.toString('latin1')).toLowerCase();
@@ -22,6 +22,9 @@ export function replyFilterFor(command: Arg[]): { command: Arg[]; filter: ReplyF
   const name = lower(command[0]);
   if (name === 'function' && command.length >= 2 && lower(command[1]) === 'list') return { command, filter: { kind: 'function-list' } };
   if (name !== 'scan') return undefined;
+  // SCAN … WITHTYPE (the real service's extension, the SDK's `withType`): each key followed by its type.
+  const withType = command.findIndex((a, i) => i >= 2 && lower(a) === 'withtype' && (i - 2) % 2 === 0);
+  if (withType >= 0) return { command: command.filter((_, i) => i !== withType), filter: { kind: 'scan-withtype' } };
   for (let i = 2; i + 1 < command.length; i += 2) {
     if (lower(command[i]) !== 'type') continue;
     const type = lower(command[i + 1]);
@@ -38,6 +41,17 @@ export const WHICH_SCRIPT = [
   'local out = {}',
   'for i, k in ipairs(KEYS) do',
   `  out[i] = (redis.call('TYPE', k)['ok'] == 'string' and redis.call('GETRANGE', k, 0, ${JSON_MAGIC_LUA.length - 1}) == '${JSON_MAGIC_LUA.replace(/\0/g, '\\0')}') and 1 or 0`,
+  'end',
+  'return out',
+].join('\n');
+
+/** The type of each of KEYS as TYPE answers it, ReJSON-RL for JSON documents. */
+export const TYPES_SCRIPT = [
+  'local out = {}',
+  'for i, k in ipairs(KEYS) do',
+  "  local t = redis.call('TYPE', k)['ok']",
+  `  if t == 'string' and redis.call('GETRANGE', k, 0, ${JSON_MAGIC_LUA.length - 1}) == '${JSON_MAGIC_LUA.replace(/\0/g, '\\0')}' then t = 'ReJSON-RL' end`,
+  '  out[i] = t',
   'end',
   'return out',
 ].join('\n');
@@ -82,7 +96,7 @@ export function withoutJsonLibrary(reply: Buffer): Buffer {
 }
 
 /** The keys of a SCAN reply ([cursor, [keys…]]) and a way to rebuild it with some of them. */
-export function scanKeys(reply: Buffer): { keys: Buffer[]; rebuild(keep: boolean[]): Buffer } | undefined {
+export function scanKeys(reply: Buffer): { keys: Buffer[]; rebuild(keep: boolean[]): Buffer; withTypes(types: Buffer[]): Buffer } | undefined {
   const parts = arrayItems(reply);
   if (!parts || parts.length !== 2) return undefined;
   const keys = arrayItems(parts[1]);
@@ -93,5 +107,6 @@ export function scanKeys(reply: Buffer): { keys: Buffer[]; rebuild(keep: boolean
       return k.subarray(headerEnd + 2, k.length - 2);
     }),
     rebuild: (keep) => arrayReply([parts[0], arrayReply(keys.filter((_, i) => keep[i]))]),
+    withTypes: (types) => arrayReply([parts[0], arrayReply(keys.flatMap((k, i) => [k, types[i]]))]),
   };
 }

@@ -1,0 +1,123 @@
+// Commands newer than Redis 7.0.15 that @upstash/redis exposes, and the real service's leniencies the
+// SDK's own tests show, through the official SDK against the local platform (src/platform/kv/compat.ts).
+import { Redis } from '@upstash/redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+import { command, kv, startTestPlatform } from '../helpers/platform.js';
+
+let p: RunningPlatform;
+let redis: Redis;
+beforeAll(async () => {
+  p = await startTestPlatform();
+  redis = new Redis({ url: p.url, token: p.token, enableTelemetry: false });
+});
+afterAll(async () => {
+  await p?.stop();
+});
+
+describe('commands newer than Redis 7.0.15, emulated atomically', () => {
+  it('HGETDEL returns the values and deletes the fields (the key with the last one)', async () => {
+    await redis.hset('c:h', { a: 'v1', b: 'v2', c: 'v3' });
+    expect(await redis.hgetdel('c:h', 'a', 'nope')).toEqual({ a: 'v1', nope: null });
+    expect(await redis.hgetall('c:h')).toEqual({ b: 'v2', c: 'v3' });
+    expect(await redis.hgetdel('c:h', 'b', 'c')).toEqual({ b: 'v2', c: 'v3' });
+    expect(await redis.exists('c:h')).toBe(0);
+    expect((await command(p, ['HGETDEL', 'c:h', 'FIELDS', '2', 'a'])).json).toEqual({ error: 'ERR The `numfields` parameter must match the number of arguments' });
+    expect((await command(p, ['HGETDEL', 'c:h', 'FILDS', '1', 'a'])).json).toEqual({ error: 'ERR Mandatory argument FIELDS is missing or not at the right position' });
+  });
+
+  it('HSETEX and HGETEX without a field TTL; with one, an error that says what is needed', async () => {
+    expect(await redis.hsetex('c:hx', { conditional: 'FNX' }, { a: 'v1', b: 'v2' })).toBe(1);
+    expect(await redis.hsetex('c:hx', { conditional: 'FNX' }, { a: 'v9' })).toBe(0);
+    expect(await redis.hsetex('c:hx', { conditional: 'FXX' }, { a: 'v5', z: 'v1' })).toBe(0);
+    expect(await redis.hsetex('c:hx', { conditional: 'FXX' }, { a: 'v5' })).toBe(1);
+    expect(await redis.hgetex('c:hx', { persist: true }, 'a', 'b')).toEqual({ a: 'v5', b: 'v2' });
+    const ttl = await command(p, ['HSETEX', 'c:hx', 'EX', '10', 'FIELDS', '1', 'a', '1']);
+    expect(ttl.status).toBe(400);
+    expect(ttl.json.error).toMatch(/^ERR 'hsetex' needs hash-field expiration \(Redis 8\.0\+\).*--redis-server/);
+    expect((await command(p, ['HEXPIRE', 'c:hx', '10', 'FIELDS', '1', 'a'])).json.error).toMatch(/^ERR 'hexpire' needs hash-field expiration \(Redis 7\.4\+\)/);
+  });
+
+  it('BITOP DIFF, DIFF1, ANDOR and ONE', async () => {
+    await redis.set('c:x', 'x'); // 0x78
+    await redis.set('c:y1', 'a'); // 0x61
+    await redis.set('c:y2', 'B'); // 0x42
+    const byte = async (k: string) => (await kv(p, `/get/${k}`, { headers: { 'Upstash-Encoding': 'base64' } })).json.result;
+    const b64 = (n: number) => Buffer.from([n]).toString('base64');
+    expect(await redis.bitop('diff', 'c:d', 'c:x', 'c:y1', 'c:y2')).toBe(1);
+    expect(await byte('c:d')).toBe(b64(0x78 & ~(0x61 | 0x42) & 0xff));
+    expect(await redis.bitop('diff1', 'c:d1', 'c:x', 'c:y1', 'c:y2')).toBe(1);
+    expect(await byte('c:d1')).toBe(b64(~0x78 & 0xff & (0x61 | 0x42)));
+    expect(await redis.bitop('andor', 'c:ao', 'c:x', 'c:y1', 'c:y2')).toBe(1);
+    expect(await byte('c:ao')).toBe(b64(0x78 & (0x61 | 0x42)));
+    expect(await redis.bitop('one', 'c:one', 'c:x', 'c:y1', 'c:y2')).toBe(1);
+    expect(await byte('c:one')).toBe(b64((0x78 ^ 0x61 ^ 0x42) & ~((0x78 & 0x61) | (0x78 & 0x42) | (0x61 & 0x42)) & 0xff));
+    expect((await command(p, ['BITOP', 'DIFF', 'c:d', 'c:x'])).json).toEqual({ error: 'ERR BITOP DIFF must be called with at least two source keys.' });
+  });
+
+  it('XDELEX and XACKDEL with KEEPREF, DELREF and ACKED', async () => {
+    const ids: string[] = [];
+    for (let i = 1; i <= 4; i++) ids.push((await redis.xadd('c:s', `1-${i}`, { n: String(i) })) as string);
+    await redis.xgroup('c:s', { type: 'CREATE', group: 'g', id: '0' });
+    await redis.xreadgroup('g', 'c1', 'c:s', '>', { count: 2 }); // 1-1 and 1-2 pending in g; 1-3, 1-4 never delivered
+    expect(await redis.xdelex('c:s', 'ACKED', '1-1', '1-3', '9-9')).toEqual([2, 2, -1]);
+    expect(await redis.xackdel('c:s', 'g', 'ACKED', '1-1')).toEqual([1]);
+    expect(await redis.xdelex('c:s', 'KEEPREF', '1-4')).toEqual([1]);
+    expect(await redis.xackdel('c:s', 'g', 'DELREF', '1-2')).toEqual([1]);
+    expect(await redis.xlen('c:s')).toBe(1);
+    expect((await command(p, ['XPENDING', 'c:s', 'g'])).json.result[0]).toBe(0);
+  });
+});
+
+describe('the real service’s leniencies (as the SDK’s tests show them)', () => {
+  it('COPY of a key onto itself answers NOT_COPIED instead of an error', async () => {
+    await redis.set('c:same', 'v');
+    expect(await redis.copy('c:same', 'c:same')).toBe('NOT_COPIED');
+    expect(await redis.copy('c:same', 'c:other')).toBe('COPIED');
+  });
+
+  it('XTRIM and XADD with ~ trim to the threshold, not to a whole stream node', async () => {
+    const pipe = redis.pipeline();
+    for (let i = 0; i < 300; i++) pipe.xadd('c:trim', '*', { i: String(i) });
+    await pipe.exec();
+    await redis.xtrim('c:trim', { strategy: 'MAXLEN', threshold: 30, exactness: '~' });
+    expect(await redis.xlen('c:trim')).toBe(30);
+    await redis.xadd('c:trim', '*', { i: 'x' }, { trim: { type: 'MAXLEN', threshold: 10, comparison: '~' } });
+    expect(await redis.xlen('c:trim')).toBe(10);
+    // With LIMIT, ~ is kept (Redis refuses LIMIT with =).
+    expect((await command(p, ['XTRIM', 'c:trim', 'MAXLEN', '~', '5', 'LIMIT', '100'])).status).toBe(200);
+  });
+
+  it('SCAN … WITHTYPE answers each key with its type', async () => {
+    await redis.set('c:wt:s', 'v');
+    await redis.zadd('c:wt:z', { score: 1, member: 'm' });
+    await command(p, ['JSON.SET', 'c:wt:j', '$', '{}']);
+    const seen: { key: string; type: string }[] = [];
+    let cursor = '0';
+    do {
+      const [next, items] = await redis.scan(cursor, { match: 'c:wt:*', withType: true });
+      seen.push(...items);
+      cursor = String(next);
+    } while (cursor !== '0');
+    expect(seen.sort((a, b) => a.key.localeCompare(b.key))).toEqual([
+      { key: 'c:wt:j', type: 'ReJSON-RL' },
+      { key: 'c:wt:s', type: 'string' },
+      { key: 'c:wt:z', type: 'zset' },
+    ]);
+  });
+});
+
+describe('a newer data store runs its own commands', () => {
+  it('emulates only what the data store lacks (redis_version from INFO)', async () => {
+    const { compatPlan, parseServerVersion } = await import('../../src/platform/kv/compat.js');
+    expect(parseServerVersion('# Server\r\nredis_version:8.2.1\r\n')).toEqual([8, 2, 1]);
+    const hgetdel = ['HGETDEL', 'k', 'FIELDS', '1', 'a'];
+    expect(compatPlan(hgetdel, [7, 0, 15])).toMatchObject({ command: expect.arrayContaining(['EVAL']) });
+    expect(compatPlan(hgetdel, [8, 0, 0])).toBeUndefined();
+    expect(compatPlan(['HEXPIRE', 'k', '10', 'FIELDS', '1', 'a'], [7, 4, 0])).toBeUndefined();
+    expect(compatPlan(['BITOP', 'ONE', 'd', 'a'], [8, 0, 0])).toMatchObject({ command: expect.arrayContaining(['EVAL']) });
+    expect(compatPlan(['BITOP', 'ONE', 'd', 'a'], [8, 2, 0])).toBeUndefined();
+    // The leniencies stay: they are the real service's behaviour, not missing commands.
+    expect(compatPlan(['COPY', 'a', 'a'], [8, 2, 0])).toMatchObject({ command: expect.arrayContaining(['EVAL']) });
+  });
+});
