@@ -3,6 +3,10 @@
 //
 //   npx tsx bench/proxy-throughput.ts            # full run: -n 200000, 3 runs per case
 //   npx tsx bench/proxy-throughput.ts --quick    # -n 20000, 1 run (a smoke test of the script)
+//   npx tsx bench/proxy-throughput.ts --requests 100000  # another -n
+//   npx tsx bench/proxy-throughput.ts --compare /path/to/other/checkout
+//       # also runs the other checkout's build (its `npm run build` done), interleaved with this one
+//       # in every round, so both are measured under the same load: two ratio columns
 //
 // The dev stack runs as its own process (`bin/respgate dev`), as a user runs it: redis-servers,
 // the platform and the proxy, so every proxied command crosses HTTP and a second process.
@@ -17,7 +21,10 @@ import { freePort, startEmbeddedRedis } from '../src/platform/redis/embedded-ser
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
-const REQUESTS = quick ? 20_000 : 200_000;
+const compareIndex = process.argv.indexOf('--compare');
+const compareRoot = compareIndex > 0 ? path.resolve(process.argv[compareIndex + 1]) : undefined;
+const requestsIndex = process.argv.indexOf('--requests');
+const REQUESTS = requestsIndex > 0 ? Number(process.argv[requestsIndex + 1]) : quick ? 20_000 : 200_000;
 const RUNS = quick ? 1 : 3;
 const TESTS = 'set,get,incr,lpush,lrange_100,mset';
 const PIPELINES = [1, 16];
@@ -43,10 +50,10 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
-async function startDevStack(): Promise<{ port: number; pid: number; stop: () => void }> {
+async function startDevStack(from = root): Promise<{ port: number; pid: number; stop: () => void }> {
   const port = await freePort();
   const httpPort = await freePort();
-  const child = spawn(process.execPath, [path.join(root, 'bin/respgate'), 'dev', '--port', String(port), '--http-port', String(httpPort), '--log-level', 'warn'], {
+  const child = spawn(process.execPath, [path.join(from, 'bin/respgate'), 'dev', '--port', String(port), '--http-port', String(httpPort), '--log-level', 'warn'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -100,19 +107,20 @@ async function main(): Promise<void> {
   const rss = await measureIdleConnections();
   const direct = await startEmbeddedRedis({ password: null, databases: 1 });
   const stack = await startDevStack();
-  log(`direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid}); ${REQUESTS} requests, ${RUNS} run(s) per case`);
+  const other = compareRoot ? await startDevStack(compareRoot) : undefined;
+  log(`direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid})${other ? `, ${compareRoot} :${other.port}` : ''}; ${REQUESTS} requests, ${RUNS} run(s) per case`);
+  const targets: [string, number][] = [['direct', direct.endpoint.port], ['proxy', stack.port], ...(other ? [['other', other.port] as [string, number]] : [])];
   const rows: string[] = [];
   try {
     // Warm-up: JIT compilation and the proxy's keep-alive connections, as in a running service.
-    await benchmark(stack.port, 1);
-    await benchmark(direct.endpoint.port, 1);
+    for (const [, port] of targets) await benchmark(port, 1);
     for (const p of PIPELINES) {
-      const samples = new Map<string, { direct: number[]; proxy: number[] }>();
+      const samples = new Map<string, Record<string, number[]>>();
       for (let r = 0; r < RUNS; r++) {
-        for (const [target, port] of [['direct', direct.endpoint.port], ['proxy', stack.port]] as const) {
+        for (const [target, port] of targets) {
           log(`  -P ${p} run ${r + 1}/${RUNS}: ${target}…`);
           for (const [test, rps] of await benchmark(port, p)) {
-            const s = samples.get(test) ?? { direct: [], proxy: [] };
+            const s = samples.get(test) ?? { direct: [], proxy: [], other: [] };
             s[target].push(rps);
             samples.set(test, s);
           }
@@ -121,15 +129,26 @@ async function main(): Promise<void> {
       for (const [test, s] of samples) {
         const d = median(s.direct);
         const x = median(s.proxy);
-        rows.push(`| ${test} | ${p} | ${Math.round(d)} | ${Math.round(x)} | ${(x / d).toFixed(2)} |`);
+        if (other) {
+          const o = median(s.other);
+          rows.push(`| ${test} | ${p} | ${Math.round(d)} | ${Math.round(o)} | ${Math.round(x)} | ${(o / d).toFixed(2)} | ${(x / d).toFixed(2)} |`);
+        } else {
+          rows.push(`| ${test} | ${p} | ${Math.round(d)} | ${Math.round(x)} | ${(x / d).toFixed(2)} |`);
+        }
       }
     }
-    console.log('| test | -P | direct redis-server (req/s) | through respgate (req/s) | ratio |');
-    console.log('|---|---|---|---|---|');
+    if (other) {
+      console.log('| test | -P | direct redis-server (req/s) | --compare build (req/s) | this build (req/s) | ratio --compare | ratio this |');
+      console.log('|---|---|---|---|---|---|---|');
+    } else {
+      console.log('| test | -P | direct redis-server (req/s) | through respgate (req/s) | ratio |');
+      console.log('|---|---|---|---|---|');
+    }
     for (const row of rows) console.log(row);
     console.log(`\n${rss}`);
   } finally {
     stack.stop();
+    other?.stop();
     await direct.stop();
   }
 }

@@ -12,7 +12,7 @@ const cases: [string, string, ReplyShape][] = [
   ['double (bulk → ,)', '$4\r\n1.25\r\n', 'double'],
   ['HGETALL of 10 fields (array → map)', `*20\r\n${'$5\r\nfield\r\n$5\r\nvalue\r\n'.repeat(10)}`, mapOf()],
   ['SMEMBERS of 10 (array → set)', `*10\r\n${'$6\r\nmember\r\n'.repeat(10)}`, setOf('bulk')],
-  ['ZRANGE WITHSCORES 10 (pairs)', `*20\r\n${'$6\r\nmember\r\n$3\r\n1.5\r\n'.repeat(10)}`, pairsOf()],
+  ['ZRANGE WITHSCORES 10 (pairs)', `*20\r\n${'$6\r\nmember\r\n$3\r\n1.5\r\n'.repeat(10)}`, pairsOf('bulk', 'double')],
 ];
 
 console.log(`node ${process.version}, ${N} conversions per round`);

@@ -58,7 +58,7 @@ function messageFrame(protocol: Protocol, channel: Buffer, message: Buffer, patt
 }
 
 /** A channel or pattern name for logs: printable, short. */
-export function printableName(name: Buffer): string {
+function printableName(name: Buffer): string {
   const s = name.toString('latin1', 0, Math.min(name.length, 120)).replace(/[^\x20-\x7e]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   return name.length > 120 ? s + '…' : s;
 }

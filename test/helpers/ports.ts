@@ -23,7 +23,7 @@ function free(port: number): Promise<boolean> {
   });
 }
 
-/** A free loopback port outside the ephemeral range, for a server that will be restarted on it. */
+/** A free loopback port outside the ephemeral range: for a server restarted on it, or a port that must stay closed. */
 export async function restartablePort(): Promise<number> {
   const [low] = ephemeralRange();
   const from = 10_000;

@@ -4,7 +4,6 @@
 // connections), replies stay in order, and it recovers by itself. Faults a real platform cannot
 // produce come from a small fault-injecting HTTP server in front of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/platform/redis/embedded-server.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import type { ProxyConfig } from '../../src/config.js';
 import type { RunningProxy } from '../../src/proxy/server.js';
@@ -213,7 +212,8 @@ describe('HTTP errors and malformed answers', () => {
   });
 
   it('nothing listening on the upstream port: -ERR at once, the command was not executed', async () => {
-    const port = await freePort();
+    // A port no port-0 bind of another test can take while this one counts on it being closed.
+    const port = await restartablePort();
     const down = await proxyTo({ url: `http://127.0.0.1:${port}`, token: platform.token }, { upstreamTimeoutMs: 2000 });
     const d = await connect(down);
     // The text says ECONNREFUSED and "not executed": the error came from the refused connection, not a timeout.
