@@ -1,8 +1,6 @@
 // The one typed configuration of respgate, built from flags and RESPGATE_* environment variables
 // by cli.ts, validated here with errors that name the problem and the fix.
 import { randomBytes } from 'node:crypto';
-import type { VectorIndexConfig } from './platform/vector/config.js';
-import type { SearchTuning } from './platform/vector/namespace.js';
 
 export interface PlatformConfig {
   host: string;
@@ -146,6 +144,40 @@ export function parseNonNegativeNumber(value: string, flag: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new ConfigError(`${flag} must be a number >= 0, got '${value}'`);
   return n;
+}
+
+// ---- Area C (vector) index settings: data shapes only, so every role can read the config ----
+
+export type Metric = 'COSINE' | 'EUCLIDEAN' | 'DOT_PRODUCT';
+
+export type IndexType = 'DENSE' | 'SPARSE' | 'HYBRID';
+
+export interface VectorIndexConfig {
+  name: string;
+  type: IndexType;
+  /** Dense and hybrid indexes. */
+  dimension?: number;
+  similarityFunction?: Metric;
+  /** 'local' = the built-in lexical embedder; 'openai' = the OpenAI-compatible endpoint. */
+  denseEmbedder?: 'local' | 'openai';
+  sparseEmbedder?: 'bm25';
+  /** Per-index embedding endpoint (else --vector-embeddings-url / -model / -key). */
+  embeddingsUrl?: string;
+  embeddingsModel?: string;
+  embeddingsKey?: string;
+  /** Namespaces smaller than this are searched exactly, larger ones through an HNSW graph (default 10 000). */
+  hnswThreshold?: number;
+  /** Per-index tokens (else --vector-token or --token, and --readonly-token). */
+  token?: string;
+  readonlyToken?: string;
+}
+
+export interface SearchTuning {
+  /** Namespaces smaller than this are searched exactly (no graph). */
+  hnswThreshold: number;
+  connectivity: number;
+  expansionAdd: number;
+  expansionSearch: number;
 }
 
 export class ConfigError extends Error {}

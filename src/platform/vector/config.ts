@@ -1,29 +1,10 @@
 // Which vector indexes the platform serves: four by default, more (or others) from a JSON file given with
 // --vector-config. Validation errors name the index, the field and the accepted values.
 import { readFileSync } from 'node:fs';
-import type { Metric } from './scores.js';
+import type { IndexType, Metric, VectorIndexConfig } from '../../config.js';
 
-export type IndexType = 'DENSE' | 'SPARSE' | 'HYBRID';
+export type { IndexType, VectorIndexConfig };
 
-export interface VectorIndexConfig {
-  name: string;
-  type: IndexType;
-  /** Dense and hybrid indexes. */
-  dimension?: number;
-  similarityFunction?: Metric;
-  /** 'local' = the built-in lexical embedder; 'openai' = the OpenAI-compatible endpoint. */
-  denseEmbedder?: 'local' | 'openai';
-  sparseEmbedder?: 'bm25';
-  /** Per-index embedding endpoint (else --vector-embeddings-url / -model / -key). */
-  embeddingsUrl?: string;
-  embeddingsModel?: string;
-  embeddingsKey?: string;
-  /** Namespaces smaller than this are searched exactly, larger ones through an HNSW graph (default 10 000). */
-  hnswThreshold?: number;
-  /** Per-index tokens (else --vector-token or --token, and --readonly-token). */
-  token?: string;
-  readonlyToken?: string;
-}
 
 export const DEFAULT_INDEXES: VectorIndexConfig[] = [
   { name: 'dense', type: 'DENSE', dimension: 384, similarityFunction: 'COSINE' },

@@ -15,13 +15,9 @@ export interface VectorRecord {
   data?: string;
 }
 
-export interface SearchTuning {
-  /** Namespaces smaller than this are searched exactly (no graph). */
-  hnswThreshold: number;
-  connectivity: number;
-  expansionAdd: number;
-  expansionSearch: number;
-}
+import type { SearchTuning } from '../../config.js';
+
+export type { SearchTuning };
 
 const USEARCH_METRIC: Record<Metric, MetricKind> = {
   COSINE: usearch.MetricKind.Cos,

@@ -1,7 +1,9 @@
 // Scores as the real service gives them (Upstash docs `similarityfunctions.mdx`, `sparseindexes.mdx`,
 // `hybridindexes.mdx`; fusion and IDF constants checked against the expected scores in vector-js's tests).
 
-export type Metric = 'COSINE' | 'EUCLIDEAN' | 'DOT_PRODUCT';
+import type { Metric } from '../../config.js';
+
+export type { Metric };
 export type Fusion = 'RRF' | 'DBSF';
 
 export interface SparseVector {
