@@ -387,6 +387,7 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.GET', 'store', '$.a..'], fails("Error occurred at position 6, expected <string>")],
     [['JSON.GET', 'store', '$x'], fails('ERR Path does not exist')],
     [['JSON.NOSUCH', 'k'], fails("ERR unknown command 'JSON.NOSUCH', with args beginning with: 'k' ")],
+    [['JSON.SET', 'bad', '$', '{"arr":[1,2]}'], ok('OK')],
   ],
 };
 
@@ -399,6 +400,17 @@ describe('JSON commands over REST (RedisJSON documentation examples)', () => {
       }
     });
   }
+});
+
+describe('JSON arguments that are not UTF-8', () => {
+  it('are refused like RedisJSON refuses them (testArrWrongChars)', async () => {
+    // The path form carries raw bytes: %80 is the byte 0x80.
+    expect((await kv(p, '/JSON.ARRAPPEND/bad/.arr/%80abc')).json).toEqual(fails("Couldn't parse as UTF-8 string"));
+    expect((await kv(p, '/JSON.ARRINSERT/bad/.arr/0/%80abc')).json).toEqual(fails("Couldn't parse as UTF-8 string"));
+    expect((await kv(p, '/JSON.GET/bad/%24.%80')).json).toEqual(fails("Couldn't parse as UTF-8 string"));
+    expect((await kv(p, '/JSON.SET/bad/%24/%22%C3%A9%22')).json).toEqual(ok('OK'));
+    expect(await run(['JSON.GET', 'bad'])).toEqual(ok('"é"'));
+  });
 });
 
 describe('JSON commands run atomically inside redis-server', () => {
