@@ -340,6 +340,40 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.ARRPOP', 'ap1'], fails('ERR Path does not exist or not an array')],
     [['JSON.ARRTRIM', 'ap1', '.', '0', '1'], fails('ERR Path does not exist or not an array')],
   ],
+  "RedisJSON's own tests: escapes and filters (testEscape, testFilter, testFilterExpression/Precedence/Negation)": [
+    [["JSON.SET", "esc3", "$", "{\"val\": \"escaped control here:\\b \\f \\n \\r \\t \\/ \\\\\"}"], ok("OK")],
+    [["JSON.GET", "esc3", "$.val"], ok("[\"escaped control here:\\b \\f \\n \\r \\t / \\\\\"]")],
+    [["JSON.SET", "esc3", "$", "{\"val\": \"escaped quote here:\\\"\"}"], ok("OK")],
+    [["JSON.GET", "esc3", "$.val"], ok("[\"escaped quote here:\\\"\"]")],
+    [["JSON.SET", "esc3", "$", "{\"val\": \"escaped unicode here:\\u2B50\"}"], ok("OK")],
+    [["JSON.GET", "esc3", "$.val"], ok("[\"escaped unicode here:⭐\"]")],
+    [["JSON.SET", "flt", "$", "{\"arr\": [\"kaboom\", \"kafoosh\", \"four\", \"bar\", 7.0, \"foolish\", [\"food\", \"foo\", \"FoO\", \"fight\"], -9, {\"in\": \"fooctious\"}, \"ffool\", \"(?i)^[f][o][o]$\", false, null], \"pat_regex\": \".*foo\", \"pat_plain\": \"(?i)^[f][o][o]$\", \"pat_bad\": \"[f.*\", \"pat_not_str1\": 42, \"pat_not_str2\": null, \"pat_not_str3\": true, \"pat_not_str4\": {\"p\": \".*foo\"}, \"pat_not_str5\": [\".*foo\"]}"], ok("OK")],
+    [["JSON.GET", "flt", "$.arr[?(@ =~ \".*foo\")]"], ok("[\"kafoosh\",\"foolish\",\"ffool\"]")],
+    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_regex)]"], ok("[\"kafoosh\",\"foolish\",\"ffool\"]")],
+    [["JSON.SET", "flt", "$.pat_regex", "\"k.*foo\""], ok("OK")],
+    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_regex)]"], ok("[\"kafoosh\"]")],
+    [["JSON.GET", "flt", "$.arr[?(@ == $.pat_bad)]"], ok("[]")],
+    [["JSON.GET", "flt", "$.arr[?(@ == $.pat_bad || @>4.5)]"], ok("[7.0]")],
+    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_missing)]"], ok("[]")],
+    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str1)]"], ok("[]")],
+    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str2)]"], ok("[]")],
+    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str3)]"], ok("[]")],
+    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str4)]"], ok("[]")],
+    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str5)]"], ok("[]")],
+    [["JSON.GET", "flt", "$.arr[?(@ == $.pat_plain)]"], ok("[\"(?i)^[f][o][o]$\"]")],
+    [["JSON.SET", "fex", "$", "[{\"foo\": 1, \"bar\": 2, \"baz\": 3, \"quux\": 4}, {\"foo\": 2, \"bar\": 4, \"baz\": 6, \"quux\": 9}, {\"foo\": 2, \"bar\": 3, \"baz\": 6, \"quux\": 10}]"], ok("OK")],
+    [["JSON.GET", "fex", "$[?(@.foo>1 && @.quux>8 && @.bar>3 && @.baz>4)]"], ok("[{\"foo\":2,\"bar\":4,\"baz\":6,\"quux\":9}]")],
+    [["JSON.SET", "fpr", "$", "[{\"t\": true, \"f\": false, \"one\": 1}, {\"t\": true, \"f\": false, \"one\": 2}]"], ok("OK")],
+    [["JSON.GET", "fpr", "$[?(@.f==true || @.one==1 && @.t==true)]"], ok("[{\"t\":true,\"f\":false,\"one\":1}]")],
+    [["JSON.GET", "fpr", "$[?(@.f==true || @.one==1 && @.t==false)]"], ok("[]")],
+    [["JSON.SET", "fng", "$", "[{\"a\": 1, \"b\": 1}, {\"b\": 2}, {\"a\": 1}, {\"c\": 3}]"], ok("OK")],
+    [["JSON.GET", "fng", "$[?!@.a]"], ok("[{\"b\":2},{\"c\":3}]")],
+    [["JSON.GET", "fng", "$[?!!@.a]"], ok("[{\"a\":1,\"b\":1},{\"a\":1}]")],
+    [["JSON.GET", "fng", "$[?!(@.a==1)]"], ok("[{\"b\":2},{\"c\":3}]")],
+    [["JSON.GET", "fng", "$[?!@.a==1]"], ok("[{\"b\":2},{\"c\":3}]")],
+    [["JSON.GET", "fng", "$[?!@.a && @.b]"], ok("[{\"b\":2}]")],
+    [["JSON.GET", "fng", "$[?!(@.a || @.b)]"], ok("[{\"c\":3}]")],
+  ],
   'invalid JSON and paths are refused with RedisJSON-style errors': [
     [['JSON.SET', 'bad', '$', '{"a":1'], fails('EOF while parsing an object at line 1 column 6')],
     [['JSON.SET', 'bad', '$', 'nope'], fails('expected ident at line 1 column 2')],
@@ -353,6 +387,7 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.GET', 'store', '$.a..'], fails("Error occurred at position 6, expected <string>")],
     [['JSON.GET', 'store', '$x'], fails('ERR Path does not exist')],
     [['JSON.NOSUCH', 'k'], fails("ERR unknown command 'JSON.NOSUCH', with args beginning with: 'k' ")],
+    [['JSON.SET', 'bad', '$', '{"arr":[1,2]}'], ok('OK')],
   ],
 };
 
@@ -365,6 +400,17 @@ describe('JSON commands over REST (RedisJSON documentation examples)', () => {
       }
     });
   }
+});
+
+describe('JSON arguments that are not UTF-8', () => {
+  it('are refused like RedisJSON refuses them (testArrWrongChars)', async () => {
+    // The path form carries raw bytes: %80 is the byte 0x80.
+    expect((await kv(p, '/JSON.ARRAPPEND/bad/.arr/%80abc')).json).toEqual(fails("Couldn't parse as UTF-8 string"));
+    expect((await kv(p, '/JSON.ARRINSERT/bad/.arr/0/%80abc')).json).toEqual(fails("Couldn't parse as UTF-8 string"));
+    expect((await kv(p, '/JSON.GET/bad/%24.%80')).json).toEqual(fails("Couldn't parse as UTF-8 string"));
+    expect((await kv(p, '/JSON.SET/bad/%24/%22%C3%A9%22')).json).toEqual(ok('OK'));
+    expect(await run(['JSON.GET', 'bad'])).toEqual(ok('"é"'));
+  });
 });
 
 describe('JSON commands run atomically inside redis-server', () => {

@@ -15,6 +15,30 @@ local MAX_DEPTH = 128
 
 local function err(msg) error({ rgjson = msg }, 0) end
 
+-- RedisJSON reads paths and JSON values as Rust strings: invalid UTF-8 is refused before parsing.
+local function check_utf8(s)
+  if not s:find('[\128-\255]') then return end
+  local i, n = 1, #s
+  while i <= n do
+    local c = s:byte(i)
+    local len = c < 0x80 and 1 or (c >= 0xC2 and c <= 0xDF) and 2 or (c >= 0xE0 and c <= 0xEF) and 3 or (c >= 0xF0 and c <= 0xF4) and 4 or 0
+    if len == 0 then err("Couldn't parse as UTF-8 string") end
+    for j = i + 1, i + len - 1 do
+      local cc = s:byte(j)
+      if not cc or cc < 0x80 or cc > 0xBF then err("Couldn't parse as UTF-8 string") end
+    end
+    if len == 3 then
+      local c2 = s:byte(i + 1)
+      if (c == 0xE0 and c2 < 0xA0) or (c == 0xED and c2 > 0x9F) then err("Couldn't parse as UTF-8 string") end
+    elseif len == 4 then
+      local c2 = s:byte(i + 1)
+      if (c == 0xF0 and c2 < 0x90) or (c == 0xF4 and c2 > 0x8F) then err("Couldn't parse as UTF-8 string") end
+    end
+    i = i + len
+  end
+end
+
+
 ---------------------------------------------------------------------------------------------------
 -- Numbers
 
@@ -454,6 +478,7 @@ local function path_error(at, msg) err('Error occurred at position ' .. at .. ',
 
 -- Legacy paths become JSONPath the way RedisJSON does it.
 local function normalize_path(p)
+  check_utf8(p)
   if p == '$' or p:sub(1, 2) == '$.' or p:sub(1, 2) == '$[' then return p, false end
   if p == '.' then return '$', true end
   if p:sub(1, 1) == '.' then return '$' .. p, true end
@@ -884,6 +909,7 @@ local function must_doc(key)
 end
 
 local function parse_json_arg(s)
+  check_utf8(s)
   return decode(s)
 end
 
@@ -1265,7 +1291,7 @@ local function is_bool(v) return type(v) == 'boolean' end
 
 local function num_op(a, name, op)
   if #a ~= 3 then err("ERR wrong number of arguments for '" .. name .. "' command") end
-  local by = decode(a[3])
+  local by = parse_json_arg(a[3])
   if not is_num(by) then err('ERR result is not a number') end
   local res, legacy = per_match(a, is_num, function(m)
     local v = m.v
@@ -1303,7 +1329,7 @@ function C.strappend(a)
   local args
   if #a == 2 then args = { a[1], '.', a[2] } elseif #a == 3 then args = a
   else err("ERR wrong number of arguments for 'json.strappend' command") end
-  local s = decode(args[3])
+  local s = parse_json_arg(args[3])
   if not is_str(s) then err('WRONGTYPE wrong type of path value - expected string') end
   local res = per_match(args, is_str, function(m)
     local nv = m.v .. s
@@ -1331,7 +1357,7 @@ end
 function C.arrappend(a)
   if #a < 3 then err("ERR wrong number of arguments for 'json.arrappend' command") end
   local vals = {}
-  for i = 3, #a do vals[#vals + 1] = decode(a[i]) end
+  for i = 3, #a do vals[#vals + 1] = parse_json_arg(a[i]) end
   return (per_match(a, is_arr, function(m)
     for j, v in ipairs(vals) do
       m.v.n = m.v.n + 1
@@ -1343,7 +1369,7 @@ end
 
 function C.arrindex(a)
   if #a < 3 or #a > 5 then err("ERR wrong number of arguments for 'json.arrindex' command") end
-  local needle = decode(a[3])
+  local needle = parse_json_arg(a[3])
   local function int_arg(s)
     if s == nil then return 0 end
     if not s:match('^%-?%d+$') then err('ERR value is not an integer or out of range') end
@@ -1377,7 +1403,7 @@ function C.arrinsert(a)
   if not a[3]:match('^%-?%d+$') then err('ERR value is not an integer or out of range') end
   local index = tonumber(a[3])
   local vals = {}
-  for i = 4, #a do vals[#vals + 1] = decode(a[i]) end
+  for i = 4, #a do vals[#vals + 1] = parse_json_arg(a[i]) end
   return (per_match(a, is_arr, function(m)
     local arr = m.v
     local idx = index < 0 and arr.n + index or index
