@@ -1,6 +1,6 @@
 // The command line as a user meets it: help, configuration errors (clear message, exit code 1).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,6 +81,9 @@ describe('respgate CLI', () => {
       expect(readdirSync(tmp).filter((f) => f.startsWith('respgate-redis-'))).toEqual([]);
     } finally {
       busy.close();
+      // If the CLI did leave one running, the test fails above and still stops it here.
+      const left = existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').map(Number).filter(alive) : [];
+      for (const pid of left) process.kill(pid, 'SIGKILL');
       rmSync(tmp, { recursive: true, force: true });
     }
   });
