@@ -5,6 +5,7 @@
 //   npx tsx bench/vector.bench.ts --quick      # 10 000 vectors, 100 queries, 1 run (smoke test)
 //   npx tsx bench/vector.bench.ts --vectors 50000 --queries 200 --runs 3
 //   npx tsx bench/vector.bench.ts --data uniform   # i.i.d. uniform vectors instead of clustered ones
+//   npx tsx bench/vector.bench.ts --upsert-only    # only the upsert throughput (exact index, RUNS times)
 //
 // Data: by default each vector is unit(c + 0.15·u) for one of 1 000 random unit centres c and u uniform
 // in [-1, 1]^384, so vectors have near neighbours as sentence embeddings do. I.i.d. uniform vectors in
@@ -34,6 +35,7 @@ const RUNS = flag('--runs', quick ? 1 : 3);
 const DIM = 384;
 const UNIFORM = args.includes('--data') && args[args.indexOf('--data') + 1] === 'uniform';
 const CENTRES = 1000;
+const UPSERT_ONLY = args.includes('--upsert-only');
 const BATCH = 1000;
 const IN_FLIGHT = 2;
 const TOKEN = 'bench-token';
@@ -205,6 +207,11 @@ async function main(): Promise<void> {
         if (r > 0) await t.reset('bench-exact');
         exactRates.push(await upsertAll(t, 'bench-exact', batches));
         log(`  upsert exact run ${r + 1}: ${exactRates.at(-1)!.toFixed(0)} vectors/s`);
+      }
+      if (UPSERT_ONLY) {
+        process.stdout.write(`\n${t.name}: upsert of ${VECTORS} vectors × ${DIM} dimensions, runs ${exactRates.map((r) => r.toFixed(0)).join(', ')} vectors/s, median ${median(exactRates).toFixed(0)}\n`);
+        await t.close();
+        continue;
       }
       const hnswRate = await upsertAll(t, 'bench-hnsw', batches);
       log(`  upsert hnsw: ${hnswRate.toFixed(0)} vectors/s; building the graph…`);

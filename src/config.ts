@@ -178,6 +178,8 @@ export interface SearchTuning {
   connectivity: number;
   expansionAdd: number;
   expansionSearch: number;
+  /** True while requests are being served: graph building then steps back (see indexChunk). */
+  busy?: () => boolean;
 }
 
 export class ConfigError extends Error {}

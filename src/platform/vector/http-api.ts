@@ -66,13 +66,19 @@ export class VectorHttpApi {
     private readonly maxRequestSize: number,
   ) {}
 
+  /** Requests being served now (the background graph building steps back meanwhile). */
+  inFlight = 0;
+
   async handle(req: http.IncomingMessage, res: http.ServerResponse, path: string, query: string): Promise<void> {
+    this.inFlight++;
     try {
       await this.route(req, res, path, new URLSearchParams(query));
     } catch (err) {
       if (err instanceof VectorError) return sendError(res, err.status, err.message);
       if (err instanceof BodyTooLargeError) return sendError(res, 413, `The request body is ${err.actual} bytes, more than the limit of ${this.maxRequestSize} (--max-request-size)`);
       throw err;
+    } finally {
+      this.inFlight--;
     }
   }
 

@@ -24,7 +24,8 @@ function denseEmbedderFor(cfg: VectorIndexConfig, ctx: AreaContext): DenseEmbedd
 
 export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
   const configs = ctx.config.vectorIndexes ?? DEFAULT_INDEXES;
-  const tuning = { ...DEFAULT_TUNING, ...ctx.config.vectorTuning };
+  let api: VectorHttpApi | undefined;
+  const tuning: SearchTuning = { ...DEFAULT_TUNING, busy: () => (api?.inFlight ?? 0) > 0, ...ctx.config.vectorTuning };
   const indexes = new Map<string, { index: VectorIndex; tokens: IndexTokens }>();
   for (const cfg of configs) {
     const index = new VectorIndex(cfg, new VectorStore(ctx.internal.pool, cfg.name), denseEmbedderFor(cfg, ctx), cfg.sparseEmbedder ? new Bm25Embedder() : undefined,
@@ -35,9 +36,10 @@ export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
       tokens: { token: cfg.token ?? ctx.config.vectorToken ?? ctx.config.token, readonlyToken: cfg.readonlyToken ?? ctx.config.readonlyToken },
     });
   }
-  const api = new VectorHttpApi(indexes, ctx.config.maxRequestSize);
+  api = new VectorHttpApi(indexes, ctx.config.maxRequestSize);
+  const served = api;
   return {
-    handle: (req, res, path, query) => api.handle(req, res, path, query),
+    handle: (req, res, path, query) => served.handle(req, res, path, query),
     banner() {
       const lines = ['  Vector indexes (Area C; @upstash/vector: Index.fromEnv() with the two lines of an index)'];
       for (const [name, { index, tokens }] of indexes) {

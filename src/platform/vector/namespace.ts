@@ -31,6 +31,8 @@ const NATIVE_EXACT_FROM = 1000;
 const MAX_FILTERED_GRAPH_K = 400;
 /** Graph-building time per turn of the event loop. */
 const INDEXING_SLICE_MS = 4;
+/** While requests are served, one slice at most this often (so the graph still grows under steady load). */
+const BUSY_SLICE_EVERY_MS = 25;
 
 export class Namespace {
   readonly records = new Map<string, VectorRecord>();
@@ -43,6 +45,7 @@ export class Namespace {
   /** Slots whose dense vector is not in the graph yet. */
   private readonly pending = new Set<number>();
   private indexing = false;
+  private lastSlice = 0;
   private idleWaiters: Array<() => void> = [];
   private sortedIds: string[] | undefined;
   /** Reused buffer for the rows a filter lets through (native filtered scans). */
@@ -305,6 +308,13 @@ export class Namespace {
       for (const wake of this.idleWaiters.splice(0)) wake();
       return;
     }
+    // While requests are in flight (a large upsert body arrives over many turns of the event loop), build
+    // only now and then; at full speed when the platform is idle.
+    if (this.tuning.busy?.() && performance.now() - this.lastSlice < BUSY_SLICE_EVERY_MS) {
+      setTimeout(() => this.indexChunk(), 2);
+      return;
+    }
+    this.lastSlice = performance.now();
     // A few milliseconds of graph work per turn of the event loop, so requests keep flowing meanwhile.
     const d = this.dimension;
     const key = new BigUint64Array(1);

@@ -437,9 +437,15 @@ export class VectorIndex {
   }
 
   private parseDense(v: unknown): Float32Array {
-    if (!Array.isArray(v) || !v.every((x) => typeof x === 'number' && Number.isFinite(x))) throw invalid('vector', 'a sequence of numbers');
+    if (!Array.isArray(v)) throw invalid('vector', 'a sequence of numbers');
     if (v.length !== this.dimension) throw new VectorError(422, `Invalid vector dimension: ${v.length}, expected: ${this.dimension}`);
-    return Float32Array.from(v);
+    const out = new Float32Array(v.length); // checked and converted in one pass: upserts carry many
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (typeof x !== 'number' || !Number.isFinite(x)) throw invalid('vector', 'a sequence of numbers');
+      out[i] = x;
+    }
+    return out;
   }
 
   private out(ns: Namespace, rec: VectorRecord, include: Include, score?: number): OutRecord {
