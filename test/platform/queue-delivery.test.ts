@@ -150,8 +150,8 @@ describe('delays', () => {
     const delayed = got.find((r) => r.path === '/delay')!;
     const notBefore = got.find((r) => r.path === '/not-before')!;
     expect(delayed.at - t0).toBeGreaterThanOrEqual(950);
-    expect(delayed.at - t0).toBeLessThan(2500);
+    expect(delayed.at - t0).toBeLessThan(4000); // generous: the test machine may be busy
     expect(notBefore.at).toBeGreaterThanOrEqual((Math.ceil(t0 / 1000) + 2) * 1000 - 50);
-    expect(notBefore.at).toBeLessThan((Math.ceil(t0 / 1000) + 2) * 1000 + 1500);
+    expect(notBefore.at).toBeLessThan((Math.ceil(t0 / 1000) + 2) * 1000 + 3000);
   });
 });
