@@ -39,6 +39,23 @@ describe('@upstash/qstash Client', () => {
     expect(await receiver.verify({ signature: plain.headers['upstash-signature'] as string, body: 'text body', url: `${a.url}/plain` })).toBe(true);
   });
 
+  it('rotating the signing keys: next becomes current, deliveries are signed with it', async () => {
+    const auth = { Authorization: `Bearer ${p.token}` };
+    const before = await (await fetch(`${p.url}/queue/v2/keys`, { headers: auth })).json() as any;
+    const rotated = await (await fetch(`${p.url}/queue/v2/keys/rotate`, { method: 'POST', headers: auth })).json() as any;
+    expect(rotated.current).toBe(before.next);
+    expect(rotated.next).toMatch(/^sig_/);
+    expect(rotated.next).not.toBe(before.next);
+    expect(await (await fetch(`${p.url}/queue/v2/keys`, { headers: auth })).json()).toEqual(rotated);
+    const n = a.received.length;
+    await client.publish({ url: `${a.url}/after-rotation`, body: 'r' });
+    const [got] = (await a.waitFor(n + 1)).slice(n);
+    const signature = got.headers['upstash-signature'] as string;
+    // A receiver still configured with the old pair accepts it through its "next" key, as rotation intends.
+    expect(await new Receiver({ currentSigningKey: before.current, nextSigningKey: before.next }).verify({ signature, body: 'r' })).toBe(true);
+    await expect(new Receiver({ currentSigningKey: before.current, nextSigningKey: before.current }).verify({ signature, body: 'r' })).rejects.toThrow();
+  });
+
   it('URL groups: add endpoints, get, list, publish fans out with group and endpoint names, remove, delete', async () => {
     await client.urlGroups.addEndpoints({ name: 'team', endpoints: [{ name: 'first', url: `${a.url}/g` }, { url: `${b.url}/g` }] });
     const group = await client.urlGroups.get('team');
