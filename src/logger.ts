@@ -34,7 +34,9 @@ export function prettyLine(json: string, color = true): string {
   const { level, time, msg, name: _name, ...rest } = o;
   const lvl = LEVELS[level as number] ?? String(level);
   const when = typeof time === 'number' ? new Date(time).toISOString().slice(11, 23) : '';
-  const fields = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
+  const fields = Object.entries(rest)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(' ');
   const tag = color ? `\x1b[${COLORS[level as number] ?? '0'}m${lvl}\x1b[0m` : lvl;
   return `${when} ${tag} ${String(msg ?? '')}${fields ? '  ' + fields : ''}\n`;
 }

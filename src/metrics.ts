@@ -18,13 +18,28 @@ export const platformRequests = new Counter({
 /** A gauge whose value is read from `read` when scraped. */
 export function observedGauge(name: string, help: string, read: () => number): void {
   if (registry.getSingleMetric(name)) registry.removeSingleMetric(name);
-  new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
 }
 
 /** A counter whose total is read from `read` when scraped (for counts kept elsewhere). */
 export function observedCounter(name: string, help: string, read: () => number): void {
   if (registry.getSingleMetric(name)) registry.removeSingleMetric(name);
-  new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
 }
 
 export async function metricsText(): Promise<{ contentType: string; body: string }> {
@@ -59,7 +74,11 @@ export function answerHealth(path: string, res: http.ServerResponse, readiness: 
 }
 
 /** A small HTTP server answering GET /metrics, /healthz and /readyz (for `respgate proxy --metrics-port`). */
-export async function startMetricsServer(host: string, port: number, readiness: Readiness = async () => ({ ready: true })): Promise<{ port: number; stop(): Promise<void> }> {
+export async function startMetricsServer(
+  host: string,
+  port: number,
+  readiness: Readiness = async () => ({ ready: true }),
+): Promise<{ port: number; stop(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (answerHealth(path, res, readiness)) return;

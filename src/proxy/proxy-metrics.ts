@@ -33,53 +33,87 @@ function fresh<T>(name: string, make: () => T): T {
 }
 
 export function createProxyMetrics(gauges: ProxyGauges): ProxyMetrics {
-  const commandSeconds = fresh('respgate_proxy_command_duration_seconds', () => new Histogram({
-    name: 'respgate_proxy_command_duration_seconds',
-    help: 'Forwarded commands: time from read to upstream reply, as the client observes it (batching wait included)',
-    buckets: LATENCY_BUCKETS, registers: [registry],
-  }));
-  const upstreamSeconds = fresh('respgate_proxy_upstream_call_duration_seconds', () => new Histogram({
-    name: 'respgate_proxy_upstream_call_duration_seconds',
-    help: 'Duration of one upstream HTTP call (/pipeline or a blocking poll)',
-    buckets: LATENCY_BUCKETS, registers: [registry],
-  }));
-  const batchSize = fresh('respgate_proxy_batch_size', () => new Histogram({
-    name: 'respgate_proxy_batch_size',
-    help: 'Commands per upstream call',
-    buckets: BATCH_BUCKETS, registers: [registry],
-  }));
-  const errors = fresh('respgate_proxy_upstream_errors_total', () => new Counter({
-    name: 'respgate_proxy_upstream_errors_total',
-    help: 'Commands that failed because of the upstream, by kind (timeout, unreachable, connection, auth, malformed, server_error, refused)',
-    labelNames: ['kind'] as const, registers: [registry],
-  }));
-  fresh('respgate_proxy_connections_by_state', () => new Gauge({
-    name: 'respgate_proxy_connections_by_state',
-    help: 'Client connections by state: normal, multi (in MULTI), subscribed (pub/sub), monitor, blocked (in a blocking command)',
-    labelNames: ['state'] as const, registers: [registry],
-    collect() {
-      for (const [state, n] of Object.entries(gauges.connectionsByState())) this.set({ state }, n);
-    },
-  }));
-  fresh('respgate_proxy_event_streams', () => new Gauge({
-    name: 'respgate_proxy_event_streams',
-    help: 'Upstream event streams open for pub/sub and MONITOR',
-    registers: [registry],
-    collect() {
-      this.set(gauges.eventStreams());
-    },
-  }));
-  fresh('respgate_proxy_net_bytes_total', () => new Counter({
-    name: 'respgate_proxy_net_bytes_total',
-    help: 'Bytes read from (in) and written to (out) client connections',
-    labelNames: ['direction'] as const, registers: [registry],
-    collect() {
-      const b = gauges.bytes();
-      this.reset();
-      this.inc({ direction: 'in' }, b.input);
-      this.inc({ direction: 'out' }, b.output);
-    },
-  }));
+  const commandSeconds = fresh(
+    'respgate_proxy_command_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'respgate_proxy_command_duration_seconds',
+        help: 'Forwarded commands: time from read to upstream reply, as the client observes it (batching wait included)',
+        buckets: LATENCY_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const upstreamSeconds = fresh(
+    'respgate_proxy_upstream_call_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'respgate_proxy_upstream_call_duration_seconds',
+        help: 'Duration of one upstream HTTP call (/pipeline or a blocking poll)',
+        buckets: LATENCY_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const batchSize = fresh(
+    'respgate_proxy_batch_size',
+    () =>
+      new Histogram({
+        name: 'respgate_proxy_batch_size',
+        help: 'Commands per upstream call',
+        buckets: BATCH_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const errors = fresh(
+    'respgate_proxy_upstream_errors_total',
+    () =>
+      new Counter({
+        name: 'respgate_proxy_upstream_errors_total',
+        help: 'Commands that failed because of the upstream, by kind (timeout, unreachable, connection, auth, malformed, server_error, refused)',
+        labelNames: ['kind'] as const,
+        registers: [registry],
+      }),
+  );
+  fresh(
+    'respgate_proxy_connections_by_state',
+    () =>
+      new Gauge({
+        name: 'respgate_proxy_connections_by_state',
+        help: 'Client connections by state: normal, multi (in MULTI), subscribed (pub/sub), monitor, blocked (in a blocking command)',
+        labelNames: ['state'] as const,
+        registers: [registry],
+        collect() {
+          for (const [state, n] of Object.entries(gauges.connectionsByState())) this.set({ state }, n);
+        },
+      }),
+  );
+  fresh(
+    'respgate_proxy_event_streams',
+    () =>
+      new Gauge({
+        name: 'respgate_proxy_event_streams',
+        help: 'Upstream event streams open for pub/sub and MONITOR',
+        registers: [registry],
+        collect() {
+          this.set(gauges.eventStreams());
+        },
+      }),
+  );
+  fresh(
+    'respgate_proxy_net_bytes_total',
+    () =>
+      new Counter({
+        name: 'respgate_proxy_net_bytes_total',
+        help: 'Bytes read from (in) and written to (out) client connections',
+        labelNames: ['direction'] as const,
+        registers: [registry],
+        collect() {
+          const b = gauges.bytes();
+          this.reset();
+          this.inc({ direction: 'in' }, b.input);
+          this.inc({ direction: 'out' }, b.output);
+        },
+      }),
+  );
   return {
     command: (s) => commandSeconds.observe(s),
     upstreamCall: (s, n) => {

@@ -61,7 +61,11 @@ function trimArgs(args: Buffer[]): Buffer[] {
   const out: Buffer[] = [];
   for (let i = 0; i < kept; i++) {
     const a = args[i];
-    out.push(a.length > MAX_STRING ? Buffer.concat([a.subarray(0, MAX_STRING), Buffer.from(`... (${a.length - MAX_STRING} more bytes)`)]) : Buffer.from(a));
+    out.push(
+      a.length > MAX_STRING
+        ? Buffer.concat([a.subarray(0, MAX_STRING), Buffer.from(`... (${a.length - MAX_STRING} more bytes)`)])
+        : Buffer.from(a),
+    );
   }
   if (args.length > MAX_ARGC) out.push(Buffer.from(`... (${args.length - MAX_ARGC + 1} more arguments)`));
   return out;

@@ -21,7 +21,8 @@ const PREFIX = Buffer.from('-ERR upstream ');
 
 /** The kind of an upstream failure, or undefined for any other reply (including the upstream's own command errors). */
 export function upstreamErrorKind(reply: Buffer): UpstreamErrorKind | undefined {
-  if (reply.length < PREFIX.length || reply[0] !== 0x2d || reply.compare(PREFIX, 0, PREFIX.length, 0, PREFIX.length) !== 0) return undefined;
+  if (reply.length < PREFIX.length || reply[0] !== 0x2d || reply.compare(PREFIX, 0, PREFIX.length, 0, PREFIX.length) !== 0)
+    return undefined;
   const text = reply.toString('latin1', 0, Math.min(reply.length, 64));
   for (const [prefix, kind] of KINDS) if (text.startsWith(prefix)) return kind;
   return undefined;
@@ -77,7 +78,10 @@ export class UpstreamWatch {
     const ok = await this.check();
     if (ok) this.o.log.info({ upstream: this.o.origin }, 'upstream reachable: PING answered with the token');
     else {
-      this.o.log.error({ upstream: this.o.origin, problem: this.lastProblem }, `upstream check failed: ${this.lastProblem}; commands fail until it answers, checking again in the background`);
+      this.o.log.error(
+        { upstream: this.o.origin, problem: this.lastProblem },
+        `upstream check failed: ${this.lastProblem}; commands fail until it answers, checking again in the background`,
+      );
       this.scheduleRetry();
     }
     return ok;
@@ -117,7 +121,10 @@ export class UpstreamWatch {
       return true;
     }
     this.readyNow = false;
-    const text = reply[0] === 0x2d ? reply.toString('utf8', 1).trimEnd() : `unexpected answer to PING: ${JSON.stringify(reply.toString('utf8', 0, 80))}`;
+    const text =
+      reply[0] === 0x2d
+        ? reply.toString('utf8', 1).trimEnd()
+        : `unexpected answer to PING: ${JSON.stringify(reply.toString('utf8', 0, 80))}`;
     this.lastProblem = text.replace(/^ERR /, '');
     return false;
   }
@@ -159,7 +166,10 @@ export class UpstreamWatch {
       const w = this.windows.get(kind);
       this.windows.delete(kind);
       if (w && w.count > 0) {
-        this.o.log.warn({ kind, count: w.count, intervalMs: this.intervalMs, commands: Object.fromEntries(w.commands) }, `upstream error (${kind}) ×${w.count} more in the last ${this.intervalMs / 1000} s`);
+        this.o.log.warn(
+          { kind, count: w.count, intervalMs: this.intervalMs, commands: Object.fromEntries(w.commands) },
+          `upstream error (${kind}) ×${w.count} more in the last ${this.intervalMs / 1000} s`,
+        );
       }
     }, this.intervalMs);
     timer.unref();

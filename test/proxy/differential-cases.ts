@@ -152,7 +152,7 @@ const fnList = step('functionList');
 const info = step('info');
 const known = (id: string, ...args: Arg[]): Step => ({ args, known: id });
 /** A step that hits a KNOWN_BUGS entry: it must still differ from the oracle, in an error reply. */
-const bug = (id: string, ...args: Arg[]): Step => ({ args, bug: id });
+export const bug = (id: string, ...args: Arg[]): Step => ({ args, bug: id });
 
 /** Every byte value, in order. */
 const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));

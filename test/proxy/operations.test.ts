@@ -36,7 +36,17 @@ async function proxyWithLog(upstream: { url: string; token: string }, overrides:
     },
   });
   const proxy = await startProxy(
-    { host: '127.0.0.1', port: 0, upstreamUrl: upstream.url, upstreamToken: upstream.token, upstreamTimeoutMs: 2000, upstreamConnections: 4, maxBatch: 100, maxBulkLength: 512 * 1024 * 1024, ...overrides },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      upstreamUrl: upstream.url,
+      upstreamToken: upstream.token,
+      upstreamTimeoutMs: 2000,
+      upstreamConnections: 4,
+      maxBatch: 100,
+      maxBulkLength: 512 * 1024 * 1024,
+      ...overrides,
+    },
     pino({ level: 'debug', base: undefined }, stream),
   );
   cleanups.push(() => proxy.stop());
@@ -44,7 +54,14 @@ async function proxyWithLog(upstream: { url: string; token: string }, overrides:
 }
 
 function client(proxy: RunningProxy): IORedis {
-  const c = new IORedis({ port: proxy.port, host: '127.0.0.1', lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const c = new IORedis({
+    port: proxy.port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    enableReadyCheck: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   cleanups.push(async () => c.disconnect());
   return c;
 }
@@ -72,7 +89,9 @@ describe('SLOWLOG', () => {
     expect(await c.call('SLOWLOG', 'GET', '-1')).toHaveLength(2);
     await expect(c.call('SLOWLOG', 'GET', '-2')).rejects.toThrow('ERR count should be greater than or equal to -1');
     await expect(c.call('SLOWLOG', 'GET', 'x')).rejects.toThrow('ERR count should be greater than or equal to -1');
-    await expect(c.call('SLOWLOG', 'GET', '1', '2')).rejects.toThrow("ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.");
+    await expect(c.call('SLOWLOG', 'GET', '1', '2')).rejects.toThrow(
+      "ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.",
+    );
     expect(((await c.call('SLOWLOG', 'HELP')) as string[])[0]).toBe('SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:');
     expect(await c.call('SLOWLOG', 'RESET')).toBe('OK');
     expect(await c.call('SLOWLOG', 'LEN')).toBe(0);
@@ -91,7 +110,10 @@ describe('SLOWLOG', () => {
 
 describe('the upstream check at start and upstream errors', () => {
   it('says the upstream refuses the token, logs the errors of commands once per interval with a count, and counts them by kind', async () => {
-    const { proxy, lines } = await proxyWithLog({ url: platform.url, token: 'wrong-token' }, { upstreamErrorLogIntervalMs: 200, upstreamRecheckMs: 60_000 });
+    const { proxy, lines } = await proxyWithLog(
+      { url: platform.url, token: 'wrong-token' },
+      { upstreamErrorLogIntervalMs: 200, upstreamRecheckMs: 60_000 },
+    );
     expect(await proxy.upstreamChecked).toBe(false);
     expect(proxy.upstream.ready).toBe(false);
     expect(proxy.upstream.problem).toMatch(/authentication failed.*--upstream-token/);
@@ -118,7 +140,10 @@ describe('the upstream check at start and upstream errors', () => {
     const { proxy, lines } = await proxyWithLog({ url: `http://127.0.0.1:${port}`, token: 'later' }, { upstreamRecheckMs: 50 });
     expect(await proxy.upstreamChecked).toBe(false);
     expect(proxy.upstream.problem).toMatch(/upstream unavailable/);
-    const metrics = await startMetricsServer('127.0.0.1', 0, async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem }));
+    const metrics = await startMetricsServer('127.0.0.1', 0, async () => ({
+      ready: proxy.upstream.ready,
+      problem: proxy.upstream.problem,
+    }));
     cleanups.push(() => metrics.stop());
     const base = `http://127.0.0.1:${metrics.port}`;
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
@@ -175,7 +200,7 @@ describe('metrics, INFO, logs and CLIENT KILL', () => {
     expect(lines.filter((l) => l.msg === 'connection opened')).toHaveLength(2);
   });
 
-  it('CLIENT KILL closes the proxy\'s own matching connections and counts them', async () => {
+  it("CLIENT KILL closes the proxy's own matching connections and counts them", async () => {
     const { proxy, lines } = await proxyWithLog(platform);
     const killer = client(proxy);
     const victim = client(proxy);
@@ -193,7 +218,10 @@ describe('metrics, INFO, logs and CLIENT KILL', () => {
 
 describe('pretty log lines (stderr is a terminal)', () => {
   it('turns a JSON line into time, level, message and fields', () => {
-    const line = prettyLine(JSON.stringify({ level: 40, time: Date.UTC(2026, 0, 1, 12, 3, 4, 5), msg: 'upstream error (auth)', kind: 'auth', count: 3 }), false);
+    const line = prettyLine(
+      JSON.stringify({ level: 40, time: Date.UTC(2026, 0, 1, 12, 3, 4, 5), msg: 'upstream error (auth)', kind: 'auth', count: 3 }),
+      false,
+    );
     expect(line).toBe('12:03:04.005 WARN  upstream error (auth)  kind=auth count=3\n');
   });
 });
