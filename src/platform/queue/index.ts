@@ -50,7 +50,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   return {
     handle: (req, res, path, query) => routes.handle(req, res, path, query),
     banner: () => [
-      `  Message queue (Area D)        ${ctx.baseUrl()}/queue`,
+      `  Message queue                 ${ctx.baseUrl()}/queue`,
       '  Paste into your shell (@upstash/qstash: new Client({ baseUrl: process.env.QSTASH_URL, token: process.env.QSTASH_TOKEN })):',
       `    export QSTASH_URL=${ctx.baseUrl()}/queue`,
       `    export QSTASH_TOKEN=${config.queueToken || config.token}`,
