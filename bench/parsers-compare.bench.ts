@@ -11,7 +11,11 @@ import { measure } from './measure.js';
 
 const require = createRequire(import.meta.url);
 type Parser = { execute(b: Buffer): void };
-const RedisParser = require('redis-parser') as new (o: { returnReply(r: unknown): void; returnError(e: unknown): void; returnBuffers: boolean }) => Parser;
+const RedisParser = require('redis-parser') as new (o: {
+  returnReply(r: unknown): void;
+  returnError(e: unknown): void;
+  returnBuffers: boolean;
+}) => Parser;
 let Resp: (new (o: { bufBulk: boolean }) => { write(b: Buffer): void; on(e: string, f: (d: unknown) => void): void }) | undefined;
 try {
   Resp = require(require.resolve('respjs', { paths: (process.env.NODE_PATH ?? '').split(':').filter(Boolean).concat([process.cwd()]) }));
@@ -21,10 +25,18 @@ try {
 
 const N = 100_000;
 const encode = (args: string[]) => `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
-const requests = Buffer.from(Array.from({ length: N }, (_, i) => (i % 2 ? encode(['GET', `key:${i % 1000}`]) : encode(['SET', `key:${i % 1000}`, `value-${i}-xxxxxxxxxxxx`]))).join(''));
-const replies = Buffer.from(Array.from({ length: N }, (_, i) => (i % 2 ? '+OK\r\n' : `$16\r\nvalue-${String(i).padStart(10, '0')}\r\n`)).join(''), 'latin1');
+const requests = Buffer.from(
+  Array.from({ length: N }, (_, i) =>
+    i % 2 ? encode(['GET', `key:${i % 1000}`]) : encode(['SET', `key:${i % 1000}`, `value-${i}-xxxxxxxxxxxx`]),
+  ).join(''),
+);
+const replies = Buffer.from(
+  Array.from({ length: N }, (_, i) => (i % 2 ? '+OK\r\n' : `$16\r\nvalue-${String(i).padStart(10, '0')}\r\n`)).join(''),
+  'latin1',
+);
 /** Socket-sized chunks that cut frames anywhere. */
-const chunks = (b: Buffer, size = 64 * 1024) => Array.from({ length: Math.ceil(b.length / size) }, (_, i) => b.subarray(i * size, (i + 1) * size));
+const chunks = (b: Buffer, size = 64 * 1024) =>
+  Array.from({ length: Math.ceil(b.length / size) }, (_, i) => b.subarray(i * size, (i + 1) * size));
 const requestChunks = chunks(requests);
 
 console.log(`node ${process.version}, ${N} commands or replies per round`);

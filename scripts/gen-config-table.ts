@@ -45,7 +45,8 @@ export function renderConfigTable(): string {
     '| flag | environment | default | roles | meaning |',
     '|---|---|---|---|---|',
     ...[...rows.values()].map(
-      (r) => `| \`${r.flag}\` | \`${r.env}\` | ${r.defaultValue === '' ? '—' : `\`${cell(r.defaultValue)}\``} | ${r.roles.join(', ')} | ${cell(r.description)} |`,
+      (r) =>
+        `| \`${r.flag}\` | \`${r.env}\` | ${r.defaultValue === '' ? '—' : `\`${cell(r.defaultValue)}\``} | ${r.roles.join(', ')} | ${cell(r.description)} |`,
     ),
   ];
   return lines.join('\n');

@@ -37,12 +37,19 @@ beforeAll(async () => {
   work = mkdtempSync(path.join(os.tmpdir(), 'respgate-pack-'));
   prefix = path.join(work, 'prefix');
   // `npm test` builds before the suite; build here only when dist/ is stale (a lone run of this file).
-  const fresh = existsSync(path.join(root, 'dist/cli.js')) && statSync(path.join(root, 'dist/cli.js')).mtimeMs >= newest(path.join(root, 'src'));
+  const fresh =
+    existsSync(path.join(root, 'dist/cli.js')) && statSync(path.join(root, 'dist/cli.js')).mtimeMs >= newest(path.join(root, 'src'));
   await run('npm', ['pack', '--pack-destination', work, ...(fresh ? ['--ignore-scripts'] : [])], { cwd: root });
   const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'))!;
   // The runtime stage's own install command, into a temporary prefix instead of the image's.
-  const installLine = stages.find((s) => s.name === 'base')!.instructions.find((i) => i.op === 'RUN' && i.args.includes('npm install -g'))!.args;
-  const installArgs = /npm install (-g[^&]*)/.exec(installLine)![1].trim().split(/\s+/).map((a) => (a.startsWith('/tmp/pack/') ? path.join(work, tarball) : a));
+  const installLine = stages
+    .find((s) => s.name === 'base')!
+    .instructions.find((i) => i.op === 'RUN' && i.args.includes('npm install -g'))!.args;
+  const installArgs = /npm install (-g[^&]*)/
+    .exec(installLine)![1]
+    .trim()
+    .split(/\s+/)
+    .map((a) => (a.startsWith('/tmp/pack/') ? path.join(work, tarball) : a));
   await run('npm', ['install', ...installArgs, '--prefix', prefix, '--prefer-offline'], { cwd: work });
   installed = path.join(prefix, 'lib/node_modules/respgate');
   platform = await startTestPlatform();
@@ -68,7 +75,11 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts a command and resolves with its stdout once `ready` matches it. */
-async function startUntil(argv: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; out: string; err: () => string }> {
+async function startUntil(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; out: string; err: () => string }> {
   const child = trackChild(spawn(argv[0], argv.slice(1), { env, cwd: os.tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] }));
   let out = '';
   let err = '';
