@@ -67,14 +67,16 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
     .addOption(opt('--upstream-connections <n>', 'keep-alive HTTP connections to the upstream (and upstream calls in flight)', 'RESPGATE_UPSTREAM_CONNECTIONS', String(PROXY_DEFAULTS.upstreamConnections)))
     .addOption(opt('--max-batch <n>', 'most commands coalesced into one upstream /pipeline call', 'RESPGATE_MAX_BATCH', String(PROXY_DEFAULTS.maxBatch)))
     .addOption(opt('--block-poll-interval <ms>', 'blocking commands (BLPOP, BZPOPMIN, XREAD BLOCK…) poll the upstream, 10 ms apart at first, doubling up to this; each poll is one upstream request (billed by hosted services)', 'RESPGATE_BLOCK_POLL_INTERVAL', String(PROXY_DEFAULTS.blockPollIntervalMs)))
-    .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len)', 'RESPGATE_PROTO_MAX_BULK_LEN', sizeText(PROXY_DEFAULTS.maxBulkLength)));
+    .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len); each command must also fit one upstream request: 10mb on the local platform (its --max-request-size), the plan limit on Upstash; JSON escaping can grow control bytes 6x', 'RESPGATE_PROTO_MAX_BULK_LEN', sizeText(PROXY_DEFAULTS.maxBulkLength)))
+    .addOption(opt('--slowlog-log-slower-than <us>', 'SLOWLOG records forwarded commands that took at least this many microseconds from read to upstream reply (0 = all, negative = none)', 'RESPGATE_SLOWLOG_LOG_SLOWER_THAN', String(PROXY_DEFAULTS.slowlogLogSlowerThanUs)))
+    .addOption(opt('--slowlog-max-len <n>', 'SLOWLOG entries kept (newest first)', 'RESPGATE_SLOWLOG_MAX_LEN', String(PROXY_DEFAULTS.slowlogMaxLen)));
 }
 
 interface ProxyFlags {
   metricsPort?: string;
   port: string; host: string; upstreamUrl?: string; upstreamToken?: string; requirepass?: string;
   upstreamTimeout: string; upstreamConnections: string; maxBatch: string; protoMaxBulkLen: string; logLevel: string;
-  blockPollInterval: string;
+  blockPollInterval: string; slowlogLogSlowerThan: string; slowlogMaxLen: string;
 }
 
 function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string): ProxyConfig {
@@ -94,7 +96,15 @@ function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string):
     requirepass: f.requirepass || undefined,
     maxBulkLength: parseSize(f.protoMaxBulkLen, '--proto-max-bulk-len'),
     blockPollIntervalMs: positive(f.blockPollInterval, '--block-poll-interval'),
+    slowlogLogSlowerThanUs: parseInteger(f.slowlogLogSlowerThan, '--slowlog-log-slower-than'),
+    slowlogMaxLen: parseNonNegativeInt(f.slowlogMaxLen, '--slowlog-max-len'),
   };
+}
+
+function parseInteger(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isSafeInteger(n)) throw new ConfigError(`${flag} must be a whole number, got '${value}'`);
+  return n;
 }
 
 function validateUpstreamUrl(value: string | undefined): string {
@@ -178,22 +188,38 @@ function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requ
         ]
       : []),
     ...sideportLines,
-    `  Key-value REST API (Area B)   ${p.url}`,
-    p.dataStore && !f.redisUrl ? `  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port}` : `  data store                    ${redactUrl(f.redisUrl!)}`,
+    `  Key-value REST API            ${p.url}`,
+    ...dataStoreLines(p, f),
     '',
-    '  Paste into your environment (@upstash/redis: Redis.fromEnv()):',
-    `    UPSTASH_REDIS_REST_URL=${p.url}`,
-    `    UPSTASH_REDIS_REST_TOKEN=${p.token}`,
+    '  Paste into your shell (then @upstash/redis Redis.fromEnv() finds them):',
+    `    export UPSTASH_REDIS_REST_URL=${p.url}`,
+    `    export UPSTASH_REDIS_REST_TOKEN=${p.token}`,
     `    # read-only token: ${p.readonlyToken}`,
     '',
     ...p.areaBanner,
     `  Try it:  curl -H "Authorization: Bearer $UPSTASH_REDIS_REST_TOKEN" ${p.url}/set/greeting/hello`,
-    `  Metrics: ${p.url}/metrics (Prometheus)`,
+    `  Health:  ${p.url}/healthz, ${p.url}/readyz    Metrics: ${p.url}/metrics (Prometheus)`,
     '',
-    '  Press Ctrl+C to stop (embedded data is not kept).',
+    f.redisUrl
+      ? '  Press Ctrl+C to stop (the data stays in the Redis of --redis-url).'
+      : '  Press Ctrl+C to stop (the embedded data store is deleted on exit; use --redis-url to keep data).',
     '',
   ];
   return lines.join('\n');
+}
+
+/**
+ * Where the data lives. In a Redis the platform does not own (--redis-url) it creates the ACL user
+ * `default_ro` (the Read Only token's identity) and loads the `respgate_json` function library; both
+ * stay after exit because other platform processes on the same store may share them.
+ */
+function dataStoreLines(p: RunningPlatform, f: PlatformFlags): string[] {
+  if (p.dataStore && !f.redisUrl) return [`  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port} (deleted on exit)`];
+  return [
+    `  data store                    ${redactUrl(f.redisUrl!)}`,
+    "    created there and kept after exit: ACL user default_ro, function library respgate_json",
+    "    (remove with: ACL DELUSER default_ro; FUNCTION DELETE respgate_json)",
+  ];
 }
 
 function redactUrl(url: string): string {
@@ -219,6 +245,7 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
   let proxy: RunningProxy;
   try {
     proxy = await startProxy(proxyConfig(flags, platform.url, platform.token), log);
+    await proxy.upstreamChecked;
   } catch (err) {
     await platform.stop();
     throw err;
@@ -244,9 +271,12 @@ async function runProxy(flags: ProxyFlags): Promise<void> {
   if (!token) throw new ConfigError('no upstream token: give --upstream-token (or RESPGATE_UPSTREAM_TOKEN / UPSTASH_REDIS_REST_TOKEN)');
   const log = createLogger(validateLogLevel(flags.logLevel));
   const proxy = await startProxy(proxyConfig(flags, url, token), log);
-  const metrics = flags.metricsPort ? await startMetricsServer(proxy.host, parsePort(flags.metricsPort, '--metrics-port')) : undefined;
+  const readiness = async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem });
+  const metrics = flags.metricsPort ? await startMetricsServer(proxy.host, parsePort(flags.metricsPort, '--metrics-port'), readiness) : undefined;
+  const upstreamOk = await proxy.upstreamChecked;
   process.stdout.write(`respgate ${VERSION}: proxy ready on redis://${proxy.host}:${proxy.port} in front of ${new URL(url).origin}\n  redis-cli -p ${proxy.port}\n` +
-    (metrics ? `  metrics: http://${proxy.host}:${metrics.port}/metrics\n` : ''));
+    (upstreamOk ? '' : `  the upstream does not answer yet (${proxy.upstream.problem}); commands fail until it does, checking again in the background\n`) +
+    (metrics ? `  metrics: http://${proxy.host}:${metrics.port}/metrics   health: /healthz, /readyz\n` : ''));
   await waitForSignal();
   await metrics?.stop();
   await proxy.stop();
@@ -418,6 +448,8 @@ export function buildProgram(): Command {
     .version(VERSION)
     .description('A Redis-protocol gateway to HTTP data services, with a faithful local platform.\n' +
       'Every flag can also be set by the environment variable shown next to it.')
+    .addHelpText('after', '\nEach role has its own flags: respgate dev --help, respgate proxy --help, respgate platform --help,\n' +
+      'respgate vector --help, respgate queue --help. From a clone: npx respgate <role> … or npm start -- <role> ….')
     .showHelpAfterError();
   devSideportOptions(proxyOptions(platformOptions(program.command('dev', { isDefault: true }).description(
     'start the dev stack: embedded redis-servers, the local platform, the proxy and the side ports in front of it (default command)')), false)).action(runDev);

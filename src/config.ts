@@ -87,6 +87,13 @@ export const PROXY_DEFAULTS = {
   maxEventChars: 64 * 1024 * 1024,
   reconnectMinDelayMs: 100,
   reconnectMaxDelayMs: 5000,
+  /** SLOWLOG (Redis slowlog-log-slower-than, µs; < 0 disables, 0 logs everything) and its length. */
+  slowlogLogSlowerThanUs: 10_000,
+  slowlogMaxLen: 128,
+  /** Upstream errors: one warn line per kind per interval, with a count. */
+  upstreamErrorLogIntervalMs: 10_000,
+  /** Upstream not ready: background checks start this far apart, doubling up to 30 s. */
+  upstreamRecheckMs: 1000,
 } as const;
 
 /** The proxy's configuration; the optional fields take PROXY_DEFAULTS. */
@@ -106,6 +113,10 @@ export interface ProxyConfig {
   maxRequestBytes?: number;
   outputLimitBytes?: number;
   closeGraceMs?: number;
+  slowlogLogSlowerThanUs?: number;
+  slowlogMaxLen?: number;
+  upstreamErrorLogIntervalMs?: number;
+  upstreamRecheckMs?: number;
 }
 
 /** A ProxyConfig with every default filled in. */
@@ -118,6 +129,10 @@ export function resolveProxyConfig(config: ProxyConfig): ResolvedProxyConfig {
     maxRequestBytes: PROXY_DEFAULTS.maxRequestBytes,
     outputLimitBytes: PROXY_DEFAULTS.outputLimitBytes,
     closeGraceMs: PROXY_DEFAULTS.closeGraceMs,
+    slowlogLogSlowerThanUs: PROXY_DEFAULTS.slowlogLogSlowerThanUs,
+    slowlogMaxLen: PROXY_DEFAULTS.slowlogMaxLen,
+    upstreamErrorLogIntervalMs: PROXY_DEFAULTS.upstreamErrorLogIntervalMs,
+    upstreamRecheckMs: PROXY_DEFAULTS.upstreamRecheckMs,
     ...withoutUndefined(config),
   };
 }

@@ -30,6 +30,8 @@ export interface BatcherOptions {
   maxBatch: number;
   /** Most upstream calls in flight at once; further work waits and grows the next batch. */
   maxInFlight: number;
+  /** Sees every upstream call's commands, replies and duration (metrics, upstream error log). */
+  observe?: (commands: Buffer[][], replies: Buffer[], ms: number) => void;
 }
 
 export class Batcher {
@@ -120,7 +122,15 @@ export class Batcher {
   poll(commands: Buffer[][]): Promise<Buffer[]> {
     this.stats.calls++;
     this.stats.commands += commands.length;
-    return this.client.pipeline(commands).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
+    return this.call(commands);
+  }
+
+  /** One /pipeline call, observed; never rejects. */
+  private call(commands: Buffer[][]): Promise<Buffer[]> {
+    const started = performance.now();
+    const answered = this.client.pipeline(commands).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
+    const observe = this.options.observe;
+    return observe ? answered.then((replies) => (observe(commands, replies, performance.now() - started), replies)) : answered;
   }
 
   private sendTransaction(source: BatchSource): void {
@@ -153,7 +163,7 @@ export class Batcher {
     this.stats.calls++;
     this.stats.commands += items.length;
     const commands = items.map((i) => i.args);
-    const answered = this.client.pipeline(commands).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
+    const answered = this.call(commands);
     void answered.then((replies) => {
       this.inFlight--;
       for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i]);

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { EventStreamClient } from '../upstream/event-stream.js';
 import type { Batcher } from './batcher.js';
+import type { Slowlog } from './slowlog.js';
 
 /** Where replies of one connection go, in request order; also replies no command asked for. */
 export interface ReplyPort {
@@ -67,6 +68,10 @@ export interface Connection {
   readonly queuedCommands: number;
   /** RESET: leaves MULTI, dropping the queue. */
   discardTransaction(): void;
+  /** In a blocking command now (INFO blocked_clients, connections by state). */
+  readonly isBlocked: boolean;
+  /** CLIENT KILL: closes the connection (after nothing more: replies owed are dropped, as in Redis). */
+  destroy(): void;
   /** CLIENT UNBLOCK: ends a blocking command in progress; false when nothing is blocked. */
   unblock(reason: 'timeout' | 'error'): boolean;
 }
@@ -81,6 +86,16 @@ export interface ServerState {
   readonly stats: { readonly calls: number; readonly commands: number };
   /** The password clients must give with AUTH; undefined = none. */
   readonly requirepass: string | undefined;
+  /** SLOWLOG's record. */
+  readonly slowlog: Slowlog;
+  /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */
+  traffic(): { input: number; output: number };
+}
+
+/** Operations hooks of the proxy (metrics, SLOWLOG, logs), called from the hot path. */
+export interface ProxyOperationsPort {
+  /** A forwarded command got its upstream reply; `readAt` is performance.now() when it was read. */
+  commandDone(conn: Connection, args: Buffer[], readAt: number): void;
 }
 
 /** What the event streams of every connection share (pub/sub and MONITOR). */
@@ -98,4 +113,5 @@ export interface ProxyContext {
   readonly log: Logger;
   readonly pushUpstream: PushUpstream;
   readonly server: ServerState;
+  readonly ops: ProxyOperationsPort;
 }

@@ -88,7 +88,7 @@ function reject(t: DispatchTarget, reply: Buffer): void {
  * reply after that (INFO's keyspace line).
  */
 function forward(t: DispatchTarget, args: Buffer[], shape: ReplyShape | undefined, transform: ((reply: Buffer) => Buffer) | undefined): void {
-  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform });
+  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt: performance.now() });
 }
 
 /**

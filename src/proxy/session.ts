@@ -124,6 +124,10 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     this.reader.authenticated = value;
   }
 
+  get isBlocked(): boolean {
+    return this.blocked !== undefined;
+  }
+
   get queuedCommands(): number {
     return this.transaction.queuedCount;
   }
@@ -184,6 +188,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     let out = item.shape === undefined ? reply : toResp3(reply, item.shape);
     if (item.transform) out = item.transform(out);
     this.replies.fill(item.slot, out);
+    if (item.readAt !== undefined) this.ctx.ops.commandDone(this, item.args, item.readAt);
   }
 
   deliverTransaction(item: TransactionItem, outcome: TransactionOutcome): void {

@@ -50,7 +50,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   return {
     handle: (req, res, path, query) => routes.handle(req, res, path, query),
     banner: () => [
-      `  Message queue (Area D)        ${ctx.baseUrl()}/queue`,
+      `  Message queue                 ${ctx.baseUrl()}/queue`,
       '  Paste into your shell (@upstash/qstash reads them: new Client(), new Receiver()):',
       `    export QSTASH_URL=${ctx.baseUrl()}/queue`,
       `    export QSTASH_TOKEN=${config.queueToken || config.token}`,
