@@ -9,7 +9,7 @@
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
 import { isUtf8 } from 'node:buffer';
 import { Pool } from 'undici';
-import { PROXY_DEFAULTS } from '../config.js';
+import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
 import { scanReply, splitReplies } from '../resp/reply-scanner.js';
 import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.js';
@@ -39,8 +39,6 @@ export interface KvClientOptions {
    */
   format?: UpstreamFormat;
 }
-
-export type UpstreamFormat = 'auto' | 'resp2' | 'json';
 
 /** Decoded JSON items, strings still base64 as the upstream sent them. */
 export type JsonItem = { result: unknown } | { error: string };
@@ -336,7 +334,7 @@ export class KvClient {
     }
     if (status >= 200 && status < 300) {
       const problem = answer.contentType.includes('json')
-        ? `HTTP ${status} with JSON instead of resp2 bytes: the upstream ignores Upstash-Response-Format: resp2`
+        ? `HTTP ${status} with JSON instead of resp2 bytes: the upstream ignores Upstash-Response-Format: resp2 (start the proxy with --upstream-format auto or json to convert JSON answers)`
         : `HTTP ${status} with content-type '${answer.contentType || 'none'}'`;
       return this.failed(malformedText(problem, 'command'), false, 'malformed answer');
     }
