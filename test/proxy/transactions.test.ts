@@ -270,6 +270,23 @@ describe('designed differences', () => {
 
 });
 
+describe('script replies inside MULTI: a nested status OK (the JSON of /multi-exec base64-encodes it)', () => {
+  it("EVAL returning redis.call('SET', …), alone or nested in a table, answers +OK as Redis does", () =>
+    expectSameEverywhere([
+      ['MULTI'],
+      ['EVAL', "return redis.call('SET', KEYS[1], 'v')", '1', 'k'],
+      ['EVAL', "return {redis.call('SET', KEYS[1], 'w'), redis.call('GET', KEYS[1]), 7}", '1', 'k'],
+      ['EVAL', "return {ok='OK'}", '0'],
+      ['EXEC'],
+    ]));
+
+  it('the one case left ambiguous: a bulk string "OK" nested in a script’s table comes back as a status reply', async () => {
+    const replies = await proxyReplies([['MULTI'], ['EVAL', "return {'OK', 'ok'}", '0'], ['EXEC']]);
+    // Redis answers *1 *2 $2 OK $2 ok: JSON does not say which of the two "OK" strings a script built.
+    expect(replies[2]).toBe('*1\r\n*2\r\n+OK\r\n$2\r\nok\r\n');
+  });
+});
+
 describe('binary arguments (the transaction travels as one EVAL in the path form)', () => {
   const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, b) => b));
   const PICKLE = Buffer.from([0x80, 0x04, 0x95, 0x1f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x8c, 0x08, 0xff, 0xfe, 0x0d, 0x0a, 0x00, 0x2e]);
