@@ -19,7 +19,7 @@ import { redact } from './redact.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp } from './json-to-resp.js';
-import { readTransactionReply, transactionCommand, type WatchedKeys } from './script-transaction.js';
+import { readTransactionReply, scriptLimitError, transactionCommand, type WatchedKeys } from './script-transaction.js';
 
 export interface KvClientOptions {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 or https://xyz.upstash.io (no trailing slash needed). */
@@ -197,6 +197,8 @@ export class KvClient {
 
   /** The transaction as one EVAL, sent like any command (JSON, or the path form when binary). */
   private async scriptTransaction(commands: Buffer[][], watch: WatchedKeys | undefined): Promise<TransactionOutcome> {
+    const tooLarge = scriptLimitError(commands);
+    if (tooLarge) return { kind: 'failed', error: tooLarge };
     const [reply] = await this.pipeline([transactionCommand(commands, watch)]);
     const outcome = readTransactionReply(reply, commands.length);
     switch (outcome.kind) {

@@ -254,3 +254,24 @@ print(r.get('py').decode())
     expect(stdout.trim()).toBe(String(20 * 6));
   }, 90_000);
 });
+
+describe('limits of the EVAL form', () => {
+  it('a watched transaction whose command has more arguments than a script can pass is refused at EXEC, and nothing runs', async () => {
+    const c = await RawClient.connect(stack.proxy.port);
+    try {
+      await c.call(['FLUSHALL']);
+      const mset: string[] = ['MSET'];
+      for (let i = 0; i < 3950; i++) mset.push(`k${i}`, 'v'); // 7901 arguments
+      const replies = await c.call(['WATCH', 'w'], ['MULTI'], ['SET', 'before', '1'], mset, ['EXEC'], ['EXISTS', 'before', 'k0']);
+      expect(replies.slice(0, 4).map(String)).toEqual(['+OK\r\n', '+OK\r\n', '+QUEUED\r\n', '+QUEUED\r\n']);
+      expect(replies[4].toString()).toBe('-ERR command 2 of the transaction has 7901 arguments, and a transaction with watched keys or binary arguments runs as one upstream script, whose commands take at most 7900; split the command (the transaction was not sent)\r\n');
+      expect(replies[5].toString()).toBe(':0\r\n');
+      // 7900 arguments (the limit) run.
+      const rpush = ['RPUSH', 'l', ...Array.from({ length: 7898 }, (_, i) => String(i))];
+      const [, , , , exec] = await c.call(['WATCH', 'w'], ['MULTI'], ['SET', 'before', '1'], rpush, ['EXEC']);
+      expect(exec.toString()).toBe('*2\r\n+OK\r\n:7898\r\n');
+    } finally {
+      c.close();
+    }
+  });
+});
