@@ -240,12 +240,17 @@ const NULL3 = Buffer.from('_\r\n');
 
 /**
  * One reply of a transaction run as an EVAL: Lua turned a null array into a null bulk string (the
- * reply type says which it was); RESP3 connections get the RESP3 form.
+ * reply type says which it was); a status reply that came through a JSON upstream as a string is a
+ * status again; RESP3 connections get the RESP3 form.
  */
 function scriptItemToResp(reply: Buffer, shape: ReplyShape, protocol: Protocol): Buffer {
   if (reply.equals(NULL_BULK)) {
     if (protocol === 3) return NULL3;
     return typeof shape !== 'string' && (shape.nil ?? 'array') === 'array' ? NULL_ARRAY : reply;
+  }
+  if (shape === 'status' && reply[0] === 0x24) {
+    const start = reply.indexOf(10) + 1;
+    reply = Buffer.concat([Buffer.from('+'), reply.subarray(start, reply.length - 2), Buffer.from('\r\n')]);
   }
   return protocol === 3 ? toResp3(reply, shape) : reply;
 }
