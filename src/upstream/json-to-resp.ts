@@ -19,7 +19,9 @@ import { errorReply, type Protocol } from '../resp/protocol.js';
 import { replyShape } from '../commands/reply-types.js';
 import { resolveCommand } from '../commands/table.js';
 import { parseJsonExactIntegers } from './json-parse.js';
-import type { JsonItem } from './kv-client.js';
+
+/** A decoded JSON item of the upstream (strings still base64 as it sent them). */
+export type JsonItem = { result: unknown } | { error: string };
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const OK_BYTES = Buffer.from('OK');

@@ -18,7 +18,7 @@ import { AUTH_FAILED, failureText, jsonErrorField, malformedText, skippedText, s
 import { redact } from './redact.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
-import { jsonPipelineToResp } from './json-to-resp.js';
+import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
 import { readTransactionReply, scriptLimitError, transactionCommand, type WatchedKeys } from './script-transaction.js';
 
 export interface KvClientOptions {
@@ -40,8 +40,7 @@ export interface KvClientOptions {
   format?: UpstreamFormat;
 }
 
-/** Decoded JSON items, strings still base64 as the upstream sent them. */
-export type JsonItem = { result: unknown } | { error: string };
+export type { JsonItem };
 
 export type TransactionOutcome =
   | { kind: 'executed'; items: JsonItem[] }
