@@ -89,9 +89,9 @@ export interface WatchedKeys {
   broken: boolean;
 }
 
-/** The EVAL that reads the fingerprints of `keys` (WATCH). */
+/** The read-only script call (EVAL_RO: also allowed to read-only tokens) that reads the fingerprints of `keys` (WATCH). */
 export function fingerprintCommand(keys: Buffer[]): Buffer[] {
-  return [Buffer.from('EVAL'), Buffer.from(FINGERPRINT_SCRIPT), Buffer.from(String(keys.length)), ...keys];
+  return [Buffer.from('EVAL_RO'), Buffer.from(FINGERPRINT_SCRIPT), Buffer.from(String(keys.length)), ...keys];
 }
 
 /** The fingerprints in FINGERPRINT_SCRIPT's reply (an array of bulk strings), or undefined if it is not one. */
