@@ -1,13 +1,15 @@
 // The proxy's HTTP client of Area B (the key-value REST API). It turns ordered batches of commands
 // into as few HTTP requests as the rules allow and gives back one raw RESP2 reply per command,
-// passing the upstream's resp2 bytes through without decoding them. It knows nothing of sockets or
+// passing the upstream's resp2 bytes through without decoding them (an upstream that answers JSON
+// instead is read by content type and converted by reply type: json-to-resp.ts). It knows nothing of sockets or
 // sessions: the batcher hands it commands and gets replies (or error replies) back, never a
 // rejection.
 //
 // Batches: commands whose arguments are all valid UTF-8 go in JSON `/pipeline` requests (split so
 // each body stays under maxRequestBytes); a command with a binary argument goes alone in the path
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
-import { isUtf8 } from 'node:buffer';
+// Transactions go as one /multi-exec call, or as one EVAL when keys are watched or an argument is
+// binary (script-transaction.ts).
 import { Pool } from 'undici';
 import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
@@ -181,7 +183,7 @@ export class KvClient {
       for (let i = 0; i < commands.length; i++) {
         sizes[i] = measureCommand(commands[i], escapes);
         if (sizes[i] < 0) {
-          if (commands[i].length === 0) return { kind: 'failed', error: notJsonInTransaction(commands[i], i) };
+          if (commands[i].length === 0) return { kind: 'failed', error: emptyCommandInTransaction(i) };
           binary = true;
         }
       }
@@ -434,10 +436,6 @@ function describeResp2Problem(body: Buffer, count: number): string {
   return `${found} replies for ${count} commands`;
 }
 
-function notJsonInTransaction(command: Buffer[], index: number): string {
-  if (command.length === 0) return `ERR command ${index + 1} of the transaction is empty; the transaction was not sent`;
-  const arg = command.findIndex((a) => !isUtf8(a));
-  const name = arg > 0 && command[0].length <= 32 ? `'${command[0].toString('utf8').replace(/[^\x20-\x7e]/g, '?')}'` : `command ${index + 1}`;
-  const which = arg === 0 ? `the name of command ${index + 1}` : `argument ${arg} of ${name}`;
-  return `ERR ${which} in the transaction is not valid UTF-8, and the upstream's /multi-exec accepts JSON text only; the transaction was not sent`;
+function emptyCommandInTransaction(index: number): string {
+  return `ERR command ${index + 1} of the transaction is empty; the transaction was not sent`;
 }
