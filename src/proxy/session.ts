@@ -14,7 +14,7 @@ import { RequestReader } from '../resp/request-reader.js';
 import { toResp3 } from '../resp/resp3-converter.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
 import type { BatchSource } from './batcher.js';
-import { runBlocking, type BlockingRun } from './blocking.js';
+import type { BlockingRun } from './blocking.js';
 import type { Connection, ProxyContext, PushState, ReplyPort } from './context.js';
 import { dispatch, type DispatchTarget } from './dispatch.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
@@ -201,7 +201,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       this.socket.destroy();
       return void setImmediate(release);
     }
-    this.blocked = runBlocking(item.plan, (commands) => this.ctx.batcher.poll(commands), this.ctx.config.blockPollIntervalMs, (reply) => {
+    this.blocked = this.ctx.batcher.blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
       this.blocked = undefined;
       // A RESP3 connection times out with RESP3's null.
       const isNull = item.shape !== undefined && (reply.equals(NULL_ARRAY) || reply.equals(NULL_BULK));
