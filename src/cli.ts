@@ -1,7 +1,7 @@
 // Command line: flags and RESPGATE_* environment variables → one validated configuration → roles.
 import { Command, Option } from 'commander';
 import {
-  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parseSize, PROXY_DEFAULTS, sizeText,
+  ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parseSize, PROXY_DEFAULTS, sizeText, UPSTREAM_FORMATS, type UpstreamFormat,
   validateLogLevel, validateRedisUrl, type PlatformConfig, type ProxyConfig,
 } from './config.js';
 import { createLogger } from './logger.js';
@@ -67,6 +67,7 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
     .addOption(opt('--upstream-connections <n>', 'keep-alive HTTP connections to the upstream (and upstream calls in flight)', 'RESPGATE_UPSTREAM_CONNECTIONS', String(PROXY_DEFAULTS.upstreamConnections)))
     .addOption(opt('--max-batch <n>', 'most commands coalesced into one upstream /pipeline call', 'RESPGATE_MAX_BATCH', String(PROXY_DEFAULTS.maxBatch)))
     .addOption(opt('--block-poll-interval <ms>', 'blocking commands (BLPOP, BZPOPMIN, XREAD BLOCK…) poll the upstream, 10 ms apart at first, doubling up to this; each poll is one upstream request (billed by hosted services)', 'RESPGATE_BLOCK_POLL_INTERVAL', String(PROXY_DEFAULTS.blockPollIntervalMs)))
+    .addOption(opt('--upstream-format <mode>', 'what /pipeline is asked to answer: auto (resp2; JSON answers are converted and JSON is asked from then on), resp2 (a JSON answer is an error) or json (JSON with base64 strings, converted by reply type)', 'RESPGATE_UPSTREAM_FORMAT', PROXY_DEFAULTS.upstreamFormat))
     .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len)', 'RESPGATE_PROTO_MAX_BULK_LEN', sizeText(PROXY_DEFAULTS.maxBulkLength)));
 }
 
@@ -75,6 +76,7 @@ interface ProxyFlags {
   port: string; host: string; upstreamUrl?: string; upstreamToken?: string; requirepass?: string;
   upstreamTimeout: string; upstreamConnections: string; maxBatch: string; protoMaxBulkLen: string; logLevel: string;
   blockPollInterval: string;
+  upstreamFormat: string;
 }
 
 function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string): ProxyConfig {
@@ -94,7 +96,14 @@ function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string):
     requirepass: f.requirepass || undefined,
     maxBulkLength: parseSize(f.protoMaxBulkLen, '--proto-max-bulk-len'),
     blockPollIntervalMs: positive(f.blockPollInterval, '--block-poll-interval'),
+    upstreamFormat: upstreamFormat(f.upstreamFormat),
   };
+}
+
+function upstreamFormat(value: string): UpstreamFormat {
+  const format = UPSTREAM_FORMATS.find((f) => f === value.toLowerCase());
+  if (!format) throw new ConfigError(`--upstream-format must be auto, resp2 or json (got '${value}')`);
+  return format;
 }
 
 function validateUpstreamUrl(value: string | undefined): string {

@@ -83,6 +83,8 @@ export const PROXY_DEFAULTS = {
   outputLimitBytes: 32 * 1024 * 1024,
   /** After the last reply of a closing connection, how long the client has to close its side. */
   closeGraceMs: 5000,
+  /** What /pipeline is asked to answer (docs/proxy.md, "Upstream reply format"). */
+  upstreamFormat: 'auto' as UpstreamFormat,
   /** Upstream event streams (pub/sub, MONITOR): longest event, and the reconnect backoff. */
   maxEventChars: 64 * 1024 * 1024,
   reconnectMinDelayMs: 100,
@@ -90,6 +92,10 @@ export const PROXY_DEFAULTS = {
 } as const;
 
 /** The proxy's configuration; the optional fields take PROXY_DEFAULTS. */
+/** resp2: raw reply bytes only; json: JSON with base64 strings, converted by reply type; auto: resp2, JSON if that is what comes back. */
+export type UpstreamFormat = 'auto' | 'resp2' | 'json';
+export const UPSTREAM_FORMATS: readonly UpstreamFormat[] = ['auto', 'resp2', 'json'];
+
 export interface ProxyConfig {
   host: string;
   port: number;
@@ -106,6 +112,7 @@ export interface ProxyConfig {
   maxRequestBytes?: number;
   outputLimitBytes?: number;
   closeGraceMs?: number;
+  upstreamFormat?: UpstreamFormat;
 }
 
 /** A ProxyConfig with every default filled in. */
@@ -118,6 +125,7 @@ export function resolveProxyConfig(config: ProxyConfig): ResolvedProxyConfig {
     maxRequestBytes: PROXY_DEFAULTS.maxRequestBytes,
     outputLimitBytes: PROXY_DEFAULTS.outputLimitBytes,
     closeGraceMs: PROXY_DEFAULTS.closeGraceMs,
+    upstreamFormat: PROXY_DEFAULTS.upstreamFormat,
     ...withoutUndefined(config),
   };
 }

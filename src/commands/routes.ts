@@ -86,8 +86,8 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   multi: transaction('the queued commands are sent as one atomic /multi-exec request'),
   exec: transaction('sends the queued commands as one /multi-exec request'),
   discard: transaction('drops the queue held by the proxy'),
-  watch: transaction('answers an error: the REST upstream has no optimistic locking, so a WATCH could not be honoured'),
-  unwatch: transaction('answers an error, like WATCH (nothing can be watched)'),
+  watch: transaction('emulated: WATCH reads a fingerprint of each key, and EXEC runs as one script that checks them first (docs/proxy.md)'),
+  unwatch: transaction('forgets the watched keys (emulated WATCH)'),
 
   // Pub/sub and MONITOR: server-sent-event streams of the upstream, turned back into RESP.
   subscribe: stream('one /subscribe/{channel} event stream per channel'),

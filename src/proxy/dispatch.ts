@@ -72,8 +72,15 @@ export function dispatch(t: DispatchTarget, args: Buffer[]): void {
     case 'stream':
       return t.pushes.handle(spec, args);
     case 'transaction':
-      return t.replies.answer(t.transaction.outside(spec));
+      return spec.name === 'watch' ? watch(t, args) : t.replies.answer(t.transaction.outside(spec));
   }
+}
+
+/** WATCH: reads the keys' fingerprints upstream, in order with the connection's commands (transaction.ts). */
+function watch(t: DispatchTarget, args: Buffer[]): void {
+  const call = t.transaction.watch(args.slice(1));
+  if (Buffer.isBuffer(call)) return t.replies.answer(call);
+  forward(t, call.command, undefined, call.record);
 }
 
 /** An error for a command Redis rejects before running it: inside MULTI it also flags the transaction. */
@@ -120,7 +127,7 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): vo
     case 'exec': {
       const exec = t.transaction.exec((s, a) => runLocalCommand(t.local, s, a), () => t.protocol);
       if (Buffer.isBuffer(exec)) return t.replies.answer(exec);
-      t.pending.push({ kind: 'transaction', commands: exec.commands, parts: exec.parts, slot: t.replies.take() });
+      t.pending.push({ kind: 'transaction', commands: exec.commands, parts: exec.parts, slot: t.replies.take(), watch: exec.watch, protocol: exec.protocol });
     }
   }
 }

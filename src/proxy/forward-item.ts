@@ -2,6 +2,7 @@
 // per command). Types only.
 import type { ReplyShape } from '../resp/reply-shape.js';
 import type { Protocol } from '../resp/protocol.js';
+import type { WatchedKeys } from '../upstream/script-transaction.js';
 import type { BlockingPlan } from './blocking.js';
 
 /** A command sent upstream in a /pipeline call; its reply fills position `slot` of the connection's replies. */
@@ -21,6 +22,10 @@ export interface TransactionItem {
   commands: Buffer[][];
   parts: ExecPart[];
   slot: number;
+  /** Keys watched before MULTI: the transaction goes as one EVAL that checks them first. */
+  watch?: WatchedKeys;
+  /** The protocol at EXEC (the null EXEC's form); 2 when absent. */
+  protocol?: Protocol;
 }
 
 /** A blocking command emulated by polling (blocking.ts): it holds the connection's barrier while it polls. */

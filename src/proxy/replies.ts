@@ -28,11 +28,6 @@ export function refusal(spec: { name: string; refusal?: string }): Buffer {
   return errorReply(spec.refusal ?? `ERR command '${spec.name}' is not supported by respgate`);
 }
 
-/** WATCH and UNWATCH: the REST upstream has no optimistic locking, and a silent OK would lie. */
-export function noWatch(name: string): Buffer {
-  return errorReply(`ERR ${name.toUpperCase()} is not supported by respgate: the REST upstream has no optimistic locking (no WATCH), so a transaction cannot depend on watched keys; MULTI/EXEC still run atomically`);
-}
-
 /** A writer for one reply at a time, in the given protocol. */
 export function reply(protocol: Protocol, build: (w: ReplyWriter) => void): Buffer {
   const w = new ReplyWriter(protocol, 256);

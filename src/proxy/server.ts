@@ -25,6 +25,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     timeoutMs: config.upstreamTimeoutMs,
     connections: config.upstreamConnections,
     maxRequestBytes: config.maxRequestBytes,
+    format: config.upstreamFormat,
   });
   // Pub/sub and MONITOR: one upstream event stream per channel, pattern or MONITOR (pubsub.ts).
   const events = new EventStreamClient({ url: config.upstreamUrl, token: config.upstreamToken, timeoutMs: config.upstreamTimeoutMs });

@@ -187,7 +187,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   }
 
   deliverTransaction(item: TransactionItem, outcome: TransactionOutcome): void {
-    this.replies.fill(item.slot, transactionReply(item.parts, outcome));
+    this.replies.fill(item.slot, transactionReply(item.parts, outcome, item.protocol ?? 2));
   }
 
   afterBatch(): void {

@@ -2,14 +2,19 @@
 // and EXEC are queued; at EXEC the proxy's own commands run at once and all the others go upstream
 // as one /multi-exec call: exec() returns that call (or the reply when nothing goes upstream), and
 // the EXEC array is assembled from the call's outcome (transactionReply).
+// WATCH is emulated (upstream/script-transaction.ts): WATCH reads a fingerprint of each key, in order
+// with the connection's other commands, and EXEC then goes as one EVAL that checks them first.
 import { replyShape } from '../commands/reply-types.js';
 import { routeOf, type CommandSpec } from '../commands/table.js';
 import { errorReply, type Protocol } from '../resp/protocol.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
 import { jsonItemToResp } from '../upstream/json-to-resp.js';
+import { fingerprintCommand, readFingerprints, type WatchedKeys } from '../upstream/script-transaction.js';
+import { toResp3 } from '../resp/resp3-converter.js';
+import type { ReplyShape } from '../resp/reply-shape.js';
 import type { ExecPart } from './forward-item.js';
 import type { LocalResult } from './local/index.js';
-import { EMPTY_EXEC, EXECABORT, noWatch, OK, QUEUED, refusal } from './replies.js';
+import { EMPTY_EXEC, EXECABORT, OK, QUEUED, refusal } from './replies.js';
 
 /** A command queued between MULTI and EXEC. */
 interface Queued {
@@ -32,6 +37,16 @@ export type InMulti =
 export interface ExecCall {
   commands: Buffer[][];
   parts: ExecPart[];
+  /** The keys watched before MULTI, checked at EXEC; undefined when nothing is watched. */
+  watch: WatchedKeys | undefined;
+  /** The protocol at EXEC, for the null EXEC of a changed watched key. */
+  protocol: Protocol;
+}
+
+/** WATCH: the upstream call that reads the fingerprints, and what turns its reply into WATCH's reply. */
+export interface WatchCall {
+  command: Buffer[];
+  record: (reply: Buffer) => Buffer;
 }
 
 export class Transaction {
@@ -39,6 +54,8 @@ export class Transaction {
   private queue: Queued[] | undefined;
   /** A command was rejected: EXEC aborts. */
   private failed = false;
+  /** Keys watched since the last EXEC, DISCARD, UNWATCH or RESET (Redis' c->watched_keys). */
+  private watched: WatchedKeys | undefined;
 
   get open(): boolean {
     return this.queue !== undefined;
@@ -49,10 +66,36 @@ export class Transaction {
     return this.queue ? this.queue.length : -1;
   }
 
-  /** RESET, DISCARD, disconnect. */
+  /** RESET, DISCARD, EXEC, disconnect: also forgets the watched keys (multi.c discardTransaction). */
   discard(): void {
     this.queue = undefined;
     this.failed = false;
+    this.watched = undefined;
+  }
+
+  /**
+   * WATCH outside MULTI: keys not watched yet get their fingerprint read upstream (one EVAL, ordered
+   * with the connection's other commands); a Buffer (+OK) when every key is watched already. A WATCH
+   * whose read fails answers the upstream's error and makes the next EXEC fail (null), as a change would.
+   */
+  watch(keys: Buffer[]): WatchCall | Buffer {
+    const watched = (this.watched ??= { keys: [], fingerprints: [], broken: false });
+    const fresh = keys.filter((k, i) => !watched.keys.some((w) => w.equals(k)) && keys.findIndex((o) => o.equals(k)) === i);
+    if (fresh.length === 0) return OK;
+    const from = watched.keys.length;
+    watched.keys.push(...fresh);
+    return {
+      command: fingerprintCommand(fresh),
+      record: (reply) => {
+        const fingerprints = readFingerprints(reply, fresh.length);
+        if (!fingerprints) {
+          watched.broken = true;
+          return reply[0] === 0x2d ? reply : errorReply('ERR upstream sent a malformed answer to WATCH; the next EXEC will fail');
+        }
+        fingerprints.forEach((f, i) => (watched.fingerprints[from + i] = f));
+        return OK;
+      },
+    };
   }
 
   /** A command failed its existence or arity check inside MULTI: a rejected EXEC discards, anything else flags. */
@@ -78,8 +121,9 @@ export class Transaction {
         return errorReply('ERR EXEC without MULTI');
       case 'discard':
         return errorReply('ERR DISCARD without MULTI');
-      default: // watch, unwatch
-        return noWatch(spec.name);
+      default: // unwatch (WATCH goes through watch())
+        this.watched = undefined;
+        return OK;
     }
   }
 
@@ -117,8 +161,9 @@ export class Transaction {
         return this.reject(errorReply(`ERR blocking command '${spec.name}' cannot be queued in a transaction by respgate: the upstream's /multi-exec has no blocking commands (use the non-blocking form inside MULTI)`));
       case 'stream':
         return this.reject(errorReply(`ERR '${spec.name}' cannot be queued in a transaction by respgate: pub/sub and MONITOR streams are upstream event streams, which /multi-exec cannot open`));
-      case 'transaction': // unwatch
-        return this.reject(noWatch(spec.name));
+      case 'transaction': // unwatch: queued, +OK at EXEC (which unwatches anyway), as in Redis
+        queue.push({ spec, args, local: true });
+        return { kind: 'reply', reply: QUEUED };
     }
   }
 
@@ -129,14 +174,20 @@ export class Transaction {
    */
   exec(runLocal: (spec: CommandSpec, args: Buffer[]) => LocalResult, protocolNow: () => Protocol): Buffer | ExecCall {
     const queue = this.queue!;
-    if (this.failed || queue.length === 0) {
+    const watch = this.watched;
+    if (this.failed || (queue.length === 0 && watch === undefined)) {
       const reply = this.failed ? EXECABORT : EMPTY_EXEC;
       this.discard();
       return reply;
     }
+    const protocol = protocolNow();
     const parts: ExecPart[] = [];
     const commands: Buffer[][] = [];
     for (const q of queue) {
+      if (q.spec.name === 'unwatch') {
+        parts.push({ reply: OK });
+        continue;
+      }
       if (!q.local) {
         // The protocol at this point of EXEC: a queued HELLO changes it for the replies after it.
         parts.push({ index: commands.length, shape: replyShape(q.spec, q.args), protocol: protocolNow(), transform: undefined });
@@ -155,7 +206,7 @@ export class Transaction {
       }
     }
     if (this.queue === queue) this.discard();
-    return commands.length === 0 ? execArray(parts, []) : { commands, parts };
+    return commands.length === 0 && watch === undefined ? execArray(parts, []) : { commands, parts, watch, protocol };
   }
 
   private reject(reply: Buffer): InMulti {
@@ -164,11 +215,15 @@ export class Transaction {
   }
 }
 
-/** The outcome of a transaction's /multi-exec call: the EXEC array, or the error that replaces it. */
-export function transactionReply(parts: ExecPart[], outcome: TransactionOutcome): Buffer {
+/** The outcome of a transaction's upstream call: the EXEC array, the null EXEC, or the error that replaces it. */
+export function transactionReply(parts: ExecPart[], outcome: TransactionOutcome, protocol: Protocol): Buffer {
   switch (outcome.kind) {
     case 'executed':
       return execArray(parts, outcome.items);
+    case 'executed-script':
+      return execArray(parts, outcome.replies);
+    case 'aborted':
+      return protocol === 3 ? NULL3 : NULL_ARRAY;
     case 'discarded':
       // The upstream discarded the whole transaction before running it (a command it refuses, or
       // that failed to queue): Redis' wording for a transaction rejected at EXEC, with the reason.
@@ -179,9 +234,24 @@ export function transactionReply(parts: ExecPart[], outcome: TransactionOutcome)
 }
 
 type ExecutedItems = Extract<TransactionOutcome, { kind: 'executed' }>['items'];
+const NULL_ARRAY = Buffer.from('*-1\r\n');
+const NULL_BULK = Buffer.from('$-1\r\n');
+const NULL3 = Buffer.from('_\r\n');
 
-/** The EXEC array: each part's reply, from the proxy or from item `index` of the /multi-exec answer. */
-function execArray(parts: ExecPart[], items: ExecutedItems): Buffer {
+/**
+ * One reply of a transaction run as an EVAL: Lua turned a null array into a null bulk string (the
+ * reply type says which it was); RESP3 connections get the RESP3 form.
+ */
+function scriptItemToResp(reply: Buffer, shape: ReplyShape, protocol: Protocol): Buffer {
+  if (reply.equals(NULL_BULK)) {
+    if (protocol === 3) return NULL3;
+    return typeof shape !== 'string' && (shape.nil ?? 'array') === 'array' ? NULL_ARRAY : reply;
+  }
+  return protocol === 3 ? toResp3(reply, shape) : reply;
+}
+
+/** The EXEC array: each part's reply, from the proxy or from item `index` of the upstream's answer. */
+function execArray(parts: ExecPart[], items: ExecutedItems | Buffer[]): Buffer {
   const out: Buffer[] = [Buffer.from(`*${parts.length}\r\n`)];
   for (const part of parts) {
     if ('reply' in part) {
@@ -189,7 +259,12 @@ function execArray(parts: ExecPart[], items: ExecutedItems): Buffer {
       continue;
     }
     const item = items[part.index];
-    let reply = item === undefined ? errorReply('ERR upstream sent no reply for this command') : jsonItemToResp(item, part.shape, part.protocol);
+    let reply =
+      item === undefined
+        ? errorReply('ERR upstream sent no reply for this command')
+        : Buffer.isBuffer(item)
+          ? scriptItemToResp(item, part.shape, part.protocol)
+          : jsonItemToResp(item, part.shape, part.protocol);
     if (part.transform) reply = part.transform(reply);
     out.push(reply);
   }

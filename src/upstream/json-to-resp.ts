@@ -1,8 +1,12 @@
-// Rebuilds the RESP2 or RESP3 reply Redis would send from one item of a /multi-exec answer, the only
-// upstream answer that is JSON. The JSON loses what the reply types give back (reply-shape.ts):
-// - strings come base64-encoded (`Upstash-Encoding: base64`) except the status reply OK, which comes as
-//   the text "OK" (never valid base64: 2 characters); the shape says whether a string was a status reply
-//   (TYPE, HELP lines), a bulk string, a double or a verbatim text;
+// Rebuilds the RESP2 or RESP3 reply Redis would send from one item of a JSON answer: /multi-exec, and
+// /pipeline when the upstream answers JSON (kv-client's format json or auto). The JSON loses what the
+// reply types give back (reply-shape.ts):
+// - strings come base64-encoded (`Upstash-Encoding: base64`) except a top-level status reply OK, which
+//   comes as the text "OK" (never valid base64: 2 characters); the shape says whether a string was a
+//   status reply (TYPE, HELP lines), a bulk string, a double or a verbatim text. A nested status OK is
+//   base64 like a bulk "OK" (the official SDK decodes every nested string): where the shape is `any`
+//   (script replies) nested "OK" is taken as the status reply, the common `return {redis.call('SET', …)}`;
+// - without base64 (an auto-mode answer that arrived as plain JSON), strings are UTF-8 text;
 // - null does not say whether it was `$-1` or `*-1`: the shape does;
 // - maps, sets and [member, score] pairs arrive as the flat RESP2 arrays, restructured for RESP3;
 // - an error nested in an array (a script's `{err=…}`) arrives as its plain text, which is not base64:
@@ -12,24 +16,62 @@
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { itemShape } from '../resp/reply-shape.js';
 import { errorReply, type Protocol } from '../resp/protocol.js';
+import { replyShape } from '../commands/reply-types.js';
+import { resolveCommand } from '../commands/table.js';
+import { parseJsonExactIntegers } from './json-parse.js';
 import type { JsonItem } from './kv-client.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const OK_BYTES = Buffer.from('OK');
 
-/** The reply bytes of one /multi-exec item (`{"result": …}` or `{"error": "…"}`). */
-export function jsonItemToResp(item: JsonItem, shape: ReplyShape, protocol: Protocol): Buffer {
+/** Strings of the JSON are base64 (asked with `Upstash-Encoding: base64`) or plain UTF-8 text. */
+let base64Strings = true;
+
+/** The reply bytes of one JSON item (`{"result": …}` or `{"error": "…"}`). */
+export function jsonItemToResp(item: JsonItem, shape: ReplyShape, protocol: Protocol, base64 = true): Buffer {
   if ('error' in item) return errorReply(item.error);
-  return jsonToResp(item.result, shape, protocol);
+  return jsonToResp(item.result, shape, protocol, base64);
 }
 
 /** The reply bytes of one decoded JSON value. */
-export function jsonToResp(value: unknown, shape: ReplyShape, protocol: Protocol): Buffer {
+export function jsonToResp(value: unknown, shape: ReplyShape, protocol: Protocol, base64 = true): Buffer {
   const out: Buffer[] = [];
-  write(value, shape, protocol, out);
+  base64Strings = base64;
+  try {
+    write(value, shape, protocol, out, false);
+  } finally {
+    base64Strings = true;
+  }
   return out.length === 1 ? out[0] : Buffer.concat(out);
 }
 
-function write(value: unknown, shape: ReplyShape, protocol: Protocol, out: Buffer[]): void {
+/**
+ * The RESP2 replies of a JSON answer to `commands` (a /pipeline array of items, or one item for a
+ * single path-form command), each rebuilt by the reply type of its command; or what is wrong with it.
+ */
+export function jsonPipelineToResp(body: Buffer, commands: Buffer[][], base64: boolean): Buffer[] | { problem: string } {
+  let parsed: unknown;
+  try {
+    parsed = parseJsonExactIntegers(body.toString('utf8'));
+  } catch {
+    return { problem: 'HTTP 200 with a JSON content type whose body is not JSON' };
+  }
+  const items = Array.isArray(parsed) ? parsed : commands.length === 1 && !Array.isArray(parsed) ? [parsed] : undefined;
+  if (!items) return { problem: 'HTTP 200 whose JSON body is not an array of items' };
+  if (items.length !== commands.length) return { problem: `${items.length} JSON items for ${commands.length} commands` };
+  const replies: Buffer[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as JsonItem;
+    if (!item || typeof item !== 'object' || !('result' in item || typeof (item as { error?: unknown }).error === 'string')) {
+      return { problem: 'a JSON item is neither {"result": …} nor {"error": "…"}' };
+    }
+    const spec = resolveCommand(commands[i]);
+    replies.push(jsonItemToResp(item, spec ? replyShape(spec, commands[i]) : 'any', 2, base64));
+  }
+  return replies;
+}
+
+function write(value: unknown, shape: ReplyShape, protocol: Protocol, out: Buffer[], nested: boolean): void {
   if (value === null || value === undefined) {
     if (protocol === 3) out.push(Buffer.from('_\r\n'));
     else out.push(Buffer.from(nullKind(shape) === 'array' ? '*-1\r\n' : '$-1\r\n'));
@@ -44,24 +86,24 @@ function write(value: unknown, shape: ReplyShape, protocol: Protocol, out: Buffe
     out.push(Buffer.from(protocol === 3 ? (value ? '#t\r\n' : '#f\r\n') : value ? ':1\r\n' : ':0\r\n'));
     return;
   }
-  if (typeof value === 'string') return writeString(value, shape, protocol, out);
+  if (typeof value === 'string') return writeString(value, shape, protocol, out, nested);
   if (Array.isArray(value)) return writeArray(value, shape, protocol, out);
   // Not a value the upstream sends; keep the connection's framing intact.
   out.push(Buffer.from(`-ERR upstream sent an unexpected JSON value in a transaction result\r\n`));
 }
 
-function writeString(text: string, shape: ReplyShape, protocol: Protocol, out: Buffer[]): void {
-  if (text === 'OK') {
+function writeString(text: string, shape: ReplyShape, protocol: Protocol, out: Buffer[], nested: boolean): void {
+  if (text === 'OK' && (base64Strings || shape === 'status' || shape === 'any')) {
     out.push(Buffer.from('+OK\r\n'));
     return;
   }
-  if (text.length % 4 !== 0 || !BASE64.test(text)) {
+  if (base64Strings && (text.length % 4 !== 0 || !BASE64.test(text))) {
     // An error reply nested in an array (top-level errors are {"error": …} items).
     out.push(errorReply(text));
     return;
   }
-  const bytes = Buffer.from(text, 'base64');
-  if (shape === 'status') {
+  const bytes = base64Strings ? Buffer.from(text, 'base64') : Buffer.from(text, 'utf8');
+  if (shape === 'status' || (nested && shape === 'any' && bytes.equals(OK_BYTES))) {
     out.push(Buffer.from('+'), bytes, Buffer.from('\r\n'));
   } else if (shape === 'double' && protocol === 3) {
     out.push(Buffer.from(','), bytes, Buffer.from('\r\n'));
@@ -79,29 +121,29 @@ function writeArray(items: unknown[], shape: ReplyShape, protocol: Protocol, out
     out.push(Buffer.from(`*${n}\r\n`));
     if (typeof shape !== 'string' && shape.kind === 'map') return writeMapItems(items, shape, protocol, out);
     if (typeof shape !== 'string' && shape.kind === 'pairs') {
-      for (let i = 0; i < n; i++) write(items[i], i % 2 === 0 ? shape.first : shape.second, protocol, out);
+      for (let i = 0; i < n; i++) write(items[i], i % 2 === 0 ? shape.first : shape.second, protocol, out, true);
       return;
     }
-    for (let i = 0; i < n; i++) write(items[i], itemShape(shape, i), protocol, out);
+    for (let i = 0; i < n; i++) write(items[i], itemShape(shape, i), protocol, out, true);
     return;
   }
   switch (shape.kind) {
     case 'array':
     case 'tuple':
       out.push(Buffer.from(`*${n}\r\n`));
-      for (let i = 0; i < n; i++) write(items[i], itemShape(shape, i), protocol, out);
+      for (let i = 0; i < n; i++) write(items[i], itemShape(shape, i), protocol, out, true);
       return;
     case 'set':
       out.push(Buffer.from(`~${n}\r\n`));
-      for (const item of items) write(item, shape.of, protocol, out);
+      for (const item of items) write(item, shape.of, protocol, out, true);
       return;
     case 'pairs':
       if (n % 2 !== 0) return writeArray(items, 'any', protocol, out);
       out.push(Buffer.from(`*${n / 2}\r\n`));
       for (let i = 0; i < n; i += 2) {
         out.push(Buffer.from('*2\r\n'));
-        write(items[i], shape.first, protocol, out);
-        write(items[i + 1], shape.second, protocol, out);
+        write(items[i], shape.first, protocol, out, true);
+        write(items[i + 1], shape.second, protocol, out, true);
       }
       return;
     case 'map': {
@@ -123,7 +165,7 @@ function writeMapItems(items: unknown[], shape: Extract<ReplyShape, { kind: 'map
     if (nested) {
       const entry = items[i];
       if (!Array.isArray(entry) || entry.length !== 2) {
-        write(entry, 'any', protocol, out);
+        write(entry, 'any', protocol, out, true);
         continue;
       }
       if (protocol === 2) out.push(Buffer.from('*2\r\n'));
@@ -132,13 +174,13 @@ function writeMapItems(items: unknown[], shape: Extract<ReplyShape, { kind: 'map
       key = items[i];
       value = items[i + 1];
     }
-    write(key, shape.key, protocol, out);
-    write(value, shape.fields ? (shape.fields[fieldName(key)] ?? shape.value) : shape.value, protocol, out);
+    write(key, shape.key, protocol, out, true);
+    write(value, shape.fields ? (shape.fields[fieldName(key)] ?? shape.value) : shape.value, protocol, out, true);
   }
 }
 
 function fieldName(key: unknown): string {
-  if (typeof key !== 'string' || key === 'OK' || !BASE64.test(key)) return typeof key === 'string' ? key : '';
+  if (typeof key !== 'string' || key === 'OK' || !base64Strings || !BASE64.test(key)) return typeof key === 'string' ? key : '';
   return Buffer.from(key, 'base64').toString('latin1');
 }
 

@@ -9,7 +9,7 @@
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
 import { isUtf8 } from 'node:buffer';
 import { Pool } from 'undici';
-import { PROXY_DEFAULTS } from '../config.js';
+import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
 import { scanReply, splitReplies } from '../resp/reply-scanner.js';
 import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.js';
@@ -18,6 +18,8 @@ import { AUTH_FAILED, failureText, jsonErrorField, malformedText, skippedText, s
 import { redact } from './redact.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
+import { jsonPipelineToResp } from './json-to-resp.js';
+import { readTransactionReply, transactionCommand, type WatchedKeys } from './script-transaction.js';
 
 export interface KvClientOptions {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 or https://xyz.upstash.io (no trailing slash needed). */
@@ -30,6 +32,12 @@ export interface KvClientOptions {
   connections: number;
   /** Keep every request body under this (the upstream's max request size is larger). */
   maxRequestBytes: number;
+  /**
+   * What to ask of /pipeline: `resp2` (raw reply bytes; a JSON answer is an error), `json` (JSON with
+   * base64 strings, turned into RESP by reply type), or `auto` (default: ask resp2, and if the
+   * upstream answers JSON, convert that answer and ask JSON from then on).
+   */
+  format?: UpstreamFormat;
 }
 
 /** Decoded JSON items, strings still base64 as the upstream sent them. */
@@ -37,6 +45,10 @@ export type JsonItem = { result: unknown } | { error: string };
 
 export type TransactionOutcome =
   | { kind: 'executed'; items: JsonItem[] }
+  /** Run as one EVAL (WATCH, binary arguments): the RESP2 reply of each command, as Lua gave it back. */
+  | { kind: 'executed-script'; replies: Buffer[] }
+  /** A watched key changed (or its WATCH failed): nothing ran; EXEC answers null. */
+  | { kind: 'aborted' }
   | { kind: 'discarded'; error: string }
   | { kind: 'failed'; error: string };
 
@@ -70,8 +82,11 @@ export class KvClient {
   private readonly pipelinePath: string;
   private readonly multiExecPath: string;
   private readonly prefix: string;
-  private readonly jsonHeaders: Record<string, string>;
-  private readonly binaryHeaders: Record<string, string>;
+  private jsonHeaders: Record<string, string>;
+  private binaryHeaders: Record<string, string>;
+  private readonly format: UpstreamFormat;
+  /** True once /pipeline is asked for JSON (format json, or auto after a JSON answer). */
+  private askJson = false;
   private readonly transactionHeaders: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly connections: number;
@@ -100,6 +115,8 @@ export class KvClient {
     const authorization = `Bearer ${options.token}`;
     this.jsonHeaders = { authorization, 'content-type': 'application/json', 'upstash-response-format': 'resp2' };
     this.binaryHeaders = { authorization, 'content-type': 'application/octet-stream', 'upstash-response-format': 'resp2' };
+    this.format = options.format ?? 'auto';
+    if (this.format === 'json') this.switchToJson();
     this.transactionHeaders = { authorization, 'content-type': 'application/json', 'upstash-encoding': 'base64' };
     this.pool = this.newPool();
   }
@@ -149,23 +166,55 @@ export class KvClient {
     return replies;
   }
 
-  /** MULTI…EXEC as one /multi-exec call (JSON with `Upstash-Encoding: base64`). Never rejects. */
-  async transaction(commands: Buffer[][]): Promise<TransactionOutcome> {
+  /**
+   * MULTI…EXEC as one /multi-exec call (JSON with `Upstash-Encoding: base64`), or, with watched keys or
+   * an argument JSON cannot carry, as one EVAL (script-transaction.ts). Never rejects.
+   */
+  async transaction(commands: Buffer[][], watch?: WatchedKeys): Promise<TransactionOutcome> {
     try {
       if (this.closed) return { kind: 'failed', error: 'ERR upstream client is closed; the transaction was not executed' };
-      if (commands.length === 0) return { kind: 'executed', items: [] };
+      if (watch && (watch.broken || watch.fingerprints.length < watch.keys.length || watch.fingerprints.includes(undefined))) return { kind: 'aborted' };
+      const watching = watch !== undefined && watch.keys.length > 0;
+      if (commands.length === 0 && !watching) return { kind: 'executed', items: [] };
       const sizes = new Array<number>(commands.length);
       const escapes: { map: Escapes } = { map: undefined };
+      let binary = false;
       for (let i = 0; i < commands.length; i++) {
         sizes[i] = measureCommand(commands[i], escapes);
-        if (sizes[i] < 0) return { kind: 'failed', error: notJsonInTransaction(commands[i], i) };
+        if (sizes[i] < 0) {
+          if (commands[i].length === 0) return { kind: 'failed', error: notJsonInTransaction(commands[i], i) };
+          binary = true;
+        }
       }
+      if (watching || binary) return await this.scriptTransaction(commands, watch);
       const body = writeCommands(commands, sizes, escapes.map, 0, commands.length);
       const answer = await this.send({ path: this.multiExecPath, headers: this.transactionHeaders, body });
       return this.readTransaction(answer, commands.length);
     } catch (err) {
       return { kind: 'failed', error: oneLine(`ERR internal error of the upstream client (${String((err as Error)?.message ?? err)}); the outcome of the transaction is unknown`) };
     }
+  }
+
+  /** The transaction as one EVAL, sent like any command (JSON, or the path form when binary). */
+  private async scriptTransaction(commands: Buffer[][], watch: WatchedKeys | undefined): Promise<TransactionOutcome> {
+    const [reply] = await this.pipeline([transactionCommand(commands, watch)]);
+    const outcome = readTransactionReply(reply, commands.length);
+    switch (outcome.kind) {
+      case 'replies':
+        return { kind: 'executed-script', replies: outcome.replies };
+      case 'aborted':
+        return outcome;
+      case 'failed':
+        return { kind: 'failed', error: this.redact(outcome.error) };
+    }
+  }
+
+  /** From now on /pipeline and path-form requests ask for JSON with base64 strings. */
+  private switchToJson(): void {
+    const { authorization } = this.jsonHeaders;
+    this.askJson = true;
+    this.jsonHeaders = { authorization, 'content-type': 'application/json', 'upstash-encoding': 'base64' };
+    this.binaryHeaders = { authorization, 'content-type': 'application/octet-stream', 'upstash-encoding': 'base64' };
   }
 
   async close(): Promise<void> {
@@ -193,8 +242,9 @@ export class KvClient {
     }
     const count = to - from;
     const body = writeCommands(batch.commands, batch.sizes, batch.escapes, from, to);
+    const asked = this.askJson;
     const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body });
-    const verdict = this.readPipeline(answer, count);
+    const verdict = this.readPipeline(answer, batch.commands.slice(from, to), asked);
     switch (verdict.kind) {
       case 'replies':
         for (let i = 0; i < count; i++) replies[from + i] = verdict.replies[i];
@@ -228,8 +278,9 @@ export class KvClient {
       return;
     }
     const { path, body } = pathForm(command);
+    const asked = this.askJson;
     const answer = await this.send({ path: this.prefix + path, headers: this.binaryHeaders, body });
-    const verdict = this.readPipeline(answer, 1);
+    const verdict = this.readPipeline(answer, [command], asked);
     switch (verdict.kind) {
       case 'replies':
         batch.replies[index] = verdict.replies[0];
@@ -247,8 +298,12 @@ export class KvClient {
     }
   }
 
-  /** Reads the answer to a resp2 request of `count` commands (a /pipeline or a single path-form command). */
-  private readPipeline(answer: Exchange, count: number): Verdict {
+  /**
+   * Reads the answer to a request of `commands` (a /pipeline or a single path-form command): resp2
+   * bytes, or JSON (`base64`: whether this request asked for base64 strings) turned into RESP2.
+   */
+  private readPipeline(answer: Exchange, commands: Buffer[][], base64: boolean): Verdict {
+    const count = commands.length;
     if (!answer.ok) return this.failed(failureText(answer, 'command', this.timeoutMs), answer.notSent, answer.timedOut ? `timed out after ${this.timeoutMs} ms` : answer.problem);
     const { status, body } = answer;
     const binary = answer.contentType.startsWith('application/octet-stream');
@@ -270,9 +325,16 @@ export class KvClient {
       const text = error !== undefined ? this.redact(error) || 'ERR upstream rejected the command' : statusText(status, body, 'command', (s) => this.redact(s));
       return { kind: 'refused', reply: errorReply(text) };
     }
+    if (status >= 200 && status < 300 && answer.contentType.includes('json') && this.format !== 'resp2') {
+      // The upstream answers JSON (it does not offer resp2, or format json): convert by reply type.
+      if (!this.askJson) this.switchToJson();
+      const replies = jsonPipelineToResp(body, commands, base64);
+      if (Array.isArray(replies)) return { kind: 'replies', replies };
+      return this.failed(malformedText(replies.problem, 'command'), false, 'malformed answer');
+    }
     if (status >= 200 && status < 300) {
       const problem = answer.contentType.includes('json')
-        ? `HTTP ${status} with JSON instead of resp2 bytes: the upstream ignores Upstash-Response-Format: resp2`
+        ? `HTTP ${status} with JSON instead of resp2 bytes: the upstream ignores Upstash-Response-Format: resp2 (start the proxy with --upstream-format auto or json to convert JSON answers)`
         : `HTTP ${status} with content-type '${answer.contentType || 'none'}'`;
       return this.failed(malformedText(problem, 'command'), false, 'malformed answer');
     }

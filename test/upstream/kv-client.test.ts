@@ -265,11 +265,12 @@ describe('KvClient against the local platform', () => {
     expect(b1.toString()).toBe('$-1\r\n');
   });
 
-  it('refuses a transaction with a binary argument without sending it', async () => {
-    const { result: outcome, requests } = await recordRequests(() => kv.transaction([cmd('SET', 't:c', Buffer.from([0xff]))]));
-    expect(requests).toEqual([]);
-    expect(outcome.kind).toBe('failed');
-    expect(outcome.kind === 'failed' && outcome.error).toMatch(/^ERR argument 2 of 'SET' .*not valid UTF-8.*not sent/);
+  it('sends a transaction with a binary argument as one EVAL in the path form (the arguments in the raw body)', async () => {
+    const value = Buffer.from([0xff, 0x00, 0x0d, 0x0a]);
+    const { result: outcome, requests } = await recordRequests(() => kv.transaction([cmd('SET', 't:c', value), cmd('GET', 't:c')]));
+    expect(requests.map((r) => r.path.split('/').slice(0, 2).join('/'))).toEqual(['/EVAL']);
+    expect(outcome.kind === 'executed-script' && text(outcome.replies)).toEqual(['+OK\r\n', `$4\r\n${value.toString('latin1')}\r\n`]);
+    expect((await kv.pipeline([cmd('GET', 't:c')]))[0]).toEqual(Buffer.concat([Buffer.from('$4\r\n'), value, Buffer.from('\r\n')]));
     expect(await kv.transaction([])).toEqual({ kind: 'executed', items: [] });
   });
 
@@ -422,7 +423,7 @@ describe('KvClient against a faulty upstream', () => {
   it('turns 5xx, malformed, short and truncated answers into errors with unknown outcome', async () => {
     const answers: Array<(res: http.ServerResponse) => void> = [];
     const server = await faultyServer((_req, res) => answers.shift()!(res));
-    const kv = client(server, { timeoutMs: 1000 });
+    const kv = client(server, { timeoutMs: 1000, format: 'resp2' });
     const one = async (answer: (res: http.ServerResponse) => void, commands = [cmd('SET', 'a', '1'), cmd('GET', 'a')]) => {
       answers.push(answer);
       const replies = await kv.pipeline(commands);
