@@ -53,7 +53,7 @@ pids+=($!)
 
 proxy_port=$(free_port)
 http_port=$(free_port)
-"$root/bin/respgate" dev --port "$proxy_port" --http-port "$http_port" --log-level warn >"$work/dev.log" 2>&1 &
+"$root/bin/respgate" dev --port "$proxy_port" --http-port "$http_port" --vector-port "$(free_port)" --queue-port "$(free_port)" --log-level warn >"$work/dev.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 300); do
   grep -q ready "$work/dev.log" 2>/dev/null && redis-cli -p "$direct_port" ping >/dev/null 2>&1 && break

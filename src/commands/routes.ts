@@ -64,6 +64,7 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   'client|pause': local("pauses this proxy's clients only (not other proxies or REST clients)"),
   'client|unpause': local("resumes this proxy's clients"),
   'client|unblock': local('unblocks a blocking command emulated by this proxy'),
+  'client|reply': local('ON, OFF and SKIP act on the replies this proxy writes to the client'),
   'client|tracking': refused(TRACKING),
   'client|caching': refused(TRACKING),
   readonly: clusterDisabled('READONLY is a cluster command'),

@@ -8,7 +8,7 @@ import { checkCommand, routeOf, type CommandSpec } from '../commands/table.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { planBlocking } from './blocking.js';
-import type { PushState } from './context.js';
+import type { PushState, ReplyMode } from './context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type LocalContext } from './local/index.js';
 import { errorReply, NOAUTH, refusal, REPLICA_KEYSPACE } from './replies.js';
@@ -21,6 +21,8 @@ export interface DispatchTarget {
   readonly authenticated: boolean;
   lastCommand: string;
   lastCommandAt: number;
+  /** CLIENT REPLY. */
+  replyMode: ReplyMode;
   readonly replies: ReplyQueue;
   /** Items for the batcher, oldest first. */
   readonly pending: ForwardItem[];
@@ -37,6 +39,17 @@ const MINUS = Buffer.from('-');
 const CRLF = Buffer.from('\r\n');
 
 export function dispatch(t: DispatchTarget, args: Buffer[]): void {
+  const from = t.replies.nextPosition;
+  dispatchCommand(t, args);
+  // CLIENT REPLY OFF / SKIP (networking.c): the command ran, its reply is not written. ON answers +OK.
+  const mode = t.replyMode;
+  if (mode === 'on') return;
+  if (mode === 'skip-next') t.replyMode = 'skip'; // SKIP: its own reply, then the next command's
+  else if (mode === 'skip') t.replyMode = 'on';
+  t.replies.silence(from);
+}
+
+function dispatchCommand(t: DispatchTarget, args: Buffer[]): void {
   t.lastCommandAt = Date.now();
   const check = checkCommand(args);
   if (!check.ok) {

@@ -15,7 +15,7 @@ import { toResp3 } from '../resp/resp3-converter.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
 import type { BatchSource } from './batcher.js';
 import type { BlockingRun } from './blocking.js';
-import type { Connection, ProxyContext, PushState, ReplyPort } from './context.js';
+import type { Connection, ProxyContext, PushState, ReplyMode, ReplyPort } from './context.js';
 import { dispatch, type DispatchTarget } from './dispatch.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 import type { LocalContext } from './local/index.js';
@@ -29,6 +29,7 @@ const UNBLOCKED = errorReply('UNBLOCKED client unblocked via CLIENT UNBLOCK');
 export class Session implements Connection, ReplyPort, BatchSource, DispatchTarget {
   readonly createdAt = Date.now();
   lastCommandAt = Date.now();
+  replyMode: ReplyMode = 'on';
   lastCommand = 'NULL';
   name = '';
   protocol: Protocol = 2;
