@@ -125,7 +125,7 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   migrate: refused('the upstream cannot connect to another Redis instance; copy keys with DUMP and RESTORE instead'),
   swapdb: refused(ONE_DB),
   move: refused(ONE_DB),
-  'config|set': refused(MANAGED_CONFIG),
+  'config|set': local("accepted for parameters that only tune encodings (hash-max-listpack-entries, …): they change no reply; every other parameter is refused: the upstream's configuration is managed by the service"),
   'config|rewrite': refused(MANAGED_CONFIG),
   'config|resetstat': refused(MANAGED_CONFIG),
   save: refused(MANAGED_PERSISTENCE),

@@ -120,10 +120,6 @@ export const KNOWN_BUGS: Record<string, { why: string; fix: string }> = {
     why: "CLIENT PAUSE is routed local (routes.ts: it pauses this proxy's clients) but not implemented: it answers the refusal text",
     fix: 'hold command execution (all, or write commands) in dispatch until the deadline or CLIENT UNPAUSE',
   },
-  'client-reply': {
-    why: 'CLIENT REPLY ON|OFF|SKIP is not implemented: it answers the refusal text',
-    fix: 'let the reply queue drop replies while OFF, and the next one after SKIP; ON answers +OK',
-  },
 };
 
 /** A step on a known bug: the proxy must still differ from the oracle (when fixed, compare it exactly). */
@@ -1214,7 +1210,8 @@ export const scenarios: Scenario[] = [
       bug('client-kill', 'CLIENT', 'KILL', 'ID', '999999'),
       bug('client-kill', 'CLIENT', 'KILL', '1.2.3.4:5'),
       bug('client-pause', 'CLIENT', 'PAUSE', 'abc'),
-      bug('client-reply', 'CLIENT', 'REPLY', 'ON'),
+      ['CLIENT', 'REPLY', 'ON'],
+      ['CLIENT', 'REPLY', 'MAYBE'],
       known('client-tracking-refused', 'CLIENT', 'TRACKING', 'off'),
       known('config-resetstat-refused', 'CONFIG', 'RESETSTAT'),
       known('module-load-refused', 'MODULE', 'LOAD', '/nonexistent.so'),
