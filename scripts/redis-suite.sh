@@ -48,7 +48,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work
 trap cleanup EXIT
 
 direct_port=$(free_port)
-redis-server --port "$direct_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" --databases 16 >"$work/direct.log" 2>&1 &
+redis-server --port "$direct_port" --bind 127.0.0.1 --save '' --appendonly no --enable-debug-command yes --dir "$work" --databases 16 >"$work/direct.log" 2>&1 &
 pids+=($!)
 
 proxy_port=$(free_port)

@@ -5,6 +5,7 @@
 // emulation, pub/sub stream, or MULTI/EXEC.
 import { replyShape } from '../commands/reply-types.js';
 import { checkCommand, routeOf, type CommandSpec } from '../commands/table.js';
+import { lower } from '../resp/args.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { planBlocking } from './blocking.js';
@@ -35,6 +36,7 @@ export interface DispatchTarget {
 
 /** What a RESP2 connection with subscriptions may still run (Redis 7.0 processCommand). */
 const SUBSCRIBED_MODE_COMMANDS = new Set(['subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe', 'psubscribe', 'punsubscribe', 'ping', 'quit', 'reset']);
+const PUSH_CONFIRMED = new Set(['subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe', 'sunsubscribe']);
 const MINUS = Buffer.from('-');
 const CRLF = Buffer.from('\r\n');
 
@@ -44,9 +46,12 @@ export function dispatch(t: DispatchTarget, args: Buffer[]): void {
   // CLIENT REPLY OFF / SKIP (networking.c): the command ran, its reply is not written. ON answers +OK.
   const mode = t.replyMode;
   if (mode === 'on') return;
+  // RESP3: (un)subscribe confirmations are push frames, which Redis 7.0 writes even when replies
+  // are off (CLIENT_PUSHING); the command still counts as the one SKIP skips.
+  const pushed = t.protocol === 3 && PUSH_CONFIRMED.has(lower(args[0]));
   if (mode === 'skip-next') t.replyMode = 'skip'; // SKIP: its own reply, then the next command's
   else if (mode === 'skip') t.replyMode = 'on';
-  t.replies.silence(from);
+  if (!pushed) t.replies.silence(from);
 }
 
 function dispatchCommand(t: DispatchTarget, args: Buffer[]): void {

@@ -47,8 +47,9 @@ describe('CLIENT REPLY', () => {
     const pub = await RawClient.connect(stack.proxy.port);
     clients.push(pub);
     await sub.call(['HELLO', '3']);
-    await sub.call(['SUBSCRIBE', 'cr:chan']);
-    sub.write(encodeCommands([[Buffer.from('CLIENT'), Buffer.from('REPLY'), Buffer.from('OFF')]]));
+    sub.write(encodeCommands([['CLIENT', 'REPLY', 'OFF'], ['SUBSCRIBE', 'cr:chan']].map((a) => a.map((s) => Buffer.from(s)))));
+    // The confirmation is a push frame: written even with replies off, as Redis 7.0 does.
+    expect((await sub.replies(1))[0].toString()).toBe('>3\r\n$9\r\nsubscribe\r\n$7\r\ncr:chan\r\n:1\r\n');
     await pub.call(['CLIENT', 'ID']); // a round trip: the CLIENT REPLY OFF above was read by now
     expect((await pub.call(['PUBLISH', 'cr:chan', 'hello']))[0].toString()).toBe(':1\r\n');
     expect((await sub.replies(1))[0].toString()).toBe('>3\r\n$7\r\nmessage\r\n$7\r\ncr:chan\r\n$5\r\nhello\r\n');
