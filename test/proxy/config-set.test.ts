@@ -41,3 +41,14 @@ describe('CONFIG SET', () => {
     expect(await replies(stack.proxy.port, ['CONFIG', 'SET', 'hash-max-listpack-entries', '1'], ['HSET', 'h', 'a', '1', 'b', '2'], ['OBJECT', 'ENCODING', 'h'])).toEqual(['+OK\r\n', ':2\r\n', '$8\r\nlistpack\r\n']);
   });
 });
+
+// Found by Redis' own suite (unit/keyspace): a DB index that is no integer is Redis' parse error,
+// not the REST refusal of other databases.
+describe('COPY … DB', () => {
+  it('answers as redis-server for an index that is no integer, and refuses another database', async () => {
+    const commands = [['SET', 'copy:a', 'v'], ['COPY', 'copy:a', 'copy:b', 'DB', 'notanumber'], ['COPY', 'copy:a', 'copy:b', 'DB', '0'], ['COPY', 'copy:a', 'copy:c', 'DB', '00'], ['GET', 'copy:b']];
+    expect(await replies(stack.proxy.port, ...commands)).toEqual(await replies(stack.oracle.endpoint.port, ...commands));
+    expect((await replies(stack.proxy.port, ['COPY', 'copy:a', 'copy:d', 'DB', '1']))[0]).toMatch(/^-ERR .*only database 0/);
+  });
+});
+
