@@ -1,5 +1,6 @@
 // CONFIG SET through the proxy: parameters that only tune encodings are accepted (+OK) and change
-// nothing upstream; their errors are redis-server's; every other parameter keeps the refusal.
+// nothing upstream; their errors are redis-server's; a parameter set to the value CONFIG GET shows
+// is +OK; every other change keeps the refusal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawClient, startStack, type Stack } from '../helpers/stack.js';
 
@@ -32,12 +33,15 @@ describe('CONFIG SET', () => {
       ['CONFIG', 'SET', 'stream-node-max-entries', '1x'],
       ['CONFIG', 'SET', 'hash-max-ziplist-entries', '1', 'hash-max-ziplist-entries', '2'],
       ['CONFIG', 'SET', 'hash-max-ziplist-entries', '1', 'list-compress-depth'],
+      // Other parameters set to the value CONFIG GET shows: nothing changes.
+      ['CONFIG', 'SET', 'save', ''],
+      ['CONFIG', 'SET', 'appendonly', 'no', 'maxmemory', '0', 'zset-max-ziplist-entries', '128'],
     ];
     expect(await replies(stack.proxy.port, ...commands)).toEqual(await replies(stack.oracle.endpoint.port, ...commands));
   });
 
   it('other parameters, alone or mixed with encoding ones, are refused; the upstream is unchanged', async () => {
-    expect(await replies(stack.proxy.port, ['CONFIG', 'SET', 'maxmemory', '1'], ['CONFIG', 'SET', 'hash-max-ziplist-entries', '1', 'maxmemory-policy', 'allkeys-lru'])).toEqual([REFUSAL, REFUSAL]);
+    expect(await replies(stack.proxy.port, ['CONFIG', 'SET', 'maxmemory', '1'], ['CONFIG', 'SET', 'hash-max-ziplist-entries', '1', 'maxmemory-policy', 'allkeys-lru'], ['CONFIG', 'SET', 'save', '3600 1'])).toEqual([REFUSAL, REFUSAL, REFUSAL]);
     expect(await replies(stack.proxy.port, ['CONFIG', 'SET', 'hash-max-listpack-entries', '1'], ['HSET', 'h', 'a', '1', 'b', '2'], ['OBJECT', 'ENCODING', 'h'])).toEqual(['+OK\r\n', ':2\r\n', '$8\r\nlistpack\r\n']);
   });
 });

@@ -69,9 +69,13 @@ function configSet(args: Buffer[]): Buffer {
   const seen = new Set<string>();
   for (let i = 2; i < args.length; i += 2) {
     const name = lower(args[i]);
-    if (!ENCODING_PARAMETERS.has(name)) return MANAGED_CONFIG_REFUSAL;
     if (seen.has(name)) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - duplicate parameter`);
     seen.add(name);
+    // A parameter CONFIG GET shows, set to the value it shows, changes nothing: +OK (test suites
+    // and tools save a value, set it, and put it back).
+    const same = Object.hasOwn(CONFIG_VALUES, name) && CONFIG_VALUES[name] === args[i + 1].toString('latin1');
+    if (!ENCODING_PARAMETERS.has(name) && !same) return MANAGED_CONFIG_REFUSAL;
+    if (same) continue;
     const value = args[i + 1].toString('latin1');
     const memory = name.endsWith('-bytes') || name.endsWith('-value');
     if (memory && !/^\d+([kmg]b?)?$/i.test(value)) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument must be a memory value`);
