@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what respgate needs on a fresh Debian machine: redis-server and redis-tools (apt-get,
 # only when missing) and the npm packages (npm ci, only when node_modules is missing or stale).
-# With --for-tests it also installs what the test suite drives: redis-py (Debian's python3-redis) and RQ (python3-rq).
+# With --for-tests it also installs what the test suite drives: redis-py (Debian's python3-redis), RQ (python3-rq) and Sidekiq (ruby-sidekiq).
 set -euo pipefail
 for_tests=false
 [ "${1:-}" = "--for-tests" ] && for_tests=true
@@ -14,6 +14,7 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
 if $for_tests && ! /usr/bin/python3 -c 'import redis' >/dev/null 2>&1; then need_apt+=(python3-redis); fi
 if $for_tests && ! /usr/bin/python3 -c 'import rq' >/dev/null 2>&1; then need_apt+=(python3-rq); fi
+if $for_tests && ! ruby -e 'require "sidekiq"' >/dev/null 2>&1; then need_apt+=(ruby-sidekiq); fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if ! command -v apt-get >/dev/null 2>&1; then
     log "missing ${need_apt[*]} and no apt-get here: install Redis 7 (redis-server, redis-cli) and retry"; exit 1

@@ -251,8 +251,10 @@ export function hasBlockOption(args: readonly (string | Buffer)[]): boolean {
 export function hasOtherDbOption(args: readonly (string | Buffer)[]): boolean {
   for (let i = 3; i < args.length; i++) {
     if (eqAscii(args[i], 'DB') && i + 1 < args.length) {
+      // Only a valid other index: a value that is no integer gets Redis' own parse error from the
+      // upstream's redis-server (`ERR value is not an integer or out of range`).
       const db = args[i + 1].toString();
-      if (!/^0+$/.test(db)) return true;
+      if (/^-?[1-9]\d{0,17}$/.test(db)) return true;
       i++;
     }
   }

@@ -3,8 +3,10 @@
 // commands in two calls at once, so its next commands wait for the previous call to finish.
 // A transaction (MULTI … EXEC) is one item that travels alone, as one /multi-exec call, under the
 // same barrier: after the connection's earlier commands, before its later ones.
+import { resolveCommand } from '../commands/table.js';
 import { errorReply } from '../resp/protocol.js';
 import type { KvClient, TransactionOutcome } from '../upstream/kv-client.js';
+import { BlockingHub } from './blocking-hub.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 
 /** What the batcher needs from a connection. */
@@ -40,6 +42,8 @@ export class Batcher {
   private inFlight = 0;
   /** Counters for INFO and /metrics. */
   readonly stats = { calls: 0, commands: 0 };
+  /** Blocked clients and their shared pollers; forwarded writes wake them (blocking-hub.ts). */
+  readonly blocking = new BlockingHub((commands) => this.poll(commands));
 
   constructor(
     private readonly client: KvClient,
@@ -144,8 +148,18 @@ export class Batcher {
     void answered.then((outcome) => {
       this.inFlight--;
       source.deliverTransaction(item, outcome);
+      this.wake(commands);
       this.finished([source]);
     });
+  }
+
+  /** Answered commands that may have written: blocked clients watching their keys poll now. */
+  private wake(commands: Buffer[][]): void {
+    if (!this.blocking.watching) return;
+    for (const args of commands) {
+      const spec = resolveCommand(args);
+      if (spec && !spec.flags.has('readonly')) this.blocking.written(args);
+    }
   }
 
   /** After a call: the connections may send again, and waiting work may start. */
@@ -167,6 +181,7 @@ export class Batcher {
     void answered.then((replies) => {
       this.inFlight--;
       for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i]);
+      this.wake(commands);
       this.finished(sources);
     });
   }

@@ -3,7 +3,6 @@
 // command answers when data is there; a null reply means "nothing yet": wait, then poll again, with
 // an interval growing from 10 ms ×2 up to a cap (--block-poll-interval), until the timeout.
 import type { CommandSpec } from '../commands/table.js';
-import { PROXY_DEFAULTS } from '../config.js';
 import { lower } from '../resp/args.js';
 import { errorReply } from '../resp/protocol.js';
 
@@ -16,6 +15,14 @@ export interface BlockingPlan {
   timeoutMs: number;
   /** RESP2 reply on timeout (Redis 7.0: a null array for every blocking command). */
   timeoutReply: Buffer;
+  /** Keys whose writes (through this proxy) wake the poller at once. */
+  keys?: Buffer[];
+  /** Pops: clients with the same poll share one poller (blocking-hub.ts); each element goes to one of them. */
+  shareable?: boolean;
+  /** Keys this command writes when it gets data (BLMOVE's destination): their pollers are woken. */
+  wakes?: Buffer[];
+  /** The commands that put back what a poll took when no client is left to take it. */
+  restore?: (reply: Buffer) => Buffer[][] | undefined;
 }
 
 export interface BlockingRun {
@@ -84,24 +91,48 @@ export function planBlocking(spec: CommandSpec, args: Buffer[]): BlockingPlan | 
       if (Buffer.isBuffer(timeout)) return timeout;
       const keys = args.slice(1, -1);
       const [pop, type] = name === 'blpop' ? ['LPOP', 'list'] : name === 'brpop' ? ['RPOP', 'list'] : name === 'bzpopmin' ? ['ZPOPMIN', 'zset'] : ['ZPOPMAX', 'zset'];
-      return { poll: [b('EVAL'), b(POP_SCRIPT), b(String(keys.length)), ...keys, b(pop), b(type)], timeoutMs: timeout, timeoutReply: NULL_ARRAY };
+      const restore = (reply: Buffer) => {
+        const r = parseReply(reply);
+        if (!Array.isArray(r) || !Buffer.isBuffer(r[0]) || !Buffer.isBuffer(r[1])) return undefined;
+        if (type === 'list') return [[b(pop === 'LPOP' ? 'LPUSH' : 'RPUSH'), r[0], r[1]]];
+        return Buffer.isBuffer(r[2]) ? [[b('ZADD'), r[0], r[2], r[1]]] : undefined;
+      };
+      return { poll: [b('EVAL'), b(POP_SCRIPT), b(String(keys.length)), ...keys, b(pop), b(type)], timeoutMs: timeout, timeoutReply: NULL_ARRAY, keys, shareable: true, restore };
     }
     case 'blmove': {
       for (const where of [args[3], args[4]]) if (!['left', 'right'].includes(lower(where))) return SYNTAX_ERROR;
       const timeout = parseSecondsTimeout(args[5]);
       if (Buffer.isBuffer(timeout)) return timeout;
-      return { poll: [b('LMOVE'), ...args.slice(1, 5)], timeoutMs: timeout, timeoutReply: NULL_ARRAY };
+      const [src, dst, from, to] = args.slice(1, 5);
+      return { poll: [b('LMOVE'), src, dst, from, to], timeoutMs: timeout, timeoutReply: NULL_ARRAY, keys: [src], wakes: [dst], shareable: true, restore: () => [[b('LMOVE'), dst, src, to, from]] };
     }
     case 'brpoplpush': {
       const timeout = parseSecondsTimeout(args[3]);
       if (Buffer.isBuffer(timeout)) return timeout;
-      return { poll: [b('RPOPLPUSH'), args[1], args[2]], timeoutMs: timeout, timeoutReply: NULL_ARRAY };
+      const [src, dst] = [args[1], args[2]];
+      return { poll: [b('RPOPLPUSH'), src, dst], timeoutMs: timeout, timeoutReply: NULL_ARRAY, keys: [src], wakes: [dst], shareable: true, restore: () => [[b('LMOVE'), dst, src, b('LEFT'), b('RIGHT')]] };
     }
     case 'blmpop':
     case 'bzmpop': {
       const timeout = parseSecondsTimeout(args[1]);
       if (Buffer.isBuffer(timeout)) return timeout;
-      return { poll: [b(name === 'blmpop' ? 'LMPOP' : 'ZMPOP'), ...args.slice(2)], timeoutMs: timeout, timeoutReply: NULL_ARRAY };
+      const poll = [b(name === 'blmpop' ? 'LMPOP' : 'ZMPOP'), ...args.slice(2)];
+      const numkeys = Number(args[2].toString('latin1'));
+      const keys = Number.isInteger(numkeys) && numkeys > 0 ? args.slice(3, 3 + numkeys) : [];
+      const where = lower(args[3 + numkeys] ?? Buffer.alloc(0));
+      const restore = (reply: Buffer) => {
+        const r = parseReply(reply);
+        if (!Array.isArray(r) || !Buffer.isBuffer(r[0]) || !Array.isArray(r[1])) return undefined;
+        const [key, items] = [r[0], r[1]];
+        if (name === 'blmpop') {
+          // Popped in order from one end: pushed back in reverse order to the same end.
+          return [[b(where === 'left' ? 'LPUSH' : 'RPUSH'), key, ...(items as Buffer[]).slice().reverse()]];
+        }
+        const zadd: Buffer[] = [b('ZADD'), key];
+        for (const pair of items as Parsed[][]) zadd.push(pair[1] as Buffer, pair[0] as Buffer);
+        return [zadd];
+      };
+      return { poll, timeoutMs: timeout, timeoutReply: NULL_ARRAY, keys, shareable: true, restore };
     }
     case 'xread':
     case 'xreadgroup':
@@ -159,7 +190,14 @@ function planXread(group: boolean, args: Buffer[]): BlockingPlan | Buffer {
     break;
   }
   if (i < args.length) poll.push(...args.slice(i));
-  const plan: BlockingPlan = { poll, timeoutMs: timeout ?? 0, timeoutReply: NULL_ARRAY };
+  // XREAD is not a pop (every reader gets the entries) and XREADGROUP names its consumer: each has a
+  // poller of its own, woken by writes to its streams.
+  const keys: Buffer[] = [];
+  if (streams >= 0) {
+    const names = poll.slice(streams + 1);
+    keys.push(...names.slice(0, Math.floor(names.length / 2)));
+  }
+  const plan: BlockingPlan = { poll, timeoutMs: timeout ?? 0, timeoutReply: NULL_ARRAY, keys };
   if (group || deferred || streams < 0) return plan;
   // XREAD `$`: the stream's last id, resolved once now, so that only entries added later are read.
   const rest = poll.length - streams - 1;
@@ -188,74 +226,41 @@ function planXread(group: boolean, args: Buffer[]): BlockingPlan | Buffer {
   return plan;
 }
 
-function isNull(reply: Buffer): boolean {
-  return reply.length <= 5 && (reply.equals(NULL_ARRAY) || reply.toString('latin1') === '$-1\r\n' || reply.toString('latin1') === '_\r\n');
-}
+type Parsed = Buffer | null | bigint | Parsed[];
 
-/**
- * Polls until the command has data, an error, or its timeout. `poll` sends commands upstream as one
- * call (never rejects). `done` is always called asynchronously, once, unless cancelled.
- */
-export function runBlocking(
-  plan: BlockingPlan,
-  poll: (commands: Buffer[][]) => Promise<Buffer[]>,
-  maxIntervalMs: number,
-  done: (reply: Buffer) => void,
-): BlockingRun {
-  let cancelled = false;
-  let timer: NodeJS.Timeout | undefined;
-  let unblockedWith: Buffer | undefined;
-  const deadline = plan.timeoutMs > 0 ? Date.now() + plan.timeoutMs : Infinity;
-  let interval = Math.min(PROXY_DEFAULTS.firstPollIntervalMs, maxIntervalMs);
-  let command = plan.poll;
-  const finish = (reply: Buffer) => {
-    if (!cancelled) {
-      cancelled = true;
-      done(reply);
+/** A RESP2 reply as nested arrays of bulk strings (enough for the pop replies put back by `restore`). */
+export function parseReply(reply: Buffer): Parsed | undefined {
+  let at = 0;
+  const line = () => {
+    const end = reply.indexOf('\r\n', at, 'latin1');
+    if (end < 0) throw new RangeError('truncated reply');
+    const text = reply.toString('latin1', at + 1, end);
+    const type = reply[at];
+    at = end + 2;
+    return { type, text };
+  };
+  const value = (): Parsed => {
+    const { type, text } = line();
+    if (type === 0x24 /* $ */) {
+      const n = Number(text);
+      if (n < 0) return null;
+      const out = reply.subarray(at, at + n);
+      at += n + 2;
+      return out;
     }
+    if (type === 0x2a /* * */) {
+      const n = Number(text);
+      if (n < 0) return null;
+      const out: Parsed[] = [];
+      for (let i = 0; i < n; i++) out.push(value());
+      return out;
+    }
+    if (type === 0x3a /* : */) return BigInt(text);
+    return Buffer.from(text, 'latin1');
   };
-  const step = () => {
-    timer = undefined;
-    if (cancelled) return;
-    void poll([command]).then(([reply]) => {
-      if (cancelled) return;
-      if (reply === undefined) return finish(errorReply('ERR upstream sent no reply for this command'));
-      if (!isNull(reply)) return finish(reply);
-      if (unblockedWith) return finish(unblockedWith);
-      const left = deadline - Date.now();
-      if (left <= 0) return finish(plan.timeoutReply);
-      timer = setTimeout(step, Math.min(interval, left));
-      interval = Math.min(interval * 2, maxIntervalMs);
-    });
-  };
-  if (plan.prepare) {
-    const prepare = plan.prepare;
-    void poll(prepare.commands).then((replies) => {
-      if (cancelled) return;
-      command = prepare.apply(replies);
-      step();
-    });
-  } else {
-    // Asynchronous even for the first poll: the caller finishes its turn first.
-    step();
+  try {
+    return value();
+  } catch {
+    return undefined;
   }
-  return {
-    cancel: () => {
-      cancelled = true;
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-    },
-    unblock: (given) => {
-      if (cancelled) return;
-      const reply = given ?? plan.timeoutReply;
-      if (timer) {
-        // Between two polls: nothing is in flight, answer now.
-        clearTimeout(timer);
-        timer = undefined;
-        finish(reply);
-      } else {
-        unblockedWith = reply; // answered when the poll in flight returns empty
-      }
-    },
-  };
 }

@@ -46,8 +46,13 @@ export interface PushState {
   reset(): void;
 }
 
+/** CLIENT REPLY: `skip-next` is set by SKIP (its own reply is silenced, then the next command's: `skip`). */
+export type ReplyMode = 'on' | 'off' | 'skip-next' | 'skip';
+
 /** What a command handler may see of its connection, and change. */
 export interface Connection {
+  /** CLIENT REPLY ON|OFF|SKIP. */
+  replyMode: ReplyMode;
   readonly id: number;
   readonly createdAt: number;
   readonly lastCommandAt: number;

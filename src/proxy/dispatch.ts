@@ -5,10 +5,11 @@
 // emulation, pub/sub stream, or MULTI/EXEC.
 import { replyShape } from '../commands/reply-types.js';
 import { checkCommand, routeOf, type CommandSpec } from '../commands/table.js';
+import { lower } from '../resp/args.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { planBlocking } from './blocking.js';
-import type { PushState } from './context.js';
+import type { PushState, ReplyMode } from './context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type LocalContext } from './local/index.js';
 import { errorReply, NOAUTH, refusal, REPLICA_KEYSPACE } from './replies.js';
@@ -21,6 +22,8 @@ export interface DispatchTarget {
   readonly authenticated: boolean;
   lastCommand: string;
   lastCommandAt: number;
+  /** CLIENT REPLY. */
+  replyMode: ReplyMode;
   readonly replies: ReplyQueue;
   /** Items for the batcher, oldest first. */
   readonly pending: ForwardItem[];
@@ -33,10 +36,25 @@ export interface DispatchTarget {
 
 /** What a RESP2 connection with subscriptions may still run (Redis 7.0 processCommand). */
 const SUBSCRIBED_MODE_COMMANDS = new Set(['subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe', 'psubscribe', 'punsubscribe', 'ping', 'quit', 'reset']);
+const PUSH_CONFIRMED = new Set(['subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe', 'sunsubscribe']);
 const MINUS = Buffer.from('-');
 const CRLF = Buffer.from('\r\n');
 
 export function dispatch(t: DispatchTarget, args: Buffer[]): void {
+  const from = t.replies.nextPosition;
+  dispatchCommand(t, args);
+  // CLIENT REPLY OFF / SKIP (networking.c): the command ran, its reply is not written. ON answers +OK.
+  const mode = t.replyMode;
+  if (mode === 'on') return;
+  // RESP3: (un)subscribe confirmations are push frames, which Redis 7.0 writes even when replies
+  // are off (CLIENT_PUSHING); the command still counts as the one SKIP skips.
+  const pushed = t.protocol === 3 && PUSH_CONFIRMED.has(lower(args[0]));
+  if (mode === 'skip-next') t.replyMode = 'skip'; // SKIP: its own reply, then the next command's
+  else if (mode === 'skip') t.replyMode = 'on';
+  if (!pushed) t.replies.silence(from);
+}
+
+function dispatchCommand(t: DispatchTarget, args: Buffer[]): void {
   t.lastCommandAt = Date.now();
   const check = checkCommand(args);
   if (!check.ok) {

@@ -3,6 +3,8 @@
 // arrives. Replies are written as soon as nothing before them is missing.
 import type net from 'node:net';
 
+const EMPTY = Buffer.alloc(0);
+
 export class ReplyQueue {
   /** Replies in request order; undefined = not answered yet. */
   private readonly slots: (Buffer | undefined)[] = [];
@@ -19,6 +21,22 @@ export class ReplyQueue {
     private readonly closeGraceMs: number,
   ) {}
 
+  /** Positions taken and silenced by CLIENT REPLY OFF/SKIP before their reply came. */
+  private readonly silenced = new Set<number>();
+
+  /** The position the next reply will take. */
+  get nextPosition(): number {
+    return this.base + this.slots.length;
+  }
+
+  /** CLIENT REPLY OFF/SKIP: the replies from `from` on (answered or still to come) are not written. */
+  silence(from: number): void {
+    for (let p = Math.max(from, this.base + this.head); p < this.base + this.slots.length; p++) {
+      if (this.slots[p - this.base] === undefined) this.silenced.add(p);
+      else this.slots[p - this.base] = EMPTY;
+    }
+  }
+
   /** A reply known now. */
   answer(reply: Buffer): void {
     this.slots.push(reply);
@@ -32,6 +50,7 @@ export class ReplyQueue {
   }
 
   fill(slot: number, reply: Buffer): void {
+    if (this.silenced.delete(slot)) reply = EMPTY;
     this.slots[slot - this.base] = reply;
   }
 

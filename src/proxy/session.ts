@@ -14,8 +14,8 @@ import { RequestReader } from '../resp/request-reader.js';
 import { toResp3 } from '../resp/resp3-converter.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
 import type { BatchSource } from './batcher.js';
-import { runBlocking, type BlockingRun } from './blocking.js';
-import type { Connection, ProxyContext, PushState, ReplyPort } from './context.js';
+import type { BlockingRun } from './blocking.js';
+import type { Connection, ProxyContext, PushState, ReplyMode, ReplyPort } from './context.js';
 import { dispatch, type DispatchTarget } from './dispatch.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 import type { LocalContext } from './local/index.js';
@@ -29,6 +29,7 @@ const UNBLOCKED = errorReply('UNBLOCKED client unblocked via CLIENT UNBLOCK');
 export class Session implements Connection, ReplyPort, BatchSource, DispatchTarget {
   readonly createdAt = Date.now();
   lastCommandAt = Date.now();
+  replyMode: ReplyMode = 'on';
   lastCommand = 'NULL';
   name = '';
   protocol: Protocol = 2;
@@ -206,7 +207,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       this.socket.destroy();
       return void setImmediate(release);
     }
-    this.blocked = runBlocking(item.plan, (commands) => this.ctx.batcher.poll(commands), this.ctx.config.blockPollIntervalMs, (reply) => {
+    this.blocked = this.ctx.batcher.blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
       this.blocked = undefined;
       // A RESP3 connection times out with RESP3's null.
       const isNull = item.shape !== undefined && (reply.equals(NULL_ARRAY) || reply.equals(NULL_BULK));

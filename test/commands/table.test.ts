@@ -117,14 +117,14 @@ describe('proxy routes', () => {
     const expectRoute = (route: Route, names: string[]) => {
       for (const n of names) expect(spec(n).route, n).toBe(route);
     };
-    expectRoute('local', ['ping', 'echo', 'quit', 'reset', 'select', 'hello', 'auth', 'info', 'command', 'command|docs', 'command|info', 'command|count', 'command|list', 'config|get']);
-    expectRoute('local', ['client|setname', 'client|getname', 'client|id', 'client|list', 'client|info', 'client|kill', 'client|no-evict', 'client|unpause', 'slowlog|get', 'slowlog|len', 'slowlog|reset', 'wait']);
-    expectRoute('refused', ['client|pause', 'client|reply']);
+    expectRoute('local', ['ping', 'echo', 'quit', 'reset', 'select', 'hello', 'auth', 'info', 'command', 'command|docs', 'command|info', 'command|count', 'command|list', 'config|get', 'config|set']);
+    expectRoute('local', ['client|setname', 'client|getname', 'client|id', 'client|list', 'client|info', 'client|kill', 'client|reply', 'client|no-evict', 'client|unpause', 'slowlog|get', 'slowlog|len', 'slowlog|reset', 'wait']);
+    expectRoute('refused', ['client|pause']);
     expectRoute('transaction', ['multi', 'exec', 'discard', 'watch', 'unwatch']);
     expectRoute('stream', ['subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe', 'ssubscribe', 'sunsubscribe', 'monitor']);
     expectRoute('blocking', ['blpop', 'brpop', 'brpoplpush', 'blmove', 'blmpop', 'bzpopmin', 'bzpopmax', 'bzmpop']);
     expectRoute('refused', ['sync', 'psync', 'replconf', 'shutdown', 'debug', 'module|load', 'replicaof', 'slaveof', 'failover', 'migrate', 'swapdb', 'move']);
-    expectRoute('refused', ['config|set', 'config|rewrite', 'config|resetstat', 'save', 'bgsave', 'bgrewriteaof', 'client|tracking', 'script|debug']);
+    expectRoute('refused', ['config|rewrite', 'config|resetstat', 'save', 'bgsave', 'bgrewriteaof', 'client|tracking', 'script|debug']);
     expectRoute('refused', ['cluster|info', 'cluster|slots', 'cluster|help', 'readonly', 'readwrite', 'asking']);
     expectRoute('forward', ['get', 'set', 'eval', 'publish', 'spublish', 'pubsub|channels', 'xread', 'xreadgroup', 'keys', 'scan', 'acl|whoami', 'time', 'dbsize', 'flushall']);
     expect(spec('cluster|info').refusal).toBe(CLUSTER_DISABLED_ERROR);
@@ -214,6 +214,7 @@ describe('REST platform refusals', () => {
     expect(platformRefusal(['COPY', 'a', 'b', 'REPLACE', 'db', '2'])).toMatch(/only database 0 exists/);
     expect(platformRefusal(['COPY', 'a', 'b'])).toBeUndefined();
     expect(platformRefusal(['COPY', 'a', 'b', 'DB', '0', 'REPLACE'])).toBeUndefined();
+    expect(platformRefusal(['COPY', 'a', 'b', 'DB', 'notanumber'])).toBeUndefined(); // Redis' own parse error
     expect(platformRefusal(['SCRIPT', 'DEBUG', 'YES'])).toBe("ERR command 'script|debug' is not supported over REST: the Lua debugger needs a dedicated connection");
   });
 

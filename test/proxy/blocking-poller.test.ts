@@ -3,7 +3,8 @@
 // control (the poll function is the loop's own input: here each poll is answered by the test).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { lookupCommand } from '../../src/commands/table.js';
-import { parseSecondsTimeout, planBlocking, runBlocking, type BlockingPlan } from '../../src/proxy/blocking.js';
+import { runBlocking } from '../../src/proxy/blocking-hub.js';
+import { parseSecondsTimeout, planBlocking, type BlockingPlan } from '../../src/proxy/blocking.js';
 
 const b = (s: string) => Buffer.from(s);
 const args = (...a: string[]) => a.map(b);

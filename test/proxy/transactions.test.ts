@@ -250,9 +250,9 @@ describe('designed differences', () => {
         EXECABORT,
         '+PONG\r\n',
       ]);
-      expect(await proxyReplies([['MULTI'], ['CONFIG', 'SET', 'maxmemory', '1'], ['EXEC']], protocol)).toEqual([
+      expect(await proxyReplies([['MULTI'], ['CONFIG', 'REWRITE'], ['EXEC']], protocol)).toEqual([
         '+OK\r\n',
-        "-ERR command 'config|set' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags\r\n",
+        "-ERR command 'config|rewrite' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags\r\n",
         EXECABORT,
       ]);
     }

@@ -56,6 +56,13 @@ export const client: Handler = ({ conn, server }, args) => {
     }
     case 'kill':
       return kill(conn, [...server.connections()], args);
+    case 'reply': {
+      // networking.c: ON answers +OK; OFF and SKIP answer nothing (dispatch.ts silences the replies).
+      const mode = lower(args[2]);
+      if (args.length !== 3 || !['on', 'off', 'skip'].includes(mode)) return SYNTAX;
+      conn.replyMode = mode === 'skip' ? 'skip-next' : mode === 'off' ? 'off' : 'on';
+      return OK;
+    }
     case 'help':
       return helpReply(conn.protocol, CLIENT_HELP);
     default:

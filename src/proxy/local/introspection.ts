@@ -4,7 +4,7 @@ import { commandDocsReply, commandInfoReply } from '../../commands/introspection
 import { allCommands, allCommandsAndSubcommands } from '../../commands/table.js';
 import { lower } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
-import { errorReply, reply, SYNTAX, textReply } from '../replies.js';
+import { errorReply, OK, reply, SYNTAX, textReply } from '../replies.js';
 import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from './help.js';
 import type { Handler } from './handler.js';
 import { buildInfo } from './info.js';
@@ -42,7 +42,47 @@ export const command: Handler = ({ conn }, args) => {
   }
 };
 
-export const config: Handler = ({ conn }, args) => (lower(args[1]) === 'help' ? helpReply(conn.protocol, CONFIG_HELP) : configGet(conn.protocol, args.slice(2)));
+export const config: Handler = ({ conn }, args) => {
+  const sub = lower(args[1]);
+  if (sub === 'help') return helpReply(conn.protocol, CONFIG_HELP);
+  if (sub === 'set') return configSet(args);
+  return configGet(conn.protocol, args.slice(2));
+};
+
+/**
+ * Parameters that only choose how Redis encodes a value in memory (listpack or hashtable, intset,
+ * quicklist nodes, stream nodes, sparse HyperLogLogs): no command's reply depends on them, only
+ * OBJECT ENCODING, memory use and speed. The upstream's settings are the service's: CONFIG SET of
+ * these is accepted (+OK) and changes nothing, so apps and test suites that tune them go on.
+ */
+const ENCODING_PARAMETERS = new Set([
+  'hash-max-listpack-entries', 'hash-max-listpack-value', 'hash-max-ziplist-entries', 'hash-max-ziplist-value',
+  'set-max-intset-entries', 'zset-max-listpack-entries', 'zset-max-listpack-value', 'zset-max-ziplist-entries',
+  'zset-max-ziplist-value', 'list-max-listpack-size', 'list-max-ziplist-size', 'list-compress-depth',
+  'stream-node-max-bytes', 'stream-node-max-entries', 'hll-sparse-max-bytes',
+]);
+const MANAGED_CONFIG_REFUSAL = errorReply("ERR command 'config|set' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags");
+
+/** config.c configSetCommand, for the encoding parameters: pairs, each value an integer (memory units for the byte sizes). */
+function configSet(args: Buffer[]): Buffer {
+  if (args.length % 2 !== 0) return SYNTAX;
+  const seen = new Set<string>();
+  for (let i = 2; i < args.length; i += 2) {
+    const name = lower(args[i]);
+    if (seen.has(name)) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - duplicate parameter`);
+    seen.add(name);
+    // A parameter CONFIG GET shows, set to the value it shows, changes nothing: +OK (test suites
+    // and tools save a value, set it, and put it back).
+    const same = Object.hasOwn(CONFIG_VALUES, name) && CONFIG_VALUES[name] === args[i + 1].toString('latin1');
+    if (!ENCODING_PARAMETERS.has(name) && !same) return MANAGED_CONFIG_REFUSAL;
+    if (same) continue;
+    const value = args[i + 1].toString('latin1');
+    const memory = name.endsWith('-bytes') || name.endsWith('-value');
+    if (memory && !/^\d+([kmg]b?)?$/i.test(value)) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument must be a memory value`);
+    if (!memory && !/^-?\d+$/.test(value)) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument couldn't be parsed into an integer`);
+  }
+  return OK;
+}
 
 export const module: Handler = ({ conn }, args) => {
   const sub = lower(args[1]);

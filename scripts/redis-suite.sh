@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Runs units of Redis 7.0.15's own test suite (tests/unit, external-server mode) against the proxy
+# (`respgate dev`: proxy + local platform) and against a direct redis-server, and prints per unit the
+# tests passed ([ok]) and failed ([err] / [exception]) on each side.
+#
+#   scripts/redis-suite.sh                      # the default units (those the REST upstream can support)
+#   scripts/redis-suite.sh unit/type/list unit/multi   # some units
+#   REDIS_SRC=/path/to/redis-7.0.15 scripts/redis-suite.sh   # a source tree you already have
+#   UNIT_TIMEOUT=600 scripts/redis-suite.sh      # seconds per unit and side (default 300)
+#
+# The source tree comes from Debian's `redis` source package (the same 7.0.15 as redis-server):
+# REDIS_SRC, else .cache/redis-src (fetched once with /work/shared/tools/get-redis-src when
+# present, else `apt-get source redis` into that directory). Needs tclsh (Debian: tcl).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+log() { printf 'redis-suite: %s\n' "$*" >&2; }
+
+command -v tclsh >/dev/null || { log "tclsh is missing: apt-get install tcl"; exit 1; }
+src=${REDIS_SRC:-}
+if [ -z "$src" ]; then
+  cache=$root/.cache/redis-src
+  if [ -x "$cache/redis-7.0.15/runtest" ]; then src=$cache/redis-7.0.15
+  elif [ -x /work/shared/tools/get-redis-src ]; then src=$(/work/shared/tools/get-redis-src "$cache") || exit 1
+  else
+    mkdir -p "$cache" && (cd "$cache" && apt-get source --download-only redis >/dev/null && tar xzf redis_7.0.15.orig.tar.gz) \
+      || { log "could not fetch Redis 7.0.15's source (deb-src of bookworm-security needed); set REDIS_SRC"; exit 1; }
+    src=$cache/redis-7.0.15
+  fi
+fi
+[ -x "$src/runtest" ] || { log "$src/runtest not found: REDIS_SRC must be a Redis 7.0.15 source tree"; exit 1; }
+
+# Units whose commands the REST upstream has (see docs/compatibility.md for the units left out and why).
+default_units=(
+  unit/type/string unit/type/incr unit/type/list unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set
+  unit/type/zset unit/type/stream unit/type/stream-cgroups unit/keyspace unit/expire unit/hyperloglog unit/bitops
+  unit/bitfield unit/geo unit/scan unit/sort unit/dump unit/multi unit/pubsub unit/scripting unit/functions
+  unit/info-command unit/protocol unit/quit
+)
+units=("$@")
+[ ${#units[@]} -eq 0 ] && units=("${default_units[@]}")
+timeout_s=${UNIT_TIMEOUT:-300}
+# Tests tagged with what a managed REST database does not expose (DEBUG, replication, SAVE, CONFIG SET
+# maxmemory, CONFIG RESETSTAT, PFDEBUG, LATENCY, the server's process) are left out on BOTH sides,
+# with the suite's own tags, as Redis' CI does for external servers.
+skip_tags=(--tags -needs:debug --tags -needs:repl --tags -needs:save --tags -needs:config-maxmemory
+  --tags -needs:config-resetstat --tags -needs:pfdebug --tags -needs:latency --tags -needs:local-process)
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+direct_port=$(free_port)
+redis-server --port "$direct_port" --bind 127.0.0.1 --save '' --appendonly no --enable-debug-command yes --dir "$work" --databases 16 >"$work/direct.log" 2>&1 &
+pids+=($!)
+
+proxy_port=$(free_port)
+http_port=$(free_port)
+"$root/bin/respgate" dev --port "$proxy_port" --http-port "$http_port" --vector-port "$(free_port)" --queue-port "$(free_port)" --log-level warn >"$work/dev.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 300); do
+  grep -q ready "$work/dev.log" 2>/dev/null && redis-cli -p "$direct_port" ping >/dev/null 2>&1 && break
+  sleep 0.1
+done
+grep -q ready "$work/dev.log" || { log "respgate dev did not start:"; cat "$work/dev.log" >&2; exit 1; }
+
+# One unit on one side: "ok err aborted" (aborted: the unit stopped early with an exception or a timeout).
+run_unit() { # port unit singledb-flag
+  local out=$work/$(echo "$2" | tr / _)-$1.out
+  (cd "$src" && timeout "$timeout_s" ./runtest --host 127.0.0.1 --port "$1" $3 --single "$2" "${skip_tags[@]}" --clients 1 --timeout "$timeout_s" >"$out" 2>&1)
+  local rc=$?
+  sed -i 's/\x1b\[[0-9;]*m//g' "$out" # colours off
+  local ok err aborted=no
+  ok=$(grep -c '^\[ok\]' "$out")
+  err=$(grep -cE '^\[(err|exception)\]' "$out")
+  { grep -q '^\[exception\]' "$out" || [ $rc -eq 124 ] || grep -q 'Killing still running' "$out"; } && aborted=yes
+  [ $rc -eq 124 ] && aborted=timeout
+  echo "$ok $err $aborted"
+  cp "$out" "${SUITE_LOGS:-$work}/" 2>/dev/null || true
+}
+
+printf '%-28s %8s %8s %8s %8s  %s\n' unit 'direct' '' 'proxy' '' 'proxy aborted'
+printf '%-28s %8s %8s %8s %8s\n' '' ok err ok err
+for unit in "${units[@]}"; do
+  read -r dok derr _ < <(run_unit "$direct_port" "$unit" "")
+  redis-cli -p "$direct_port" flushall >/dev/null
+  # The proxy has one database (SELECT 9, the suite's default, is refused): --singledb.
+  read -r pok perr pab < <(run_unit "$proxy_port" "$unit" --singledb)
+  printf '%-28s %8s %8s %8s %8s  %s\n' "$unit" "$dok" "$derr" "$pok" "$perr" "$pab"
+done

@@ -1,0 +1,244 @@
+// Shared pollers of blocking commands. Clients blocked with the same poll command (BRPOP on the
+// same keys, in the same order) wait in ONE group that polls the upstream for all of them: 100 idle
+// workers on one queue cost what one costs. Each element a poll takes goes to the group's oldest
+// waiter still there (Redis serves the client blocked first); if every waiter has gone meanwhile, it
+// is put back where it was taken from. A write forwarded by this proxy that names a watched key
+// wakes the groups on that key at once (pickup without waiting for the next poll); otherwise polls
+// back off from 10 ms, doubling, up to the group's cap (--block-poll-interval).
+import { PROXY_DEFAULTS } from '../config.js';
+import { errorReply } from '../resp/protocol.js';
+import type { BlockingPlan, BlockingRun } from './blocking.js';
+
+export type PollFunction = (commands: Buffer[][]) => Promise<Buffer[]>;
+
+interface Waiter {
+  plan: BlockingPlan;
+  done: (reply: Buffer) => void;
+  finished: boolean;
+  deadline: NodeJS.Timeout | undefined;
+  /** CLIENT UNBLOCK or the timeout while this waiter's poll is in flight: answered when it comes back empty. */
+  endWith: Buffer | undefined;
+}
+
+interface Group {
+  id: string;
+  /** The plan of the first waiter (every waiter of a shared group has the same poll). */
+  plan: BlockingPlan;
+  command: Buffer[];
+  keys: string[];
+  /** Pops share the group; XREAD/XREADGROUP have a group of their own. */
+  shared: boolean;
+  waiters: Waiter[];
+  timer: NodeJS.Timeout | undefined;
+  inFlight: boolean;
+  /** A write touched a key while a poll was in flight: poll again as soon as it is back. */
+  woken: boolean;
+  interval: number;
+  maxIntervalMs: number;
+}
+
+const NULL_ARRAY = Buffer.from('*-1\r\n');
+
+function isNull(reply: Buffer): boolean {
+  return reply.length <= 5 && (reply.equals(NULL_ARRAY) || reply.toString('latin1') === '$-1\r\n' || reply.toString('latin1') === '_\r\n');
+}
+
+export class BlockingHub {
+  private readonly groups = new Map<string, Group>();
+  /** Watched key (latin1) → groups polling it. */
+  private readonly byKey = new Map<string, Set<Group>>();
+  private privateIds = 0;
+  /** Counters for tests, INFO and the benchmark. */
+  readonly stats = { polls: 0, wakeups: 0, restored: 0 };
+
+  constructor(private readonly poll: PollFunction) {}
+
+  /** Clients blocked now. */
+  get blockedClients(): number {
+    let n = 0;
+    for (const g of this.groups.values()) n += g.waiters.length;
+    return n;
+  }
+
+  /** Groups (= upstream pollers) alive now. */
+  get pollers(): number {
+    return this.groups.size;
+  }
+
+  /** True when some group watches keys (the batcher skips `written` otherwise). */
+  get watching(): boolean {
+    return this.byKey.size > 0;
+  }
+
+  /** Blocks a client; `done` is called once, asynchronously, unless cancelled. */
+  wait(plan: BlockingPlan, maxIntervalMs: number, done: (reply: Buffer) => void): BlockingRun {
+    const waiter: Waiter = { plan, done, finished: false, deadline: undefined, endWith: undefined };
+    let group: Group | undefined;
+    const join = (command: Buffer[]) => {
+      if (waiter.finished) return;
+      const shared = plan.shareable === true;
+      const id = shared ? 'S' + command.map((a) => a.length + ':' + a.toString('latin1')).join('') : 'P' + ++this.privateIds;
+      group = this.groups.get(id);
+      if (!group) {
+        group = { id, plan, command, keys: [...new Set((plan.keys ?? []).map((k) => k.toString('latin1')))], shared, waiters: [], timer: undefined, inFlight: false, woken: false, interval: 0, maxIntervalMs };
+        this.groups.set(id, group);
+        for (const k of group.keys) {
+          let set = this.byKey.get(k);
+          if (!set) this.byKey.set(k, (set = new Set()));
+          set.add(group);
+        }
+        group.waiters.push(waiter);
+        this.restart(group);
+      } else {
+        // A newcomer joins the group's rhythm: the list was empty at the last poll, and a write
+        // through this proxy since then has woken the group. Restarting here would cost one poll
+        // per BRPOP of every worker that re-blocks after its timeout.
+        group.waiters.push(waiter);
+      }
+    };
+    if (plan.timeoutMs > 0) {
+      waiter.deadline = setTimeout(() => {
+        waiter.deadline = undefined;
+        this.end(group, waiter, plan.timeoutReply);
+      }, plan.timeoutMs);
+    }
+    if (plan.prepare) {
+      const prepare = plan.prepare;
+      void this.poll(prepare.commands).then((replies) => join(prepare.apply(replies)));
+    } else {
+      join(plan.poll);
+    }
+    return {
+      cancel: () => {
+        if (waiter.finished) return;
+        waiter.finished = true;
+        this.leave(group, waiter);
+      },
+      unblock: (reply) => this.end(group, waiter, reply ?? plan.timeoutReply),
+    };
+  }
+
+  /**
+   * A write forwarded by this proxy was answered: groups watching any of its arguments poll now.
+   * Every argument is looked up (scripts, LMPOP… carry keys anywhere): a false match costs one poll.
+   */
+  written(args: Buffer[]): void {
+    for (let i = 1; i < args.length; i++) {
+      const groups = this.byKey.get(args[i].toString('latin1'));
+      if (!groups) continue;
+      for (const g of groups) {
+        this.stats.wakeups++;
+        if (g.inFlight) g.woken = true;
+        else this.restart(g);
+      }
+    }
+  }
+
+  /** Ends a waiter with `reply` now, or when the poll in flight for it comes back empty. */
+  private end(group: Group | undefined, waiter: Waiter, reply: Buffer): void {
+    if (waiter.finished) return;
+    if (group && group.inFlight && group.waiters[0] === waiter) {
+      waiter.endWith = reply; // data taken by that poll wins (never dropped)
+      return;
+    }
+    this.finish(waiter, reply);
+    this.leave(group, waiter);
+  }
+
+  private finish(waiter: Waiter, reply: Buffer): void {
+    if (waiter.finished) return;
+    waiter.finished = true;
+    if (waiter.deadline) clearTimeout(waiter.deadline);
+    waiter.deadline = undefined;
+    waiter.done(reply);
+  }
+
+  private leave(group: Group | undefined, waiter: Waiter): void {
+    if (waiter.deadline) clearTimeout(waiter.deadline);
+    waiter.deadline = undefined;
+    if (!group) return;
+    const i = group.waiters.indexOf(waiter);
+    if (i >= 0) group.waiters.splice(i, 1);
+    if (group.waiters.length === 0 && !group.inFlight) this.drop(group);
+  }
+
+  private drop(group: Group): void {
+    if (group.timer) clearTimeout(group.timer);
+    group.timer = undefined;
+    this.groups.delete(group.id);
+    for (const k of group.keys) {
+      const set = this.byKey.get(k);
+      set?.delete(group);
+      if (set?.size === 0) this.byKey.delete(k);
+    }
+  }
+
+  /** Polls at once (asynchronously), the backoff starting over. */
+  private restart(group: Group): void {
+    if (group.timer) clearTimeout(group.timer);
+    group.interval = Math.min(PROXY_DEFAULTS.firstPollIntervalMs, group.maxIntervalMs);
+    group.timer = setTimeout(() => this.step(group), 0);
+  }
+
+  private step(group: Group): void {
+    group.timer = undefined;
+    if (group.waiters.length === 0) return this.drop(group);
+    group.inFlight = true;
+    group.woken = false;
+    this.stats.polls++;
+    void this.poll([group.command]).then(([reply]) => {
+      group.inFlight = false;
+      this.answered(group, reply ?? errorReply('ERR upstream sent no reply for this command'));
+    });
+  }
+
+  private answered(group: Group, reply: Buffer): void {
+    const head = group.waiters[0] as Waiter | undefined;
+    if (reply[0] === 0x2d /* '-' */) {
+      // WRONGTYPE, a bad argument, the upstream failing: every waiter of this command gets it, as
+      // each would from its own call.
+      for (const w of group.waiters.splice(0)) this.finish(w, reply);
+      return this.drop(group);
+    }
+    if (!isNull(reply)) {
+      if (head) {
+        group.waiters.shift();
+        this.finish(head, reply);
+        for (const k of head.plan.wakes ?? []) this.written([Buffer.alloc(0), k]);
+      } else {
+        this.giveBack(group, reply);
+      }
+      if (group.waiters.length === 0) return this.drop(group);
+      return this.restart(group); // more elements may be there for the next waiter
+    }
+    if (head?.endWith) {
+      group.waiters.shift();
+      this.finish(head, head.endWith);
+    }
+    if (group.waiters.length === 0) return this.drop(group);
+    if (group.woken) return this.restart(group);
+    group.timer = setTimeout(() => this.step(group), group.interval);
+    group.interval = Math.min(group.interval * 2, group.maxIntervalMs);
+  }
+
+  /** Every waiter left while the poll that took this data was in flight: put it back. */
+  private giveBack(group: Group, reply: Buffer): void {
+    const commands = group.plan.restore?.(reply);
+    if (!commands || commands.length === 0) return;
+    this.stats.restored++;
+    void this.poll(commands);
+  }
+}
+
+/**
+ * One client's blocking command polled on its own (a private hub). The proxy uses one BlockingHub
+ * for all its connections (batcher.ts), which shares pollers; this is the same loop for one client.
+ */
+export function runBlocking(
+  plan: BlockingPlan,
+  poll: (commands: Buffer[][]) => Promise<Buffer[]>,
+  maxIntervalMs: number,
+  done: (reply: Buffer) => void,
+): BlockingRun {
+  return new BlockingHub(poll).wait(plan, maxIntervalMs, done);
+}
