@@ -4,7 +4,7 @@
 // A transaction (MULTI … EXEC) is one item that travels alone, as one /multi-exec call, under the
 // same barrier: after the connection's earlier commands, before its later ones.
 import { errorReply } from '../resp/protocol.js';
-import type { KvClient, TransactionOutcome } from '../upstream/kv-client.js';
+import type { Credential, KvClient, TransactionOutcome } from '../upstream/kv-client.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 
 /** What the batcher needs from a connection. */
@@ -15,6 +15,8 @@ export interface BatchSource {
   inFlight: boolean;
   /** True while it waits in the batcher's ready list. */
   queued: boolean;
+  /** The client's own upstream token; connections with different tokens never share a call. */
+  readonly credential?: Credential;
   /** Receives the raw RESP2 reply of one of its commands (possibly an error reply made by the client). */
   deliver(item: CommandItem, reply: Buffer): void;
   /** Receives the outcome of one of its transactions. */
@@ -66,8 +68,15 @@ export class Batcher {
       const owners: BatchSource[] = [];
       /** Connections whose next item is a transaction: it goes alone. */
       const transactions: BatchSource[] = [];
+      /** Connections with another token than this call's: they wait for the next call, in order. */
+      const otherToken: BatchSource[] = [];
+      const token = this.ready[0].credential?.token;
       while (this.ready.length > 0 && items.length < this.options.maxBatch) {
         const source = this.ready.shift()!;
+        if (source.credential?.token !== token && source.pending[0]?.kind === 'command') {
+          otherToken.push(source);
+          continue;
+        }
         source.queued = false;
         const pending = source.pending;
         if (pending.length === 0) continue;
@@ -92,7 +101,8 @@ export class Batcher {
         source.inFlight = true;
         sources.push(source);
       }
-      if (items.length > 0) this.send(items, owners, sources);
+      this.ready.unshift(...otherToken);
+      if (items.length > 0) this.send(items, owners, sources, sources[0].credential);
       for (let i = 0; i < transactions.length; i++) {
         if (this.inFlight >= this.options.maxInFlight) {
           // No room: back to the front of the line, in order.
@@ -117,10 +127,10 @@ export class Batcher {
   }
 
   /** One poll of a blocking command: one upstream /pipeline call (counted like any other). */
-  poll(commands: Buffer[][]): Promise<Buffer[]> {
+  poll(commands: Buffer[][], credential?: Credential): Promise<Buffer[]> {
     this.stats.calls++;
     this.stats.commands += commands.length;
-    return this.client.pipeline(commands).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
+    return this.client.pipeline(commands, credential).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
   }
 
   private sendTransaction(source: BatchSource): void {
@@ -130,7 +140,7 @@ export class Batcher {
     this.inFlight++;
     this.stats.calls++;
     this.stats.commands += commands.length;
-    const answered = this.client.transaction(commands).catch((err: unknown): TransactionOutcome => ({ kind: 'failed', error: internalError(err) }));
+    const answered = this.client.transaction(commands, source.credential).catch((err: unknown): TransactionOutcome => ({ kind: 'failed', error: internalError(err) }));
     void answered.then((outcome) => {
       this.inFlight--;
       source.deliverTransaction(item, outcome);
@@ -148,12 +158,12 @@ export class Batcher {
     if (this.ready.length > 0 && !this.scheduled) this.flush();
   }
 
-  private send(items: CommandItem[], owners: BatchSource[], sources: BatchSource[]): void {
+  private send(items: CommandItem[], owners: BatchSource[], sources: BatchSource[], credential: Credential | undefined): void {
     this.inFlight++;
     this.stats.calls++;
     this.stats.commands += items.length;
     const commands = items.map((i) => i.args);
-    const answered = this.client.pipeline(commands).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
+    const answered = this.client.pipeline(commands, credential).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
     void answered.then((replies) => {
       this.inFlight--;
       for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i]);

@@ -8,6 +8,8 @@ export interface SeenRequest {
   method: string;
   path: string;
   body: Buffer;
+  /** The Authorization header (tests of per-connection tokens). */
+  authorization?: string;
 }
 
 export type FaultAction =
@@ -61,7 +63,7 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const seen: SeenRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: Buffer.concat(chunks) };
+      const seen: SeenRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: Buffer.concat(chunks), authorization: req.headers.authorization };
       fault.seen.push(seen);
       const action = fault.decide(seen);
       // An answer waits for `after` (a gate the test opens), then for delayMs.
