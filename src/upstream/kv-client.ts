@@ -16,6 +16,7 @@ import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.j
 import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
+import { isResp2 } from './resp2-check.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 
@@ -285,7 +286,8 @@ export class KvClient {
     const binary = answer.contentType.startsWith('application/octet-stream');
     if (status === 200 && binary) {
       const replies = splitReplies(body, count);
-      if (replies) return { kind: 'replies', replies };
+      if (replies && replies.every(isResp2)) return { kind: 'replies', replies };
+      if (replies) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
       return this.failed(malformedText(describeResp2Problem(body, count), 'command'), false, 'malformed answer');
     }
     if (status === 401) return this.failed(AUTH_FAILED, true, 'HTTP 401');

@@ -22,7 +22,12 @@ export type FaultAction =
   /** Forward (so the command runs upstream), then drop the connection instead of answering. */
   | { kind: 'forward-then-drop' }
   /** Drop the connection without forwarding. */
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /**
+   * Any other fault, written by the test on the raw response (reset mid-body, truncated body, slow
+   * body, redirects…); with `forwardFirst` the real upstream runs the request and its answer is given.
+   */
+  | { kind: 'custom'; forwardFirst?: boolean; respond: (res: http.ServerResponse, answer: { status: number; contentType: string; body: Buffer } | undefined) => void };
 
 export interface FaultServer {
   url: string;
@@ -98,6 +103,10 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
           return;
         case 'drop':
           req.socket.destroy();
+          return;
+        case 'custom':
+          if (action.forwardFirst) forward(req, seen).then((a) => action.respond(res, a), fail);
+          else action.respond(res, undefined);
           return;
       }
     });
