@@ -59,6 +59,14 @@ describe('a live proxy connection, against a real redis-server', () => {
     await stack?.stop();
   });
 
+  it('cases the million-frame run found: a NUL where a bulk length line starts waits for more, as Redis does', async () => {
+    for (const frame of ['*3\r\n$4\r\nECHO\r\n$1\r\nx\r\n\x001\r\ny\r\n', '*2\r\n$4\r\nECHO\r\n\x00', '*3\r\n$4\r\nECHO\r\n$1\r\nx\r\n#1\r\ny\r\n']) {
+      const bytes = Buffer.from(frame, 'latin1');
+      const [proxy, redis] = await Promise.all([exchangeAll(stack.proxy.port, bytes), exchangeAll(stack.oracle.endpoint.port, bytes)]);
+      expect(proxy.data.toString('latin1'), JSON.stringify(frame)).toBe(redis.data.toString('latin1'));
+    }
+  });
+
   it('answers random, mutated and valid frames byte for byte as Redis does, and keeps serving', async () => {
     let frames = 0;
     await fc.assert(fc.asyncProperty(fc.array(anyFrame, { minLength: 1, maxLength: 6 }), async (list) => {
