@@ -260,6 +260,12 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
 
   private writeAndResume(): void {
     this.writeReplies();
+    if (this.socket.writableNeedDrain && !this.paused && !this.socket.destroyed) {
+      // The client does not read its replies: stop reading its requests until it does ('drain').
+      this.paused = true;
+      this.socket.pause();
+      return;
+    }
     this.maybeResume();
   }
 

@@ -90,6 +90,13 @@ describe('pass-through: no upstream token, each client authenticates with its ow
     expect(set).toMatch(/^-NOPERM .*'set'/);
   });
 
+  it('pub/sub needs an upstream token of the proxy: SUBSCRIBE answers a clear error (documented limit)', async () => {
+    const c = await raw(p);
+    await c.call(['AUTH', platform.token]);
+    expect(texts(await c.call(['SUBSCRIBE', 'pt:ch']))).toEqual(['-ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)\r\n']);
+    expect(texts(await c.call(['PING']))).toEqual(['+PONG\r\n']);
+  });
+
   it('connections with different tokens never share an upstream call', async () => {
     const rw = await raw(p);
     const ro = await raw(p);
