@@ -17,11 +17,12 @@ import { startFaultServer, type FaultAction } from '../test/proxy/faults-server.
 const i = process.argv.indexOf('--writes');
 const WRITES = i > 0 ? Number(process.argv[i + 1]) : 20_000;
 const CONNECTIONS = 20;
+/** Commands per SET round of a connection, and the most per upstream call (so faults hit small calls). */
 const PER_CALL = 10;
 
 const platform = await startTestPlatform();
 const fault = await startFaultServer(platform.url);
-const proxy = await startProxy({ host: '127.0.0.1', port: 0, upstreamUrl: fault.url, upstreamToken: platform.token, upstreamTimeoutMs: 2000, upstreamConnections: 8, maxBatch: 1000, maxBulkLength: 1 << 29 }, createLogger('silent'));
+const proxy = await startProxy({ host: '127.0.0.1', port: 0, upstreamUrl: fault.url, upstreamToken: platform.token, upstreamTimeoutMs: 2000, upstreamConnections: 8, maxBatch: PER_CALL, maxBulkLength: 1 << 29 }, createLogger('silent'));
 type Answer = { status: number; contentType: string; body: Buffer } | undefined;
 const reset = (res: http.ServerResponse, a: Answer) => {
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 100) });
