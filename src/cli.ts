@@ -60,7 +60,7 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
       .addOption(opt('--upstream-url <url>', 'REST URL of the key-value database (falls back to UPSTASH_REDIS_REST_URL)', 'RESPGATE_UPSTREAM_URL'))
       .addOption(opt('--upstream-token <token>', 'REST token of the key-value database (falls back to UPSTASH_REDIS_REST_TOKEN)', 'RESPGATE_UPSTREAM_TOKEN'))
       .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel))
-      .addOption(opt('--metrics-port <port>', 'serve Prometheus metrics on http://<host>:<port>/metrics (default: off; the dev stack serves them on --http-port)', 'RESPGATE_METRICS_PORT'));
+      .addOption(opt('--metrics-port <port>', 'serve Prometheus metrics on http://<host>:<port>/metrics (default: off; the dev stack serves them on its HTTP port)', 'RESPGATE_METRICS_PORT'));
   }
   return cmd
     .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the proxy binds loopback)', 'RESPGATE_REQUIREPASS'))
@@ -69,10 +69,10 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
     .addOption(opt('--max-batch <n>', 'most commands coalesced into one upstream /pipeline call', 'RESPGATE_MAX_BATCH', String(PROXY_DEFAULTS.maxBatch)))
     .addOption(opt('--block-poll-interval <ms>', 'blocking commands (BLPOP, BZPOPMIN, XREAD BLOCK…) poll the upstream, 10 ms apart at first, doubling up to this; each poll is one upstream request (billed by hosted services)', 'RESPGATE_BLOCK_POLL_INTERVAL', String(PROXY_DEFAULTS.blockPollIntervalMs)))
     .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len)', 'RESPGATE_PROTO_MAX_BULK_LEN', sizeText(PROXY_DEFAULTS.maxBulkLength)))
-    .addOption(opt('--requirepass-file <file>', 'read the AUTH password from this file (first line), instead of --requirepass on the command line', 'RESPGATE_REQUIREPASS_FILE'))
+    .addOption(opt('--requirepass-file <file>', 'read the AUTH password from the first line of this file (keeps it out of ps and shell history)', 'RESPGATE_REQUIREPASS_FILE'))
     .addOption(opt('--acl-users', 'AUTH <user> <password> of other users than default gets the user\'s token from the upstream (ACL RESTTOKEN)', 'RESPGATE_ACL_USERS'))
-    .addOption(opt('--allow-unauthenticated', 'start on a non-loopback --host although clients need no authentication (logs a warning)', 'RESPGATE_ALLOW_UNAUTHENTICATED'))
-    .addOption(opt('--tls-port <port>', 'also accept TLS connections on this port (needs --tls-cert-file and --tls-key-file)', 'RESPGATE_TLS_PORT'))
+    .addOption(opt('--allow-unauthenticated', 'start on a non-loopback address although clients need no authentication (logs a warning)', 'RESPGATE_ALLOW_UNAUTHENTICATED'))
+    .addOption(opt('--tls-port <port>', 'also accept TLS connections on this port; needs the certificate and key files below', 'RESPGATE_TLS_PORT'))
     .addOption(opt('--tls-cert-file <file>', 'PEM certificate of the TLS port', 'RESPGATE_TLS_CERT_FILE'))
     .addOption(opt('--tls-key-file <file>', 'PEM private key of the TLS port', 'RESPGATE_TLS_KEY_FILE'))
     .addOption(opt('--tls-ca-cert-file <file>', 'PEM CA certificates that sign client certificates', 'RESPGATE_TLS_CA_CERT_FILE'))
@@ -428,7 +428,7 @@ function sideportCommonOptions(cmd: Command): Command {
     .addOption(opt('--host <address>', 'address to bind (loopback by default: nothing is exposed to the network)', 'RESPGATE_HOST', DEFAULTS.host))
     .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the side port binds loopback)', 'RESPGATE_REQUIREPASS'))
     .addOption(opt('--requirepass-file <file>', 'read the AUTH password from this file (first line)', 'RESPGATE_REQUIREPASS_FILE'))
-    .addOption(opt('--allow-unauthenticated', 'start on a non-loopback --host without --requirepass (logs a warning)', 'RESPGATE_ALLOW_UNAUTHENTICATED'))
+    .addOption(opt('--allow-unauthenticated', 'start on a non-loopback address without a password (logs a warning)', 'RESPGATE_ALLOW_UNAUTHENTICATED'))
     .addOption(opt('--upstream-timeout <ms>', 'time limit of one upstream HTTP call; past it the command gets an error', 'RESPGATE_UPSTREAM_TIMEOUT', '5000'))
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
 }
