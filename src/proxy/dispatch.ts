@@ -107,7 +107,7 @@ function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): void {
   const result = runLocalCommand(t.local, spec, args);
   if (Buffer.isBuffer(result)) return t.replies.answer(result);
   if (result.kind === 'forward') return forward(t, result.args, undefined, result.transform);
-  if (result.kind === 'defer') return t.defer(result.reply);
+  if (result.kind === 'defer') return t.defer(result.run());
   t.replies.answer(result.reply);
   t.closeAfterReplies();
 }

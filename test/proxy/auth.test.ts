@@ -90,6 +90,15 @@ describe('pass-through: no upstream token, each client authenticates with its ow
     expect(set).toMatch(/^-NOPERM .*'set'/);
   });
 
+  it('AUTH with a token inside MULTI is not run: EXEC says to authenticate before MULTI, the token stays the same', async () => {
+    const c = await raw(p);
+    await c.call(['AUTH', platform.readonlyToken]);
+    const replies = texts(await c.call(['MULTI'], ['AUTH', platform.token], ['EXEC'], ['SET', 'pt:k2', 'x']));
+    expect(replies.slice(0, 2)).toEqual(['+OK\r\n', '+QUEUED\r\n']);
+    expect(replies[2]).toBe("*1\r\n-ERR respgate cannot run 'auth' with upstream credentials inside MULTI: authenticate before MULTI\r\n");
+    expect(replies[3]).toMatch(/^-NOPERM /);
+  });
+
   it('pub/sub needs an upstream token of the proxy: SUBSCRIBE answers a clear error (documented limit)', async () => {
     const c = await raw(p);
     await c.call(['AUTH', platform.token]);

@@ -45,7 +45,7 @@ export const auth: Handler = ({ conn, server }, args) => {
     return args[1].toString() === 'default' ? OK : WRONGPASS;
   }
   const user = args.length === 3 ? args[1].toString() : 'default';
-  return { kind: 'defer', reply: login(conn, server, user, args[args.length - 1]).then((error) => (error === undefined ? OK : errorReply(error))) };
+  return { kind: 'defer', run: () => login(conn, server, user, args[args.length - 1]).then((error) => (error === undefined ? OK : errorReply(error))) };
 };
 
 /** Authenticates the connection (or leaves it unauthenticated, as Redis does after a failed AUTH); the error text or undefined. */
@@ -95,7 +95,7 @@ export const hello: Handler = ({ conn, server }, args) => {
       return finish();
     }
     const [user, password] = credentials;
-    return { kind: 'defer', reply: login(conn, server, user.toString(), password).then((error) => (error === undefined ? finish() : errorReply(error))) };
+    return { kind: 'defer', run: () => login(conn, server, user.toString(), password).then((error) => (error === undefined ? finish() : errorReply(error))) };
   }
   return finish();
 };

@@ -13,7 +13,7 @@ export interface LocalContext {
  */
 export type LocalResult =
   | Buffer
-  | { kind: 'defer'; reply: Promise<Buffer> }
+  | { kind: 'defer'; run: () => Promise<Buffer> }
   | { kind: 'forward'; args: Buffer[]; transform: (reply: Buffer) => Buffer }
   | { kind: 'close'; reply: Buffer };
 
