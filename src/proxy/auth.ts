@@ -41,7 +41,7 @@ export class ClientAuth {
     return this.options.requirepass !== undefined || this.options.passThrough || this.options.aclUsers;
   }
 
-  /** Whether the answer to AUTH needs the upstream (an async outcome) for these arguments. */
+  /** AUTH [user] password (and HELLO AUTH): the outcome, after asking the upstream when the mode needs it. */
   async authenticate(user: string, password: Buffer): Promise<AuthOutcome> {
     const { requirepass, passThrough, aclUsers } = this.options;
     if (user === 'default') {
