@@ -1,4 +1,5 @@
 // Command line: flags and RESPGATE_* environment variables → one validated configuration → roles.
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import {
   ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parseSize, PROXY_DEFAULTS, sizeText, UPSTREAM_FORMATS, type UpstreamFormat,
@@ -59,7 +60,7 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
       .addOption(opt('--upstream-url <url>', 'REST URL of the key-value database (falls back to UPSTASH_REDIS_REST_URL)', 'RESPGATE_UPSTREAM_URL'))
       .addOption(opt('--upstream-token <token>', 'REST token of the key-value database (falls back to UPSTASH_REDIS_REST_TOKEN)', 'RESPGATE_UPSTREAM_TOKEN'))
       .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel))
-      .addOption(opt('--metrics-port <port>', 'serve Prometheus metrics on http://<host>:<port>/metrics (default: off; the dev stack serves them on --http-port)', 'RESPGATE_METRICS_PORT'));
+      .addOption(opt('--metrics-port <port>', 'serve Prometheus metrics on http://<host>:<port>/metrics (default: off; the dev stack serves them on its HTTP port)', 'RESPGATE_METRICS_PORT'));
   }
   return cmd
     .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the proxy binds loopback)', 'RESPGATE_REQUIREPASS'))
@@ -70,7 +71,22 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
     .addOption(opt('--upstream-format <mode>', 'what /pipeline is asked to answer: auto (resp2; JSON answers are converted and JSON is asked from then on), resp2 (a JSON answer is an error) or json (JSON with base64 strings, converted by reply type)', 'RESPGATE_UPSTREAM_FORMAT', PROXY_DEFAULTS.upstreamFormat))
     .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len); each command must also fit one upstream request: 10mb on the local platform (its --max-request-size), the plan limit on Upstash; JSON escaping can grow control bytes 6x', 'RESPGATE_PROTO_MAX_BULK_LEN', sizeText(PROXY_DEFAULTS.maxBulkLength)))
     .addOption(opt('--slowlog-log-slower-than <us>', 'SLOWLOG records forwarded commands that took at least this many microseconds from read to upstream reply (0 = all, negative = none)', 'RESPGATE_SLOWLOG_LOG_SLOWER_THAN', String(PROXY_DEFAULTS.slowlogLogSlowerThanUs)))
-    .addOption(opt('--slowlog-max-len <n>', 'SLOWLOG entries kept (newest first)', 'RESPGATE_SLOWLOG_MAX_LEN', String(PROXY_DEFAULTS.slowlogMaxLen)));
+    .addOption(opt('--slowlog-max-len <n>', 'SLOWLOG entries kept (newest first)', 'RESPGATE_SLOWLOG_MAX_LEN', String(PROXY_DEFAULTS.slowlogMaxLen)))
+    .addOption(opt('--requirepass-file <file>', 'read the AUTH password from the first line of this file (keeps it out of ps and shell history)', 'RESPGATE_REQUIREPASS_FILE'))
+    .addOption(opt('--acl-users', 'AUTH <user> <password> of other users than default gets the user\'s token from the upstream (ACL RESTTOKEN)', 'RESPGATE_ACL_USERS'))
+    .addOption(opt('--allow-unauthenticated', 'start on a non-loopback address although clients need no authentication (logs a warning)', 'RESPGATE_ALLOW_UNAUTHENTICATED'))
+    .addOption(opt('--tls-port <port>', 'also accept TLS connections on this port; needs the certificate and key files below', 'RESPGATE_TLS_PORT'))
+    .addOption(opt('--tls-cert-file <file>', 'PEM certificate of the TLS port', 'RESPGATE_TLS_CERT_FILE'))
+    .addOption(opt('--tls-key-file <file>', 'PEM private key of the TLS port', 'RESPGATE_TLS_KEY_FILE'))
+    .addOption(opt('--tls-ca-cert-file <file>', 'PEM CA certificates that sign client certificates', 'RESPGATE_TLS_CA_CERT_FILE'))
+    .addOption(opt('--tls-auth-clients <mode>', 'client certificates: yes (required), optional, or no', 'RESPGATE_TLS_AUTH_CLIENTS', 'yes'))
+    .addOption(opt('--upstream-ca-file <file>', 'PEM CA certificates trusted for an https:// upstream (a private CA)', 'RESPGATE_UPSTREAM_CA_FILE'))
+    .addOption(opt('--upstream-max-request-size <size>', "the upstream's max request size: a larger command is refused before it is sent", 'RESPGATE_UPSTREAM_MAX_REQUEST_SIZE', sizeText(PROXY_DEFAULTS.upstreamMaxRequestBytes)))
+    .addOption(opt('--maxclients <n>', 'most client connections at once (like Redis maxclients)', 'RESPGATE_MAXCLIENTS', String(PROXY_DEFAULTS.maxClients)))
+    .addOption(opt('--timeout <seconds>', 'close clients idle this long; 0 = never (like Redis timeout)', 'RESPGATE_TIMEOUT', String(PROXY_DEFAULTS.idleTimeoutSec)))
+    .addOption(opt('--client-output-buffer-limit <size>', 'a client that leaves more replies than this unread is disconnected', 'RESPGATE_CLIENT_OUTPUT_BUFFER_LIMIT', sizeText(PROXY_DEFAULTS.outputLimitBytes)))
+    .addOption(opt('--client-query-buffer-limit <size>', 'largest incomplete request buffered for a client (like Redis client-query-buffer-limit)', 'RESPGATE_CLIENT_QUERY_BUFFER_LIMIT', sizeText(PROXY_DEFAULTS.maxQueryBufferBytes)))
+    .addOption(opt('--shutdown-timeout <ms>', 'on SIGTERM, how long commands in flight have to finish before connections close', 'RESPGATE_SHUTDOWN_TIMEOUT', String(PROXY_DEFAULTS.shutdownGraceMs)));
 }
 
 interface ProxyFlags {
@@ -79,6 +95,59 @@ interface ProxyFlags {
   upstreamTimeout: string; upstreamConnections: string; maxBatch: string; protoMaxBulkLen: string; logLevel: string;
   blockPollInterval: string; slowlogLogSlowerThan: string; slowlogMaxLen: string;
   upstreamFormat: string;
+  requirepassFile?: string; aclUsers?: boolean | string; allowUnauthenticated?: boolean | string;
+  tlsPort?: string; tlsCertFile?: string; tlsKeyFile?: string; tlsCaCertFile?: string; tlsAuthClients: string;
+  upstreamCaFile?: string; upstreamMaxRequestSize: string; maxclients: string; timeout: string;
+  clientOutputBufferLimit: string; clientQueryBufferLimit: string; shutdownTimeout: string;
+}
+
+/** A boolean flag, or its environment variable (yes/true/1). */
+function flagOn(value: boolean | string | undefined): boolean {
+  return value === true || (typeof value === 'string' && /^(1|true|yes|on)$/i.test(value));
+}
+
+function readSecretFile(file: string, flag: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${flag}: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'}); give a readable file`);
+  }
+  const line = text.split(/\r?\n/)[0];
+  if (!line) throw new ConfigError(`${flag}: '${file}' is empty; put the password on its first line`);
+  return line;
+}
+
+function readPem(file: string, flag: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new ConfigError(`${flag}: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'}); give a readable PEM file`);
+  }
+}
+
+/** The password of --requirepass or --requirepass-file (not both). */
+function requirepassOf(f: { requirepass?: string; requirepassFile?: string }): string | undefined {
+  if (f.requirepass && f.requirepassFile) throw new ConfigError('give --requirepass or --requirepass-file, not both');
+  return f.requirepassFile ? readSecretFile(f.requirepassFile, '--requirepass-file') : f.requirepass || undefined;
+}
+
+function tlsConfig(f: ProxyFlags): ProxyConfig['tls'] {
+  if (!f.tlsPort) {
+    if (f.tlsCertFile || f.tlsKeyFile) throw new ConfigError('--tls-cert-file and --tls-key-file need --tls-port (the port of TLS connections)');
+    return undefined;
+  }
+  if (!f.tlsCertFile || !f.tlsKeyFile) throw new ConfigError('--tls-port needs --tls-cert-file and --tls-key-file (PEM files)');
+  const mode = f.tlsAuthClients.toLowerCase();
+  if (mode !== 'yes' && mode !== 'no' && mode !== 'optional') throw new ConfigError(`--tls-auth-clients must be yes, no or optional, got '${f.tlsAuthClients}'`);
+  if (mode !== 'no' && !f.tlsCaCertFile) throw new ConfigError(`--tls-auth-clients ${mode} needs --tls-ca-cert-file (the CA of client certificates), or use --tls-auth-clients no`);
+  return {
+    port: parsePort(f.tlsPort, '--tls-port'),
+    cert: readPem(f.tlsCertFile, '--tls-cert-file'),
+    key: readPem(f.tlsKeyFile, '--tls-key-file'),
+    ca: f.tlsCaCertFile ? readPem(f.tlsCaCertFile, '--tls-ca-cert-file') : undefined,
+    authClients: mode,
+  };
 }
 
 function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string): ProxyConfig {
@@ -95,12 +164,22 @@ function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string):
     upstreamTimeoutMs: positive(f.upstreamTimeout, '--upstream-timeout'),
     upstreamConnections: positive(f.upstreamConnections, '--upstream-connections'),
     maxBatch: positive(f.maxBatch, '--max-batch'),
-    requirepass: f.requirepass || undefined,
+    requirepass: requirepassOf(f),
     maxBulkLength: parseSize(f.protoMaxBulkLen, '--proto-max-bulk-len'),
     blockPollIntervalMs: positive(f.blockPollInterval, '--block-poll-interval'),
     slowlogLogSlowerThanUs: parseInteger(f.slowlogLogSlowerThan, '--slowlog-log-slower-than'),
     slowlogMaxLen: parseNonNegativeInt(f.slowlogMaxLen, '--slowlog-max-len'),
     upstreamFormat: upstreamFormat(f.upstreamFormat),
+    aclUsers: flagOn(f.aclUsers),
+    allowUnauthenticated: flagOn(f.allowUnauthenticated),
+    tls: tlsConfig(f),
+    upstreamCa: f.upstreamCaFile ? readPem(f.upstreamCaFile, '--upstream-ca-file') : undefined,
+    upstreamMaxRequestBytes: parseSize(f.upstreamMaxRequestSize, '--upstream-max-request-size'),
+    maxClients: positive(f.maxclients, '--maxclients'),
+    idleTimeoutSec: parseNonNegativeInt(f.timeout, '--timeout'),
+    outputLimitBytes: parseSize(f.clientOutputBufferLimit, '--client-output-buffer-limit'),
+    maxQueryBufferBytes: parseSize(f.clientQueryBufferLimit, '--client-query-buffer-limit'),
+    shutdownGraceMs: parseNonNegativeInt(f.shutdownTimeout, '--shutdown-timeout'),
   };
 }
 
@@ -267,17 +346,17 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
     await platform.stop();
     throw err;
   }
-  process.stdout.write(banner(platform, flags, proxy, flags.requirepass, sideportBanner(sideports, flags.requirepass, sideportPlan.vectorIndex)) + '\n');
+  process.stdout.write(banner(platform, flags, proxy, sideportPlan.requirepass, sideportBanner(sideports, sideportPlan.requirepass, sideportPlan.vectorIndex)) + '\n');
   await waitForSignal();
   for (const s of sideports) await s.stop();
-  await proxy.stop();
+  await proxy.shutdown();
   await platform.stop();
 }
 
 async function runProxy(flags: ProxyFlags): Promise<void> {
   const url = validateUpstreamUrl(flags.upstreamUrl || process.env.UPSTASH_REDIS_REST_URL);
-  const token = flags.upstreamToken || process.env.UPSTASH_REDIS_REST_TOKEN;
-  if (!token) throw new ConfigError('no upstream token: give --upstream-token (or RESPGATE_UPSTREAM_TOKEN / UPSTASH_REDIS_REST_TOKEN)');
+  // No upstream token: pass-through, each client authenticates with its own token (docs/security.md).
+  const token = flags.upstreamToken || process.env.UPSTASH_REDIS_REST_TOKEN || '';
   const log = createLogger(validateLogLevel(flags.logLevel));
   const proxy = await startProxy(proxyConfig(flags, url, token), log);
   const readiness = async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem });
@@ -285,10 +364,12 @@ async function runProxy(flags: ProxyFlags): Promise<void> {
   const upstreamOk = await proxy.upstreamChecked;
   process.stdout.write(`respgate ${VERSION}: proxy ready on redis://${proxy.host}:${proxy.port} in front of ${new URL(url).origin}\n  redis-cli -p ${proxy.port}\n` +
     (upstreamOk ? '' : `  the upstream does not answer yet (${proxy.upstream.problem}); commands fail until it does, checking again in the background\n`) +
+    (proxy.tlsPort !== undefined ? `  TLS: rediss://${proxy.host}:${proxy.tlsPort}\n` : '') +
+    (token === '' ? '  no --upstream-token: clients authenticate with their own REST token (AUTH <token>)\n' : '') +
     (metrics ? `  metrics: http://${proxy.host}:${metrics.port}/metrics   health: /healthz, /readyz\n` : ''));
   await waitForSignal();
   await metrics?.stop();
-  await proxy.stop();
+  await proxy.shutdown();
 }
 
 function waitForSignal(): Promise<void> {
@@ -320,7 +401,7 @@ function devSideportOptions(cmd: Command): Command {
 }
 
 interface DevSideportPlan {
-  host: string; requirepass?: string; timeoutMs: number;
+  host: string; requirepass?: string; allowUnauthenticated: boolean; timeoutMs: number;
   vectorPort?: number; vectorIndex: string; vectorToken: string;
   queuePort?: number; queueToken: string; accountEmail: string; accountKey: string;
 }
@@ -335,7 +416,8 @@ function devSideportPlan(f: DevSideportFlags & ProxyFlags, config: PlatformConfi
   }
   return {
     host: f.host,
-    requirepass: f.requirepass || undefined,
+    requirepass: requirepassOf(f),
+    allowUnauthenticated: flagOn(f.allowUnauthenticated),
     timeoutMs: parseNonNegativeInt(f.upstreamTimeout, '--upstream-timeout') || 5000,
     vectorPort: sideportPort(f.vectorPort, '--vector-port'),
     vectorIndex: f.vectorIndex,
@@ -352,13 +434,13 @@ async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatfor
   try {
     if (plan.vectorPort !== undefined) {
       started.push(await startVectorSideport({
-        host: plan.host, port: plan.vectorPort, requirepass: plan.requirepass, timeoutMs: plan.timeoutMs,
+        host: plan.host, port: plan.vectorPort, requirepass: plan.requirepass, allowUnauthenticated: plan.allowUnauthenticated, timeoutMs: plan.timeoutMs,
         url: `${platform.url}/vector/${plan.vectorIndex}`, token: plan.vectorToken,
       }, log));
     }
     if (plan.queuePort !== undefined) {
       started.push(await startQueueSideport({
-        host: plan.host, port: plan.queuePort, requirepass: plan.requirepass, timeoutMs: plan.timeoutMs,
+        host: plan.host, port: plan.queuePort, requirepass: plan.requirepass, allowUnauthenticated: plan.allowUnauthenticated, timeoutMs: plan.timeoutMs,
         url: `${platform.url}/queue`, token: plan.queueToken,
         account: { url: `${platform.url}/account/v2`, email: plan.accountEmail, apiKey: plan.accountKey },
       }, log));
@@ -384,11 +466,13 @@ function sideportCommonOptions(cmd: Command): Command {
   return cmd
     .addOption(opt('--host <address>', 'address to bind (loopback by default: nothing is exposed to the network)', 'RESPGATE_HOST', DEFAULTS.host))
     .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the side port binds loopback)', 'RESPGATE_REQUIREPASS'))
+    .addOption(opt('--requirepass-file <file>', 'read the AUTH password from this file (first line)', 'RESPGATE_REQUIREPASS_FILE'))
+    .addOption(opt('--allow-unauthenticated', 'start on a non-loopback address without a password (logs a warning)', 'RESPGATE_ALLOW_UNAUTHENTICATED'))
     .addOption(opt('--upstream-timeout <ms>', 'time limit of one upstream HTTP call; past it the command gets an error', 'RESPGATE_UPSTREAM_TIMEOUT', '5000'))
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
 }
 
-interface SideportRoleFlags { host: string; requirepass?: string; upstreamTimeout: string; logLevel: string }
+interface SideportRoleFlags { host: string; requirepass?: string; requirepassFile?: string; allowUnauthenticated?: boolean | string; upstreamTimeout: string; logLevel: string }
 
 function restUrl(value: string | undefined, flag: string, fallbackEnv: string): string {
   if (!value) throw new ConfigError(`no ${flag}: give ${flag} (or ${fallbackEnv}), or run \`respgate dev\` for a local platform`);
@@ -414,7 +498,7 @@ async function runVectorRole(f: SideportRoleFlags & { vectorPort: string; vector
   if (!token) throw new ConfigError('no vector token: give --vector-token (or RESPGATE_VECTOR_TOKEN / UPSTASH_VECTOR_REST_TOKEN)');
   const log = createLogger(validateLogLevel(f.logLevel));
   const port = parsePort(f.vectorPort, '--vector-port');
-  const s = await startVectorSideport({ host: f.host, port, requirepass: f.requirepass || undefined, url, token, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
+  const s = await startVectorSideport({ host: f.host, port, requirepass: requirepassOf(f), allowUnauthenticated: flagOn(f.allowUnauthenticated), url, token, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
   process.stdout.write(`respgate ${VERSION}: vector side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}\n  redis-cli -p ${s.port}    (HELP lists the commands)\n`);
   await waitForSignal();
   await s.stop();
@@ -428,7 +512,7 @@ async function runQueueRole(f: SideportRoleFlags & { queuePort: string; queueUrl
   const account = f.accountEmail && f.accountKey ? { url: restUrl(f.accountUrl, '--account-url', 'RESPGATE_ACCOUNT_URL'), email: f.accountEmail, apiKey: f.accountKey } : undefined;
   const log = createLogger(validateLogLevel(f.logLevel));
   const port = parsePort(f.queuePort, '--queue-port');
-  const s = await startQueueSideport({ host: f.host, port, requirepass: f.requirepass || undefined, url, token, account, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
+  const s = await startQueueSideport({ host: f.host, port, requirepass: requirepassOf(f), allowUnauthenticated: flagOn(f.allowUnauthenticated), url, token, account, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
   process.stdout.write(`respgate ${VERSION}: queue side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}${account ? ` (account API ${new URL(account.url).origin})` : ''}\n  redis-cli -p ${s.port}    (HELP lists the commands)\n`);
   await waitForSignal();
   await s.stop();

@@ -6,6 +6,8 @@ import type { CommandSpec } from '../commands/table.js';
 import type { Logger } from '../logger.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { EventStreamClient } from '../upstream/event-stream.js';
+import type { Credential } from '../upstream/kv-client.js';
+import type { ClientAuth } from './auth.js';
 import type { Batcher } from './batcher.js';
 import type { Slowlog } from './slowlog.js';
 
@@ -68,6 +70,8 @@ export interface Connection {
   readonly authenticated: boolean;
   /** AUTH, HELLO AUTH, RESET. */
   setAuthenticated(value: boolean): void;
+  /** The client's own upstream token (pass-through, ACL users); undefined = the configured one. */
+  credential: Credential | undefined;
   readonly pushes: PushState;
   /** Commands queued in the open transaction, or -1 outside MULTI (CLIENT LIST's `multi=`). */
   readonly queuedCommands: number;
@@ -91,6 +95,8 @@ export interface ServerState {
   readonly stats: { readonly calls: number; readonly commands: number };
   /** The password clients must give with AUTH; undefined = none. */
   readonly requirepass: string | undefined;
+  /** Client authentication (password, pass-through tokens, ACL users). */
+  readonly auth: ClientAuth;
   /** SLOWLOG's record. */
   readonly slowlog: Slowlog;
   /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */

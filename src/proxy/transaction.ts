@@ -201,6 +201,9 @@ export class Transaction {
         // The command needs an upstream answer (INFO's keyspace line): it joins the transaction.
         parts.push({ index: commands.length, shape: 'bulk', protocol: 2, transform: result.transform });
         commands.push(result.args);
+      } else if (result.kind === 'defer') {
+        // The answer needs the upstream (a token or ACL user to check): not run inside EXEC.
+        parts.push({ reply: errorReply(`ERR respgate cannot run '${q.spec.name}' with upstream credentials inside MULTI: authenticate before MULTI`) });
       } else {
         parts.push({ reply: errorReply(`ERR respgate internal error: '${q.spec.name}' cannot run inside a transaction`) });
       }

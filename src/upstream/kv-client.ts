@@ -18,6 +18,7 @@ import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.j
 import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
+import { isResp2 } from './resp2-check.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
@@ -40,6 +41,20 @@ export interface KvClientOptions {
    * upstream answers JSON, convert that answer and ask JSON from then on).
    */
   format?: UpstreamFormat;
+  /** The upstream's own max request size: one command larger than this is refused before it is sent. */
+  upstreamMaxRequestBytes?: number;
+  /** Extra trusted CA certificates (PEM) for an HTTPS upstream with a private CA. */
+  ca?: string | Buffer;
+}
+
+/**
+ * Whose token a call carries when it is not the configured one (pass-through and ACL users): the
+ * token, and for a token obtained from credentials (ACL RESTTOKEN) a way to get a fresh one after
+ * the upstream revoked it (HTTP 401). A 401 means nothing ran, so the request is sent again once.
+ */
+export interface Credential {
+  readonly token: string;
+  refresh?: () => Promise<string | undefined>;
 }
 
 export type { JsonItem };
@@ -75,6 +90,8 @@ interface Batch {
   readonly replies: Buffer[];
   /** Set once a request failed: the reply of every command not sent yet. */
   stop: Buffer | undefined;
+  /** The client's own token (pass-through, ACL users); undefined = the configured token. */
+  readonly credential: Credential | undefined;
 }
 
 export class KvClient {
@@ -93,6 +110,8 @@ export class KvClient {
   private readonly connections: number;
   private readonly maxRequestBytes: number;
   private readonly token: string;
+  private readonly upstreamMaxRequestBytes: number;
+  private readonly ca: string | Buffer | undefined;
   private closed = false;
 
   constructor(options: KvClientOptions) {
@@ -113,6 +132,8 @@ export class KvClient {
     this.timeoutMs = positive(options.timeoutMs, PROXY_DEFAULTS.upstreamTimeoutMs);
     this.connections = positive(options.connections, PROXY_DEFAULTS.upstreamConnections);
     this.maxRequestBytes = positive(options.maxRequestBytes, PROXY_DEFAULTS.maxRequestBytes);
+    this.upstreamMaxRequestBytes = positive(options.upstreamMaxRequestBytes ?? 0, PROXY_DEFAULTS.upstreamMaxRequestBytes);
+    this.ca = options.ca;
     const authorization = `Bearer ${options.token}`;
     this.jsonHeaders = { authorization, 'content-type': 'application/json', 'upstash-response-format': 'resp2' };
     this.binaryHeaders = { authorization, 'content-type': 'application/octet-stream', 'upstash-response-format': 'resp2' };
@@ -123,7 +144,7 @@ export class KvClient {
   }
 
   /** Runs commands in order; resolves with exactly one raw RESP2 reply per command, never rejects. */
-  async pipeline(commands: Buffer[][]): Promise<Buffer[]> {
+  async pipeline(commands: Buffer[][], credential?: Credential): Promise<Buffer[]> {
     const n = commands.length;
     const replies = new Array<Buffer>(n);
     if (n === 0) return replies;
@@ -136,7 +157,7 @@ export class KvClient {
       const sizes = new Array<number>(n);
       const escapes: { map: Escapes } = { map: undefined };
       for (let i = 0; i < n; i++) sizes[i] = measureCommand(commands[i], escapes);
-      const batch: Batch = { commands, sizes, escapes: escapes.map, replies, stop: undefined };
+      const batch: Batch = { commands, sizes, escapes: escapes.map, replies, stop: undefined, credential };
 
       // Consecutive JSON commands share a request while it stays under maxRequestBytes; a command
       // JSON cannot carry goes alone. Each request waits for the previous one (order).
@@ -171,7 +192,7 @@ export class KvClient {
    * MULTI…EXEC as one /multi-exec call (JSON with `Upstash-Encoding: base64`), or, with watched keys or
    * an argument JSON cannot carry, as one EVAL (script-transaction.ts). Never rejects.
    */
-  async transaction(commands: Buffer[][], watch?: WatchedKeys): Promise<TransactionOutcome> {
+  async transaction(commands: Buffer[][], watch?: WatchedKeys, credential?: Credential): Promise<TransactionOutcome> {
     try {
       if (this.closed) return { kind: 'failed', error: 'ERR upstream client is closed; the transaction was not executed' };
       if (watch && (watch.broken || watch.fingerprints.length < watch.keys.length || watch.fingerprints.includes(undefined))) return { kind: 'aborted' };
@@ -187,9 +208,10 @@ export class KvClient {
           binary = true;
         }
       }
-      if (watching || binary) return await this.scriptTransaction(commands, watch);
+      if (watching || binary) return await this.scriptTransaction(commands, watch, credential);
       const body = writeCommands(commands, sizes, escapes.map, 0, commands.length);
-      const answer = await this.send({ path: this.multiExecPath, headers: this.transactionHeaders, body });
+      if (body.length > this.upstreamMaxRequestBytes) return { kind: 'failed', error: tooLargeText(body.length, this.upstreamMaxRequestBytes, 'transaction') };
+      const answer = await this.send({ path: this.multiExecPath, headers: this.transactionHeaders, body }, credential);
       return this.readTransaction(answer, commands.length);
     } catch (err) {
       return { kind: 'failed', error: oneLine(`ERR internal error of the upstream client (${String((err as Error)?.message ?? err)}); the outcome of the transaction is unknown`) };
@@ -197,10 +219,10 @@ export class KvClient {
   }
 
   /** The transaction as one EVAL, sent like any command (JSON, or the path form when binary). */
-  private async scriptTransaction(commands: Buffer[][], watch: WatchedKeys | undefined): Promise<TransactionOutcome> {
+  private async scriptTransaction(commands: Buffer[][], watch: WatchedKeys | undefined, credential: Credential | undefined): Promise<TransactionOutcome> {
     const tooLarge = scriptLimitError(commands);
     if (tooLarge) return { kind: 'failed', error: tooLarge };
-    const [reply] = await this.pipeline([transactionCommand(commands, watch)]);
+    const [reply] = await this.pipeline([transactionCommand(commands, watch)], credential);
     const outcome = readTransactionReply(reply, commands.length);
     switch (outcome.kind) {
       case 'replies':
@@ -244,9 +266,14 @@ export class KvClient {
       return;
     }
     const count = to - from;
+    if (count === 1 && batch.sizes[from] + 2 > this.upstreamMaxRequestBytes) {
+      // Refused here: the upstream would answer 413 after receiving all of it.
+      replies[from] = errorReply(tooLargeText(batch.sizes[from] + 2, this.upstreamMaxRequestBytes, 'command'));
+      return;
+    }
     const body = writeCommands(batch.commands, batch.sizes, batch.escapes, from, to);
     const asked = this.askJson;
-    const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body });
+    const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body }, batch.credential);
     const verdict = this.readPipeline(answer, batch.commands.slice(from, to), asked);
     switch (verdict.kind) {
       case 'replies':
@@ -281,8 +308,13 @@ export class KvClient {
       return;
     }
     const { path, body } = pathForm(command);
+    const size = path.length + (body?.length ?? 0);
+    if (size > this.upstreamMaxRequestBytes) {
+      batch.replies[index] = errorReply(tooLargeText(size, this.upstreamMaxRequestBytes, 'command'));
+      return;
+    }
     const asked = this.askJson;
-    const answer = await this.send({ path: this.prefix + path, headers: this.binaryHeaders, body });
+    const answer = await this.send({ path: this.prefix + path, headers: this.binaryHeaders, body }, batch.credential);
     const verdict = this.readPipeline(answer, [command], asked);
     switch (verdict.kind) {
       case 'replies':
@@ -312,7 +344,8 @@ export class KvClient {
     const binary = answer.contentType.startsWith('application/octet-stream');
     if (status === 200 && binary) {
       const replies = splitReplies(body, count);
-      if (replies) return { kind: 'replies', replies };
+      if (replies && replies.every(isResp2)) return { kind: 'replies', replies };
+      if (replies) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
       return this.failed(malformedText(describeResp2Problem(body, count), 'command'), false, 'malformed answer');
     }
     if (status === 401) return this.failed(AUTH_FAILED, true, 'HTTP 401');
@@ -387,7 +420,19 @@ export class KvClient {
   }
 
   /** One HTTP request; a pool that was destroyed under us is replaced (the request had not been sent). */
-  private async send(request: ExchangeRequest): Promise<Exchange> {
+  private async send(request: ExchangeRequest, credential?: Credential): Promise<Exchange> {
+    if (credential) request = { ...request, headers: { ...request.headers, authorization: `Bearer ${credential.token}` } };
+    const answer = await this.sendOnce(request);
+    if (answer.ok && answer.status === 401 && credential?.refresh) {
+      // A token made from credentials was revoked (password changed, token rotated): get a new one
+      // and try once more; a 401 means the upstream ran nothing.
+      const token = await credential.refresh().catch(() => undefined);
+      if (token) return this.sendOnce({ ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } });
+    }
+    return answer;
+  }
+
+  private async sendOnce(request: ExchangeRequest): Promise<Exchange> {
     const answer = await exchange(this.pool, request, this.timeoutMs);
     if (!answer.ok && answer.notSent && !this.closed && (answer.code === 'UND_ERR_DESTROYED' || answer.code === 'UND_ERR_CLOSED')) {
       const dead = this.pool;
@@ -402,7 +447,7 @@ export class KvClient {
     return new Pool(this.origin, {
       connections: this.connections,
       pipelining: 1,
-      connect: { timeout: this.timeoutMs },
+      connect: { timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) },
       // The exchange's own deadline is the one that counts; these are backstops.
       headersTimeout: this.timeoutMs + 1000,
       bodyTimeout: this.timeoutMs + 1000,
@@ -413,6 +458,10 @@ export class KvClient {
   private redact(text: string): string {
     return redact(text, this.token);
   }
+}
+
+function tooLargeText(bytes: number, limit: number, subject: 'command' | 'transaction'): string {
+  return `ERR ${subject === 'command' ? 'command' : 'transaction'} too large for the upstream: its request would be ${bytes} bytes and the upstream accepts at most ${limit} (--upstream-max-request-size); the ${subject} was not executed`;
 }
 
 function positive(value: number, fallback: number): number {
