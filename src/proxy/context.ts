@@ -72,6 +72,8 @@ export interface Connection {
   readonly queuedCommands: number;
   /** RESET: leaves MULTI, dropping the queue. */
   discardTransaction(): void;
+  /** True while a blocking command waits (INFO's blocked_clients). */
+  readonly blocked: boolean;
   /** CLIENT UNBLOCK: ends a blocking command in progress; false when nothing is blocked. */
   unblock(reason: 'timeout' | 'error'): boolean;
 }

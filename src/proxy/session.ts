@@ -50,7 +50,11 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   /** Reading stopped: too many replies owed (backpressure). */
   private paused = false;
   /** The blocking command polling now, if any. */
-  private blocked: BlockingRun | undefined;
+  private blocking: BlockingRun | undefined;
+
+  get blocked(): boolean {
+    return this.blocking !== undefined;
+  }
   /** The client closed its side (half-close or gone). */
   private peerEnded = false;
 
@@ -78,7 +82,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       this.peerEnded = true;
       // A blocking command waits for data the client can no longer ask for: Redis frees a client
       // whose connection reads EOF, so the polling stops and the connection closes.
-      if (this.blocked) return void this.socket.destroy();
+      if (this.blocking) return void this.socket.destroy();
       if (!this.replies.closing) this.closeAfterReplies();
     });
     socket.on('error', () => undefined); // 'close' follows
@@ -138,8 +142,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
    * (TIMEOUT) or Redis' UNBLOCKED error (ERROR). False when nothing is blocked.
    */
   unblock(reason: 'timeout' | 'error'): boolean {
-    if (!this.blocked) return false;
-    this.blocked.unblock(reason === 'error' ? UNBLOCKED : undefined);
+    if (!this.blocking) return false;
+    this.blocking.unblock(reason === 'error' ? UNBLOCKED : undefined);
     return true;
   }
 
@@ -202,8 +206,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       this.socket.destroy();
       return void setImmediate(release);
     }
-    this.blocked = this.ctx.batcher.blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
-      this.blocked = undefined;
+    this.blocking = this.ctx.batcher.blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
+      this.blocking = undefined;
       // A RESP3 connection times out with RESP3's null.
       const isNull = item.shape !== undefined && (reply.equals(NULL_ARRAY) || reply.equals(NULL_BULK));
       this.replies.fill(item.slot, isNull ? NULL3 : item.shape === undefined ? reply : toResp3(reply, item.shape));
@@ -234,8 +238,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   private onClose(): void {
     this.replies.closedByPeer();
     this.pending.length = 0; // not yet sent: never sent
-    this.blocked?.cancel(); // a blocking command stops polling
-    this.blocked = undefined;
+    this.blocking?.cancel(); // a blocking command stops polling
+    this.blocking = undefined;
     this.transaction.discard();
     this.pushes.reset(); // no upstream event stream outlives its client
     this.onClosed(this);

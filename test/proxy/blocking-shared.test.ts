@@ -186,8 +186,11 @@ describe('shared pollers through the proxy', () => {
       waiting.push(c.call(['BLPOP', 'fifo', '0']).then(([r]) => r.toString().split('\r\n')[4]));
       await untilBlocked(id);
     }
+    // INFO's blocked_clients, as Redis (its suite waits on it before pushing).
+    expect((await producer.call(['INFO', 'clients']))[0].toString()).toContain('blocked_clients:5\r\n');
     await producer.call(['RPUSH', 'fifo', 'e0', 'e1', 'e2', 'e3', 'e4']);
     expect(await Promise.all(waiting)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4']);
+    expect((await producer.call(['INFO', 'clients']))[0].toString()).toContain('blocked_clients:0\r\n');
   });
 
   it('workers that come and go while jobs flow: every job delivered exactly once or left in the list', async () => {

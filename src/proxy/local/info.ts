@@ -29,7 +29,7 @@ const SECTIONS: Record<string, Section> = {
   },
   clients: ({ server }) => [
     ['connected_clients', [...server.connections()].length], ['cluster_connections', 0], ['maxclients', 10000],
-    ['client_recent_max_input_buffer', 0], ['client_recent_max_output_buffer', 0], ['blocked_clients', 0],
+    ['client_recent_max_input_buffer', 0], ['client_recent_max_output_buffer', 0], ['blocked_clients', [...server.connections()].filter((c) => c.blocked).length],
     ['tracking_clients', 0], ['clients_in_timeout_table', 0],
   ],
   memory: () => {
