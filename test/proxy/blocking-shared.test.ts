@@ -156,6 +156,35 @@ describe('BlockingHub', () => {
   });
 });
 
+describe('BlockingHub and key types', () => {
+  beforeEach(() => vi.useFakeTimers({ now: 0 }));
+  afterEach(() => vi.useRealTimers());
+  const settle = () => vi.advanceTimersByTimeAsync(0);
+
+  it('a key that later holds another type does not answer clients already blocked (Redis checks the type at the call)', async () => {
+    const calls: { answer: (replies: Buffer[]) => void }[] = [];
+    const hub = new BlockingHub(() => new Promise<Buffer[]>((answer) => calls.push({ answer })));
+    const old = vi.fn();
+    hub.wait(plan('BLPOP', 'k', '0'), 100, old);
+    await settle();
+    calls[0].answer([NULL]);
+    await settle();
+    const late = vi.fn();
+    hub.wait(plan('BLPOP', 'k', '0'), 100, late); // its first poll is the next one
+    hub.written([b('SET'), b('k'), b('v')]);
+    await settle();
+    calls[1].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n')]);
+    await settle();
+    expect(old).not.toHaveBeenCalled();
+    expect(text(late.mock.calls[0][0])).toMatch(/^-WRONGTYPE/);
+    hub.written([b('LPUSH'), b('k'), b('x')]);
+    await settle();
+    calls[2].answer([bulk('k', 'x')]);
+    await settle();
+    expect(text(old.mock.calls[0][0])).toBe('*2\r\n$1\r\nk\r\n$1\r\nx\r\n');
+  });
+});
+
 describe('shared pollers through the proxy', () => {
   let stack: Stack;
   const clients: RawClient[] = [];
