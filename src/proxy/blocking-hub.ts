@@ -18,6 +18,8 @@ interface Waiter {
   deadline: NodeJS.Timeout | undefined;
   /** CLIENT UNBLOCK or the timeout while this waiter's poll is in flight: answered when it comes back empty. */
   endWith: Buffer | undefined;
+  /** The group's poll that is this waiter's first (a WRONGTYPE from it is answered; later ones are not). */
+  firstPoll: number;
 }
 
 interface Group {
@@ -35,6 +37,8 @@ interface Group {
   woken: boolean;
   interval: number;
   maxIntervalMs: number;
+  /** Polls started so far. */
+  polls: number;
 }
 
 const NULL_ARRAY = Buffer.from('*-1\r\n');
@@ -72,7 +76,7 @@ export class BlockingHub {
 
   /** Blocks a client; `done` is called once, asynchronously, unless cancelled. */
   wait(plan: BlockingPlan, maxIntervalMs: number, done: (reply: Buffer) => void): BlockingRun {
-    const waiter: Waiter = { plan, done, finished: false, deadline: undefined, endWith: undefined };
+    const waiter: Waiter = { plan, done, finished: false, deadline: undefined, endWith: undefined, firstPoll: 0 };
     let group: Group | undefined;
     const join = (command: Buffer[]) => {
       if (waiter.finished) return;
@@ -80,19 +84,21 @@ export class BlockingHub {
       const id = shared ? 'S' + command.map((a) => a.length + ':' + a.toString('latin1')).join('') : 'P' + ++this.privateIds;
       group = this.groups.get(id);
       if (!group) {
-        group = { id, plan, command, keys: [...new Set((plan.keys ?? []).map((k) => k.toString('latin1')))], shared, waiters: [], timer: undefined, inFlight: false, woken: false, interval: 0, maxIntervalMs };
+        group = { id, plan, command, keys: [...new Set((plan.keys ?? []).map((k) => k.toString('latin1')))], shared, waiters: [], timer: undefined, inFlight: false, woken: false, interval: 0, maxIntervalMs, polls: 0 };
         this.groups.set(id, group);
         for (const k of group.keys) {
           let set = this.byKey.get(k);
           if (!set) this.byKey.set(k, (set = new Set()));
           set.add(group);
         }
+        waiter.firstPoll = 1;
         group.waiters.push(waiter);
         this.restart(group);
       } else {
         // A newcomer joins the group's rhythm: the list was empty at the last poll, and a write
         // through this proxy since then has woken the group. Restarting here would cost one poll
         // per BRPOP of every worker that re-blocks after its timeout.
+        waiter.firstPoll = group.inFlight ? group.polls : group.polls + 1;
         group.waiters.push(waiter);
       }
     };
@@ -186,13 +192,22 @@ export class BlockingHub {
     group.inFlight = true;
     group.woken = false;
     this.stats.polls++;
+    const seq = ++group.polls;
     void this.poll([group.command]).then(([reply]) => {
       group.inFlight = false;
-      this.answered(group, reply ?? errorReply('ERR upstream sent no reply for this command'));
+      this.answered(group, reply ?? errorReply('ERR upstream sent no reply for this command'), seq);
     });
   }
 
-  private answered(group: Group, reply: Buffer): void {
+  private answered(group: Group, reply: Buffer, seq: number): void {
+    if (reply.subarray(0, 10).toString('latin1') === '-WRONGTYPE') {
+      // Redis checks the type when the command is called; a client already blocked is not answered
+      // when the key later holds another type (it waits for the key to become a list/zset/stream again).
+      const fresh = group.waiters.filter((w) => w.firstPoll >= seq);
+      for (const w of fresh) this.finish(w, reply);
+      group.waiters = group.waiters.filter((w) => !w.finished);
+      reply = NULL_ARRAY;
+    }
     const head = group.waiters[0] as Waiter | undefined;
     if (reply[0] === 0x2d /* '-' */) {
       // WRONGTYPE, a bad argument, the upstream failing: every waiter of this command gets it, as

@@ -156,6 +156,35 @@ describe('BlockingHub', () => {
   });
 });
 
+describe('BlockingHub and key types', () => {
+  beforeEach(() => vi.useFakeTimers({ now: 0 }));
+  afterEach(() => vi.useRealTimers());
+  const settle = () => vi.advanceTimersByTimeAsync(0);
+
+  it('a key that later holds another type does not answer clients already blocked (Redis checks the type at the call)', async () => {
+    const calls: { answer: (replies: Buffer[]) => void }[] = [];
+    const hub = new BlockingHub(() => new Promise<Buffer[]>((answer) => calls.push({ answer })));
+    const old = vi.fn();
+    hub.wait(plan('BLPOP', 'k', '0'), 100, old);
+    await settle();
+    calls[0].answer([NULL]);
+    await settle();
+    const late = vi.fn();
+    hub.wait(plan('BLPOP', 'k', '0'), 100, late); // its first poll is the next one
+    hub.written([b('SET'), b('k'), b('v')]);
+    await settle();
+    calls[1].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n')]);
+    await settle();
+    expect(old).not.toHaveBeenCalled();
+    expect(text(late.mock.calls[0][0])).toMatch(/^-WRONGTYPE/);
+    hub.written([b('LPUSH'), b('k'), b('x')]);
+    await settle();
+    calls[2].answer([bulk('k', 'x')]);
+    await settle();
+    expect(text(old.mock.calls[0][0])).toBe('*2\r\n$1\r\nk\r\n$1\r\nx\r\n');
+  });
+});
+
 describe('shared pollers through the proxy', () => {
   let stack: Stack;
   const clients: RawClient[] = [];
@@ -186,8 +215,11 @@ describe('shared pollers through the proxy', () => {
       waiting.push(c.call(['BLPOP', 'fifo', '0']).then(([r]) => r.toString().split('\r\n')[4]));
       await untilBlocked(id);
     }
+    // INFO's blocked_clients, as Redis (its suite waits on it before pushing).
+    expect((await producer.call(['INFO', 'clients']))[0].toString()).toContain('blocked_clients:5\r\n');
     await producer.call(['RPUSH', 'fifo', 'e0', 'e1', 'e2', 'e3', 'e4']);
     expect(await Promise.all(waiting)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4']);
+    expect((await producer.call(['INFO', 'clients']))[0].toString()).toContain('blocked_clients:0\r\n');
   });
 
   it('workers that come and go while jobs flow: every job delivered exactly once or left in the list', async () => {

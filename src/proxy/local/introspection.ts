@@ -125,6 +125,23 @@ const CONFIG_VALUES: Record<string, string> = {
   'cluster-enabled': 'no',
   'lua-time-limit': '5000',
   'busy-reply-threshold': '5000',
+  // Encoding parameters: Redis 7.0's defaults (the upstream's own values are not observable). CONFIG
+  // SET of them is accepted and changes nothing (configSet), so a save / set / restore round trip works.
+  'hash-max-listpack-entries': '128',
+  'hash-max-listpack-value': '64',
+  'hash-max-ziplist-entries': '128',
+  'hash-max-ziplist-value': '64',
+  'set-max-intset-entries': '512',
+  'zset-max-listpack-entries': '128',
+  'zset-max-listpack-value': '64',
+  'zset-max-ziplist-entries': '128',
+  'zset-max-ziplist-value': '64',
+  'list-max-listpack-size': '-2',
+  'list-max-ziplist-size': '-2',
+  'list-compress-depth': '0',
+  'stream-node-max-bytes': '4096',
+  'stream-node-max-entries': '100',
+  'hll-sparse-max-bytes': '3000',
 };
 
 /**
