@@ -7,6 +7,8 @@
 //   npx tsx bench/cpu-per-command.ts --rounds 5
 //   npx tsx bench/cpu-per-command.ts --quick       # 1 round, fewer requests (a smoke run)
 //   npx tsx bench/cpu-per-command.ts --profile DIR # also `node --cpu-prof` of proxy and platform into DIR
+//   npx tsx bench/cpu-per-command.ts --pipelines 16 --tests get   # some cases only (e.g. to profile one)
+//   npx tsx bench/profile-summary.ts DIR/proxy-*.cpuprofile       # self time by function
 //
 // CPU per command is much less sensitive to other load on the machine than throughput is (a busy
 // neighbour slows the run but does not add CPU time to our processes), which is why it is the figure
@@ -30,8 +32,9 @@ const ROUNDS = Number(arg('--rounds') ?? (quick ? 1 : 3));
 const PROFILE_DIR = arg('--profile');
 /** Requests per case, by -P: enough CPU time at each side for hundreds of 10 ms ticks. */
 const REQUESTS: Record<number, number> = quick ? { 1: 20_000, 16: 100_000 } : { 1: 200_000, 16: 1_000_000 };
-const TESTS = ['set', 'get'];
-const PIPELINES = [1, 16];
+const requests = (pipeline: number): number => REQUESTS[pipeline] ?? (pipeline < 8 ? REQUESTS[1] : REQUESTS[16]);
+const TESTS = (arg('--tests') ?? 'set,get').split(',');
+const PIPELINES = (arg('--pipelines') ?? '1,16').split(',').map(Number);
 const TICK_US = 1e6 / 100; // CLK_TCK = 100 on Linux
 
 function log(msg: string): void {
@@ -40,9 +43,19 @@ function log(msg: string): void {
 
 /** User + system CPU time of a process (all its threads) in µs. */
 function cpuUs(pid: number): number {
+  return userUs(pid) + sysUs(pid);
+}
+
+function statFields(pid: number): string[] {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_US; // utime, stime (fields 14, 15)
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+const userUs = (pid: number): number => Number(statFields(pid)[11]) * TICK_US; // utime (field 14)
+const sysUs = (pid: number): number => Number(statFields(pid)[12]) * TICK_US; // stime (field 15)
+
+/** Write system calls (write, writev) a process made so far: /proc/<pid>/io syscw. */
+function writeCalls(pid: number): number {
+  return Number(/syscw:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
 }
 
 function median(xs: number[]): number {
@@ -96,18 +109,22 @@ function nodeArgs(name: string): string[] {
 
 async function benchmark(port: number, test: string, pipeline: number): Promise<number> {
   const { stdout } = await run('redis-benchmark', [
-    '-p', String(port), '-c', '50', '-n', String(REQUESTS[pipeline]), '-r', '10000', '-t', test, '-P', String(pipeline), '--csv',
+    '-p', String(port), '-c', '50', '-n', String(requests(pipeline)), '-r', '10000', '-t', test, '-P', String(pipeline), '--csv',
   ], { maxBuffer: 1 << 20 });
   const line = stdout.trim().split('\n')[1];
   return Number(line.split(',')[1].replace(/"/g, ''));
 }
 
 /** CPU µs per command of each process while `work` runs. */
-async function cpuDuring(pids: Record<string, number>, commands: number, work: () => Promise<number>): Promise<{ perCommand: Record<string, number>; rps: number }> {
+async function cpuDuring(pids: Record<string, number>, commands: number, work: () => Promise<number>): Promise<{ perCommand: Record<string, number>; writes: Record<string, number>; sys: Record<string, number>; rps: number }> {
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuUs(pid)]));
+  const writesBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, writeCalls(pid)]));
+  const sysBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, sysUs(pid)]));
   const rps = await work();
   const perCommand = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (cpuUs(pid) - before[k]) / commands]));
-  return { perCommand, rps };
+  const writes = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (writeCalls(pid) - writesBefore[k]) / commands]));
+  const sys = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (sysUs(pid) - sysBefore[k]) / commands]));
+  return { perCommand, writes, sys, rps };
 }
 
 async function main(): Promise<void> {
@@ -124,6 +141,7 @@ async function main(): Promise<void> {
   log(`direct redis-server :${directPort} (pid ${directProc.pid}); proxy :${proxyPort} (pid ${proxy.pid}) → platform :${httpPort} (pid ${platform.pid}) → data redis-server :${dataPort} (pid ${dataPid})`);
   const load: number[] = [loadavg()[0]];
   const rows: string[] = [];
+  const writeRows: string[] = [];
   try {
     for (const test of TESTS) {
       await benchmark(directPort, test, 1);
@@ -131,20 +149,28 @@ async function main(): Promise<void> {
     }
     for (const p of PIPELINES) {
       for (const test of TESTS) {
-        const samples: Record<string, number[]> = { direct: [], proxy: [], platform: [], data: [], directRps: [], proxyRps: [] };
+        const samples: Record<string, number[]> = { direct: [], proxy: [], platform: [], data: [], directRps: [], proxyRps: [], directW: [], proxyW: [], platformW: [], directS: [], proxyS: [], platformS: [] };
         for (let r = 0; r < ROUNDS; r++) {
           log(`  ${test.toUpperCase()} -P ${p} round ${r + 1}/${ROUNDS} (load ${loadavg()[0].toFixed(1)})`);
           load.push(loadavg()[0]);
-          const d = await cpuDuring({ direct: directProc.pid }, REQUESTS[p], () => benchmark(directPort, test, p));
-          const x = await cpuDuring({ proxy: proxy.pid, platform: platform.pid, data: dataPid }, REQUESTS[p], () => benchmark(proxyPort, test, p));
+          const d = await cpuDuring({ direct: directProc.pid }, requests(p), () => benchmark(directPort, test, p));
+          const x = await cpuDuring({ proxy: proxy.pid, platform: platform.pid, data: dataPid }, requests(p), () => benchmark(proxyPort, test, p));
           samples.direct.push(d.perCommand.direct);
           samples.directRps.push(d.rps);
           for (const k of ['proxy', 'platform', 'data']) samples[k].push(x.perCommand[k]);
           samples.proxyRps.push(x.rps);
+          samples.directW.push(d.writes.direct);
+          samples.proxyW.push(x.writes.proxy);
+          samples.platformW.push(x.writes.platform);
+          samples.directS.push(d.sys.direct);
+          samples.proxyS.push(x.sys.proxy);
+          samples.platformS.push(x.sys.platform);
         }
         const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
         const ratio = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} µs (${(v / m.direct).toFixed(2)}×)`;
         rows.push(`| ${test.toUpperCase()} | ${p} | ${m.direct.toFixed(2)} µs | ${ratio(m.proxy)} | ${ratio(m.platform)} | ${ratio(m.data)} | ${Math.round(m.directRps)} / ${Math.round(m.proxyRps)} |`);
+        const sysShare = (sys: number, all: number) => `${Math.round((100 * sys) / all)}%`;
+        writeRows.push(`| ${test.toUpperCase()} | ${p} | ${m.directW.toFixed(3)} | ${m.proxyW.toFixed(3)} | ${m.platformW.toFixed(3)} | ${sysShare(m.directS, m.direct)} / ${sysShare(m.proxyS, m.proxy)} / ${sysShare(m.platformS, m.platform)} |`);
       }
     }
   } finally {
@@ -152,11 +178,17 @@ async function main(): Promise<void> {
     await stop(platform);
     await stop(directProc);
   }
-  console.log(`CPU time (user + sys) per command, median of ${ROUNDS} round(s); redis-benchmark -c 50 -r 10000, -n ${REQUESTS[1]} (-P 1) / ${REQUESTS[16]} (-P 16)`);
+  console.log(`CPU time (user + sys) per command, median of ${ROUNDS} round(s); redis-benchmark -c 50 -r 10000, -n ${requests(1)} (-P 1) / ${requests(16)} (-P 16)`);
   console.log('');
   console.log('| test | -P | redis-server direct | proxy | platform | data redis-server behind the platform | req/s direct / through the proxy |');
   console.log('|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
+  console.log('');
+  console.log('Write system calls (write, writev; /proc/<pid>/io syscw) per command, and the share of system (kernel) time in the CPU time:');
+  console.log('');
+  console.log('| test | -P | writes: redis-server direct | proxy | platform | sys share: direct / proxy / platform |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of writeRows) console.log(row);
   console.log('');
   console.log(`load average (1 min) during the run: median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}; ${readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? 'cpu'}, ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores, Node ${process.version}`);
 }

@@ -41,7 +41,7 @@ export interface BatcherOptions {
 }
 
 /** Defaults measured with bench/cpu-per-command.ts (bench/README.md, issue 14). */
-export const HOLD_DEFAULTS = { minBatchWhileBusy: 16, holdMs: 1 };
+export const HOLD_DEFAULTS = { minBatchWhileBusy: 256, holdMs: 1 };
 
 export class Batcher {
   private readonly ready: BatchSource[] = [];
