@@ -9,6 +9,7 @@
 //   npx tsx bench/cpu-per-command.ts --profile DIR # also `node --cpu-prof` of proxy and platform into DIR
 //   npx tsx bench/cpu-per-command.ts --pipelines 16 --tests get   # some cases only (e.g. to profile one)
 //   npx tsx bench/profile-summary.ts DIR/proxy-*.cpuprofile       # self time by function
+//   npx tsx bench/cpu-per-command.ts --root /path/to/other/checkout  # that checkout's proxy and platform
 //
 // CPU per command is much less sensitive to other load on the machine than throughput is (a busy
 // neighbour slows the run but does not add CPU time to our processes), which is why it is the figure
@@ -128,7 +129,8 @@ async function cpuDuring(pids: Record<string, number>, commands: number, work: (
 }
 
 async function main(): Promise<void> {
-  const bin = path.join(root, 'bin/respgate');
+  // --root: another checkout's code (e.g. the commit before a change), run under the same load.
+  const bin = path.join(arg('--root') ?? root, 'bin/respgate');
   const directPort = await freePort();
   const directProc = await startRedis(directPort);
   const httpPort = await freePort();
