@@ -116,6 +116,13 @@ async function benchmark(port: number, test: string, pipeline: number): Promise<
   return Number(line.split(',')[1].replace(/"/g, ''));
 }
 
+/** p50 latency in µs of one client alone (-c 1 -P 1), from redis-benchmark's CSV. */
+async function p50Latency(port: number): Promise<number> {
+  const { stdout } = await run('redis-benchmark', ['-p', String(port), '-c', '1', '-n', quick ? '5000' : '20000', '-r', '10000', '-t', 'get', '--csv'], { maxBuffer: 1 << 20 });
+  const [header, line] = stdout.trim().split('\n').map((l) => l.split(',').map((f) => f.replace(/"/g, '')));
+  return Number(line[header.indexOf('p50_latency_ms')]) * 1000;
+}
+
 /** CPU µs per command of each process while `work` runs. */
 async function cpuDuring(pids: Record<string, number>, commands: number, work: () => Promise<number>): Promise<{ perCommand: Record<string, number>; writes: Record<string, number>; sys: Record<string, number>; rps: number }> {
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuUs(pid)]));
@@ -144,11 +151,20 @@ async function main(): Promise<void> {
   const load: number[] = [loadavg()[0]];
   const rows: string[] = [];
   const writeRows: string[] = [];
+  let latencyLine = '';
   try {
     for (const test of TESTS) {
       await benchmark(directPort, test, 1);
       await benchmark(proxyPort, test, 1); // warm-up: JIT, keep-alive connections
     }
+    const latency = { direct: [] as number[], proxy: [] as number[] };
+    for (let r = 0; r < ROUNDS; r++) {
+      latency.direct.push(await p50Latency(directPort));
+      latency.proxy.push(await p50Latency(proxyPort));
+    }
+    const d50 = median(latency.direct);
+    const x50 = median(latency.proxy);
+    latencyLine = `p50 latency of one client alone (redis-benchmark -c 1 -t get): direct ${Math.round(d50)} µs, through proxy + platform ${Math.round(x50)} µs: the hop adds ${Math.round(x50 - d50)} µs`;
     for (const p of PIPELINES) {
       for (const test of TESTS) {
         const samples: Record<string, number[]> = { direct: [], proxy: [], platform: [], data: [], directRps: [], proxyRps: [], directW: [], proxyW: [], platformW: [], directS: [], proxyS: [], platformS: [] };
@@ -192,6 +208,7 @@ async function main(): Promise<void> {
   console.log('|---|---|---|---|---|---|');
   for (const row of writeRows) console.log(row);
   console.log('');
+  console.log(latencyLine);
   console.log(`load average (1 min) during the run: median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}; ${readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? 'cpu'}, ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores, Node ${process.version}`);
 }
 
