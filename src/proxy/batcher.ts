@@ -36,12 +36,27 @@ export interface BatcherOptions {
   maxInFlight: number;
   /** Sees every upstream call's commands, replies and duration (metrics, upstream error log). */
   observe?: (commands: Buffer[][], replies: Buffer[], ms: number) => void;
+  /**
+   * While a call is in flight, fewer ready commands than this wait for it to finish (or for
+   * `holdMs`) instead of going out as another small call: every HTTP call costs system calls on
+   * both sides, so fewer, larger calls cut CPU per command (bench/cpu-per-command.ts). 1 = off.
+   */
+  minBatchWhileBusy?: number;
+  /** Longest wait of held commands when the call in flight is slow. */
+  holdMs?: number;
 }
+
+/** Defaults measured with bench/cpu-per-command.ts (bench/README.md, issue 14). */
+export const HOLD_DEFAULTS = { minBatchWhileBusy: 256, holdMs: 1 };
 
 export class Batcher {
   private readonly ready: BatchSource[] = [];
   private scheduled = false;
   private inFlight = 0;
+  /** The fallback timer of held commands, if armed. */
+  private holdTimer: NodeJS.Timeout | undefined;
+  private readonly minBatchWhileBusy: number;
+  private readonly holdMs: number;
   /** Counters for INFO and /metrics. */
   readonly stats = { calls: 0, commands: 0 };
   /** Blocked clients and their shared pollers; forwarded writes wake them (blocking-hub.ts). */
@@ -50,7 +65,10 @@ export class Batcher {
   constructor(
     private readonly client: KvClient,
     private readonly options: BatcherOptions,
-  ) {}
+  ) {
+    this.minBatchWhileBusy = options.minBatchWhileBusy ?? HOLD_DEFAULTS.minBatchWhileBusy;
+    this.holdMs = options.holdMs ?? HOLD_DEFAULTS.holdMs;
+  }
 
   /** Marks a connection as having commands to send; they go out at the end of this I/O turn. */
   enqueue(source: BatchSource): void {
@@ -66,8 +84,37 @@ export class Batcher {
     }
   }
 
+  /** True when the ready work is small and a call in flight will flush it when it finishes. */
+  private shouldHold(): boolean {
+    if (this.inFlight === 0 || this.minBatchWhileBusy <= 1) return false;
+    let commands = 0;
+    for (const source of this.ready) {
+      const first = source.pending[0];
+      if (first !== undefined && first.kind !== 'command') return false; // blocking and transactions go at once
+      commands += source.pending.length;
+      if (commands >= this.minBatchWhileBusy) return false;
+    }
+    return true;
+  }
+
   private flush(): void {
     this.scheduled = false;
+    if (this.shouldHold()) {
+      // Waits for the call in flight (finished() flushes), at most holdMs from the first held command.
+      this.holdTimer ??= setTimeout(() => {
+        this.holdTimer = undefined;
+        this.flushNow();
+      }, this.holdMs);
+      return;
+    }
+    this.flushNow();
+  }
+
+  private flushNow(): void {
+    if (this.holdTimer) {
+      clearTimeout(this.holdTimer);
+      this.holdTimer = undefined;
+    }
     while (this.inFlight < this.options.maxInFlight && this.ready.length > 0) {
       const sources: BatchSource[] = [];
       const items: CommandItem[] = [];
@@ -179,7 +226,7 @@ export class Batcher {
       source.afterBatch();
       if (source.pending.length > 0) this.enqueue(source);
     }
-    if (this.ready.length > 0 && !this.scheduled) this.flush();
+    if (this.ready.length > 0 && !this.scheduled) this.flushNow();
   }
 
   private send(items: CommandItem[], owners: BatchSource[], sources: BatchSource[], credential: Credential | undefined): void {

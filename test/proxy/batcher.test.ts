@@ -130,6 +130,45 @@ describe('Batcher', () => {
     sources.forEach((s, i) => expect(s.replies).toEqual([`$2\r\n${i}a\r\n`, `$2\r\n${i}b\r\n`]));
   });
 
+  it('while a call is in flight, small work of later turns waits for it and goes as one call (issue 14)', async () => {
+    const gate = deferred();
+    fault.decide = () => ({ kind: 'forward', after: gate.promise });
+    const batcher = new Batcher(client, { maxBatch: 1000, maxInFlight: 4, minBatchWhileBusy: 16, holdMs: 60_000 });
+    const from = fault.seen.length;
+    const a = new Source().command('SET', 'b:h', '1');
+    batcher.enqueue(a);
+    await until(() => fault.seen.length === from + 1, 'first call at the upstream');
+    forward();
+    const b = new Source().command('ECHO', 'b');
+    batcher.enqueue(b);
+    await new Promise((r) => setImmediate(r));
+    const c = new Source().command('ECHO', 'c');
+    batcher.enqueue(c);
+    await new Promise((r) => setImmediate(r));
+    expect(fault.seen.length).toBe(from + 1); // held: the call in flight will carry them on
+    gate.resolve();
+    await until(() => b.replies.length === 1 && c.replies.length === 1, 'held commands answered');
+    expect(calls(from).map((x) => x.commands)).toEqual([[['SET', 'b:h', '1']], [['ECHO', 'b'], ['ECHO', 'c']]]);
+  });
+
+  it('held work goes after holdMs when the call in flight is slow; enough ready commands go at once', async () => {
+    const gate = deferred();
+    fault.decide = () => ({ kind: 'forward', after: gate.promise });
+    const batcher = new Batcher(client, { maxBatch: 1000, maxInFlight: 4, minBatchWhileBusy: 3, holdMs: 5 });
+    const from = fault.seen.length;
+    batcher.enqueue(new Source().command('PING'));
+    await until(() => fault.seen.length === from + 1, 'first call at the upstream');
+    forward();
+    const small = new Source().command('ECHO', 'small');
+    batcher.enqueue(small);
+    await until(() => small.replies.length === 1, 'the held command answered while the first call still waits');
+    const big = new Source().command('ECHO', '1').command('ECHO', '2').command('ECHO', '3');
+    batcher.enqueue(big);
+    await until(() => big.replies.length === 3, 'three ready commands go without waiting');
+    expect(fault.seen.length).toBe(from + 3);
+    gate.resolve();
+  });
+
   it('a transaction goes alone, as /multi-exec, after the connection\'s earlier commands and before its later ones', async () => {
     forward();
     const batcher = new Batcher(client, { maxBatch: 1000, maxInFlight: 4 });

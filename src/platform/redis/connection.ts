@@ -30,6 +30,10 @@ export class RedisConnection {
   private buffered = 0;
   private needed = 0;
   private closedError: Error | undefined;
+  /** Commands of this event-loop turn not written yet: they go out in one write (one system call). */
+  private outgoing: Buffer[] = [];
+  private outgoingBytes = 0;
+  private flushScheduled = false;
   /** Called once when the connection ends, for whatever reason. */
   onClose: ((err: Error) => void) | undefined;
   /** Receives replies nobody asked for (pub/sub messages, MONITOR lines) once `push` mode is set. */
@@ -93,14 +97,36 @@ export class RedisConnection {
     return new Promise((resolve, reject) => {
       if (count === 0) return resolve([]);
       this.queue.push({ remaining: count, replies: [], resolve, reject });
-      this.socket.write(bytes);
+      this.enqueueWrite(bytes);
     });
   }
 
   /** Writes commands whose replies arrive through `onPush` (SUBSCRIBE, MONITOR). */
   writeRaw(bytes: Buffer): void {
-    if (!this.closedError) this.socket.write(bytes);
+    if (!this.closedError) this.enqueueWrite(bytes);
   }
+
+  /**
+   * The HTTP requests read in one event-loop turn each send their commands; they reach redis-server
+   * in one write after the turn's I/O (setImmediate), in call order (bench/cpu-per-command.ts).
+   */
+  private enqueueWrite(bytes: Buffer): void {
+    this.outgoing.push(bytes);
+    this.outgoingBytes += bytes.length;
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(this.flushWrites);
+  }
+
+  private readonly flushWrites = (): void => {
+    this.flushScheduled = false;
+    const out = this.outgoing;
+    const size = this.outgoingBytes;
+    this.outgoing = [];
+    this.outgoingBytes = 0;
+    if (this.closedError || out.length === 0) return;
+    this.socket.write(out.length === 1 ? out[0] : Buffer.concat(out, size));
+  };
 
   close(): void {
     this.socket.destroy();

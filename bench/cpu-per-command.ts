@@ -1,0 +1,230 @@
+// CPU time per command (user + sys from /proc/<pid>/stat, all threads) of a standalone
+// `respgate proxy`, of the local platform behind it (`respgate platform`), and of the platform's
+// data redis-server, next to a direct redis-server doing the same work in the same run
+// (redis-benchmark SET and GET, -c 50 -r 10000, -P 1 and -P 16). Issue 14.
+//
+//   npx tsx bench/cpu-per-command.ts               # 3 rounds, median per cell
+//   npx tsx bench/cpu-per-command.ts --rounds 5
+//   npx tsx bench/cpu-per-command.ts --quick       # 1 round, fewer requests (a smoke run)
+//   npx tsx bench/cpu-per-command.ts --profile DIR # also `node --cpu-prof` of proxy and platform into DIR
+//   npx tsx bench/cpu-per-command.ts --pipelines 16 --tests get   # some cases only (e.g. to profile one)
+//   npx tsx bench/profile-summary.ts DIR/proxy-*.cpuprofile       # self time by function
+//   npx tsx bench/cpu-per-command.ts --root /path/to/other/checkout  # that checkout's proxy and platform
+//
+// CPU per command is much less sensitive to other load on the machine than throughput is (a busy
+// neighbour slows the run but does not add CPU time to our processes), which is why it is the figure
+// this bench reports. Counters tick at 100 Hz (10 ms), so each case runs long enough for hundreds of ticks.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { freePort } from '../src/platform/redis/embedded-server.js';
+
+const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const arg = (name: string): string | undefined => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+const quick = process.argv.includes('--quick');
+const ROUNDS = Number(arg('--rounds') ?? (quick ? 1 : 3));
+const PROFILE_DIR = arg('--profile');
+/** Requests per case, by -P: enough CPU time at each side for hundreds of 10 ms ticks. */
+const REQUESTS: Record<number, number> = quick ? { 1: 20_000, 16: 100_000 } : { 1: 200_000, 16: 1_000_000 };
+const requests = (pipeline: number): number => REQUESTS[pipeline] ?? (pipeline < 8 ? REQUESTS[1] : REQUESTS[16]);
+const TESTS = (arg('--tests') ?? 'set,get').split(',');
+const PIPELINES = (arg('--pipelines') ?? '1,16').split(',').map(Number);
+const TICK_US = 1e6 / 100; // CLK_TCK = 100 on Linux
+
+function log(msg: string): void {
+  process.stderr.write(msg + '\n');
+}
+
+/** User + system CPU time of a process (all its threads) in µs. */
+function cpuUs(pid: number): number {
+  return userUs(pid) + sysUs(pid);
+}
+
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+const userUs = (pid: number): number => Number(statFields(pid)[11]) * TICK_US; // utime (field 14)
+const sysUs = (pid: number): number => Number(statFields(pid)[12]) * TICK_US; // stime (field 15)
+
+/** Write system calls (write, writev) a process made so far: /proc/<pid>/io syscw. */
+function writeCalls(pid: number): number {
+  return Number(/syscw:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+interface Proc {
+  pid: number;
+  child: ChildProcess;
+  out: string;
+}
+
+/** Starts a process and waits until its stdout matches `ready`. */
+async function startUntilReady(cmd: string, args: string[], ready: RegExp): Promise<Proc> {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc: Proc = { pid: child.pid!, child, out: '' };
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      proc.out += d;
+      if (ready.test(proc.out)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`)));
+  });
+  return proc;
+}
+
+function stop(proc: Proc): Promise<void> {
+  if (proc.child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    proc.child.once('exit', () => resolve());
+    proc.child.kill('SIGTERM');
+  });
+}
+
+/** The child process of `parent` whose command line names `port` (the embedded redis-servers). */
+function childWithPort(parent: number, port: number): number {
+  for (const task of readdirSync(`/proc/${parent}/task`)) {
+    const children = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    for (const c of children) {
+      const cmdline = readFileSync(`/proc/${c}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmdline.includes(`:${port}`) || cmdline.includes(` ${port}`)) return Number(c);
+    }
+  }
+  throw new Error(`no child of ${parent} listens on ${port}`);
+}
+
+function nodeArgs(name: string): string[] {
+  return PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
+}
+
+async function benchmark(port: number, test: string, pipeline: number): Promise<number> {
+  const { stdout } = await run('redis-benchmark', [
+    '-p', String(port), '-c', '50', '-n', String(requests(pipeline)), '-r', '10000', '-t', test, '-P', String(pipeline), '--csv',
+  ], { maxBuffer: 1 << 20 });
+  const line = stdout.trim().split('\n')[1];
+  return Number(line.split(',')[1].replace(/"/g, ''));
+}
+
+/** p50 latency in µs of one client alone (-c 1 -P 1), from redis-benchmark's CSV. */
+async function p50Latency(port: number): Promise<number> {
+  const { stdout } = await run('redis-benchmark', ['-p', String(port), '-c', '1', '-n', quick ? '5000' : '20000', '-r', '10000', '-t', 'get', '--csv'], { maxBuffer: 1 << 20 });
+  const [header, line] = stdout.trim().split('\n').map((l) => l.split(',').map((f) => f.replace(/"/g, '')));
+  return Number(line[header.indexOf('p50_latency_ms')]) * 1000;
+}
+
+/** CPU µs per command of each process while `work` runs. */
+async function cpuDuring(pids: Record<string, number>, commands: number, work: () => Promise<number>): Promise<{ perCommand: Record<string, number>; writes: Record<string, number>; sys: Record<string, number>; rps: number }> {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuUs(pid)]));
+  const writesBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, writeCalls(pid)]));
+  const sysBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, sysUs(pid)]));
+  const rps = await work();
+  const perCommand = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (cpuUs(pid) - before[k]) / commands]));
+  const writes = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (writeCalls(pid) - writesBefore[k]) / commands]));
+  const sys = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (sysUs(pid) - sysBefore[k]) / commands]));
+  return { perCommand, writes, sys, rps };
+}
+
+async function main(): Promise<void> {
+  // --root: another checkout's code (e.g. the commit before a change), run under the same load.
+  const bin = path.join(arg('--root') ?? root, 'bin/respgate');
+  const directPort = await freePort();
+  const directProc = await startRedis(directPort);
+  const httpPort = await freePort();
+  const token = 'bench-' + Math.random().toString(36).slice(2);
+  const platform = await startUntilReady(process.execPath, [...nodeArgs('platform'), bin, 'platform', '--http-port', String(httpPort), '--token', token, '--log-level', 'warn'], /embedded redis-server on 127\.0\.0\.1:\d+\n/);
+  const dataPort = Number(/embedded redis-server on 127\.0\.0\.1:(\d+)/.exec(platform.out)![1]);
+  const dataPid = childWithPort(platform.pid, dataPort);
+  const proxyPort = await freePort();
+  const proxy = await startUntilReady(process.execPath, [...nodeArgs('proxy'), bin, 'proxy', '--port', String(proxyPort), '--upstream-url', `http://127.0.0.1:${httpPort}`, '--upstream-token', token, '--log-level', 'warn'], /proxy ready.*\n/);
+  log(`direct redis-server :${directPort} (pid ${directProc.pid}); proxy :${proxyPort} (pid ${proxy.pid}) → platform :${httpPort} (pid ${platform.pid}) → data redis-server :${dataPort} (pid ${dataPid})`);
+  const load: number[] = [loadavg()[0]];
+  const rows: string[] = [];
+  const writeRows: string[] = [];
+  let latencyLine = '';
+  try {
+    for (const test of TESTS) {
+      await benchmark(directPort, test, 1);
+      await benchmark(proxyPort, test, 1); // warm-up: JIT, keep-alive connections
+    }
+    const latency = { direct: [] as number[], proxy: [] as number[] };
+    for (let r = 0; r < ROUNDS; r++) {
+      latency.direct.push(await p50Latency(directPort));
+      latency.proxy.push(await p50Latency(proxyPort));
+    }
+    const d50 = median(latency.direct);
+    const x50 = median(latency.proxy);
+    latencyLine = `p50 latency of one client alone (redis-benchmark -c 1 -t get): direct ${Math.round(d50)} µs, through proxy + platform ${Math.round(x50)} µs: the hop adds ${Math.round(x50 - d50)} µs`;
+    for (const p of PIPELINES) {
+      for (const test of TESTS) {
+        const samples: Record<string, number[]> = { direct: [], proxy: [], platform: [], data: [], directRps: [], proxyRps: [], directW: [], proxyW: [], platformW: [], directS: [], proxyS: [], platformS: [] };
+        for (let r = 0; r < ROUNDS; r++) {
+          log(`  ${test.toUpperCase()} -P ${p} round ${r + 1}/${ROUNDS} (load ${loadavg()[0].toFixed(1)})`);
+          load.push(loadavg()[0]);
+          const d = await cpuDuring({ direct: directProc.pid }, requests(p), () => benchmark(directPort, test, p));
+          const x = await cpuDuring({ proxy: proxy.pid, platform: platform.pid, data: dataPid }, requests(p), () => benchmark(proxyPort, test, p));
+          samples.direct.push(d.perCommand.direct);
+          samples.directRps.push(d.rps);
+          for (const k of ['proxy', 'platform', 'data']) samples[k].push(x.perCommand[k]);
+          samples.proxyRps.push(x.rps);
+          samples.directW.push(d.writes.direct);
+          samples.proxyW.push(x.writes.proxy);
+          samples.platformW.push(x.writes.platform);
+          samples.directS.push(d.sys.direct);
+          samples.proxyS.push(x.sys.proxy);
+          samples.platformS.push(x.sys.platform);
+        }
+        const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+        const ratio = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} µs (${(v / m.direct).toFixed(2)}×)`;
+        rows.push(`| ${test.toUpperCase()} | ${p} | ${m.direct.toFixed(2)} µs | ${ratio(m.proxy)} | ${ratio(m.platform)} | ${ratio(m.data)} | ${Math.round(m.directRps)} / ${Math.round(m.proxyRps)} |`);
+        const sysShare = (sys: number, all: number) => `${Math.round((100 * sys) / all)}%`;
+        writeRows.push(`| ${test.toUpperCase()} | ${p} | ${m.directW.toFixed(3)} | ${m.proxyW.toFixed(3)} | ${m.platformW.toFixed(3)} | ${sysShare(m.directS, m.direct)} / ${sysShare(m.proxyS, m.proxy)} / ${sysShare(m.platformS, m.platform)} |`);
+      }
+    }
+  } finally {
+    await stop(proxy);
+    await stop(platform);
+    await stop(directProc);
+  }
+  console.log(`CPU time (user + sys) per command, median of ${ROUNDS} round(s); redis-benchmark -c 50 -r 10000, -n ${requests(1)} (-P 1) / ${requests(16)} (-P 16)`);
+  console.log('');
+  console.log('| test | -P | redis-server direct | proxy | platform | data redis-server behind the platform | req/s direct / through the proxy |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+  console.log('');
+  console.log('Write system calls (write, writev; /proc/<pid>/io syscw) per command, and the share of system (kernel) time in the CPU time:');
+  console.log('');
+  console.log('| test | -P | writes: redis-server direct | proxy | platform | sys share: direct / proxy / platform |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of writeRows) console.log(row);
+  console.log('');
+  console.log(latencyLine);
+  console.log(`load average (1 min) during the run: median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}; ${readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? 'cpu'}, ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores, Node ${process.version}`);
+}
+
+/** A plain redis-server, ready once it answers PING. */
+async function startRedis(port: number): Promise<Proc> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  for (let i = 0; i < 100; i++) {
+    try {
+      const { stdout } = await run('redis-cli', ['-p', String(port), 'PING']);
+      if (stdout.trim() === 'PONG') break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { pid: child.pid!, child, out: '' };
+}
+
+await main();
