@@ -147,7 +147,10 @@ async function main(): Promise<void> {
       [`URL group of 10, steady ${STEADY_RATE / 10} publishes/s`, 'bench-ten', (STEADY_RATE / 10) * STEADY_SECONDS, STEADY_RATE / 10],
     ];
     const rows: string[] = [];
-    for (const [name, target, count, rate] of cases) {
+    // BENCH_CASES=0,2 runs only those cases (by index), e.g. to profile one of them.
+    const only = process.env.BENCH_CASES?.split(',').map(Number);
+    for (const [index, [name, target, count, rate]] of cases.entries()) {
+      if (only && !only.includes(index)) continue;
       const fanOut = target === 'bench-ten' ? 10 : 1;
       const results: Result[] = [];
       for (let r = 0; r < RUNS; r++) {

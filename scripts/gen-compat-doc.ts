@@ -130,7 +130,7 @@ export function renderCompatDoc(): string {
       `(and ${platformConditional} that it refuses only with certain arguments), answering HTTP 400 with \`{"error": text}\`.`,
   );
   out.push(
-    "The text names the command in lowercase (\`container|sub\` for a subcommand, as in Redis' own errors):",
+    "The text names the command in lowercase (`container|sub` for a subcommand, as in Redis' own errors):",
   );
   out.push('');
   out.push('| kind | why | text (example) |');

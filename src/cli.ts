@@ -1,4 +1,5 @@
 // Command line: flags and RESPGATE_* environment variables → one validated configuration → roles.
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import {
   ConfigError, DEFAULTS, generateToken, parseNonNegativeInt, parseNonNegativeNumber, parsePort, parseSize, PROXY_DEFAULTS, sizeText, UPSTREAM_FORMATS, type UpstreamFormat,
@@ -59,7 +60,7 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
       .addOption(opt('--upstream-url <url>', 'REST URL of the key-value database (falls back to UPSTASH_REDIS_REST_URL)', 'RESPGATE_UPSTREAM_URL'))
       .addOption(opt('--upstream-token <token>', 'REST token of the key-value database (falls back to UPSTASH_REDIS_REST_TOKEN)', 'RESPGATE_UPSTREAM_TOKEN'))
       .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel))
-      .addOption(opt('--metrics-port <port>', 'serve Prometheus metrics on http://<host>:<port>/metrics (default: off; the dev stack serves them on --http-port)', 'RESPGATE_METRICS_PORT'));
+      .addOption(opt('--metrics-port <port>', 'serve Prometheus metrics on http://<host>:<port>/metrics (default: off; the dev stack serves them on its HTTP port)', 'RESPGATE_METRICS_PORT'));
   }
   return cmd
     .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the proxy binds loopback)', 'RESPGATE_REQUIREPASS'))
@@ -68,15 +69,85 @@ function proxyOptions(cmd: Command, remote: boolean): Command {
     .addOption(opt('--max-batch <n>', 'most commands coalesced into one upstream /pipeline call', 'RESPGATE_MAX_BATCH', String(PROXY_DEFAULTS.maxBatch)))
     .addOption(opt('--block-poll-interval <ms>', 'blocking commands (BLPOP, BZPOPMIN, XREAD BLOCK…) poll the upstream, 10 ms apart at first, doubling up to this; each poll is one upstream request (billed by hosted services)', 'RESPGATE_BLOCK_POLL_INTERVAL', String(PROXY_DEFAULTS.blockPollIntervalMs)))
     .addOption(opt('--upstream-format <mode>', 'what /pipeline is asked to answer: auto (resp2; JSON answers are converted and JSON is asked from then on), resp2 (a JSON answer is an error) or json (JSON with base64 strings, converted by reply type)', 'RESPGATE_UPSTREAM_FORMAT', PROXY_DEFAULTS.upstreamFormat))
-    .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len)', 'RESPGATE_PROTO_MAX_BULK_LEN', sizeText(PROXY_DEFAULTS.maxBulkLength)));
+    .addOption(opt('--proto-max-bulk-len <size>', 'largest argument a client may send (like Redis proto-max-bulk-len); each command must also fit one upstream request: 10mb on the local platform (its --max-request-size), the plan limit on Upstash; JSON escaping can grow control bytes 6x', 'RESPGATE_PROTO_MAX_BULK_LEN', sizeText(PROXY_DEFAULTS.maxBulkLength)))
+    .addOption(opt('--slowlog-log-slower-than <us>', 'SLOWLOG records forwarded commands that took at least this many microseconds from read to upstream reply (0 = all, negative = none)', 'RESPGATE_SLOWLOG_LOG_SLOWER_THAN', String(PROXY_DEFAULTS.slowlogLogSlowerThanUs)))
+    .addOption(opt('--slowlog-max-len <n>', 'SLOWLOG entries kept (newest first)', 'RESPGATE_SLOWLOG_MAX_LEN', String(PROXY_DEFAULTS.slowlogMaxLen)))
+    .addOption(opt('--requirepass-file <file>', 'read the AUTH password from the first line of this file (keeps it out of ps and shell history)', 'RESPGATE_REQUIREPASS_FILE'))
+    .addOption(opt('--acl-users', 'AUTH <user> <password> of other users than default gets the user\'s token from the upstream (ACL RESTTOKEN)', 'RESPGATE_ACL_USERS'))
+    .addOption(opt('--allow-unauthenticated', 'start on a non-loopback address although clients need no authentication (logs a warning)', 'RESPGATE_ALLOW_UNAUTHENTICATED'))
+    .addOption(opt('--tls-port <port>', 'also accept TLS connections on this port; needs the certificate and key files below', 'RESPGATE_TLS_PORT'))
+    .addOption(opt('--tls-cert-file <file>', 'PEM certificate of the TLS port', 'RESPGATE_TLS_CERT_FILE'))
+    .addOption(opt('--tls-key-file <file>', 'PEM private key of the TLS port', 'RESPGATE_TLS_KEY_FILE'))
+    .addOption(opt('--tls-ca-cert-file <file>', 'PEM CA certificates that sign client certificates', 'RESPGATE_TLS_CA_CERT_FILE'))
+    .addOption(opt('--tls-auth-clients <mode>', 'client certificates: yes (required), optional, or no', 'RESPGATE_TLS_AUTH_CLIENTS', 'yes'))
+    .addOption(opt('--upstream-ca-file <file>', 'PEM CA certificates trusted for an https:// upstream (a private CA)', 'RESPGATE_UPSTREAM_CA_FILE'))
+    .addOption(opt('--upstream-max-request-size <size>', "the upstream's max request size: a larger command is refused before it is sent", 'RESPGATE_UPSTREAM_MAX_REQUEST_SIZE', sizeText(PROXY_DEFAULTS.upstreamMaxRequestBytes)))
+    .addOption(opt('--maxclients <n>', 'most client connections at once (like Redis maxclients)', 'RESPGATE_MAXCLIENTS', String(PROXY_DEFAULTS.maxClients)))
+    .addOption(opt('--timeout <seconds>', 'close clients idle this long; 0 = never (like Redis timeout)', 'RESPGATE_TIMEOUT', String(PROXY_DEFAULTS.idleTimeoutSec)))
+    .addOption(opt('--client-output-buffer-limit <size>', 'a client that leaves more replies than this unread is disconnected', 'RESPGATE_CLIENT_OUTPUT_BUFFER_LIMIT', sizeText(PROXY_DEFAULTS.outputLimitBytes)))
+    .addOption(opt('--client-query-buffer-limit <size>', 'largest incomplete request buffered for a client (like Redis client-query-buffer-limit)', 'RESPGATE_CLIENT_QUERY_BUFFER_LIMIT', sizeText(PROXY_DEFAULTS.maxQueryBufferBytes)))
+    .addOption(opt('--shutdown-timeout <ms>', 'on SIGTERM, how long commands in flight have to finish before connections close', 'RESPGATE_SHUTDOWN_TIMEOUT', String(PROXY_DEFAULTS.shutdownGraceMs)));
 }
 
 interface ProxyFlags {
   metricsPort?: string;
   port: string; host: string; upstreamUrl?: string; upstreamToken?: string; requirepass?: string;
   upstreamTimeout: string; upstreamConnections: string; maxBatch: string; protoMaxBulkLen: string; logLevel: string;
-  blockPollInterval: string;
+  blockPollInterval: string; slowlogLogSlowerThan: string; slowlogMaxLen: string;
   upstreamFormat: string;
+  requirepassFile?: string; aclUsers?: boolean | string; allowUnauthenticated?: boolean | string;
+  tlsPort?: string; tlsCertFile?: string; tlsKeyFile?: string; tlsCaCertFile?: string; tlsAuthClients: string;
+  upstreamCaFile?: string; upstreamMaxRequestSize: string; maxclients: string; timeout: string;
+  clientOutputBufferLimit: string; clientQueryBufferLimit: string; shutdownTimeout: string;
+}
+
+/** A boolean flag, or its environment variable (yes/true/1). */
+function flagOn(value: boolean | string | undefined): boolean {
+  return value === true || (typeof value === 'string' && /^(1|true|yes|on)$/i.test(value));
+}
+
+function readSecretFile(file: string, flag: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${flag}: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'}); give a readable file`);
+  }
+  const line = text.split(/\r?\n/)[0];
+  if (!line) throw new ConfigError(`${flag}: '${file}' is empty; put the password on its first line`);
+  return line;
+}
+
+function readPem(file: string, flag: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new ConfigError(`${flag}: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'}); give a readable PEM file`);
+  }
+}
+
+/** The password of --requirepass or --requirepass-file (not both). */
+function requirepassOf(f: { requirepass?: string; requirepassFile?: string }): string | undefined {
+  if (f.requirepass && f.requirepassFile) throw new ConfigError('give --requirepass or --requirepass-file, not both');
+  return f.requirepassFile ? readSecretFile(f.requirepassFile, '--requirepass-file') : f.requirepass || undefined;
+}
+
+function tlsConfig(f: ProxyFlags): ProxyConfig['tls'] {
+  if (!f.tlsPort) {
+    if (f.tlsCertFile || f.tlsKeyFile) throw new ConfigError('--tls-cert-file and --tls-key-file need --tls-port (the port of TLS connections)');
+    return undefined;
+  }
+  if (!f.tlsCertFile || !f.tlsKeyFile) throw new ConfigError('--tls-port needs --tls-cert-file and --tls-key-file (PEM files)');
+  const mode = f.tlsAuthClients.toLowerCase();
+  if (mode !== 'yes' && mode !== 'no' && mode !== 'optional') throw new ConfigError(`--tls-auth-clients must be yes, no or optional, got '${f.tlsAuthClients}'`);
+  if (mode !== 'no' && !f.tlsCaCertFile) throw new ConfigError(`--tls-auth-clients ${mode} needs --tls-ca-cert-file (the CA of client certificates), or use --tls-auth-clients no`);
+  return {
+    port: parsePort(f.tlsPort, '--tls-port'),
+    cert: readPem(f.tlsCertFile, '--tls-cert-file'),
+    key: readPem(f.tlsKeyFile, '--tls-key-file'),
+    ca: f.tlsCaCertFile ? readPem(f.tlsCaCertFile, '--tls-ca-cert-file') : undefined,
+    authClients: mode,
+  };
 }
 
 function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string): ProxyConfig {
@@ -93,11 +164,29 @@ function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: string):
     upstreamTimeoutMs: positive(f.upstreamTimeout, '--upstream-timeout'),
     upstreamConnections: positive(f.upstreamConnections, '--upstream-connections'),
     maxBatch: positive(f.maxBatch, '--max-batch'),
-    requirepass: f.requirepass || undefined,
+    requirepass: requirepassOf(f),
     maxBulkLength: parseSize(f.protoMaxBulkLen, '--proto-max-bulk-len'),
     blockPollIntervalMs: positive(f.blockPollInterval, '--block-poll-interval'),
+    slowlogLogSlowerThanUs: parseInteger(f.slowlogLogSlowerThan, '--slowlog-log-slower-than'),
+    slowlogMaxLen: parseNonNegativeInt(f.slowlogMaxLen, '--slowlog-max-len'),
     upstreamFormat: upstreamFormat(f.upstreamFormat),
+    aclUsers: flagOn(f.aclUsers),
+    allowUnauthenticated: flagOn(f.allowUnauthenticated),
+    tls: tlsConfig(f),
+    upstreamCa: f.upstreamCaFile ? readPem(f.upstreamCaFile, '--upstream-ca-file') : undefined,
+    upstreamMaxRequestBytes: parseSize(f.upstreamMaxRequestSize, '--upstream-max-request-size'),
+    maxClients: positive(f.maxclients, '--maxclients'),
+    idleTimeoutSec: parseNonNegativeInt(f.timeout, '--timeout'),
+    outputLimitBytes: parseSize(f.clientOutputBufferLimit, '--client-output-buffer-limit'),
+    maxQueryBufferBytes: parseSize(f.clientQueryBufferLimit, '--client-query-buffer-limit'),
+    shutdownGraceMs: parseNonNegativeInt(f.shutdownTimeout, '--shutdown-timeout'),
   };
+}
+
+function parseInteger(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isSafeInteger(n)) throw new ConfigError(`${flag} must be a whole number, got '${value}'`);
+  return n;
 }
 
 function upstreamFormat(value: string): UpstreamFormat {
@@ -187,22 +276,38 @@ function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requ
         ]
       : []),
     ...sideportLines,
-    `  Key-value REST API (Area B)   ${p.url}`,
-    p.dataStore && !f.redisUrl ? `  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port}` : `  data store                    ${redactUrl(f.redisUrl!)}`,
+    `  Key-value REST API            ${p.url}`,
+    ...dataStoreLines(p, f),
     '',
-    '  Paste into your environment (@upstash/redis: Redis.fromEnv()):',
-    `    UPSTASH_REDIS_REST_URL=${p.url}`,
-    `    UPSTASH_REDIS_REST_TOKEN=${p.token}`,
+    '  Paste into your shell (then @upstash/redis Redis.fromEnv() finds them):',
+    `    export UPSTASH_REDIS_REST_URL=${p.url}`,
+    `    export UPSTASH_REDIS_REST_TOKEN=${p.token}`,
     `    # read-only token: ${p.readonlyToken}`,
     '',
     ...p.areaBanner,
     `  Try it:  curl -H "Authorization: Bearer $UPSTASH_REDIS_REST_TOKEN" ${p.url}/set/greeting/hello`,
-    `  Metrics: ${p.url}/metrics (Prometheus)`,
+    `  Health:  ${p.url}/healthz, ${p.url}/readyz    Metrics: ${p.url}/metrics (Prometheus)`,
     '',
-    '  Press Ctrl+C to stop (embedded data is not kept).',
+    f.redisUrl
+      ? '  Press Ctrl+C to stop (the data stays in the Redis of --redis-url).'
+      : '  Press Ctrl+C to stop (the embedded data store is deleted on exit; use --redis-url to keep data).',
     '',
   ];
   return lines.join('\n');
+}
+
+/**
+ * Where the data lives. In a Redis the platform does not own (--redis-url) it creates the ACL user
+ * `default_ro` (the Read Only token's identity) and loads the `respgate_json` function library; both
+ * stay after exit because other platform processes on the same store may share them.
+ */
+function dataStoreLines(p: RunningPlatform, f: PlatformFlags): string[] {
+  if (p.dataStore && !f.redisUrl) return [`  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port} (deleted on exit)`];
+  return [
+    `  data store                    ${redactUrl(f.redisUrl!)}`,
+    "    created there and kept after exit: ACL user default_ro, function library respgate_json",
+    "    (remove with: ACL DELUSER default_ro; FUNCTION DELETE respgate_json)",
+  ];
 }
 
 function redactUrl(url: string): string {
@@ -228,6 +333,7 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
   let proxy: RunningProxy;
   try {
     proxy = await startProxy(proxyConfig(flags, platform.url, platform.token), log);
+    await proxy.upstreamChecked;
   } catch (err) {
     await platform.stop();
     throw err;
@@ -240,25 +346,30 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
     await platform.stop();
     throw err;
   }
-  process.stdout.write(banner(platform, flags, proxy, flags.requirepass, sideportBanner(sideports, flags.requirepass, sideportPlan.vectorIndex)) + '\n');
+  process.stdout.write(banner(platform, flags, proxy, sideportPlan.requirepass, sideportBanner(sideports, sideportPlan.requirepass, sideportPlan.vectorIndex)) + '\n');
   await waitForSignal();
   for (const s of sideports) await s.stop();
-  await proxy.stop();
+  await proxy.shutdown();
   await platform.stop();
 }
 
 async function runProxy(flags: ProxyFlags): Promise<void> {
   const url = validateUpstreamUrl(flags.upstreamUrl || process.env.UPSTASH_REDIS_REST_URL);
-  const token = flags.upstreamToken || process.env.UPSTASH_REDIS_REST_TOKEN;
-  if (!token) throw new ConfigError('no upstream token: give --upstream-token (or RESPGATE_UPSTREAM_TOKEN / UPSTASH_REDIS_REST_TOKEN)');
+  // No upstream token: pass-through, each client authenticates with its own token (docs/security.md).
+  const token = flags.upstreamToken || process.env.UPSTASH_REDIS_REST_TOKEN || '';
   const log = createLogger(validateLogLevel(flags.logLevel));
   const proxy = await startProxy(proxyConfig(flags, url, token), log);
-  const metrics = flags.metricsPort ? await startMetricsServer(proxy.host, parsePort(flags.metricsPort, '--metrics-port')) : undefined;
+  const readiness = async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem });
+  const metrics = flags.metricsPort ? await startMetricsServer(proxy.host, parsePort(flags.metricsPort, '--metrics-port'), readiness) : undefined;
+  const upstreamOk = await proxy.upstreamChecked;
   process.stdout.write(`respgate ${VERSION}: proxy ready on redis://${proxy.host}:${proxy.port} in front of ${new URL(url).origin}\n  redis-cli -p ${proxy.port}\n` +
-    (metrics ? `  metrics: http://${proxy.host}:${metrics.port}/metrics\n` : ''));
+    (upstreamOk ? '' : `  the upstream does not answer yet (${proxy.upstream.problem}); commands fail until it does, checking again in the background\n`) +
+    (proxy.tlsPort !== undefined ? `  TLS: rediss://${proxy.host}:${proxy.tlsPort}\n` : '') +
+    (token === '' ? '  no --upstream-token: clients authenticate with their own REST token (AUTH <token>)\n' : '') +
+    (metrics ? `  metrics: http://${proxy.host}:${metrics.port}/metrics   health: /healthz, /readyz\n` : ''));
   await waitForSignal();
   await metrics?.stop();
-  await proxy.stop();
+  await proxy.shutdown();
 }
 
 function waitForSignal(): Promise<void> {
@@ -290,7 +401,7 @@ function devSideportOptions(cmd: Command): Command {
 }
 
 interface DevSideportPlan {
-  host: string; requirepass?: string; timeoutMs: number;
+  host: string; requirepass?: string; allowUnauthenticated: boolean; timeoutMs: number;
   vectorPort?: number; vectorIndex: string; vectorToken: string;
   queuePort?: number; queueToken: string; accountEmail: string; accountKey: string;
 }
@@ -305,7 +416,8 @@ function devSideportPlan(f: DevSideportFlags & ProxyFlags, config: PlatformConfi
   }
   return {
     host: f.host,
-    requirepass: f.requirepass || undefined,
+    requirepass: requirepassOf(f),
+    allowUnauthenticated: flagOn(f.allowUnauthenticated),
     timeoutMs: parseNonNegativeInt(f.upstreamTimeout, '--upstream-timeout') || 5000,
     vectorPort: sideportPort(f.vectorPort, '--vector-port'),
     vectorIndex: f.vectorIndex,
@@ -322,13 +434,13 @@ async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatfor
   try {
     if (plan.vectorPort !== undefined) {
       started.push(await startVectorSideport({
-        host: plan.host, port: plan.vectorPort, requirepass: plan.requirepass, timeoutMs: plan.timeoutMs,
+        host: plan.host, port: plan.vectorPort, requirepass: plan.requirepass, allowUnauthenticated: plan.allowUnauthenticated, timeoutMs: plan.timeoutMs,
         url: `${platform.url}/vector/${plan.vectorIndex}`, token: plan.vectorToken,
       }, log));
     }
     if (plan.queuePort !== undefined) {
       started.push(await startQueueSideport({
-        host: plan.host, port: plan.queuePort, requirepass: plan.requirepass, timeoutMs: plan.timeoutMs,
+        host: plan.host, port: plan.queuePort, requirepass: plan.requirepass, allowUnauthenticated: plan.allowUnauthenticated, timeoutMs: plan.timeoutMs,
         url: `${platform.url}/queue`, token: plan.queueToken,
         account: { url: `${platform.url}/account/v2`, email: plan.accountEmail, apiKey: plan.accountKey },
       }, log));
@@ -354,11 +466,13 @@ function sideportCommonOptions(cmd: Command): Command {
   return cmd
     .addOption(opt('--host <address>', 'address to bind (loopback by default: nothing is exposed to the network)', 'RESPGATE_HOST', DEFAULTS.host))
     .addOption(opt('--requirepass <password>', 'password clients must give with AUTH (default: none; the side port binds loopback)', 'RESPGATE_REQUIREPASS'))
+    .addOption(opt('--requirepass-file <file>', 'read the AUTH password from this file (first line)', 'RESPGATE_REQUIREPASS_FILE'))
+    .addOption(opt('--allow-unauthenticated', 'start on a non-loopback address without a password (logs a warning)', 'RESPGATE_ALLOW_UNAUTHENTICATED'))
     .addOption(opt('--upstream-timeout <ms>', 'time limit of one upstream HTTP call; past it the command gets an error', 'RESPGATE_UPSTREAM_TIMEOUT', '5000'))
     .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
 }
 
-interface SideportRoleFlags { host: string; requirepass?: string; upstreamTimeout: string; logLevel: string }
+interface SideportRoleFlags { host: string; requirepass?: string; requirepassFile?: string; allowUnauthenticated?: boolean | string; upstreamTimeout: string; logLevel: string }
 
 function restUrl(value: string | undefined, flag: string, fallbackEnv: string): string {
   if (!value) throw new ConfigError(`no ${flag}: give ${flag} (or ${fallbackEnv}), or run \`respgate dev\` for a local platform`);
@@ -384,7 +498,7 @@ async function runVectorRole(f: SideportRoleFlags & { vectorPort: string; vector
   if (!token) throw new ConfigError('no vector token: give --vector-token (or RESPGATE_VECTOR_TOKEN / UPSTASH_VECTOR_REST_TOKEN)');
   const log = createLogger(validateLogLevel(f.logLevel));
   const port = parsePort(f.vectorPort, '--vector-port');
-  const s = await startVectorSideport({ host: f.host, port, requirepass: f.requirepass || undefined, url, token, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
+  const s = await startVectorSideport({ host: f.host, port, requirepass: requirepassOf(f), allowUnauthenticated: flagOn(f.allowUnauthenticated), url, token, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
   process.stdout.write(`respgate ${VERSION}: vector side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}\n  redis-cli -p ${s.port}    (HELP lists the commands)\n`);
   await waitForSignal();
   await s.stop();
@@ -398,7 +512,7 @@ async function runQueueRole(f: SideportRoleFlags & { queuePort: string; queueUrl
   const account = f.accountEmail && f.accountKey ? { url: restUrl(f.accountUrl, '--account-url', 'RESPGATE_ACCOUNT_URL'), email: f.accountEmail, apiKey: f.accountKey } : undefined;
   const log = createLogger(validateLogLevel(f.logLevel));
   const port = parsePort(f.queuePort, '--queue-port');
-  const s = await startQueueSideport({ host: f.host, port, requirepass: f.requirepass || undefined, url, token, account, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
+  const s = await startQueueSideport({ host: f.host, port, requirepass: requirepassOf(f), allowUnauthenticated: flagOn(f.allowUnauthenticated), url, token, account, timeoutMs: positiveTimeout(f.upstreamTimeout) }, log);
   process.stdout.write(`respgate ${VERSION}: queue side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}${account ? ` (account API ${new URL(account.url).origin})` : ''}\n  redis-cli -p ${s.port}    (HELP lists the commands)\n`);
   await waitForSignal();
   await s.stop();
@@ -427,6 +541,8 @@ export function buildProgram(): Command {
     .version(VERSION)
     .description('A Redis-protocol gateway to HTTP data services, with a faithful local platform.\n' +
       'Every flag can also be set by the environment variable shown next to it.')
+    .addHelpText('after', '\nEach role has its own flags: respgate dev --help, respgate proxy --help, respgate platform --help,\n' +
+      'respgate vector --help, respgate queue --help. From a clone: npx respgate <role> … or npm start -- <role> ….')
     .showHelpAfterError();
   devSideportOptions(proxyOptions(platformOptions(program.command('dev', { isDefault: true }).description(
     'start the dev stack: embedded redis-servers, the local platform, the proxy and the side ports in front of it (default command)')), false)).action(runDev);

@@ -89,7 +89,38 @@ export const PROXY_DEFAULTS = {
   maxEventChars: 64 * 1024 * 1024,
   reconnectMinDelayMs: 100,
   reconnectMaxDelayMs: 5000,
+  /** SLOWLOG (Redis slowlog-log-slower-than, µs; < 0 disables, 0 logs everything) and its length. */
+  slowlogLogSlowerThanUs: 10_000,
+  slowlogMaxLen: 128,
+  /** Upstream errors: one warn line per kind per interval, with a count. */
+  upstreamErrorLogIntervalMs: 10_000,
+  /** Upstream not ready: background checks start this far apart, doubling up to 30 s. */
+  upstreamRecheckMs: 1000,
+  // ---- security (docs/security.md) ----
+  /** The upstream's max request size (the local platform's --max-request-size default): larger commands are refused before they are sent. */
+  upstreamMaxRequestBytes: 10 * 1024 * 1024,
+  /** Redis maxclients. */
+  maxClients: 10_000,
+  /** Redis timeout: seconds a client may stay idle before it is closed; 0 = never. */
+  idleTimeoutSec: 0,
+  /** Redis client-query-buffer-limit: bytes of a request not yet complete. */
+  maxQueryBufferBytes: 1024 * 1024 * 1024,
+  /** How long the upstream's verdict on a pass-through token is kept (a wrong one is asked again after this). */
+  authCacheMs: 10_000,
+  /** SIGTERM: how long in-flight commands have to finish before the connections are closed. */
+  shutdownGraceMs: 10_000,
 } as const;
+
+/** TLS listener of the proxy, with redis-server's flags (docs/security.md). */
+export interface ProxyTlsConfig {
+  port: number;
+  cert: string | Buffer;
+  key: string | Buffer;
+  /** CA certificates that sign client certificates. */
+  ca?: string | Buffer;
+  /** yes: a client certificate is required; optional: checked when given; no: not asked (Redis tls-auth-clients). */
+  authClients: 'yes' | 'no' | 'optional';
+}
 
 /** The proxy's configuration; the optional fields take PROXY_DEFAULTS. */
 /** resp2: raw reply bytes only; json: JSON with base64 strings, converted by reply type; auto: resp2, JSON if that is what comes back. */
@@ -100,6 +131,7 @@ export interface ProxyConfig {
   host: string;
   port: number;
   upstreamUrl: string;
+  /** '' = pass-through: each client authenticates with its own REST token (AUTH <token>). */
   upstreamToken: string;
   upstreamTimeoutMs: number;
   upstreamConnections: number;
@@ -112,11 +144,30 @@ export interface ProxyConfig {
   maxRequestBytes?: number;
   outputLimitBytes?: number;
   closeGraceMs?: number;
+  slowlogLogSlowerThanUs?: number;
+  slowlogMaxLen?: number;
+  upstreamErrorLogIntervalMs?: number;
+  upstreamRecheckMs?: number;
   upstreamFormat?: UpstreamFormat;
+  // ---- security (docs/security.md) ----
+  /** AUTH <user> <pass> of other users than default becomes a token through the upstream's ACL RESTTOKEN. */
+  aclUsers?: boolean;
+  /** Start on a non-loopback address without client authentication (a warning is logged). */
+  allowUnauthenticated?: boolean;
+  upstreamMaxRequestBytes?: number;
+  /** PEM CA certificates trusted for an HTTPS upstream (--upstream-ca-file). */
+  upstreamCa?: string | Buffer;
+  maxClients?: number;
+  idleTimeoutSec?: number;
+  maxQueryBufferBytes?: number;
+  authCacheMs?: number;
+  shutdownGraceMs?: number;
+  tls?: ProxyTlsConfig;
 }
 
+type OptionalKeys = 'requirepass' | 'upstreamCa' | 'tls';
 /** A ProxyConfig with every default filled in. */
-export type ResolvedProxyConfig = Required<Omit<ProxyConfig, 'requirepass'>> & Pick<ProxyConfig, 'requirepass'>;
+export type ResolvedProxyConfig = Required<Omit<ProxyConfig, OptionalKeys>> & Pick<ProxyConfig, OptionalKeys>;
 
 export function resolveProxyConfig(config: ProxyConfig): ResolvedProxyConfig {
   return {
@@ -125,7 +176,19 @@ export function resolveProxyConfig(config: ProxyConfig): ResolvedProxyConfig {
     maxRequestBytes: PROXY_DEFAULTS.maxRequestBytes,
     outputLimitBytes: PROXY_DEFAULTS.outputLimitBytes,
     closeGraceMs: PROXY_DEFAULTS.closeGraceMs,
+    slowlogLogSlowerThanUs: PROXY_DEFAULTS.slowlogLogSlowerThanUs,
+    slowlogMaxLen: PROXY_DEFAULTS.slowlogMaxLen,
+    upstreamErrorLogIntervalMs: PROXY_DEFAULTS.upstreamErrorLogIntervalMs,
+    upstreamRecheckMs: PROXY_DEFAULTS.upstreamRecheckMs,
     upstreamFormat: PROXY_DEFAULTS.upstreamFormat,
+    aclUsers: false,
+    allowUnauthenticated: false,
+    upstreamMaxRequestBytes: PROXY_DEFAULTS.upstreamMaxRequestBytes,
+    maxClients: PROXY_DEFAULTS.maxClients,
+    idleTimeoutSec: PROXY_DEFAULTS.idleTimeoutSec,
+    maxQueryBufferBytes: PROXY_DEFAULTS.maxQueryBufferBytes,
+    authCacheMs: PROXY_DEFAULTS.authCacheMs,
+    shutdownGraceMs: PROXY_DEFAULTS.shutdownGraceMs,
     ...withoutUndefined(config),
   };
 }
@@ -239,4 +302,22 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export function validateLogLevel(value: string): string {
   if (!LOG_LEVELS.includes(value)) throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${value}'`);
   return value;
+}
+
+/** True for addresses that only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host) || host === '::ffff:127.0.0.1';
+}
+
+/**
+ * Never an open relay: a listener on a non-loopback address must make clients authenticate, unless
+ * the operator says otherwise (then it only warns). Returns the warning to log, if any.
+ */
+export function checkExposure(what: string, host: string, clientAuth: boolean, allowUnauthenticated: boolean): string | undefined {
+  if (clientAuth || isLoopback(host)) return undefined;
+  const text = `${what} binds ${host} (reachable from the network) and clients need no authentication, so anyone who reaches it uses its upstream credentials`;
+  if (!allowUnauthenticated) {
+    throw new ConfigError(`${text}: set a password with --requirepass (or --requirepass-file), or leave --upstream-token unset so each client authenticates with its own token, or bind loopback (--host 127.0.0.1); --allow-unauthenticated starts it anyway`);
+  }
+  return `${text} (--allow-unauthenticated)`;
 }

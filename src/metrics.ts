@@ -18,25 +18,73 @@ export const platformRequests = new Counter({
 /** A gauge whose value is read from `read` when scraped. */
 export function observedGauge(name: string, help: string, read: () => number): void {
   if (registry.getSingleMetric(name)) registry.removeSingleMetric(name);
-  new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
 }
 
 /** A counter whose total is read from `read` when scraped (for counts kept elsewhere). */
 export function observedCounter(name: string, help: string, read: () => number): void {
   if (registry.getSingleMetric(name)) registry.removeSingleMetric(name);
-  new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
 }
 
 export async function metricsText(): Promise<{ contentType: string; body: string }> {
   return { contentType: registry.contentType, body: await registry.metrics() };
 }
 
-/** A small HTTP server answering GET /metrics (for `respgate proxy --metrics-port`). */
-export async function startMetricsServer(host: string, port: number): Promise<{ port: number; stop(): Promise<void> }> {
+/** Readiness for /readyz: ready, or the reason it is not. */
+export type Readiness = () => Promise<{ ready: boolean; problem?: string }>;
+
+/**
+ * Answers /healthz (the process is up: always 200) and /readyz (200 when `readiness` says ready, else
+ * 503 with the reason), as JSON; true when the request was one of them.
+ */
+export function answerHealth(path: string, res: http.ServerResponse, readiness: Readiness): boolean {
+  if (path === '/healthz') {
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end('{"status":"ok"}');
+    return true;
+  }
+  if (path !== '/readyz') return false;
+  readiness().then(
+    ({ ready, problem }) => {
+      res.writeHead(ready ? 200 : 503, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(ready ? { status: 'ready' } : { status: 'not ready', problem }));
+    },
+    (err: unknown) => {
+      res.writeHead(503, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ status: 'not ready', problem: String((err as Error)?.message ?? err) }));
+    },
+  );
+  return true;
+}
+
+/** A small HTTP server answering GET /metrics, /healthz and /readyz (for `respgate proxy --metrics-port`). */
+export async function startMetricsServer(
+  host: string,
+  port: number,
+  readiness: Readiness = async () => ({ ready: true }),
+): Promise<{ port: number; stop(): Promise<void> }> {
   const server = http.createServer((req, res) => {
-    if (req.url !== '/metrics') {
+    const path = (req.url ?? '/').split('?')[0];
+    if (answerHealth(path, res, readiness)) return;
+    if (path !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' });
-      return res.end('only /metrics is served here\n');
+      return res.end('served here: /metrics, /healthz, /readyz\n');
     }
     metricsText().then(
       ({ contentType, body }) => {

@@ -49,6 +49,9 @@ describe('respgate CLI', () => {
     expect(size.stderr).toContain('--max-request-size must be a size such as 1048576, 512kb or 10mb');
     const url = await respgate(['platform', '--redis-url', 'http://x']);
     expect(url.stderr).toContain('--redis-url must start with redis://');
+    const format = await respgate(['proxy', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 't'], { RESPGATE_UPSTREAM_FORMAT: 'xml' });
+    expect(format.code).toBe(1);
+    expect(format.stderr).toContain("configuration error: --upstream-format must be auto, resp2 or json (got 'xml')");
   });
 
   it('proxy without an upstream says where to give one', async () => {

@@ -2,7 +2,7 @@
 
 /** Redis' glob (util.c stringmatchlen): `*`, `?`, `[...]` classes with `^` and ranges, `\\` escapes. */
 export function globToRegExp(glob: string, nocase = false): RegExp {
-  const lit = (ch: string) => ch.replace(/[.*+?^${}()|[\]\\\/-]/g, '\\$&');
+  const lit = (ch: string) => ch.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
   let re = '';
   for (let i = 0; i < glob.length; i++) {
     const ch = glob[i];

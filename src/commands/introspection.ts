@@ -76,22 +76,22 @@ function docs(w: ReplyWriter, c: CommandData): void {
     if (v !== undefined) n++;
   }
   w.mapHeader(n);
-  if (d.summary !== undefined) (w.bulk('summary'), w.bulk(d.summary));
-  if (d.since !== undefined) (w.bulk('since'), w.bulk(d.since));
+  if (d.summary !== undefined) w.bulk('summary').bulk(d.summary);
+  if (d.since !== undefined) w.bulk('since').bulk(d.since);
   w.bulk('group');
   w.bulk(d.group);
-  if (d.complexity !== undefined) (w.bulk('complexity'), w.bulk(d.complexity));
+  if (d.complexity !== undefined) w.bulk('complexity').bulk(d.complexity);
   if (d.docFlags !== undefined) {
     w.bulk('doc_flags');
     w.setHeader(d.docFlags.length);
     for (const f of d.docFlags) w.simple(f);
   }
-  if (d.deprecatedSince !== undefined) (w.bulk('deprecated_since'), w.bulk(d.deprecatedSince));
-  if (d.replacedBy !== undefined) (w.bulk('replaced_by'), w.bulk(d.replacedBy));
+  if (d.deprecatedSince !== undefined) w.bulk('deprecated_since').bulk(d.deprecatedSince);
+  if (d.replacedBy !== undefined) w.bulk('replaced_by').bulk(d.replacedBy);
   if (d.history !== undefined) {
     w.bulk('history');
     w.setHeader(d.history.length);
-    for (const [version, text] of d.history) (w.arrayHeader(2), w.bulk(version), w.bulk(text));
+    for (const [version, text] of d.history) w.arrayHeader(2).bulk(version).bulk(text);
   }
   if (d.arguments !== undefined) {
     w.bulk('arguments');
@@ -101,7 +101,7 @@ function docs(w: ReplyWriter, c: CommandData): void {
   if (subs !== undefined) {
     w.bulk('subcommands');
     w.mapHeader(subs.length);
-    for (const s of subs) (w.bulk(s.name), docs(w, s));
+    for (const s of subs) docs(w.bulk(s.name), s);
   }
 }
 
@@ -168,7 +168,7 @@ export function commandDocsReply(names: readonly (string | Buffer)[] | undefined
     return cached(`D${proto}`, () => {
       const w = new ReplyWriter(proto);
       w.mapHeader(commandData.commands.length);
-      for (const c of commandData.commands) (w.bulk(c.name), docs(w, c));
+      for (const c of commandData.commands) docs(w.bulk(c.name), c);
       return w.toBuffer();
     });
   }

@@ -53,7 +53,7 @@ const TRACKING = 'client-side caching needs invalidation messages, which the RES
 
 export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   // Connection: the proxy owns the client connection, so its state lives in the proxy.
-  auth: local('checked by the proxy: its own password, a REST token, or an ACL user mapped through ACL RESTTOKEN'),
+  auth: local("checked by the proxy against its own password (--requirepass, user 'default'); never sent upstream"),
   hello: local('protocol 2 or 3 and AUTH/SETNAME are connection state kept by the proxy'),
   ping: local(),
   echo: local(),
@@ -61,8 +61,9 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   reset: local('resets the proxy connection: MULTI, subscriptions, MONITOR, protocol, name, auth'),
   select: local('SELECT 0 succeeds; other indexes fail with ERR DB index is out of range (one database)'),
   client: local("about the proxy's own client connections"),
-  'client|pause': local("pauses this proxy's clients only (not other proxies or REST clients)"),
-  'client|unpause': local("resumes this proxy's clients"),
+  'client|kill': local("closes matching connections of this proxy (its own clients, as CLIENT LIST shows them): ip:port, or ID, TYPE, USER, ADDR, LADDR, SKIPME"),
+  'client|pause': refused("not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for"),
+  'client|unpause': local('OK: no client of this proxy is ever paused'),
   'client|unblock': local('unblocks a blocking command emulated by this proxy'),
   'client|reply': local('ON, OFF and SKIP act on the replies this proxy writes to the client'),
   'client|tracking': refused(TRACKING),
@@ -72,6 +73,7 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   asking: clusterDisabled('ASKING is a cluster command'),
 
   // Introspection: answered from this command table and the proxy's own state.
+  slowlog: local("the proxy's own record of slow forwarded commands (--slowlog-log-slower-than, µs from read to upstream reply)"),
   info: local('emulated: redis_version 7.0.15, redis_mode standalone, loading:0, maxmemory_policy:noeviction'),
   command: local('answered from the command table (Redis 7.0.15)'),
   'command|getkeys': forward('key extraction is computed by the upstream'),
@@ -110,7 +112,7 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   bzmpop: blocking('emulated by polling ZMPOP'),
   xread: forward('blocking (emulated by polling) when a BLOCK argument is present'),
   xreadgroup: forward('blocking (emulated by polling) when a BLOCK argument is present'),
-  wait: blocking('replication is not observable through REST; the proxy answers after the timeout'),
+  wait: local('answers 0 at once: no replica acknowledgement is observable through REST (a standalone Redis answers WAIT 0 … with 0 too; with numreplicas > 0 it would wait for the timeout)'),
 
   // Refused: administration of a Redis process, replication, other databases.
   cluster: clusterDisabled('cluster commands'),

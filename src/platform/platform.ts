@@ -12,7 +12,7 @@ import { Executor } from './kv/executor.js';
 import { JsonLibrary } from './kv/json/library.js';
 import { KvHandler, errorJson } from './kv/handler.js';
 import { openStreams } from './kv/events.js';
-import { metricsText, observedGauge, platformRequests } from '../metrics.js';
+import { answerHealth, metricsText, observedGauge, platformRequests } from '../metrics.js';
 import type { AreaContext, AreaServer } from './area.js';
 import { startVectorArea } from './vector/index.js';
 import { startQueueArea } from './queue/index.js';
@@ -75,6 +75,8 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       const q = url.indexOf('?');
       const path = q < 0 ? url : url.slice(0, q);
       const query = q < 0 ? '' : url.slice(q + 1);
+      // Liveness and readiness (the data store answers PING); no Redis command has these names.
+      if (req.method === 'GET' && answerHealth(path, res, async () => ((await executor.ping()) ? { ready: true } : { ready: false, problem: 'the data store did not answer PING' }))) return;
       // Prometheus; no Redis command is named "metrics", and the platform binds loopback by default.
       if (path === '/metrics' && req.method === 'GET') {
         void metricsText().then(({ contentType, body }) => {

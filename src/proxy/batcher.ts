@@ -5,7 +5,7 @@
 // same barrier: after the connection's earlier commands, before its later ones.
 import { resolveCommand } from '../commands/table.js';
 import { errorReply } from '../resp/protocol.js';
-import type { KvClient, TransactionOutcome } from '../upstream/kv-client.js';
+import type { Credential, KvClient, TransactionOutcome } from '../upstream/kv-client.js';
 import { BlockingHub } from './blocking-hub.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 
@@ -17,6 +17,8 @@ export interface BatchSource {
   inFlight: boolean;
   /** True while it waits in the batcher's ready list. */
   queued: boolean;
+  /** The client's own upstream token; connections with different tokens never share a call. */
+  readonly credential?: Credential;
   /** Receives the raw RESP2 reply of one of its commands (possibly an error reply made by the client). */
   deliver(item: CommandItem, reply: Buffer): void;
   /** Receives the outcome of one of its transactions. */
@@ -32,6 +34,8 @@ export interface BatcherOptions {
   maxBatch: number;
   /** Most upstream calls in flight at once; further work waits and grows the next batch. */
   maxInFlight: number;
+  /** Sees every upstream call's commands, replies and duration (metrics, upstream error log). */
+  observe?: (commands: Buffer[][], replies: Buffer[], ms: number) => void;
 }
 
 export class Batcher {
@@ -70,8 +74,15 @@ export class Batcher {
       const owners: BatchSource[] = [];
       /** Connections whose next item is a transaction: it goes alone. */
       const transactions: BatchSource[] = [];
+      /** Connections with another token than this call's: they wait for the next call, in order. */
+      const otherToken: BatchSource[] = [];
+      const token = this.ready[0].credential?.token;
       while (this.ready.length > 0 && items.length < this.options.maxBatch) {
         const source = this.ready.shift()!;
+        if (source.credential?.token !== token && source.pending[0]?.kind === 'command') {
+          otherToken.push(source);
+          continue;
+        }
         source.queued = false;
         const pending = source.pending;
         if (pending.length === 0) continue;
@@ -96,7 +107,8 @@ export class Batcher {
         source.inFlight = true;
         sources.push(source);
       }
-      if (items.length > 0) this.send(items, owners, sources);
+      this.ready.unshift(...otherToken);
+      if (items.length > 0) this.send(items, owners, sources, sources[0].credential);
       for (let i = 0; i < transactions.length; i++) {
         if (this.inFlight >= this.options.maxInFlight) {
           // No room: back to the front of the line, in order.
@@ -121,10 +133,18 @@ export class Batcher {
   }
 
   /** One poll of a blocking command: one upstream /pipeline call (counted like any other). */
-  poll(commands: Buffer[][]): Promise<Buffer[]> {
+  poll(commands: Buffer[][], credential?: Credential): Promise<Buffer[]> {
     this.stats.calls++;
     this.stats.commands += commands.length;
-    return this.client.pipeline(commands).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
+    return this.call(commands, credential);
+  }
+
+  /** One /pipeline call, observed; never rejects. */
+  private call(commands: Buffer[][], credential: Credential | undefined): Promise<Buffer[]> {
+    const started = performance.now();
+    const answered = this.client.pipeline(commands, credential).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
+    const observe = this.options.observe;
+    return observe ? answered.then((replies) => (observe(commands, replies, performance.now() - started), replies)) : answered;
   }
 
   private sendTransaction(source: BatchSource): void {
@@ -134,7 +154,7 @@ export class Batcher {
     this.inFlight++;
     this.stats.calls++;
     this.stats.commands += commands.length;
-    const answered = this.client.transaction(commands, item.watch).catch((err: unknown): TransactionOutcome => ({ kind: 'failed', error: internalError(err) }));
+    const answered = this.client.transaction(commands, item.watch, source.credential).catch((err: unknown): TransactionOutcome => ({ kind: 'failed', error: internalError(err) }));
     void answered.then((outcome) => {
       this.inFlight--;
       source.deliverTransaction(item, outcome);
@@ -162,12 +182,12 @@ export class Batcher {
     if (this.ready.length > 0 && !this.scheduled) this.flush();
   }
 
-  private send(items: CommandItem[], owners: BatchSource[], sources: BatchSource[]): void {
+  private send(items: CommandItem[], owners: BatchSource[], sources: BatchSource[], credential: Credential | undefined): void {
     this.inFlight++;
     this.stats.calls++;
     this.stats.commands += items.length;
     const commands = items.map((i) => i.args);
-    const answered = this.client.pipeline(commands).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
+    const answered = this.call(commands, credential);
     void answered.then((replies) => {
       this.inFlight--;
       for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i]);

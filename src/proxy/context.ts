@@ -6,7 +6,10 @@ import type { CommandSpec } from '../commands/table.js';
 import type { Logger } from '../logger.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { EventStreamClient } from '../upstream/event-stream.js';
+import type { Credential } from '../upstream/kv-client.js';
+import type { ClientAuth } from './auth.js';
 import type { Batcher } from './batcher.js';
+import type { Slowlog } from './slowlog.js';
 
 /** Where replies of one connection go, in request order; also replies no command asked for. */
 export interface ReplyPort {
@@ -67,13 +70,17 @@ export interface Connection {
   readonly authenticated: boolean;
   /** AUTH, HELLO AUTH, RESET. */
   setAuthenticated(value: boolean): void;
+  /** The client's own upstream token (pass-through, ACL users); undefined = the configured one. */
+  credential: Credential | undefined;
   readonly pushes: PushState;
   /** Commands queued in the open transaction, or -1 outside MULTI (CLIENT LIST's `multi=`). */
   readonly queuedCommands: number;
   /** RESET: leaves MULTI, dropping the queue. */
   discardTransaction(): void;
-  /** True while a blocking command waits (INFO's blocked_clients). */
-  readonly blocked: boolean;
+  /** In a blocking command now (INFO blocked_clients, connections by state). */
+  readonly isBlocked: boolean;
+  /** CLIENT KILL: closes the connection (after nothing more: replies owed are dropped, as in Redis). */
+  destroy(): void;
   /** CLIENT UNBLOCK: ends a blocking command in progress; false when nothing is blocked. */
   unblock(reason: 'timeout' | 'error'): boolean;
 }
@@ -88,6 +95,18 @@ export interface ServerState {
   readonly stats: { readonly calls: number; readonly commands: number };
   /** The password clients must give with AUTH; undefined = none. */
   readonly requirepass: string | undefined;
+  /** Client authentication (password, pass-through tokens, ACL users). */
+  readonly auth: ClientAuth;
+  /** SLOWLOG's record. */
+  readonly slowlog: Slowlog;
+  /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */
+  traffic(): { input: number; output: number };
+}
+
+/** Operations hooks of the proxy (metrics, SLOWLOG, logs), called from the hot path. */
+export interface ProxyOperationsPort {
+  /** A forwarded command got its upstream reply; `readAt` is performance.now() when it was read. */
+  commandDone(conn: Connection, args: Buffer[], readAt: number): void;
 }
 
 /** What the event streams of every connection share (pub/sub and MONITOR). */
@@ -105,4 +124,5 @@ export interface ProxyContext {
   readonly log: Logger;
   readonly pushUpstream: PushUpstream;
   readonly server: ServerState;
+  readonly ops: ProxyOperationsPort;
 }

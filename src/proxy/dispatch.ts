@@ -32,6 +32,8 @@ export interface DispatchTarget {
   readonly local: LocalContext;
   /** QUIT: stop reading, write what is owed, then close. */
   closeAfterReplies(): void;
+  /** A reply that needs the upstream first (AUTH): nothing after it runs until it is there. */
+  defer(reply: Promise<Buffer>): void;
 }
 
 /** What a RESP2 connection with subscriptions may still run (Redis 7.0 processCommand). */
@@ -113,7 +115,7 @@ function reject(t: DispatchTarget, reply: Buffer): void {
  * reply after that (INFO's keyspace line).
  */
 function forward(t: DispatchTarget, args: Buffer[], shape: ReplyShape | undefined, transform: ((reply: Buffer) => Buffer) | undefined): void {
-  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform });
+  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt: performance.now() });
 }
 
 /**
@@ -130,6 +132,7 @@ function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): void {
   const result = runLocalCommand(t.local, spec, args);
   if (Buffer.isBuffer(result)) return t.replies.answer(result);
   if (result.kind === 'forward') return forward(t, result.args, undefined, result.transform);
+  if (result.kind === 'defer') return t.defer(result.run());
   t.replies.answer(result.reply);
   t.closeAfterReplies();
 }

@@ -14,6 +14,8 @@ export interface CommandItem {
   shape: ReplyShape | undefined;
   /** Rewrites the reply after that (INFO's keyspace line). */
   transform: ((reply: Buffer) => Buffer) | undefined;
+  /** performance.now() when the command was read (latency histogram, SLOWLOG). */
+  readAt?: number;
 }
 
 /** MULTI … EXEC: the queued commands, sent as one /multi-exec call; `parts` builds the EXEC array. */

@@ -12,9 +12,10 @@ import type net from 'node:net';
 import type { Protocol } from '../resp/protocol.js';
 import { RequestReader } from '../resp/request-reader.js';
 import { toResp3 } from '../resp/resp3-converter.js';
-import type { TransactionOutcome } from '../upstream/kv-client.js';
+import type { Credential, TransactionOutcome } from '../upstream/kv-client.js';
 import type { BatchSource } from './batcher.js';
 import type { BlockingRun } from './blocking.js';
+import { runBlocking } from './blocking-hub.js';
 import type { Connection, ProxyContext, PushState, ReplyMode, ReplyPort } from './context.js';
 import { dispatch, type DispatchTarget } from './dispatch.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
@@ -24,6 +25,7 @@ import { errorReply, NULL3, NULL_ARRAY, NULL_BULK } from './replies.js';
 import { ReplyQueue } from './reply-queue.js';
 import { Transaction, transactionReply } from './transaction.js';
 
+const EMPTY = Buffer.alloc(0);
 const UNBLOCKED = errorReply('UNBLOCKED client unblocked via CLIENT UNBLOCK');
 
 export class Session implements Connection, ReplyPort, BatchSource, DispatchTarget {
@@ -34,6 +36,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   name = '';
   protocol: Protocol = 2;
   authenticated: boolean;
+  /** The client's own upstream token (pass-through, ACL users); undefined = the configured one. */
+  credential: Credential | undefined;
   readonly fd: number;
 
   // BatchSource
@@ -50,13 +54,11 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   /** Reading stopped: too many replies owed (backpressure). */
   private paused = false;
   /** The blocking command polling now, if any. */
-  private blocking: BlockingRun | undefined;
-
-  get blocked(): boolean {
-    return this.blocking !== undefined;
-  }
+  private blocked: BlockingRun | undefined;
   /** The client closed its side (half-close or gone). */
   private peerEnded = false;
+  /** An AUTH waits for the upstream: later requests stay in the reader until it is answered. */
+  private deferring = false;
 
   constructor(
     readonly socket: net.Socket,
@@ -66,7 +68,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   ) {
     const { config } = ctx;
     this.fd = socketFd(socket);
-    this.authenticated = config.requirepass === undefined;
+    this.authenticated = !ctx.server.auth.required;
     this.reader = new RequestReader({ maxBulkLength: config.maxBulkLength });
     this.reader.authenticated = this.authenticated;
     this.replies = new ReplyQueue(socket, config.closeGraceMs);
@@ -82,7 +84,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       this.peerEnded = true;
       // A blocking command waits for data the client can no longer ask for: Redis frees a client
       // whose connection reads EOF, so the polling stops and the connection closes.
-      if (this.blocking) return void this.socket.destroy();
+      if (this.blocked) return void this.socket.destroy();
       if (!this.replies.closing) this.closeAfterReplies();
     });
     socket.on('error', () => undefined); // 'close' follows
@@ -102,7 +104,13 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   private receive(chunk: Buffer): void {
     if (this.replies.closing) return;
     this.reader.push(chunk);
+    if (this.reader.bufferedBytes > this.ctx.config.maxQueryBufferBytes) {
+      // Redis client-query-buffer-limit: the client is closed without a reply.
+      this.ctx.log.warn({ conn: this.id, client: this.address, limitBytes: this.ctx.config.maxQueryBufferBytes }, 'client query buffer limit reached: closing the connection');
+      return void this.socket.destroy();
+    }
     for (;;) {
+      if (this.deferring) break;
       const request = this.reader.read();
       if (!request) break;
       if (request.kind === 'protocol-error') {
@@ -115,10 +123,34 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       if (this.replies.closing) break;
     }
     if (this.pending.length > 0 && !this.inFlight) this.ctx.batcher.enqueue(this);
-    this.replies.write();
-    if (this.replies.owed >= this.ctx.config.maxPendingReplies && !this.paused) {
+    this.writeReplies();
+    // Backpressure: too many replies owed, or written replies the client does not read.
+    if ((this.replies.owed >= this.ctx.config.maxPendingReplies || this.socket.writableNeedDrain || this.deferring) && !this.paused) {
       this.paused = true;
       this.socket.pause();
+    }
+  }
+
+  /** AUTH that needs the upstream: its reply position is taken now; later requests wait for it. */
+  defer(reply: Promise<Buffer>): void {
+    const fill = this.reserve();
+    this.deferring = true;
+    void reply
+      .catch((err: unknown) => errorReply(`ERR respgate internal error: ${String((err as Error)?.message ?? err)}`))
+      .then((out) => {
+        this.deferring = false;
+        fill(out);
+        if (!this.socket.destroyed) this.receive(EMPTY);
+      });
+  }
+
+  /** Writes what is ready; a client that lets more than the output limit pile up unread is closed. */
+  private writeReplies(): void {
+    this.replies.write();
+    const limitBytes = this.ctx.config.outputLimitBytes;
+    if (this.socket.writableLength > limitBytes) {
+      this.ctx.log.warn({ conn: this.id, client: this.address, limitBytes }, 'client output buffer limit reached (it reads slower than replies arrive): closing the connection');
+      this.socket.destroy();
     }
   }
 
@@ -127,6 +159,10 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   setAuthenticated(value: boolean): void {
     this.authenticated = value;
     this.reader.authenticated = value;
+  }
+
+  get isBlocked(): boolean {
+    return this.blocked !== undefined;
   }
 
   get queuedCommands(): number {
@@ -142,8 +178,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
    * (TIMEOUT) or Redis' UNBLOCKED error (ERROR). False when nothing is blocked.
    */
   unblock(reason: 'timeout' | 'error'): boolean {
-    if (!this.blocking) return false;
-    this.blocking.unblock(reason === 'error' ? UNBLOCKED : undefined);
+    if (!this.blocked) return false;
+    this.blocked.unblock(reason === 'error' ? UNBLOCKED : undefined);
     return true;
   }
 
@@ -168,11 +204,6 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     if (!this.open) return;
     this.replies.answer(reply);
     this.writeAndResume();
-    const limitBytes = this.ctx.config.outputLimitBytes;
-    if (this.socket.writableLength > limitBytes) {
-      this.ctx.log.warn({ conn: this.id, client: this.address, limitBytes }, 'client output buffer limit reached (it reads slower than messages arrive): closing the connection');
-      this.socket.destroy();
-    }
   }
 
   get open(): boolean {
@@ -189,6 +220,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     let out = item.shape === undefined ? reply : toResp3(reply, item.shape);
     if (item.transform) out = item.transform(out);
     this.replies.fill(item.slot, out);
+    if (item.readAt !== undefined) this.ctx.ops.commandDone(this, item.args, item.readAt);
   }
 
   deliverTransaction(item: TransactionItem, outcome: TransactionOutcome): void {
@@ -206,8 +238,14 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       this.socket.destroy();
       return void setImmediate(release);
     }
-    this.blocking = this.ctx.batcher.blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
-      this.blocking = undefined;
+    // The shared pollers use the proxy's own token; a client with a token of its own (pass-through, ACL
+    // users) polls on its own, so a token never polls for another.
+    const credential = this.credential;
+    const blocking = credential
+      ? { wait: (plan: typeof item.plan, ms: number, done: (reply: Buffer) => void) => runBlocking(plan, (commands) => this.ctx.batcher.poll(commands, credential), ms, done) }
+      : this.ctx.batcher.blocking;
+    this.blocked = blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
+      this.blocked = undefined;
       // A RESP3 connection times out with RESP3's null.
       const isNull = item.shape !== undefined && (reply.equals(NULL_ARRAY) || reply.equals(NULL_BULK));
       this.replies.fill(item.slot, isNull ? NULL3 : item.shape === undefined ? reply : toResp3(reply, item.shape));
@@ -217,6 +255,16 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
 
   // ---- the end of the connection ----
 
+  /** Redis `timeout` applies: no subscription, MONITOR, blocking command or reply owed. */
+  get idle(): boolean {
+    return !this.blocked && !this.inFlight && this.pending.length === 0 && this.replies.owed === 0 && this.pushes.subscriptionCount === 0 && !this.pushes.monitoring;
+  }
+
+  /** Shutdown: nothing more is read; the replies owed are written, then the connection closes. */
+  drain(): void {
+    if (!this.replies.closing) this.closeAfterReplies();
+  }
+
   /** QUIT, protocol errors, the client's end: stop reading, write what is owed, then close. */
   closeAfterReplies(): void {
     this.socket.pause();
@@ -224,12 +272,18 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   }
 
   private writeAndResume(): void {
-    this.replies.write();
+    this.writeReplies();
+    if (this.socket.writableNeedDrain && !this.paused && !this.socket.destroyed) {
+      // The client does not read its replies: stop reading its requests until it does ('drain').
+      this.paused = true;
+      this.socket.pause();
+      return;
+    }
     this.maybeResume();
   }
 
   private maybeResume(): void {
-    if (this.paused && !this.replies.closing && this.replies.owed < this.ctx.config.maxPendingReplies / 2 && !this.socket.writableNeedDrain) {
+    if (this.paused && !this.deferring && !this.replies.closing && this.replies.owed < this.ctx.config.maxPendingReplies / 2 && !this.socket.writableNeedDrain) {
       this.paused = false;
       this.socket.resume();
     }
@@ -238,8 +292,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   private onClose(): void {
     this.replies.closedByPeer();
     this.pending.length = 0; // not yet sent: never sent
-    this.blocking?.cancel(); // a blocking command stops polling
-    this.blocking = undefined;
+    this.blocked?.cancel(); // a blocking command stops polling
+    this.blocked = undefined;
     this.transaction.discard();
     this.pushes.reset(); // no upstream event stream outlives its client
     this.onClosed(this);

@@ -201,6 +201,9 @@ export class Transaction {
         // The command needs an upstream answer (INFO's keyspace line): it joins the transaction.
         parts.push({ index: commands.length, shape: 'bulk', protocol: 2, transform: result.transform });
         commands.push(result.args);
+      } else if (result.kind === 'defer') {
+        // The answer needs the upstream (a token or ACL user to check): not run inside EXEC.
+        parts.push({ reply: errorReply(`ERR respgate cannot run '${q.spec.name}' with upstream credentials inside MULTI: authenticate before MULTI`) });
       } else {
         parts.push({ reply: errorReply(`ERR respgate internal error: '${q.spec.name}' cannot run inside a transaction`) });
       }
@@ -240,12 +243,17 @@ const NULL3 = Buffer.from('_\r\n');
 
 /**
  * One reply of a transaction run as an EVAL: Lua turned a null array into a null bulk string (the
- * reply type says which it was); RESP3 connections get the RESP3 form.
+ * reply type says which it was); a status reply that came through a JSON upstream as a string is a
+ * status again; RESP3 connections get the RESP3 form.
  */
 function scriptItemToResp(reply: Buffer, shape: ReplyShape, protocol: Protocol): Buffer {
   if (reply.equals(NULL_BULK)) {
     if (protocol === 3) return NULL3;
     return typeof shape !== 'string' && (shape.nil ?? 'array') === 'array' ? NULL_ARRAY : reply;
+  }
+  if (shape === 'status' && reply[0] === 0x24) {
+    const start = reply.indexOf(10) + 1;
+    reply = Buffer.concat([Buffer.from('+'), reply.subarray(start, reply.length - 2), Buffer.from('\r\n')]);
   }
   return protocol === 3 ? toResp3(reply, shape) : reply;
 }

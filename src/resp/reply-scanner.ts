@@ -91,3 +91,19 @@ export function splitReplies(buf: Buffer, count: number): Buffer[] | undefined {
   }
   return pos === buf.length ? out : undefined;
 }
+
+/** The elements of one complete array reply (`*N…`), as raw replies; undefined for any other reply. */
+export function arrayElements(reply: Buffer): Buffer[] | undefined {
+  if (reply[0] !== 0x2a) return undefined;
+  const headerEnd = reply.indexOf(13);
+  const count = parseLength(reply, 1, headerEnd);
+  if (count < 0) return undefined;
+  const out: Buffer[] = [];
+  let pos = headerEnd + 2;
+  for (let i = 0; i < count; i++) {
+    const end = scanReply(reply, pos);
+    out.push(reply.subarray(pos, end));
+    pos = end;
+  }
+  return out;
+}

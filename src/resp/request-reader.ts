@@ -280,8 +280,10 @@ export class RequestReader {
       i++;
     }
     const nd = i - digitsStart;
+    // (A NUL type byte is left to the exact path: Redis' strchr stops at it and waits for more.)
     if (
       i + 1 < end &&
+      buf[this.start] !== 0 &&
       buf[i] === CR &&
       nd > 0 &&
       nd <= 15 &&

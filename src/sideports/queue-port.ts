@@ -10,6 +10,7 @@ export interface QueueSideportOptions {
   host: string;
   port: number;
   requirepass?: string;
+  allowUnauthenticated?: boolean;
   /** Area D base URL (…/queue on the local platform). */
   url: string;
   token: string;
@@ -31,6 +32,7 @@ export async function startQueueSideport(options: QueueSideportOptions, log: Log
       host: options.host,
       port: options.port,
       requirepass: options.requirepass,
+      allowUnauthenticated: options.allowUnauthenticated,
       commands: [...queueCommands(queue), ...accountCommands(account)],
       portFlag: '--queue-port',
       upstreamInfo: () => [

@@ -1,6 +1,7 @@
 // The TCP listener of a side port: accepts Redis clients and gives each a Connection in front of the
 // side port's command table (common commands + the vector or queue set).
 import net from 'node:net';
+import { checkExposure } from '../config.js';
 import type { Logger } from '../logger.js';
 import { observedCounter, observedGauge } from '../metrics.js';
 import { CommandTable, type CommandSpec } from './command-spec.js';
@@ -12,6 +13,8 @@ export interface SideportOptions {
   host: string;
   port: number;
   requirepass?: string;
+  /** Start on a non-loopback address without --requirepass (a warning is logged). */
+  allowUnauthenticated?: boolean;
   maxBulkLength?: number;
   commands: CommandSpec[];
   upstreamInfo(): string[];
@@ -30,6 +33,9 @@ export interface RunningSideport {
 }
 
 export async function startSideport(options: SideportOptions, log: Logger): Promise<RunningSideport> {
+  // The side port holds the upstream's token like the proxy: the same rule against an open relay.
+  const warning = checkExposure(`the ${options.role} side port`, options.host, options.requirepass !== undefined, options.allowUnauthenticated ?? false);
+  if (warning) log.warn(warning);
   const connections = new Set<Connection>();
   const stats = { commands: 0 };
   let ids = 0;

@@ -8,6 +8,7 @@ export interface VectorSideportOptions {
   host: string;
   port: number;
   requirepass?: string;
+  allowUnauthenticated?: boolean;
   /** The index's REST URL (…/vector/<index> on the local platform). */
   url: string;
   token: string;
@@ -22,6 +23,7 @@ export async function startVectorSideport(options: VectorSideportOptions, log: L
       host: options.host,
       port: options.port,
       requirepass: options.requirepass,
+      allowUnauthenticated: options.allowUnauthenticated,
       commands: vectorCommands(client),
       portFlag: '--vector-port',
       upstreamInfo: () => [`upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`],

@@ -56,6 +56,8 @@ export interface EventStreamClientOptions {
   timeoutMs: number;
   /** Largest event, in characters; a larger one fails the stream (default: PROXY_DEFAULTS.maxEventChars). */
   maxEventChars?: number;
+  /** Extra trusted CA certificates (PEM) for an HTTPS upstream with a private CA. */
+  ca?: string | Buffer;
 }
 
 /** The path of a stream below the base URL; names are percent-encoded byte for byte. */
@@ -100,7 +102,7 @@ export class EventStreamClient {
       [EVENT_ENCODING_HEADER]: 'base64',
     };
     // One connection per stream, as many as needed; an idle stream is not a timeout (bodyTimeout 0).
-    this.pool = new Pool(base.origin, { headersTimeout: this.timeoutMs, bodyTimeout: 0, connect: { timeout: this.timeoutMs } });
+    this.pool = new Pool(base.origin, { headersTimeout: this.timeoutMs, bodyTimeout: 0, connect: { timeout: this.timeoutMs, ...(options.ca ? { ca: options.ca } : {}) } });
   }
 
   /** Streams open now (for tests and metrics). */

@@ -19,13 +19,12 @@ import { errorReply, type Protocol } from '../resp/protocol.js';
 import { replyShape } from '../commands/reply-types.js';
 import { resolveCommand } from '../commands/table.js';
 import { parseJsonExactIntegers } from './json-parse.js';
-import type { JsonItem } from './kv-client.js';
+
+/** A decoded JSON item of the upstream (strings still base64 as it sent them). */
+export type JsonItem = { result: unknown } | { error: string };
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const OK_BYTES = Buffer.from('OK');
-
-/** Strings of the JSON are base64 (asked with `Upstash-Encoding: base64`) or plain UTF-8 text. */
-let base64Strings = true;
 
 /** The reply bytes of one JSON item (`{"result": …}` or `{"error": "…"}`). */
 export function jsonItemToResp(item: JsonItem, shape: ReplyShape, protocol: Protocol, base64 = true): Buffer {
@@ -36,12 +35,7 @@ export function jsonItemToResp(item: JsonItem, shape: ReplyShape, protocol: Prot
 /** The reply bytes of one decoded JSON value. */
 export function jsonToResp(value: unknown, shape: ReplyShape, protocol: Protocol, base64 = true): Buffer {
   const out: Buffer[] = [];
-  base64Strings = base64;
-  try {
-    write(value, shape, protocol, out, false);
-  } finally {
-    base64Strings = true;
-  }
+  write(value, shape, { protocol, base64 }, out, false);
   return out.length === 1 ? out[0] : Buffer.concat(out);
 }
 
@@ -71,7 +65,14 @@ export function jsonPipelineToResp(body: Buffer, commands: Buffer[][], base64: b
   return replies;
 }
 
-function write(value: unknown, shape: ReplyShape, protocol: Protocol, out: Buffer[], nested: boolean): void {
+/** How the JSON was written (strings base64 or UTF-8 text) and which protocol to answer in. */
+interface Mode {
+  protocol: Protocol;
+  base64: boolean;
+}
+
+function write(value: unknown, shape: ReplyShape, mode: Mode, out: Buffer[], nested: boolean): void {
+  const { protocol } = mode;
   if (value === null || value === undefined) {
     if (protocol === 3) out.push(Buffer.from('_\r\n'));
     else out.push(Buffer.from(nullKind(shape) === 'array' ? '*-1\r\n' : '$-1\r\n'));
@@ -86,23 +87,24 @@ function write(value: unknown, shape: ReplyShape, protocol: Protocol, out: Buffe
     out.push(Buffer.from(protocol === 3 ? (value ? '#t\r\n' : '#f\r\n') : value ? ':1\r\n' : ':0\r\n'));
     return;
   }
-  if (typeof value === 'string') return writeString(value, shape, protocol, out, nested);
-  if (Array.isArray(value)) return writeArray(value, shape, protocol, out);
+  if (typeof value === 'string') return writeString(value, shape, mode, out, nested);
+  if (Array.isArray(value)) return writeArray(value, shape, mode, out);
   // Not a value the upstream sends; keep the connection's framing intact.
   out.push(Buffer.from(`-ERR upstream sent an unexpected JSON value in a transaction result\r\n`));
 }
 
-function writeString(text: string, shape: ReplyShape, protocol: Protocol, out: Buffer[], nested: boolean): void {
-  if (text === 'OK' && (base64Strings || shape === 'status' || shape === 'any')) {
+function writeString(text: string, shape: ReplyShape, mode: Mode, out: Buffer[], nested: boolean): void {
+  const { protocol, base64 } = mode;
+  if (text === 'OK' && (base64 || shape === 'status' || shape === 'any')) {
     out.push(Buffer.from('+OK\r\n'));
     return;
   }
-  if (base64Strings && (text.length % 4 !== 0 || !BASE64.test(text))) {
+  if (base64 && (text.length % 4 !== 0 || !BASE64.test(text))) {
     // An error reply nested in an array (top-level errors are {"error": …} items).
     out.push(errorReply(text));
     return;
   }
-  const bytes = base64Strings ? Buffer.from(text, 'base64') : Buffer.from(text, 'utf8');
+  const bytes = base64 ? Buffer.from(text, 'base64') : Buffer.from(text, 'utf8');
   if (shape === 'status' || (nested && shape === 'any' && bytes.equals(OK_BYTES))) {
     out.push(Buffer.from('+'), bytes, Buffer.from('\r\n'));
   } else if (shape === 'double' && protocol === 3) {
@@ -114,49 +116,51 @@ function writeString(text: string, shape: ReplyShape, protocol: Protocol, out: B
   }
 }
 
-function writeArray(items: unknown[], shape: ReplyShape, protocol: Protocol, out: Buffer[]): void {
+function writeArray(items: unknown[], shape: ReplyShape, mode: Mode, out: Buffer[]): void {
+  const { protocol } = mode;
   const n = items.length;
   if (typeof shape === 'string' || protocol === 2) {
     // RESP2 (and leaves): the array as it came; maps and pairs are flat arrays already.
     out.push(Buffer.from(`*${n}\r\n`));
-    if (typeof shape !== 'string' && shape.kind === 'map') return writeMapItems(items, shape, protocol, out);
+    if (typeof shape !== 'string' && shape.kind === 'map') return writeMapItems(items, shape, mode, out);
     if (typeof shape !== 'string' && shape.kind === 'pairs') {
-      for (let i = 0; i < n; i++) write(items[i], i % 2 === 0 ? shape.first : shape.second, protocol, out, true);
+      for (let i = 0; i < n; i++) write(items[i], i % 2 === 0 ? shape.first : shape.second, mode, out, true);
       return;
     }
-    for (let i = 0; i < n; i++) write(items[i], itemShape(shape, i), protocol, out, true);
+    for (let i = 0; i < n; i++) write(items[i], itemShape(shape, i), mode, out, true);
     return;
   }
   switch (shape.kind) {
     case 'array':
     case 'tuple':
       out.push(Buffer.from(`*${n}\r\n`));
-      for (let i = 0; i < n; i++) write(items[i], itemShape(shape, i), protocol, out, true);
+      for (let i = 0; i < n; i++) write(items[i], itemShape(shape, i), mode, out, true);
       return;
     case 'set':
       out.push(Buffer.from(`~${n}\r\n`));
-      for (const item of items) write(item, shape.of, protocol, out, true);
+      for (const item of items) write(item, shape.of, mode, out, true);
       return;
     case 'pairs':
-      if (n % 2 !== 0) return writeArray(items, 'any', protocol, out);
+      if (n % 2 !== 0) return writeArray(items, 'any', mode, out);
       out.push(Buffer.from(`*${n / 2}\r\n`));
       for (let i = 0; i < n; i += 2) {
         out.push(Buffer.from('*2\r\n'));
-        write(items[i], shape.first, protocol, out, true);
-        write(items[i + 1], shape.second, protocol, out, true);
+        write(items[i], shape.first, mode, out, true);
+        write(items[i + 1], shape.second, mode, out, true);
       }
       return;
     case 'map': {
       const nested = shape.resp2 === 'nested';
-      if (nested ? !items.every((e) => Array.isArray(e) && e.length === 2) : n % 2 !== 0) return writeArray(items, 'any', protocol, out);
+      if (nested ? !items.every((e) => Array.isArray(e) && e.length === 2) : n % 2 !== 0) return writeArray(items, 'any', mode, out);
       out.push(Buffer.from(`%${nested ? n : n / 2}\r\n`));
-      return writeMapItems(items, shape, protocol, out);
+      return writeMapItems(items, shape, mode, out);
     }
   }
 }
 
 /** The entries of a map (after its header): flat key, value, … or nested [key, value] arrays (RESP2 keeps those headers). */
-function writeMapItems(items: unknown[], shape: Extract<ReplyShape, { kind: 'map' }>, protocol: Protocol, out: Buffer[]): void {
+function writeMapItems(items: unknown[], shape: Extract<ReplyShape, { kind: 'map' }>, mode: Mode, out: Buffer[]): void {
+  const { protocol } = mode;
   const nested = shape.resp2 === 'nested';
   const step = nested ? 1 : 2;
   for (let i = 0; i < items.length; i += step) {
@@ -165,7 +169,7 @@ function writeMapItems(items: unknown[], shape: Extract<ReplyShape, { kind: 'map
     if (nested) {
       const entry = items[i];
       if (!Array.isArray(entry) || entry.length !== 2) {
-        write(entry, 'any', protocol, out, true);
+        write(entry, 'any', mode, out, true);
         continue;
       }
       if (protocol === 2) out.push(Buffer.from('*2\r\n'));
@@ -174,13 +178,13 @@ function writeMapItems(items: unknown[], shape: Extract<ReplyShape, { kind: 'map
       key = items[i];
       value = items[i + 1];
     }
-    write(key, shape.key, protocol, out, true);
-    write(value, shape.fields ? (shape.fields[fieldName(key)] ?? shape.value) : shape.value, protocol, out, true);
+    write(key, shape.key, mode, out, true);
+    write(value, shape.fields ? (shape.fields[fieldName(key, mode.base64)] ?? shape.value) : shape.value, mode, out, true);
   }
 }
 
-function fieldName(key: unknown): string {
-  if (typeof key !== 'string' || key === 'OK' || !base64Strings || !BASE64.test(key)) return typeof key === 'string' ? key : '';
+function fieldName(key: unknown, base64: boolean): string {
+  if (typeof key !== 'string' || key === 'OK' || !base64 || !BASE64.test(key)) return typeof key === 'string' ? key : '';
   return Buffer.from(key, 'base64').toString('latin1');
 }
 

@@ -1,13 +1,15 @@
 // The proxy's HTTP client of Area B (the key-value REST API). It turns ordered batches of commands
 // into as few HTTP requests as the rules allow and gives back one raw RESP2 reply per command,
-// passing the upstream's resp2 bytes through without decoding them. It knows nothing of sockets or
+// passing the upstream's resp2 bytes through without decoding them (an upstream that answers JSON
+// instead is read by content type and converted by reply type: json-to-resp.ts). It knows nothing of sockets or
 // sessions: the batcher hands it commands and gets replies (or error replies) back, never a
 // rejection.
 //
 // Batches: commands whose arguments are all valid UTF-8 go in JSON `/pipeline` requests (split so
 // each body stays under maxRequestBytes); a command with a binary argument goes alone in the path
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
-import { isUtf8 } from 'node:buffer';
+// Transactions go as one /multi-exec call, or as one EVAL when keys are watched or an argument is
+// binary (script-transaction.ts).
 import { Pool } from 'undici';
 import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
@@ -16,10 +18,11 @@ import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.j
 import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
+import { isResp2 } from './resp2-check.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
-import { jsonPipelineToResp } from './json-to-resp.js';
-import { readTransactionReply, transactionCommand, type WatchedKeys } from './script-transaction.js';
+import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
+import { readTransactionReply, scriptLimitError, transactionCommand, type WatchedKeys } from './script-transaction.js';
 
 export interface KvClientOptions {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 or https://xyz.upstash.io (no trailing slash needed). */
@@ -38,10 +41,23 @@ export interface KvClientOptions {
    * upstream answers JSON, convert that answer and ask JSON from then on).
    */
   format?: UpstreamFormat;
+  /** The upstream's own max request size: one command larger than this is refused before it is sent. */
+  upstreamMaxRequestBytes?: number;
+  /** Extra trusted CA certificates (PEM) for an HTTPS upstream with a private CA. */
+  ca?: string | Buffer;
 }
 
-/** Decoded JSON items, strings still base64 as the upstream sent them. */
-export type JsonItem = { result: unknown } | { error: string };
+/**
+ * Whose token a call carries when it is not the configured one (pass-through and ACL users): the
+ * token, and for a token obtained from credentials (ACL RESTTOKEN) a way to get a fresh one after
+ * the upstream revoked it (HTTP 401). A 401 means nothing ran, so the request is sent again once.
+ */
+export interface Credential {
+  readonly token: string;
+  refresh?: () => Promise<string | undefined>;
+}
+
+export type { JsonItem };
 
 export type TransactionOutcome =
   | { kind: 'executed'; items: JsonItem[] }
@@ -74,6 +90,8 @@ interface Batch {
   readonly replies: Buffer[];
   /** Set once a request failed: the reply of every command not sent yet. */
   stop: Buffer | undefined;
+  /** The client's own token (pass-through, ACL users); undefined = the configured token. */
+  readonly credential: Credential | undefined;
 }
 
 export class KvClient {
@@ -92,6 +110,8 @@ export class KvClient {
   private readonly connections: number;
   private readonly maxRequestBytes: number;
   private readonly token: string;
+  private readonly upstreamMaxRequestBytes: number;
+  private readonly ca: string | Buffer | undefined;
   private closed = false;
 
   constructor(options: KvClientOptions) {
@@ -112,6 +132,8 @@ export class KvClient {
     this.timeoutMs = positive(options.timeoutMs, PROXY_DEFAULTS.upstreamTimeoutMs);
     this.connections = positive(options.connections, PROXY_DEFAULTS.upstreamConnections);
     this.maxRequestBytes = positive(options.maxRequestBytes, PROXY_DEFAULTS.maxRequestBytes);
+    this.upstreamMaxRequestBytes = positive(options.upstreamMaxRequestBytes ?? 0, PROXY_DEFAULTS.upstreamMaxRequestBytes);
+    this.ca = options.ca;
     const authorization = `Bearer ${options.token}`;
     this.jsonHeaders = { authorization, 'content-type': 'application/json', 'upstash-response-format': 'resp2' };
     this.binaryHeaders = { authorization, 'content-type': 'application/octet-stream', 'upstash-response-format': 'resp2' };
@@ -122,7 +144,7 @@ export class KvClient {
   }
 
   /** Runs commands in order; resolves with exactly one raw RESP2 reply per command, never rejects. */
-  async pipeline(commands: Buffer[][]): Promise<Buffer[]> {
+  async pipeline(commands: Buffer[][], credential?: Credential): Promise<Buffer[]> {
     const n = commands.length;
     const replies = new Array<Buffer>(n);
     if (n === 0) return replies;
@@ -135,7 +157,7 @@ export class KvClient {
       const sizes = new Array<number>(n);
       const escapes: { map: Escapes } = { map: undefined };
       for (let i = 0; i < n; i++) sizes[i] = measureCommand(commands[i], escapes);
-      const batch: Batch = { commands, sizes, escapes: escapes.map, replies, stop: undefined };
+      const batch: Batch = { commands, sizes, escapes: escapes.map, replies, stop: undefined, credential };
 
       // Consecutive JSON commands share a request while it stays under maxRequestBytes; a command
       // JSON cannot carry goes alone. Each request waits for the previous one (order).
@@ -170,7 +192,7 @@ export class KvClient {
    * MULTI…EXEC as one /multi-exec call (JSON with `Upstash-Encoding: base64`), or, with watched keys or
    * an argument JSON cannot carry, as one EVAL (script-transaction.ts). Never rejects.
    */
-  async transaction(commands: Buffer[][], watch?: WatchedKeys): Promise<TransactionOutcome> {
+  async transaction(commands: Buffer[][], watch?: WatchedKeys, credential?: Credential): Promise<TransactionOutcome> {
     try {
       if (this.closed) return { kind: 'failed', error: 'ERR upstream client is closed; the transaction was not executed' };
       if (watch && (watch.broken || watch.fingerprints.length < watch.keys.length || watch.fingerprints.includes(undefined))) return { kind: 'aborted' };
@@ -182,13 +204,14 @@ export class KvClient {
       for (let i = 0; i < commands.length; i++) {
         sizes[i] = measureCommand(commands[i], escapes);
         if (sizes[i] < 0) {
-          if (commands[i].length === 0) return { kind: 'failed', error: notJsonInTransaction(commands[i], i) };
+          if (commands[i].length === 0) return { kind: 'failed', error: emptyCommandInTransaction(i) };
           binary = true;
         }
       }
-      if (watching || binary) return await this.scriptTransaction(commands, watch);
+      if (watching || binary) return await this.scriptTransaction(commands, watch, credential);
       const body = writeCommands(commands, sizes, escapes.map, 0, commands.length);
-      const answer = await this.send({ path: this.multiExecPath, headers: this.transactionHeaders, body });
+      if (body.length > this.upstreamMaxRequestBytes) return { kind: 'failed', error: tooLargeText(body.length, this.upstreamMaxRequestBytes, 'transaction') };
+      const answer = await this.send({ path: this.multiExecPath, headers: this.transactionHeaders, body }, credential);
       return this.readTransaction(answer, commands.length);
     } catch (err) {
       return { kind: 'failed', error: oneLine(`ERR internal error of the upstream client (${String((err as Error)?.message ?? err)}); the outcome of the transaction is unknown`) };
@@ -196,8 +219,10 @@ export class KvClient {
   }
 
   /** The transaction as one EVAL, sent like any command (JSON, or the path form when binary). */
-  private async scriptTransaction(commands: Buffer[][], watch: WatchedKeys | undefined): Promise<TransactionOutcome> {
-    const [reply] = await this.pipeline([transactionCommand(commands, watch)]);
+  private async scriptTransaction(commands: Buffer[][], watch: WatchedKeys | undefined, credential: Credential | undefined): Promise<TransactionOutcome> {
+    const tooLarge = scriptLimitError(commands);
+    if (tooLarge) return { kind: 'failed', error: tooLarge };
+    const [reply] = await this.pipeline([transactionCommand(commands, watch)], credential);
     const outcome = readTransactionReply(reply, commands.length);
     switch (outcome.kind) {
       case 'replies':
@@ -241,9 +266,14 @@ export class KvClient {
       return;
     }
     const count = to - from;
+    if (count === 1 && batch.sizes[from] + 2 > this.upstreamMaxRequestBytes) {
+      // Refused here: the upstream would answer 413 after receiving all of it.
+      replies[from] = errorReply(tooLargeText(batch.sizes[from] + 2, this.upstreamMaxRequestBytes, 'command'));
+      return;
+    }
     const body = writeCommands(batch.commands, batch.sizes, batch.escapes, from, to);
     const asked = this.askJson;
-    const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body });
+    const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body }, batch.credential);
     const verdict = this.readPipeline(answer, batch.commands.slice(from, to), asked);
     switch (verdict.kind) {
       case 'replies':
@@ -278,8 +308,13 @@ export class KvClient {
       return;
     }
     const { path, body } = pathForm(command);
+    const size = path.length + (body?.length ?? 0);
+    if (size > this.upstreamMaxRequestBytes) {
+      batch.replies[index] = errorReply(tooLargeText(size, this.upstreamMaxRequestBytes, 'command'));
+      return;
+    }
     const asked = this.askJson;
-    const answer = await this.send({ path: this.prefix + path, headers: this.binaryHeaders, body });
+    const answer = await this.send({ path: this.prefix + path, headers: this.binaryHeaders, body }, batch.credential);
     const verdict = this.readPipeline(answer, [command], asked);
     switch (verdict.kind) {
       case 'replies':
@@ -309,7 +344,8 @@ export class KvClient {
     const binary = answer.contentType.startsWith('application/octet-stream');
     if (status === 200 && binary) {
       const replies = splitReplies(body, count);
-      if (replies) return { kind: 'replies', replies };
+      if (replies && replies.every(isResp2)) return { kind: 'replies', replies };
+      if (replies) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
       return this.failed(malformedText(describeResp2Problem(body, count), 'command'), false, 'malformed answer');
     }
     if (status === 401) return this.failed(AUTH_FAILED, true, 'HTTP 401');
@@ -384,7 +420,19 @@ export class KvClient {
   }
 
   /** One HTTP request; a pool that was destroyed under us is replaced (the request had not been sent). */
-  private async send(request: ExchangeRequest): Promise<Exchange> {
+  private async send(request: ExchangeRequest, credential?: Credential): Promise<Exchange> {
+    if (credential) request = { ...request, headers: { ...request.headers, authorization: `Bearer ${credential.token}` } };
+    const answer = await this.sendOnce(request);
+    if (answer.ok && answer.status === 401 && credential?.refresh) {
+      // A token made from credentials was revoked (password changed, token rotated): get a new one
+      // and try once more; a 401 means the upstream ran nothing.
+      const token = await credential.refresh().catch(() => undefined);
+      if (token) return this.sendOnce({ ...request, headers: { ...request.headers, authorization: `Bearer ${token}` } });
+    }
+    return answer;
+  }
+
+  private async sendOnce(request: ExchangeRequest): Promise<Exchange> {
     const answer = await exchange(this.pool, request, this.timeoutMs);
     if (!answer.ok && answer.notSent && !this.closed && (answer.code === 'UND_ERR_DESTROYED' || answer.code === 'UND_ERR_CLOSED')) {
       const dead = this.pool;
@@ -399,7 +447,7 @@ export class KvClient {
     return new Pool(this.origin, {
       connections: this.connections,
       pipelining: 1,
-      connect: { timeout: this.timeoutMs },
+      connect: { timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) },
       // The exchange's own deadline is the one that counts; these are backstops.
       headersTimeout: this.timeoutMs + 1000,
       bodyTimeout: this.timeoutMs + 1000,
@@ -410,6 +458,10 @@ export class KvClient {
   private redact(text: string): string {
     return redact(text, this.token);
   }
+}
+
+function tooLargeText(bytes: number, limit: number, subject: 'command' | 'transaction'): string {
+  return `ERR ${subject === 'command' ? 'command' : 'transaction'} too large for the upstream: its request would be ${bytes} bytes and the upstream accepts at most ${limit} (--upstream-max-request-size); the ${subject} was not executed`;
 }
 
 function positive(value: number, fallback: number): number {
@@ -433,10 +485,6 @@ function describeResp2Problem(body: Buffer, count: number): string {
   return `${found} replies for ${count} commands`;
 }
 
-function notJsonInTransaction(command: Buffer[], index: number): string {
-  if (command.length === 0) return `ERR command ${index + 1} of the transaction is empty; the transaction was not sent`;
-  const arg = command.findIndex((a) => !isUtf8(a));
-  const name = arg > 0 && command[0].length <= 32 ? `'${command[0].toString('utf8').replace(/[^\x20-\x7e]/g, '?')}'` : `command ${index + 1}`;
-  const which = arg === 0 ? `the name of command ${index + 1}` : `argument ${arg} of ${name}`;
-  return `ERR ${which} in the transaction is not valid UTF-8, and the upstream's /multi-exec accepts JSON text only; the transaction was not sent`;
+function emptyCommandInTransaction(index: number): string {
+  return `ERR command ${index + 1} of the transaction is empty; the transaction was not sent`;
 }

@@ -59,7 +59,7 @@ export function writeCommands(commands: readonly (readonly Buffer[])[], sizes: r
     }
     out[pos++] = 0x5d; // ]
   }
-  out[pos++] = 0x5d;
+  out[pos] = 0x5d;
   return out;
 }
 

@@ -1,15 +1,9 @@
 // HTTP client of Area D (Upstash QStash v2 REST API): publish/enqueue with Upstash-* headers, URL groups
 // (topics), messages, dead letter queue, schedules, queues and signing keys. Paths and methods as
 // @upstash/qstash sends them; answers are the service's JSON, passed back unchanged.
-import { RestClient, segment } from './rest-json.js';
+import { bearerRestClient, RestClient, segment, type BearerClientOptions } from './rest-json.js';
 
-export interface QueueClientOptions {
-  /** Base URL, e.g. http://127.0.0.1:8079/queue or https://qstash.upstash.io */
-  url: string;
-  token: string;
-  timeoutMs?: number;
-  connections?: number;
-}
+export type QueueClientOptions = BearerClientOptions;
 
 export interface OutgoingMessage {
   body: Buffer;
@@ -24,13 +18,7 @@ export class QueueClient {
   private readonly rest: RestClient;
 
   constructor(options: QueueClientOptions) {
-    this.rest = new RestClient({
-      service: 'queue service',
-      url: options.url,
-      authorization: `Bearer ${options.token}`,
-      timeoutMs: options.timeoutMs ?? 10_000,
-      connections: options.connections ?? 8,
-    });
+    this.rest = bearerRestClient('queue service', options);
   }
 
   get origin(): string {

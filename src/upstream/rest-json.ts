@@ -109,3 +109,23 @@ function queryString(query: RestRequest['query']): string {
 export function segment(value: string): string {
   return encodeURIComponent(value);
 }
+
+/** Where a Bearer-token area lives (vector index, queue). */
+export interface BearerClientOptions {
+  /** Base URL, e.g. http://127.0.0.1:8079/vector/dense or https://qstash.upstash.io */
+  url: string;
+  token: string;
+  timeoutMs?: number;
+  connections?: number;
+}
+
+/** A RestClient for an area authenticated with a Bearer token. */
+export function bearerRestClient(service: string, options: BearerClientOptions): RestClient {
+  return new RestClient({
+    service,
+    url: options.url,
+    authorization: `Bearer ${options.token}`,
+    timeoutMs: options.timeoutMs ?? 10_000,
+    connections: options.connections ?? 8,
+  });
+}

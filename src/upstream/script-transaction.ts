@@ -67,6 +67,19 @@ end
 return replies
 `;
 
+/**
+ * Most arguments of one command the script can run: Lua's `unpack` and a C call take at most
+ * LUAI_MAXCSTACK (8000) stack slots, a few of which are in use; a larger command would fail midway.
+ */
+export const MAX_SCRIPT_COMMAND_ARGS = 7900;
+
+/** Why the transaction cannot run as the script (checked before sending, so nothing runs), or undefined. */
+export function scriptLimitError(commands: Buffer[][]): string | undefined {
+  const index = commands.findIndex((c) => c.length > MAX_SCRIPT_COMMAND_ARGS);
+  if (index < 0) return undefined;
+  return `ERR command ${index + 1} of the transaction has ${commands[index].length} arguments, and a transaction with watched keys or binary arguments runs as one upstream script, whose commands take at most ${MAX_SCRIPT_COMMAND_ARGS}; split the command (the transaction was not sent)`;
+}
+
 /** Keys watched by a connection, and their fingerprints once WATCH's call has answered. */
 export interface WatchedKeys {
   keys: Buffer[];
@@ -76,9 +89,9 @@ export interface WatchedKeys {
   broken: boolean;
 }
 
-/** The EVAL that reads the fingerprints of `keys` (WATCH). */
+/** The read-only script call (EVAL_RO: also allowed to read-only tokens) that reads the fingerprints of `keys` (WATCH). */
 export function fingerprintCommand(keys: Buffer[]): Buffer[] {
-  return [Buffer.from('EVAL'), Buffer.from(FINGERPRINT_SCRIPT), Buffer.from(String(keys.length)), ...keys];
+  return [Buffer.from('EVAL_RO'), Buffer.from(FINGERPRINT_SCRIPT), Buffer.from(String(keys.length)), ...keys];
 }
 
 /** The fingerprints in FINGERPRINT_SCRIPT's reply (an array of bulk strings), or undefined if it is not one. */

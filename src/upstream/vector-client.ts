@@ -1,7 +1,7 @@
 // HTTP client of Area C (Upstash Vector REST API): one method per endpoint, JSON in and out.
 // Every call is a POST with a JSON body, as @upstash/vector sends them; a namespace is the optional
 // last path segment ("" = the default namespace).
-import { RestClient, segment } from './rest-json.js';
+import { bearerRestClient, RestClient, segment, type BearerClientOptions } from './rest-json.js';
 
 export interface SparseVector {
   indices: number[];
@@ -61,13 +61,7 @@ export interface IndexInfo {
   namespaces: Record<string, { vectorCount: number; pendingVectorCount: number }>;
 }
 
-export interface VectorClientOptions {
-  /** The index's REST URL, e.g. http://127.0.0.1:8079/vector/dense */
-  url: string;
-  token: string;
-  timeoutMs?: number;
-  connections?: number;
-}
+export type VectorClientOptions = BearerClientOptions;
 
 const ns = (namespace: string) => (namespace === '' ? '' : `/${segment(namespace)}`);
 
@@ -75,13 +69,7 @@ export class VectorClient {
   private readonly rest: RestClient;
 
   constructor(options: VectorClientOptions) {
-    this.rest = new RestClient({
-      service: 'vector service',
-      url: options.url,
-      authorization: `Bearer ${options.token}`,
-      timeoutMs: options.timeoutMs ?? 10_000,
-      connections: options.connections ?? 8,
-    });
+    this.rest = bearerRestClient('vector service', options);
   }
 
   get origin(): string {

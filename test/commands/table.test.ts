@@ -118,10 +118,11 @@ describe('proxy routes', () => {
       for (const n of names) expect(spec(n).route, n).toBe(route);
     };
     expectRoute('local', ['ping', 'echo', 'quit', 'reset', 'select', 'hello', 'auth', 'info', 'command', 'command|docs', 'command|info', 'command|count', 'command|list', 'config|get', 'config|set']);
-    expectRoute('local', ['client|setname', 'client|getname', 'client|id', 'client|list', 'client|info', 'client|kill', 'client|reply', 'client|no-evict']);
+    expectRoute('local', ['client|setname', 'client|getname', 'client|id', 'client|list', 'client|info', 'client|kill', 'client|reply', 'client|no-evict', 'client|unpause', 'slowlog|get', 'slowlog|len', 'slowlog|reset', 'wait']);
+    expectRoute('refused', ['client|pause']);
     expectRoute('transaction', ['multi', 'exec', 'discard', 'watch', 'unwatch']);
     expectRoute('stream', ['subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe', 'ssubscribe', 'sunsubscribe', 'monitor']);
-    expectRoute('blocking', ['blpop', 'brpop', 'brpoplpush', 'blmove', 'blmpop', 'bzpopmin', 'bzpopmax', 'bzmpop', 'wait']);
+    expectRoute('blocking', ['blpop', 'brpop', 'brpoplpush', 'blmove', 'blmpop', 'bzpopmin', 'bzpopmax', 'bzmpop']);
     expectRoute('refused', ['sync', 'psync', 'replconf', 'shutdown', 'debug', 'module|load', 'replicaof', 'slaveof', 'failover', 'migrate', 'swapdb', 'move']);
     expectRoute('refused', ['config|rewrite', 'config|resetstat', 'save', 'bgsave', 'bgrewriteaof', 'client|tracking', 'script|debug']);
     expectRoute('refused', ['cluster|info', 'cluster|slots', 'cluster|help', 'readonly', 'readwrite', 'asking']);

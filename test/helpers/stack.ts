@@ -135,6 +135,11 @@ export class RawClient {
     return this.buf;
   }
 
+  /** What has been received and not read as replies yet (a MONITOR or message stream), as text. */
+  peek(): string {
+    return this.buf.toString('latin1');
+  }
+
   close(): void {
     this.socket.destroy();
   }

@@ -141,6 +141,39 @@ describe('retries and callbacks', () => {
   });
 });
 
+describe('callback settings and timeouts', () => {
+  it('callback and failure callback take their own method and forwarded headers', async () => {
+    dest.respond = () => ({ status: 500 });
+    await publish(dest.url, {
+      headers: {
+        'Upstash-Retries': '0',
+        'Upstash-Callback': `${callbacks.url}/cb`, 'Upstash-Callback-Method': 'PUT', 'Upstash-Callback-Forward-Who': 'callback',
+        'Upstash-Failure-Callback': `${failures.url}/fcb`, 'Upstash-Failure-Callback-Method': 'PATCH', 'Service-Failure-Callback-Forward-Who': 'failure',
+      },
+      body: 'x',
+    });
+    const [cb] = await callbacks.waitFor(1);
+    const [fcb] = await failures.waitFor(1);
+    expect([cb.method, cb.path, cb.headers['who']]).toEqual(['PUT', '/cb', 'callback']);
+    expect([fcb.method, fcb.path, fcb.headers['who']]).toEqual(['PATCH', '/fcb', 'failure']);
+    expect(JSON.parse(cb.body.toString()).dlqId).toBeUndefined();
+    expect(JSON.parse(fcb.body.toString()).dlqId).toEqual(expect.any(String));
+  });
+
+  it('Upstash-Timeout cuts a slow endpoint: the attempt fails, and the failure callback says status 0', async () => {
+    dest.respond = () => new Promise(() => undefined); // never answers
+    const t0 = Date.now();
+    const { json } = await publish(dest.url, { headers: { 'Upstash-Timeout': '1s', 'Upstash-Retries': '0', 'Upstash-Failure-Callback': failures.url }, body: 'slow' });
+    const [fcb] = await failures.waitFor(1, 8000);
+    expect(fcb.at - t0).toBeGreaterThanOrEqual(950);
+    const body = JSON.parse(fcb.body.toString());
+    expect(body).toMatchObject({ status: 0, retried: 0, maxRetries: 0, sourceMessageId: json.messageId, body: '' });
+    const entry = await (await fetch(`${base}/v2/dlq/${body.dlqId}`, { headers: { Authorization: `Bearer ${p.token}` } })).json() as any;
+    expect(entry).toMatchObject({ messageId: json.messageId, body: 'slow' });
+    expect(entry.responseStatus).toBeUndefined();
+  });
+});
+
 describe('delays', () => {
   it('Upstash-Delay and Upstash-Not-Before hold the delivery back', async () => {
     const t0 = Date.now();
@@ -150,8 +183,8 @@ describe('delays', () => {
     const delayed = got.find((r) => r.path === '/delay')!;
     const notBefore = got.find((r) => r.path === '/not-before')!;
     expect(delayed.at - t0).toBeGreaterThanOrEqual(950);
-    expect(delayed.at - t0).toBeLessThan(2500);
+    expect(delayed.at - t0).toBeLessThan(4000); // generous: the test machine may be busy
     expect(notBefore.at).toBeGreaterThanOrEqual((Math.ceil(t0 / 1000) + 2) * 1000 - 50);
-    expect(notBefore.at).toBeLessThan((Math.ceil(t0 / 1000) + 2) * 1000 + 1500);
+    expect(notBefore.at).toBeLessThan((Math.ceil(t0 / 1000) + 2) * 1000 + 3000);
   });
 });

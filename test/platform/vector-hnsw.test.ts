@@ -91,6 +91,20 @@ describe('HNSW search', () => {
     expect(cos.searchDense(v, 5, undefined).map((s) => cos.record(s.key)!.id)).not.toContain('fresh');
   });
 
+  it('while thousands of vectors wait for the graph, queries still find them (native scan of the pending ones)', () => {
+    const ns = new Namespace('', D, 'COSINE', { ...DEFAULT_TUNING, hnswThreshold: 100 });
+    const rand = rng(11);
+    for (let i = 0; i < 3000; i++) ns.put(`p${i}`, Float32Array.from({ length: D }, () => rand() - 0.5), undefined, { i }, undefined);
+    expect(ns.pendingCount).toBeGreaterThan(2000); // nothing has run the event loop yet
+    const target = ns.dense(ns.records.get('p2999')!)!;
+    const [best] = ns.searchDense(target, 1, undefined);
+    expect(ns.record(best.key)!.id).toBe('p2999');
+    expect(best.score).toBeCloseTo(1, 5);
+    const [filtered] = ns.searchDense(target, 1, parseFilter('i < 2999'));
+    expect(ns.record(filtered.key)!.id).not.toBe('p2999');
+    ns.close();
+  });
+
   it('a reset drops the graph; the namespace grows a new one past the threshold', async () => {
     const ns = new Namespace('', D, 'COSINE', { ...DEFAULT_TUNING, hnswThreshold: 100 });
     const rand = rng(5);

@@ -236,7 +236,7 @@ describe('startup banner', () => {
   it('prints each index with its URL and token, ready to paste', () => {
     const text = p.areaBanner.join('\n');
     for (const name of ['dense', 'dense-data', 'sparse', 'hybrid', 'hybrid-2d']) {
-      expect(text).toContain(`UPSTASH_VECTOR_REST_URL=${p.url}/vector/${name}\n      UPSTASH_VECTOR_REST_TOKEN=${p.token}`);
+      expect(text).toContain(`export UPSTASH_VECTOR_REST_URL=${p.url}/vector/${name}\n      export UPSTASH_VECTOR_REST_TOKEN=${p.token}`);
     }
     expect(text).toContain('hybrid (HYBRID, 384 dimensions, COSINE, local embedder, BM25)');
   });

@@ -89,10 +89,10 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
     why: 'SAVE is refused by design (routes.ts: persistence is managed by the upstream service)',
     proxy: "-ERR command 'save' is not supported by respgate: persistence is managed by the upstream service\r\n",
   },
-  'wait-not-emulated': {
+  'client-pause-refused': {
     designed: true,
-    why: 'WAIT is not emulated (blocking.ts): replication is not observable through the REST upstream; the other blocking commands are emulated by polling (test/proxy/blocking.test.ts)',
-    proxy: (name) => `-ERR blocking command '${name}' is not supported by respgate: replication is not observable through the REST upstream\r\n`,
+    why: "CLIENT PAUSE is refused by design (routes.ts): it could pause only this proxy's own clients while other clients of the upstream go on writing",
+    proxy: "-ERR command 'client|pause' is not supported by respgate: not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for\r\n",
   },
   'ssubscribe-refused': {
     designed: true,
@@ -112,14 +112,6 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
  * oracle still, so the day it is fixed the suite says to compare it exactly again.
  */
 export const KNOWN_BUGS: Record<string, { why: string; fix: string }> = {
-  'client-kill': {
-    why: "CLIENT KILL is refused with a text that wrongly says it would act on upstream connections; Redis kills the matching connections (here: the proxy's own)",
-    fix: "implement it over ServerState.connections() in src/proxy/local/client.ts (ADDR, LADDR, ID, TYPE, USER, SKIPME filters; the old form by address)",
-  },
-  'client-pause': {
-    why: "CLIENT PAUSE is routed local (routes.ts: it pauses this proxy's clients) but not implemented: it answers the refusal text",
-    fix: 'hold command execution (all, or write commands) in dispatch until the deadline or CLIENT UNPAUSE',
-  },
 };
 
 /** A step on a known bug: the proxy must still differ from the oracle (when fixed, compare it exactly). */
@@ -150,7 +142,7 @@ const fnList = step('functionList');
 const info = step('info');
 const known = (id: string, ...args: Arg[]): Step => ({ args, known: id });
 /** A step that hits a KNOWN_BUGS entry: it must still differ from the oracle, in an error reply. */
-const bug = (id: string, ...args: Arg[]): Step => ({ args, bug: id });
+export const bug = (id: string, ...args: Arg[]): Step => ({ args, bug: id });
 
 /** Every byte value, in order. */
 const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
@@ -1209,9 +1201,14 @@ export const scenarios: Scenario[] = [
       ['HELLO', '2', 'AUTH', 'default'],
       ['HELLO', '2', 'SETNAME', 'bad name'],
       ['HELLO', '1'],
-      bug('client-kill', 'CLIENT', 'KILL', 'ID', '999999'),
-      bug('client-kill', 'CLIENT', 'KILL', '1.2.3.4:5'),
-      bug('client-pause', 'CLIENT', 'PAUSE', 'abc'),
+      ['CLIENT', 'KILL', 'ID', '999999'],
+      ['CLIENT', 'KILL', '1.2.3.4:5'],
+      ['CLIENT', 'KILL', 'ID', '0'],
+      ['CLIENT', 'KILL', 'TYPE', 'foo'],
+      ['CLIENT', 'KILL', 'USER', 'bob'],
+      ['CLIENT', 'KILL', 'SKIPME', 'maybe'],
+      ['CLIENT', 'KILL', 'ID', '1', 'TYPE'],
+      known('client-pause-refused', 'CLIENT', 'PAUSE', '10'),
       ['CLIENT', 'REPLY', 'ON'],
       ['CLIENT', 'REPLY', 'MAYBE'],
       known('client-tracking-refused', 'CLIENT', 'TRACKING', 'off'),
@@ -1288,7 +1285,10 @@ export const scenarios: Scenario[] = [
       ['BZPOPMIN', 'z', '0'],
       ['XADD', 's', '1-1', 'f', 'v'],
       ['XREAD', 'BLOCK', '0', 'STREAMS', 's', '0'],
-      known('wait-not-emulated', 'WAIT', '0', '0'),
+      ['WAIT', '0', '0'],
+      ['WAIT', 'x', '0'],
+      ['WAIT', '0', 'x'],
+      ['WAIT', '0', '-1'],
       ['WATCH', 'x'],
       ['MULTI'],
       ['EXEC'],

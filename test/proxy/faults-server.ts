@@ -8,6 +8,8 @@ export interface SeenRequest {
   method: string;
   path: string;
   body: Buffer;
+  /** The Authorization header (tests of per-connection tokens). */
+  authorization?: string;
 }
 
 export type FaultAction =
@@ -20,7 +22,12 @@ export type FaultAction =
   /** Forward (so the command runs upstream), then drop the connection instead of answering. */
   | { kind: 'forward-then-drop' }
   /** Drop the connection without forwarding. */
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /**
+   * Any other fault, written by the test on the raw response (reset mid-body, truncated body, slow
+   * body, redirects…); with `forwardFirst` the real upstream runs the request and its answer is given.
+   */
+  | { kind: 'custom'; forwardFirst?: boolean; respond: (res: http.ServerResponse, answer: { status: number; contentType: string; body: Buffer } | undefined) => void };
 
 export interface FaultServer {
   url: string;
@@ -61,7 +68,7 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const seen: SeenRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: Buffer.concat(chunks) };
+      const seen: SeenRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: Buffer.concat(chunks), authorization: req.headers.authorization };
       fault.seen.push(seen);
       const action = fault.decide(seen);
       // An answer waits for `after` (a gate the test opens), then for delayMs.
@@ -96,6 +103,10 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
           return;
         case 'drop':
           req.socket.destroy();
+          return;
+        case 'custom':
+          if (action.forwardFirst) forward(req, seen).then((a) => action.respond(res, a), fail);
+          else action.respond(res, undefined);
           return;
       }
     });

@@ -197,6 +197,40 @@ describe('an upstream that answers JSON only', () => {
     expect(upstream.counts.askedBase64 - before.askedBase64).toBeGreaterThanOrEqual(2);
   });
 
+  it('a watched transaction and a binary transaction (each one EVAL) give Redis’ bytes in json mode', async () => {
+    const key = Buffer.from([0x00, 0xff, 0x0d, 0x0a]);
+    const commands: Arg[][] = [
+      ['SET', 'k', '1'],
+      ['WATCH', 'k', key],
+      ['MULTI'],
+      ['SET', key, Buffer.from([0xfe, 0x80])],
+      ['GET', key],
+      ['TYPE', key],
+      ['LPOP', 'nolist', '2'],
+      ['INCR', 'k'],
+      ['HGET', 'k', 'f'],
+      ['ZADD', 'z', '2.5', 'm'],
+      ['ZRANGE', 'z', '0', '-1', 'WITHSCORES'],
+      ['EXEC'],
+      ['MULTI'],
+      ['RPUSH', 'l', Buffer.from([0xc3, 0x28])],
+      ['LRANGE', 'l', '0', '-1'],
+      ['EXEC'],
+    ];
+    for (const protocol of [2, 3]) {
+      const side = await connect(proxies.json);
+      try {
+        await Promise.all([side.oracle.call(['FLUSHALL']), side.proxy.call(['FLUSHALL'])]);
+        if (protocol === 3) await Promise.all([side.oracle.call(['HELLO', '3']), side.proxy.call(['HELLO', '3'])]);
+        const [o, p] = await Promise.all([side.oracle.call(...commands), side.proxy.call(...commands)]);
+        expect(p.map((r) => printable(r))).toEqual(o.map((r) => printable(r)));
+      } finally {
+        side.oracle.close();
+        side.proxy.close();
+      }
+    }
+  });
+
   it(`the differential suite has its ${commandCount()} commands`, () => expect(commandCount()).toBeGreaterThanOrEqual(300));
 
   for (const format of ['json', 'auto'] as const) {

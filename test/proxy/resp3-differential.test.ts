@@ -7,7 +7,7 @@ import { Redis as IORedis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replyShape } from '../../src/commands/reply-types.js';
-import { allCommandsAndSubcommands, platformRefusal, resolveCommand, routeOf } from '../../src/commands/table.js';
+import { allCommandsAndSubcommands, platformRefusal, resolveCommand } from '../../src/commands/table.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { toResp3 } from '../../src/resp/resp3-converter.js';
 import { RawClient, startStack, type Stack } from '../helpers/stack.js';

@@ -15,7 +15,7 @@ import { toResp3 } from '../../src/resp/resp3-converter.js';
 import type { JsonItem } from '../../src/upstream/kv-client.js';
 import { jsonItemToResp } from '../../src/upstream/json-to-resp.js';
 import { RawClient } from '../helpers/stack.js';
-import { scenarios, stepOf, type Arg } from './differential-cases.js';
+import { scenarios, type Arg } from './differential-cases.js';
 import { resp3Scenarios, type Scenario3, type Step3 } from './resp3-cases.js';
 import { comparable3, printable } from './resp3-compare.js';
 

@@ -30,7 +30,8 @@ afterAll(async () => {
 });
 
 async function proxyTo(upstream: { url: string; token: string }, overrides: Partial<ProxyConfig> = {}): Promise<RunningProxy> {
-  const proxy = await startTestProxy(upstream, overrides);
+  // resp2 mode: a JSON answer is a fault here (test/proxy/json-upstream.test.ts covers the JSON modes).
+  const proxy = await startTestProxy(upstream, { upstreamFormat: 'resp2', ...overrides });
   cleanups.push(() => proxy.stop());
   return proxy;
 }
@@ -178,7 +179,7 @@ describe('HTTP errors and malformed answers', () => {
     { name: '200 resp2 cut in the middle of a reply', answer: { status: 200, contentType: 'application/octet-stream', body: '+OK\r\n$10\r\nabc' }, commands: 2, reply: `-ERR upstream sent a malformed answer (1 complete replies then an incomplete one, for 2 commands); ${UNKNOWN}\r\n` },
     { name: '200 resp2 with more replies than commands', answer: { status: 200, contentType: 'application/octet-stream', body: '+OK\r\n+OK\r\n:1\r\n' }, commands: 2, reply: /^-ERR upstream sent a malformed answer \([^\r\n]*\); the outcome of this command is unknown\r\n$/ },
     { name: '200 with garbage bytes', answer: { status: 200, contentType: 'application/octet-stream', body: 'hello world' }, commands: 1, reply: /^-ERR upstream sent a malformed answer \([^\r\n]*\); the outcome of this command is unknown\r\n$/ },
-    { name: '200 with JSON instead of resp2', answer: { status: 200, body: '[{"result":"OK"}]' }, commands: 1, reply: `-ERR upstream sent a malformed answer (HTTP 200 with JSON instead of resp2 bytes: the upstream ignores Upstash-Response-Format: resp2); ${UNKNOWN}\r\n` },
+    { name: '200 with JSON instead of resp2', answer: { status: 200, body: '[{"result":"OK"}]' }, commands: 1, reply: `-ERR upstream sent a malformed answer (HTTP 200 with JSON instead of resp2 bytes: the upstream ignores Upstash-Response-Format: resp2 (start the proxy with --upstream-format auto or json to convert JSON answers)); ${UNKNOWN}\r\n` },
     { name: '200 with an HTML page', answer: { status: 200, contentType: 'text/html', body: '<html></html>' }, commands: 1, reply: `-ERR upstream sent a malformed answer (HTTP 200 with content-type 'text/html'); ${UNKNOWN}\r\n` },
   ];
 

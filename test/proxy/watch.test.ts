@@ -23,8 +23,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** A step: a command on the watching connection, or on the other one (`other`). */
-type Step = Arg[] | { other: Arg[] } | { waitMs: number };
+/** A step: a command on the watching connection, or on the other one (`other`), or a wait until a key has expired. */
+type Step = Arg[] | { other: Arg[] } | { expired: string };
 
 interface Side {
   main: RawClient;
@@ -44,8 +44,9 @@ async function expectSameAsRedis(steps: Step[], protocol: 2 | 3 = 2): Promise<st
   try {
     const replies: string[][] = [[], []];
     for (const step of steps) {
-      if ('waitMs' in step) {
-        await new Promise((r) => setTimeout(r, step.waitMs));
+      if ('expired' in step) {
+        // Each side waits on its own condition: the other connection no longer sees the key.
+        await Promise.all(sides.map((s) => untilGone(s.other, step.expired)));
         continue;
       }
       await Promise.all(
@@ -65,6 +66,14 @@ async function expectSameAsRedis(steps: Step[], protocol: 2 | 3 = 2): Promise<st
       s.main.close();
       s.other.close();
     }
+  }
+}
+
+async function untilGone(client: RawClient, key: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while ((await client.call(['EXISTS', key]))[0].toString() !== ':0\r\n') {
+    if (Date.now() > deadline) throw new Error(`${key} did not expire`);
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 
@@ -98,7 +107,8 @@ describe('WATCH semantics, as Redis 7.0 answers them', () => {
     bothProtocols([['SET', 'k', '1'], ['WATCH', 'k'], ['INCR', 'k'], ['MULTI'], ['INCR', 'k'], ['EXEC'], ['GET', 'k']]));
 
   it('a key that expires after WATCH aborts the EXEC (Redis ≥ 6.0.9)', () =>
-    expectSameAsRedis([['SET', 'k', 'v', 'PX', '30'], ['WATCH', 'k'], { waitMs: 80 }, ['MULTI'], ['SET', 'x', '1'], ['EXEC'], ['EXISTS', 'x']]));
+    // 400 ms leave WATCH ample time to run before the expiry, even on a loaded machine.
+    expectSameAsRedis([['SET', 'k', 'v', 'PX', '400'], ['WATCH', 'k'], { expired: 'k' }, ['MULTI'], ['SET', 'x', '1'], ['EXEC'], ['EXISTS', 'x']]));
 
   it('several keys: one changed is enough; other keys unchanged run', async () => {
     await bothProtocols([['MSET', 'a', '1', 'b', '2'], ['WATCH', 'a', 'b', 'c'], { other: ['SET', 'c', '3'] }, ['MULTI'], ['INCR', 'a'], ['EXEC']]);
@@ -253,4 +263,25 @@ print(r.get('py').decode())
     const { stdout } = await run('/usr/bin/python3', ['-c', script, String(stack.proxy.port)], { timeout: 60_000 });
     expect(stdout.trim()).toBe(String(20 * 6));
   }, 90_000);
+});
+
+describe('limits of the EVAL form', () => {
+  it('a watched transaction whose command has more arguments than a script can pass is refused at EXEC, and nothing runs', async () => {
+    const c = await RawClient.connect(stack.proxy.port);
+    try {
+      await c.call(['FLUSHALL']);
+      const mset: string[] = ['MSET'];
+      for (let i = 0; i < 3950; i++) mset.push(`k${i}`, 'v'); // 7901 arguments
+      const replies = await c.call(['WATCH', 'w'], ['MULTI'], ['SET', 'before', '1'], mset, ['EXEC'], ['EXISTS', 'before', 'k0']);
+      expect(replies.slice(0, 4).map(String)).toEqual(['+OK\r\n', '+OK\r\n', '+QUEUED\r\n', '+QUEUED\r\n']);
+      expect(replies[4].toString()).toBe('-ERR command 2 of the transaction has 7901 arguments, and a transaction with watched keys or binary arguments runs as one upstream script, whose commands take at most 7900; split the command (the transaction was not sent)\r\n');
+      expect(replies[5].toString()).toBe(':0\r\n');
+      // 7900 arguments (the limit) run.
+      const rpush = ['RPUSH', 'l', ...Array.from({ length: 7898 }, (_, i) => String(i))];
+      const [, , , , exec] = await c.call(['WATCH', 'w'], ['MULTI'], ['SET', 'before', '1'], rpush, ['EXEC']);
+      expect(exec.toString()).toBe('*2\r\n+OK\r\n:7898\r\n');
+    } finally {
+      c.close();
+    }
+  });
 });

@@ -188,6 +188,7 @@ describe('discovery: COMMAND, COMMAND DOCS, HELP', () => {
   });
 
   it('redis-cli shows the docs through its own help (built from COMMAND DOCS)', async () => {
+    // eslint-disable-next-line no-control-regex -- strips the terminal's colour codes
     const out = (await redisCli(locked.port, ['help', 'VSIM'], ['-a', 's3cret', '--no-auth-warning'])).replace(/\x1b\[[0-9;]*m/g, '');
     // redis-cli answers `help` itself; its text for a command comes from the server's COMMAND DOCS.
     expect(out).toContain('VSIM key');

@@ -84,7 +84,7 @@ export async function startAccountArea(ctx: AreaContext): Promise<AreaServer> {
       res.end(text);
     },
     banner: () => [
-      `  Account API (Area A)          ${ctx.baseUrl()}/account/v2   (HTTP Basic)`,
+      `  Account API                   ${ctx.baseUrl()}/account/v2   (HTTP Basic)`,
       `    email ${email}`,
       `    key   ${key}`,
       `    queue instance id ${instanceId}; read its state: curl -u '${email}:<key>' ${ctx.baseUrl()}/account/v2/qstash/user/${instanceId}`,

@@ -4,13 +4,13 @@
 import { platformRefusal, resolveCommand, type CommandSpec } from '../../commands/table.js';
 import type { Arg } from '../../resp/request-writer.js';
 import { errorReply } from '../../resp/protocol.js';
-import { scanReply } from '../../resp/reply-scanner.js';
+import { arrayElements } from '../../resp/reply-scanner.js';
 import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
 import type { Principal, Principals } from './principals.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, translateJsonError } from './json/rewrite.js';
 import { compatPlan, parseServerVersion, type ServerVersion } from './compat.js';
-import { arrayItems, replyFilterFor, scanKeys, TYPES_SCRIPT, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
+import { replyFilterFor, scanKeys, TYPES_SCRIPT, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
 
 export type TransactionResult = RunResult | { error: string };
 
@@ -149,7 +149,7 @@ export class Executor {
       if (execError) return { error: execError };
       this.revokeChangedUsers(commands);
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
-      return { replies: splitArray(exec).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
+      return { replies: (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
     } finally {
       principal.pool.release(conn, clean);
     }
@@ -252,7 +252,7 @@ export class Executor {
       if (!page || page.keys.length === 0) continue;
       if (item.filter.kind === 'scan-withtype') {
         const [types] = await this.send(conn, [['EVAL_RO', TYPES_SCRIPT, String(page.keys.length), ...page.keys]]);
-        const items = types[0] === 0x2a ? arrayItems(types) : undefined;
+        const items = types[0] === 0x2a ? arrayElements(types) : undefined;
         // Without EVAL_RO for this user (or on failure): every key typed by its own TYPE.
         const each = items ?? (await this.send(conn, page.keys.map((k) => ['TYPE', k]))).map((t) => bulkOf(t.toString('latin1', 1, t.length - 2)));
         replies[i] = page.withTypes(each);
@@ -341,16 +341,3 @@ export class CredentialsRevokedError extends Error {}
 /** Commands that hold connection state or block it, so they may not share a pipelined connection. */
 const EXCLUSIVE = new Set(['multi', 'exec', 'wait']);
 
-/** Splits an array reply into the raw bytes of its elements. */
-function splitArray(reply: Buffer): Buffer[] {
-  const headerEnd = reply.indexOf(13);
-  const count = Number(reply.toString('latin1', 1, headerEnd));
-  const out: Buffer[] = [];
-  let pos = headerEnd + 2;
-  for (let i = 0; i < count; i++) {
-    const end = scanReply(reply, pos);
-    out.push(reply.subarray(pos, end));
-    pos = end;
-  }
-  return out;
-}

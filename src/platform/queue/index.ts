@@ -50,8 +50,8 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   return {
     handle: (req, res, path, query) => routes.handle(req, res, path, query),
     banner: () => [
-      `  Message queue (Area D)        ${ctx.baseUrl()}/queue`,
-      '  Paste into your shell (@upstash/qstash: new Client({ baseUrl: process.env.QSTASH_URL, token: process.env.QSTASH_TOKEN })):',
+      `  Message queue                 ${ctx.baseUrl()}/queue`,
+      '  Paste into your shell (@upstash/qstash reads them: new Client(), new Receiver()):',
       `    export QSTASH_URL=${ctx.baseUrl()}/queue`,
       `    export QSTASH_TOKEN=${config.queueToken || config.token}`,
       `    export QSTASH_CURRENT_SIGNING_KEY=${keys.current}`,

@@ -41,13 +41,13 @@ export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
   return {
     handle: (req, res, path, query) => served.handle(req, res, path, query),
     banner() {
-      const lines = ['  Vector indexes (Area C; @upstash/vector: Index.fromEnv() with the two lines of an index)'];
+      const lines = ['  Vector indexes (@upstash/vector: Index.fromEnv() after pasting the two lines of an index)'];
       for (const [name, { index, tokens }] of indexes) {
         const kind = [index.config.type, index.config.dimension ? `${index.config.dimension} dimensions, ${index.metric}` : '',
           index.config.denseEmbedder ? `${index.config.denseEmbedder} embedder` : '', index.config.sparseEmbedder ? 'BM25' : ''].filter(Boolean).join(', ');
         lines.push(`    ${name} (${kind})`);
-        lines.push(`      UPSTASH_VECTOR_REST_URL=${ctx.baseUrl()}/vector/${name}`);
-        lines.push(`      UPSTASH_VECTOR_REST_TOKEN=${tokens.token}`);
+        lines.push(`      export UPSTASH_VECTOR_REST_URL=${ctx.baseUrl()}/vector/${name}`);
+        lines.push(`      export UPSTASH_VECTOR_REST_TOKEN=${tokens.token}`);
       }
       lines.push('    # read-only token of every index: the read-only token above', '');
       return lines;

@@ -186,8 +186,16 @@ export class Namespace {
   }
 
   /** Exact search over every record with a dense vector, or over `only` slots. */
-  exactDense(q: Float32Array, k: number, predicate: Predicate | undefined, only: Iterable<number> | undefined): Scored[] {
-    if (!only && this.records.size >= NATIVE_EXACT_FROM) return predicate ? this.nativeExactFiltered(q, k, predicate) : this.nativeExact(q, k);
+  exactDense(q: Float32Array, k: number, predicate: Predicate | undefined, only: Set<number> | undefined): Scored[] {
+    if (!only && this.records.size >= NATIVE_EXACT_FROM) return predicate ? this.nativeExactOver(q, k, this.passing(predicate)) : this.nativeExact(q, k);
+    if (only && only.size >= NATIVE_EXACT_FROM) { // e.g. many vectors still waiting for the graph
+      const slots: number[] = [];
+      for (const slot of only) {
+        const rec = this.bySlot[slot];
+        if (rec?.hasDense && (!predicate || predicate(rec.metadata))) slots.push(slot);
+      }
+      return this.nativeExactOver(q, k, slots);
+    }
     const qNorm = norm(q);
     const top = new TopK(k);
     const visit = (rec: VectorRecord) => {
@@ -206,7 +214,7 @@ export class Namespace {
   private nativeExact(q: Float32Array, k: number): Scored[] {
     const rows = this.bySlot.length;
     const count = Math.min(rows, k + this.freeSlots.length);
-    const found = usearch.exactSearch(this.matrix.subarray(0, rows * this.dimension), q, this.dimension, count, USEARCH_METRIC[this.metric], 1) as Matches;
+    const found = usearch.exactSearch(this.matrix.subarray(0, rows * this.dimension), ownBuffer(q), this.dimension, count, USEARCH_METRIC[this.metric], 1) as Matches;
     const out: Scored[] = [];
     for (let i = 0; i < found.keys.length && out.length < k; i++) {
       const slot = Number(found.keys[i]);
@@ -215,20 +223,25 @@ export class Namespace {
     return out;
   }
 
-  /** The rows passing the filter, copied together, then the same native brute force over them. */
-  private nativeExactFiltered(q: Float32Array, k: number, predicate: Predicate): Scored[] {
-    const d = this.dimension;
-    const passing: number[] = [];
+  /** Slots of the dense records passing a filter. */
+  private passing(predicate: Predicate): number[] {
+    const out: number[] = [];
     for (let slot = 0; slot < this.bySlot.length; slot++) {
       const rec = this.bySlot[slot];
-      if (rec?.hasDense && predicate(rec.metadata)) passing.push(slot);
+      if (rec?.hasDense && predicate(rec.metadata)) out.push(slot);
     }
-    if (passing.length === 0) return [];
-    if (this.scratch.length < passing.length * d) this.scratch = new Float32Array(passing.length * d * 2);
-    passing.forEach((slot, row) => this.scratch.set(this.matrix.subarray(slot * d, (slot + 1) * d), row * d));
-    const found = usearch.exactSearch(this.scratch.subarray(0, passing.length * d), q, d, Math.min(k, passing.length), USEARCH_METRIC[this.metric], 1) as Matches;
+    return out;
+  }
+
+  /** The given rows copied together, then the same native brute force over them (filters, pending vectors). */
+  private nativeExactOver(q: Float32Array, k: number, slots: number[]): Scored[] {
+    const d = this.dimension;
+    if (slots.length === 0) return [];
+    if (this.scratch.length < slots.length * d) this.scratch = new Float32Array(slots.length * d * 2);
+    slots.forEach((slot, row) => this.scratch.set(this.matrix.subarray(slot * d, (slot + 1) * d), row * d));
+    const found = usearch.exactSearch(this.scratch.subarray(0, slots.length * d), ownBuffer(q), d, Math.min(k, slots.length), USEARCH_METRIC[this.metric], 1) as Matches;
     const out: Scored[] = [];
-    for (let i = 0; i < found.keys.length; i++) out.push({ key: passing[Number(found.keys[i])], score: scoreFromDistance(this.metric, found.distances[i]) });
+    for (let i = 0; i < found.keys.length; i++) out.push({ key: slots[Number(found.keys[i])], score: scoreFromDistance(this.metric, found.distances[i]) });
     return out;
   }
 
@@ -388,6 +401,14 @@ export class TopK {
   sorted(): Scored[] {
     return this.keys.map((key, i) => ({ key, score: this.scores[i] })).sort((a, b) => b.score - a.score || a.key - b.key);
   }
+}
+
+/**
+ * usearch's exactSearch reads a typed array from the start of its buffer, ignoring a view's offset (2.26.2):
+ * a query that is a view into a larger buffer is copied first. (Datasets are passed as views at offset 0.)
+ */
+function ownBuffer(v: Float32Array): Float32Array {
+  return v.byteOffset === 0 ? v : v.slice();
 }
 
 function topOf(list: Scored[], k: number): Scored[] {

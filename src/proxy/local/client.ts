@@ -5,7 +5,7 @@ import { errorReply, INVALID_CLIENT_NAME, NOT_INTEGER, OK, reply, SYNTAX, textRe
 import { clientLine } from './client-list.js';
 import { validClientName } from './connection.js';
 import { CLIENT_HELP, helpReply, subcommandSyntaxError } from './help.js';
-import type { Handler } from './handler.js';
+import type { Handler, LocalResult } from './handler.js';
 
 export const client: Handler = ({ conn, server }, args) => {
   const sub = lower(args[1]);
@@ -54,6 +54,8 @@ export const client: Handler = ({ conn, server }, args) => {
       const unblocked = target !== undefined && target.unblock(reason);
       return reply(conn.protocol, (w) => w.integer(unblocked ? 1 : 0));
     }
+    case 'kill':
+      return kill(conn, [...server.connections()], args);
     case 'reply': {
       // networking.c: ON answers +OK; OFF and SKIP answer nothing (dispatch.ts silences the replies).
       const mode = lower(args[2]);
@@ -64,9 +66,82 @@ export const client: Handler = ({ conn, server }, args) => {
     case 'help':
       return helpReply(conn.protocol, CLIENT_HELP);
     default:
-      return errorReply(`ERR command 'client|${sub}' is not supported by respgate: it would act on upstream connections the proxy does not expose`);
+      // The command table routes every other subcommand elsewhere (refusals carry their own reason).
+      return errorReply(`ERR command 'client|${sub}' is not supported by respgate`);
   }
 };
+
+/**
+ * CLIENT KILL on this proxy's own connections (networking.c clientKillCommand): the old form
+ * `ip:port` answers OK or "No such client"; the filter form (ID, TYPE, USER, ADDR, LADDR, SKIPME)
+ * answers how many it closed. The caller's own connection closes after this reply.
+ */
+function kill(conn: Connection, all: Connection[], args: Buffer[]): LocalResult {
+  if (args.length === 3) {
+    const addr = args[2].toString();
+    const target = all.find((c) => c.address === addr);
+    if (!target) return errorReply('ERR No such client');
+    return closeMatching(conn, [target], OK);
+  }
+  if (args.length % 2 !== 0) return SYNTAX;
+  let skipMe = true;
+  const tests: Array<(c: Connection) => boolean> = [];
+  for (let i = 2; i < args.length; i += 2) {
+    const option = lower(args[i]);
+    const value = args[i + 1];
+    switch (option) {
+      case 'id': {
+        const id = parseLongLong(value);
+        if (id === undefined || id <= 0n) return errorReply('ERR client-id should be greater than 0');
+        tests.push((c) => BigInt(c.id) === id);
+        break;
+      }
+      case 'type': {
+        const type = lower(value);
+        if (!['normal', 'master', 'slave', 'replica', 'pubsub'].includes(type)) return errorReply(`ERR Unknown client type '${value.toString()}'`);
+        tests.push((c) => clientType(c) === (type === 'slave' ? 'replica' : type));
+        break;
+      }
+      case 'user':
+        // The proxy's only user is `default` (AUTH with --requirepass).
+        if (value.toString() !== 'default') return errorReply(`ERR No such user '${value.toString()}'`);
+        tests.push((c) => c.authenticated);
+        break;
+      case 'addr':
+        tests.push((c) => c.address === value.toString());
+        break;
+      case 'laddr':
+        tests.push((c) => c.localAddress === value.toString());
+        break;
+      case 'skipme': {
+        const v = lower(value);
+        if (v !== 'yes' && v !== 'no') return SYNTAX;
+        skipMe = v === 'yes';
+        break;
+      }
+      default:
+        return SYNTAX;
+    }
+  }
+  const matched = all.filter((c) => (!skipMe || c !== conn) && tests.every((t) => t(c)));
+  return closeMatching(conn, matched, reply(conn.protocol, (w) => w.integer(matched.length)));
+}
+
+/** Redis' client types as CLIENT LIST shows them: MONITOR connections are replicas to Redis. */
+function clientType(c: Connection): 'normal' | 'replica' | 'pubsub' {
+  if (c.pushes.monitoring) return 'replica';
+  if (c.pushes.subscriptionCount > 0) return 'pubsub';
+  return 'normal';
+}
+
+function closeMatching(conn: Connection, targets: Connection[], answer: Buffer): LocalResult {
+  let self = false;
+  for (const t of targets) {
+    if (t === conn) self = true;
+    else t.destroy();
+  }
+  return self ? { kind: 'close', reply: answer } : answer;
+}
 
 /** CLIENT LIST [TYPE type | ID id …]: the connections listed, or the error reply. */
 function clientList(all: Connection[], args: Buffer[]): Connection[] | Buffer {

@@ -1,8 +1,8 @@
 // The connection's own state: PING, ECHO, QUIT, RESET, SELECT, AUTH, HELLO.
-import { timingSafeEqual } from 'node:crypto';
 import { lower, parseLongLong } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
 import { errorReply, INVALID_CLIENT_NAME, NOT_INTEGER, OK, PONG, reply, RESET, SYNTAX, WRONGPASS } from '../replies.js';
+import type { Connection, ServerState } from '../context.js';
 import type { Handler } from './handler.js';
 
 export const ping: Handler = ({ conn }, args) => {
@@ -22,7 +22,8 @@ export const reset: Handler = ({ conn, server }) => {
   conn.pushes.reset();
   conn.protocol = 2;
   conn.name = '';
-  conn.setAuthenticated(server.requirepass === undefined);
+  conn.setAuthenticated(!server.auth.required);
+  conn.credential = undefined;
   return RESET;
 };
 
@@ -36,8 +37,7 @@ export const select: Handler = (_ctx, args) => {
 
 export const auth: Handler = ({ conn, server }, args) => {
   if (args.length > 3) return SYNTAX;
-  const requirepass = server.requirepass;
-  if (requirepass === undefined) {
+  if (!server.auth.required) {
     if (args.length === 2) {
       return errorReply('ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?');
     }
@@ -45,14 +45,23 @@ export const auth: Handler = ({ conn, server }, args) => {
     return args[1].toString() === 'default' ? OK : WRONGPASS;
   }
   const user = args.length === 3 ? args[1].toString() : 'default';
-  const password = args[args.length - 1];
-  if (user !== 'default' || !samePassword(password, requirepass)) {
-    conn.setAuthenticated(false);
-    return WRONGPASS;
-  }
-  conn.setAuthenticated(true);
-  return OK;
+  return { kind: 'defer', run: () => login(conn, server, user, args[args.length - 1]).then((error) => (error === undefined ? OK : errorReply(error))) };
 };
+
+/** Authenticates the connection (or leaves it unauthenticated, as Redis does after a failed AUTH); the error text or undefined. */
+async function login(conn: Connection, server: ServerState, user: string, password: Buffer): Promise<string | undefined> {
+  const outcome = await server.auth.authenticate(user, password);
+  if (!outcome.ok) {
+    if (outcome.error.startsWith('WRONGPASS')) {
+      conn.setAuthenticated(false);
+      conn.credential = undefined;
+    }
+    return outcome.error;
+  }
+  conn.credential = outcome.credential;
+  conn.setAuthenticated(true);
+  return undefined;
+}
 
 export const hello: Handler = ({ conn, server }, args) => {
   let protocol = conn.protocol;
@@ -78,11 +87,20 @@ export const hello: Handler = ({ conn, server }, args) => {
       return errorReply(`ERR Syntax error in HELLO option '${args[i].toString()}'`);
     }
   }
+  const finish = (): Buffer => helloReply(conn, protocol, setname);
   if (credentials) {
-    const ok = credentials[0].toString() === 'default' && (server.requirepass === undefined || samePassword(credentials[1], server.requirepass));
-    if (!ok) return WRONGPASS;
-    conn.setAuthenticated(true);
+    if (!server.auth.required) {
+      if (credentials[0].toString() !== 'default') return WRONGPASS;
+      conn.setAuthenticated(true);
+      return finish();
+    }
+    const [user, password] = credentials;
+    return { kind: 'defer', run: () => login(conn, server, user.toString(), password).then((error) => (error === undefined ? finish() : errorReply(error))) };
   }
+  return finish();
+};
+
+function helloReply(conn: Connection, protocol: Protocol, setname: Buffer | undefined): Buffer {
   if (!conn.authenticated) {
     return errorReply('NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time');
   }
@@ -101,15 +119,10 @@ export const hello: Handler = ({ conn, server }, args) => {
     w.bulk('role').bulk('master');
     w.bulk('modules').arrayHeader(0);
   });
-};
+}
 
 /** CLIENT SETNAME and HELLO SETNAME: printable ASCII, no spaces. */
 export function validClientName(name: Buffer): boolean {
   for (const c of name) if (c < 0x21 || c > 0x7e) return false;
   return true;
-}
-
-function samePassword(given: Buffer, expected: string): boolean {
-  const e = Buffer.from(expected);
-  return given.length === e.length && timingSafeEqual(given, e);
 }

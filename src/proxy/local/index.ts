@@ -8,10 +8,12 @@ import { client } from './client.js';
 import { auth, echo, hello, ping, quit, reset, select } from './connection.js';
 import type { Handler, LocalContext, LocalResult } from './handler.js';
 import { command, config, info, module } from './introspection.js';
+import { slowlog } from './slowlog.js';
+import { wait } from './wait.js';
 
 export type { LocalContext, LocalResult };
 
-const handlers: Record<string, Handler> = { ping, echo, quit, reset, select, auth, hello, client, info, command, config, module };
+const handlers: Record<string, Handler> = { ping, echo, quit, reset, select, auth, hello, client, info, command, config, module, slowlog, wait };
 
 export function runLocalCommand(ctx: LocalContext, spec: CommandSpec, args: Buffer[]): LocalResult {
   const handler = handlers[spec.container ?? spec.name];

@@ -29,7 +29,8 @@ const SECTIONS: Record<string, Section> = {
   },
   clients: ({ server }) => [
     ['connected_clients', [...server.connections()].length], ['cluster_connections', 0], ['maxclients', 10000],
-    ['client_recent_max_input_buffer', 0], ['client_recent_max_output_buffer', 0], ['blocked_clients', [...server.connections()].filter((c) => c.blocked).length],
+    ['client_recent_max_input_buffer', 0], ['client_recent_max_output_buffer', 0],
+    ['blocked_clients', [...server.connections()].filter((c) => c.isBlocked).length],
     ['tracking_clients', 0], ['clients_in_timeout_table', 0],
   ],
   memory: () => {
@@ -65,7 +66,7 @@ const SECTIONS: Record<string, Section> = {
   ],
   stats: ({ server }) => [
     ['total_connections_received', server.acceptedConnections], ['total_commands_processed', server.stats.commands],
-    ['instantaneous_ops_per_sec', 0], ['total_net_input_bytes', 0], ['total_net_output_bytes', 0],
+    ['instantaneous_ops_per_sec', 0], ['total_net_input_bytes', server.traffic().input], ['total_net_output_bytes', server.traffic().output],
     ['total_net_repl_input_bytes', 0], ['total_net_repl_output_bytes', 0], ['instantaneous_input_kbps', '0.00'],
     ['instantaneous_output_kbps', '0.00'], ['instantaneous_input_repl_kbps', '0.00'], ['instantaneous_output_repl_kbps', '0.00'],
     ['rejected_connections', 0], ['sync_full', 0], ['sync_partial_ok', 0], ['sync_partial_err', 0],

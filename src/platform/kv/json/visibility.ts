@@ -3,7 +3,7 @@
 //   are Redis strings with a marker, see library.lua);
 // - FUNCTION LIST does not show the platform's own library (respgate_json).
 import type { Arg } from '../../../resp/request-writer.js';
-import { scanReply } from '../../../resp/reply-scanner.js';
+import { arrayElements } from '../../../resp/reply-scanner.js';
 import { JSON_LIBRARY_NAME } from './library.js';
 import { JSON_MAGIC_LUA } from './rewrite.js';
 
@@ -56,21 +56,6 @@ export const TYPES_SCRIPT = [
   'return out',
 ].join('\n');
 
-/** The elements of an array reply, as raw replies. */
-export function arrayItems(reply: Buffer): Buffer[] | undefined {
-  if (reply[0] !== 0x2a) return undefined;
-  const headerEnd = reply.indexOf(13);
-  const count = Number(reply.toString('latin1', 1, headerEnd));
-  const out: Buffer[] = [];
-  let pos = headerEnd + 2;
-  for (let i = 0; i < count; i++) {
-    const end = scanReply(reply, pos);
-    out.push(reply.subarray(pos, end));
-    pos = end;
-  }
-  return out;
-}
-
 export function arrayReply(items: Buffer[]): Buffer {
   return Buffer.concat([Buffer.from(`*${items.length}\r\n`), ...items]);
 }
@@ -83,10 +68,10 @@ function bulkText(reply: Buffer): string | undefined {
 
 /** FUNCTION LIST without the platform's library (RESP2: each library is a flat key/value array). */
 export function withoutJsonLibrary(reply: Buffer): Buffer {
-  const libraries = arrayItems(reply);
+  const libraries = arrayElements(reply);
   if (!libraries) return reply;
   const kept = libraries.filter((lib) => {
-    const fields = arrayItems(lib) ?? [];
+    const fields = arrayElements(lib) ?? [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
       if (bulkText(fields[i]) === 'library_name') return bulkText(fields[i + 1]) !== JSON_LIBRARY_NAME;
     }
@@ -97,9 +82,9 @@ export function withoutJsonLibrary(reply: Buffer): Buffer {
 
 /** The keys of a SCAN reply ([cursor, [keys…]]) and a way to rebuild it with some of them. */
 export function scanKeys(reply: Buffer): { keys: Buffer[]; rebuild(keep: boolean[]): Buffer; withTypes(types: Buffer[]): Buffer } | undefined {
-  const parts = arrayItems(reply);
+  const parts = arrayElements(reply);
   if (!parts || parts.length !== 2) return undefined;
-  const keys = arrayItems(parts[1]);
+  const keys = arrayElements(parts[1]);
   if (!keys) return undefined;
   return {
     keys: keys.map((k) => {

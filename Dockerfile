@@ -1,0 +1,50 @@
+# respgate container image. Three stages:
+#   build  compiles TypeScript and packs the npm package (the same tarball `npm pack` makes);
+#   dev    the dev stack (`respgate dev`): the package plus Debian's redis-server (about +15 MB);
+#   proxy  the default target: the proxy alone, in front of UPSTASH_REDIS_REST_URL / _TOKEN.
+# Build: docker build -t respgate .            (proxy)
+#        docker build -t respgate:dev --target dev .
+# Both run as the unprivileged `node` user; settings come from RESPGATE_* variables (README).
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json README.md ./
+COPY bin ./bin
+COPY src ./src
+COPY docs ./docs
+RUN npm pack --pack-destination /tmp/pack
+
+FROM node:20-bookworm-slim AS base
+ENV NODE_ENV=production
+COPY --from=build /tmp/pack/ /tmp/pack/
+# The package ships compiled JavaScript only: no TypeScript toolchain at run time. usearch loads its
+# prebuilt binary, so no install script (and no compiler) is needed.
+RUN npm install -g --no-audit --no-fund --ignore-scripts /tmp/pack/respgate-*.tgz \
+ && rm -rf /tmp/pack \
+ && npm cache clean --force
+WORKDIR /home/node
+ENTRYPOINT ["respgate"]
+
+FROM base AS dev
+# redis-server for the embedded stores of the dev stack.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends redis-server \
+ && rm -rf /var/lib/apt/lists/*
+USER node
+ENV RESPGATE_HOST=0.0.0.0
+EXPOSE 6379 6380 6381 8079
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.RESPGATE_HTTP_PORT||8079)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["dev"]
+
+FROM base AS proxy
+USER node
+ENV RESPGATE_HOST=0.0.0.0 \
+    RESPGATE_METRICS_PORT=9090
+EXPOSE 6379 9090
+# /healthz: the process answers. Orchestrators wanting "upstream reachable" probe /readyz on 9090.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.RESPGATE_METRICS_PORT||9090)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["proxy"]

@@ -1,0 +1,127 @@
+// Client authentication of the proxy, three modes (docs/security.md):
+//   password     --requirepass guards the configured upstream token (AUTH <password>);
+//   pass-through no upstream token: AUTH <token> is the client's own REST token, checked once with the
+//                upstream (a 401 is WRONGPASS) and then carried by every command of the connection;
+//   ACL users    --acl-users: AUTH <user> <pass> becomes a token through the upstream's
+//                `ACL RESTTOKEN user pass` (cached; fetched again when the upstream revokes it).
+// Verdicts are cached under a hash of the secret, never the secret itself, and nothing here logs.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { AUTH_FAILED } from '../upstream/kv-errors.js';
+import type { Credential, KvClient } from '../upstream/kv-client.js';
+
+export const WRONGPASS_TEXT = 'WRONGPASS invalid username-password pair or user is disabled.';
+
+export type AuthOutcome =
+  /** Authenticated; `credential` undefined = the configured upstream token. */
+  | { ok: true; credential: Credential | undefined }
+  /** Refused: the error text to send (WRONGPASS, or the upstream's unavailability). */
+  | { ok: false; error: string };
+
+export interface ClientAuthOptions {
+  requirepass: string | undefined;
+  /** True when no upstream token is configured. */
+  passThrough: boolean;
+  aclUsers: boolean;
+  cacheMs: number;
+}
+
+export class ClientAuth {
+  /** Token hash → verdict of the upstream and its expiry. */
+  private readonly tokenVerdicts = new Map<string, { ok: boolean; until: number }>();
+  /** Hash of user and password → the ACL RESTTOKEN token. */
+  private readonly aclTokens = new Map<string, string>();
+
+  constructor(
+    private readonly client: KvClient,
+    private readonly options: ClientAuthOptions,
+  ) {}
+
+  /** Clients must authenticate before running commands. */
+  get required(): boolean {
+    return this.options.requirepass !== undefined || this.options.passThrough || this.options.aclUsers;
+  }
+
+  /** AUTH [user] password (and HELLO AUTH): the outcome, after asking the upstream when the mode needs it. */
+  async authenticate(user: string, password: Buffer): Promise<AuthOutcome> {
+    const { requirepass, passThrough, aclUsers } = this.options;
+    if (user === 'default') {
+      if (requirepass !== undefined) {
+        return samePassword(password, requirepass) ? { ok: true, credential: undefined } : { ok: false, error: WRONGPASS_TEXT };
+      }
+      if (passThrough) return this.checkToken(password.toString('utf8'));
+      return aclUsers ? { ok: false, error: WRONGPASS_TEXT } : { ok: true, credential: undefined };
+    }
+    if (aclUsers) return this.aclLogin(user, password.toString('utf8'));
+    return { ok: false, error: WRONGPASS_TEXT };
+  }
+
+  /** Pass-through: the upstream says whether the token is valid (a PING; 401 = wrong). */
+  private async checkToken(token: string): Promise<AuthOutcome> {
+    if (token === '' || /[\s\x00-\x1f]/.test(token)) return { ok: false, error: WRONGPASS_TEXT };
+    const key = hash(token);
+    const now = Date.now();
+    const cached = this.tokenVerdicts.get(key);
+    if (cached && cached.until > now) return cached.ok ? { ok: true, credential: { token } } : { ok: false, error: WRONGPASS_TEXT };
+    const [reply] = await this.client.pipeline([[Buffer.from('PING')]], { token });
+    const text = reply[0] === 0x2d ? reply.toString('utf8', 1).trimEnd() : undefined;
+    if (text === AUTH_FAILED) {
+      this.remember(key, false, now);
+      return { ok: false, error: WRONGPASS_TEXT };
+    }
+    // Any other error (NOPERM for a restricted token) still proves the token was accepted; an
+    // unreachable upstream is not a verdict.
+    if (text !== undefined && /^ERR upstream (unavailable|timed out|connection failed|failed)/.test(text)) {
+      return { ok: false, error: `ERR cannot check the token: ${text.slice(4)}` };
+    }
+    this.remember(key, true, now);
+    return { ok: true, credential: { token } };
+  }
+
+  private remember(key: string, ok: boolean, now: number): void {
+    if (this.tokenVerdicts.size > 10_000) this.tokenVerdicts.clear(); // bounded: a flood of wrong tokens
+    this.tokenVerdicts.set(key, { ok, until: now + this.options.cacheMs });
+  }
+
+  /** ACL users: a token from the upstream's ACL RESTTOKEN, cached; `refresh` asks again after a 401. */
+  private async aclLogin(user: string, password: string): Promise<AuthOutcome> {
+    const key = hash(`${user}\0${password}`);
+    const cached = this.aclTokens.get(key);
+    const token = cached ?? (await this.restToken(user, password, key));
+    if (typeof token !== 'string') return token;
+    const credential = {
+      token,
+      refresh: async () => {
+        this.aclTokens.delete(key);
+        const fresh = await this.restToken(user, password, key);
+        if (typeof fresh !== 'string') return undefined;
+        credential.token = fresh;
+        return fresh;
+      },
+    };
+    return { ok: true, credential };
+  }
+
+  private async restToken(user: string, password: string, key: string): Promise<string | { ok: false; error: string }> {
+    const [reply] = await this.client.pipeline([['ACL', 'RESTTOKEN', user, password].map((s) => Buffer.from(s))]);
+    if (reply[0] === 0x24 /* $ */) {
+      const start = reply.indexOf('\r\n') + 2;
+      const token = reply.toString('utf8', start, reply.length - 2);
+      if (this.aclTokens.size > 10_000) this.aclTokens.clear();
+      this.aclTokens.set(key, token);
+      return token;
+    }
+    const text = reply.toString('utf8', 1).trimEnd();
+    // The upstream's "wrong password or user does not exist" is Redis' WRONGPASS to the client.
+    if (/wrong password|does not exist|WRONGPASS/i.test(text)) return { ok: false, error: WRONGPASS_TEXT };
+    return { ok: false, error: `ERR cannot check the user: ${text.replace(/^ERR /, '')}` };
+  }
+}
+
+function hash(secret: string): string {
+  return createHash('sha256').update(secret).digest('base64url');
+}
+
+function samePassword(given: Buffer, expected: string): boolean {
+  const e = Buffer.from(expected);
+  return given.length === e.length && timingSafeEqual(given, e);
+}

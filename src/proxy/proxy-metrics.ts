@@ -1,0 +1,125 @@
+// The proxy's Prometheus metrics beyond the counters server.ts reads at scrape time: latency
+// histograms (client-observed per command, and per upstream call), batch sizes, upstream errors by
+// kind, connections by state, event streams open and bytes in/out.
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { registry } from '../metrics.js';
+import type { UpstreamErrorKind } from './upstream-watch.js';
+
+/** Seconds: from 100 µs (a batched command on loopback) to 10 s (past the default upstream timeout). */
+const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const BATCH_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
+
+export type ConnectionState = 'normal' | 'multi' | 'subscribed' | 'monitor' | 'blocked';
+
+/** What the scrape reads from the running proxy. */
+export interface ProxyGauges {
+  connectionsByState(): Record<ConnectionState, number>;
+  eventStreams(): number;
+  bytes(): { input: number; output: number };
+}
+
+export interface ProxyMetrics {
+  /** A forwarded command answered: seconds from read to upstream reply. */
+  command(seconds: number): void;
+  /** One upstream call of `size` commands. */
+  upstreamCall(seconds: number, size: number): void;
+  upstreamError(kind: UpstreamErrorKind): void;
+}
+
+/** Metrics are process-wide: a second proxy in the same process (tests) replaces the first's. */
+function fresh<T>(name: string, make: () => T): T {
+  if (registry.getSingleMetric(name)) registry.removeSingleMetric(name);
+  return make();
+}
+
+export function createProxyMetrics(gauges: ProxyGauges): ProxyMetrics {
+  const commandSeconds = fresh(
+    'respgate_proxy_command_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'respgate_proxy_command_duration_seconds',
+        help: 'Forwarded commands: time from read to upstream reply, as the client observes it (batching wait included)',
+        buckets: LATENCY_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const upstreamSeconds = fresh(
+    'respgate_proxy_upstream_call_duration_seconds',
+    () =>
+      new Histogram({
+        name: 'respgate_proxy_upstream_call_duration_seconds',
+        help: 'Duration of one upstream HTTP call (/pipeline or a blocking poll)',
+        buckets: LATENCY_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const batchSize = fresh(
+    'respgate_proxy_batch_size',
+    () =>
+      new Histogram({
+        name: 'respgate_proxy_batch_size',
+        help: 'Commands per upstream call',
+        buckets: BATCH_BUCKETS,
+        registers: [registry],
+      }),
+  );
+  const errors = fresh(
+    'respgate_proxy_upstream_errors_total',
+    () =>
+      new Counter({
+        name: 'respgate_proxy_upstream_errors_total',
+        help: 'Commands that failed because of the upstream, by kind (timeout, unreachable, connection, auth, malformed, server_error, refused)',
+        labelNames: ['kind'] as const,
+        registers: [registry],
+      }),
+  );
+  fresh(
+    'respgate_proxy_connections_by_state',
+    () =>
+      new Gauge({
+        name: 'respgate_proxy_connections_by_state',
+        help: 'Client connections by state: normal, multi (in MULTI), subscribed (pub/sub), monitor, blocked (in a blocking command)',
+        labelNames: ['state'] as const,
+        registers: [registry],
+        collect() {
+          for (const [state, n] of Object.entries(gauges.connectionsByState())) this.set({ state }, n);
+        },
+      }),
+  );
+  fresh(
+    'respgate_proxy_event_streams',
+    () =>
+      new Gauge({
+        name: 'respgate_proxy_event_streams',
+        help: 'Upstream event streams open for pub/sub and MONITOR',
+        registers: [registry],
+        collect() {
+          this.set(gauges.eventStreams());
+        },
+      }),
+  );
+  fresh(
+    'respgate_proxy_net_bytes_total',
+    () =>
+      new Counter({
+        name: 'respgate_proxy_net_bytes_total',
+        help: 'Bytes read from (in) and written to (out) client connections',
+        labelNames: ['direction'] as const,
+        registers: [registry],
+        collect() {
+          const b = gauges.bytes();
+          this.reset();
+          this.inc({ direction: 'in' }, b.input);
+          this.inc({ direction: 'out' }, b.output);
+        },
+      }),
+  );
+  return {
+    command: (s) => commandSeconds.observe(s),
+    upstreamCall: (s, n) => {
+      upstreamSeconds.observe(s);
+      batchSize.observe(n);
+    },
+    upstreamError: (kind) => errors.inc({ kind }),
+  };
+}

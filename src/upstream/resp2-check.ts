@@ -1,0 +1,46 @@
+// The upstream promises RESP2 (Upstash-Response-Format: resp2). A reply that is not RESP2 (an
+// unknown type byte, RESP3 types, a bad length) must never reach a client that trusts the proxy to
+// speak the protocol: the reader of the client would desynchronize. Replies are already split by
+// scanReply; this walks one of them and says whether every element is RESP2.
+const CR = 13;
+
+export function isResp2(reply: Buffer): boolean {
+  let pos = 0;
+  let pending = 1;
+  while (pending > 0) {
+    if (pos >= reply.length) return false;
+    const type = reply[pos];
+    const lineEnd = reply.indexOf(CR, pos + 1);
+    if (lineEnd < 0 || reply[lineEnd + 1] !== 10) return false;
+    pending--;
+    switch (type) {
+      case 0x2b /* + */:
+      case 0x2d /* - */:
+        pos = lineEnd + 2;
+        break;
+      case 0x3a /* : */:
+        if (!/^-?\d+$/.test(reply.toString('latin1', pos + 1, lineEnd))) return false;
+        pos = lineEnd + 2;
+        break;
+      case 0x24 /* $ */:
+      case 0x2a /* * */: {
+        const text = reply.toString('latin1', pos + 1, lineEnd);
+        if (!/^(-1|\d+)$/.test(text)) return false;
+        const n = Number(text);
+        pos = lineEnd + 2;
+        if (type === 0x24) {
+          if (n >= 0) {
+            if (reply[pos + n] !== CR || reply[pos + n + 1] !== 10) return false;
+            pos += n + 2;
+          }
+        } else if (n > 0) {
+          pending += n;
+        }
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return pos === reply.length;
+}
