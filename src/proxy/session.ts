@@ -54,7 +54,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   /** Reading stopped: too many replies owed (backpressure). */
   private paused = false;
   /** The blocking command polling now, if any. */
-  private blocked: BlockingRun | undefined;
+  private blocking: BlockingRun | undefined;
+
   /** The client closed its side (half-close or gone). */
   private peerEnded = false;
   /** An AUTH waits for the upstream: later requests stay in the reader until it is answered. */
@@ -84,7 +85,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       this.peerEnded = true;
       // A blocking command waits for data the client can no longer ask for: Redis frees a client
       // whose connection reads EOF, so the polling stops and the connection closes.
-      if (this.blocked) return void this.socket.destroy();
+      if (this.blocking) return void this.socket.destroy();
       if (!this.replies.closing) this.closeAfterReplies();
     });
     socket.on('error', () => undefined); // 'close' follows
@@ -162,7 +163,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   }
 
   get isBlocked(): boolean {
-    return this.blocked !== undefined;
+    return this.blocking !== undefined;
   }
 
   get queuedCommands(): number {
@@ -178,8 +179,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
    * (TIMEOUT) or Redis' UNBLOCKED error (ERROR). False when nothing is blocked.
    */
   unblock(reason: 'timeout' | 'error'): boolean {
-    if (!this.blocked) return false;
-    this.blocked.unblock(reason === 'error' ? UNBLOCKED : undefined);
+    if (!this.blocking) return false;
+    this.blocking.unblock(reason === 'error' ? UNBLOCKED : undefined);
     return true;
   }
 
@@ -244,8 +245,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     const blocking = credential
       ? { wait: (plan: typeof item.plan, ms: number, done: (reply: Buffer) => void) => runBlocking(plan, (commands) => this.ctx.batcher.poll(commands, credential), ms, done) }
       : this.ctx.batcher.blocking;
-    this.blocked = blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
-      this.blocked = undefined;
+    this.blocking = blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
+      this.blocking = undefined;
       // A RESP3 connection times out with RESP3's null.
       const isNull = item.shape !== undefined && (reply.equals(NULL_ARRAY) || reply.equals(NULL_BULK));
       this.replies.fill(item.slot, isNull ? NULL3 : item.shape === undefined ? reply : toResp3(reply, item.shape));
@@ -257,7 +258,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
 
   /** Redis `timeout` applies: no subscription, MONITOR, blocking command or reply owed. */
   get idle(): boolean {
-    return !this.blocked && !this.inFlight && this.pending.length === 0 && this.replies.owed === 0 && this.pushes.subscriptionCount === 0 && !this.pushes.monitoring;
+    return !this.blocking && !this.inFlight && this.pending.length === 0 && this.replies.owed === 0 && this.pushes.subscriptionCount === 0 && !this.pushes.monitoring;
   }
 
   /** Shutdown: nothing more is read; the replies owed are written, then the connection closes. */
@@ -292,8 +293,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   private onClose(): void {
     this.replies.closedByPeer();
     this.pending.length = 0; // not yet sent: never sent
-    this.blocked?.cancel(); // a blocking command stops polling
-    this.blocked = undefined;
+    this.blocking?.cancel(); // a blocking command stops polling
+    this.blocking = undefined;
     this.transaction.discard();
     this.pushes.reset(); // no upstream event stream outlives its client
     this.onClosed(this);
