@@ -36,7 +36,7 @@ describe('respgate CLI', () => {
     const options = (dev.stdout + proxy.stdout).split('\n').filter((l) => /^\s+--[a-z]/.test(l) && !l.includes('--help'));
     const text = (dev.stdout + proxy.stdout).replace(/\s+/g, ' '); // help lines wrap
     for (const line of options) {
-      const flag = line.trim().split(/[\s,]/)[0];
+      const flag = /^--[a-z][a-z0-9-]*/.exec(line.trim())![0]; // a wrapped line may start with a flag name too
       expect(text, flag).toMatch(new RegExp(`env: RESPGATE_${flag.slice(2).toUpperCase().replace(/-/g, '_')}\\b`));
     }
   });

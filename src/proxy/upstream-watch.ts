@@ -115,7 +115,9 @@ export class UpstreamWatch {
 
   private async check(): Promise<boolean> {
     const reply = await this.o.ping();
-    if (reply.toString('latin1') === '+PONG\r\n') {
+    // PONG as a status (resp2) or, from an upstream that answers JSON, as the converted string.
+    const text0 = reply.toString('latin1');
+    if (text0 === '+PONG\r\n' || text0 === '$4\r\nPONG\r\n') {
       this.readyNow = true;
       this.lastProblem = '';
       return true;

@@ -129,6 +129,7 @@ describe('query-buffer limit', () => {
 describe("larger than the upstream's max request size", () => {
   it('is refused with a clear error before anything is sent; smaller commands go through', async () => {
     const p = await proxy({ upstreamMaxRequestBytes: 100 * 1024 });
+    await p.upstreamChecked; // the proxy's own check at start is done before counting upstream requests
     const c = await raw(p);
     const before = fault.seen.length;
     const [big] = str(await c.call(['SET', 'toolarge:k', 'z'.repeat(200 * 1024)]));

@@ -50,7 +50,7 @@ describe('a whole run: no secret in any log line, error, INFO, CLIENT LIST or MO
     const passFile = path.join(dir, 'requirepass');
     writeFileSync(passFile, S.filePass + '\n');
     const dev = await start(['dev', '--port', '0', '--http-port', '0', '--vector-port', '0', '--queue-port', '0', '--token', S.token, '--readonly-token', S.readonly,
-      '--requirepass', S.requirepass, '--account-key', S.accountKey, '--log-level', 'trace'], /Area B\)\s+(http:\/\/\S+)[\s\S]*Press Ctrl\+C/);
+      '--requirepass', S.requirepass, '--account-key', S.accountKey, '--log-level', 'trace'], /Key-value REST API\s+(http:\/\/\S+)[\s\S]*Press Ctrl\+C/);
     const url = dev.match[1];
     const devPort = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(dev.stdout)![1]);
     const passThrough = await start(['proxy', '--port', '0', '--upstream-url', url, '--log-level', 'trace'], /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/);
