@@ -151,7 +151,7 @@ async function main(): Promise<void> {
   const load: number[] = [loadavg()[0]];
   const rows: string[] = [];
   const writeRows: string[] = [];
-  let latencyLine = '';
+  let latencyLine: string;
   try {
     for (const test of TESTS) {
       await benchmark(directPort, test, 1);

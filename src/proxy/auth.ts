@@ -57,7 +57,7 @@ export class ClientAuth {
 
   /** Pass-through: the upstream says whether the token is valid (a PING; 401 = wrong). */
   private async checkToken(token: string): Promise<AuthOutcome> {
-    if (token === '' || /[\s\x00-\x1f]/.test(token)) return { ok: false, error: WRONGPASS_TEXT };
+    if (token === '' || /\s/.test(token) || [...token].some((c) => c.charCodeAt(0) < 0x20)) return { ok: false, error: WRONGPASS_TEXT };
     const key = hash(token);
     const now = Date.now();
     const cached = this.tokenVerdicts.get(key);

@@ -24,6 +24,8 @@ function denseEmbedderFor(cfg: VectorIndexConfig, ctx: AreaContext): DenseEmbedd
 
 export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
   const configs = ctx.config.vectorIndexes ?? DEFAULT_INDEXES;
+  // Assigned once below; the tuning's busy hook reads it when requests arrive, after it is set.
+  // eslint-disable-next-line prefer-const
   let api: VectorHttpApi | undefined;
   const tuning: SearchTuning = { ...DEFAULT_TUNING, busy: () => (api?.inFlight ?? 0) > 0, ...ctx.config.vectorTuning };
   const indexes = new Map<string, { index: VectorIndex; tokens: IndexTokens }>();
