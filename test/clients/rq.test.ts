@@ -7,22 +7,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trackChild } from '../helpers/cleanup.js';
+import { runProcess, trackChild } from '../helpers/cleanup.js';
 import { connectDataStore, startStack, type Stack } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
 
 const here = path.join(path.dirname(fileURLToPath(import.meta.url)), 'rq');
 const JOBS = 200;
 
-/** Runs a process to its end without blocking this process's event loop (the proxy runs in it). */
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = trackChild(spawn(command, args, { env, cwd: here, stdio: ['ignore', 'pipe', 'pipe'] }));
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
-}
+const run = (command: string, args: string[], env: NodeJS.ProcessEnv) => runProcess(command, args, { env, cwd: here });
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 // Everything a test file starts (platforms, proxies, redis-servers, child processes) is registered
 // here and stopped after the file's own afterAll hooks (test/helpers/teardown.ts), even when a step
 // failed half-way and the test's handle to it was never assigned.
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 const pending = new Set<() => Promise<void>>();
 
@@ -31,6 +31,20 @@ export function trackChild<T extends ChildProcess>(child: T): T {
   });
   child.once('exit', () => void stop());
   return child;
+}
+
+/** Runs a tracked process to its end without blocking this process's event loop (a proxy may run in it). */
+export function runProcess(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = trackChild(spawn(command, args, { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] }));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
 }
 
 /** Stops everything still registered, newest first; one failure does not keep the others running. */
