@@ -19,7 +19,8 @@ class Connection implements BatchSource {
   private slot = 0;
   constructor(private readonly args: Buffer[]) {}
   send(n: number): void {
-    for (let i = 0; i < n; i++) this.pending.push({ kind: 'command', args: this.args, slot: this.slot++, shape: undefined, transform: undefined });
+    for (let i = 0; i < n; i++)
+      this.pending.push({ kind: 'command', args: this.args, slot: this.slot++, shape: undefined, transform: undefined });
   }
   deliver(_item: CommandItem, _reply: Buffer): void {
     this.answered++;

@@ -121,12 +121,31 @@ async function pickup(workerProxy: RunningProxy, producerProxy: RunningProxy, qu
 
 async function main(): Promise<void> {
   const log = createLogger('warn');
-  const platform = await startPlatform({
-    host: '127.0.0.1', httpPort: 0, token: generateToken(), readonlyToken: generateToken(), redisServerBinary: 'redis-server',
-    maxRequestSize: DEFAULTS.maxRequestSize, dailyRequestLimit: 0, logLevel: 'warn',
-  }, log);
+  const platform = await startPlatform(
+    {
+      host: '127.0.0.1',
+      httpPort: 0,
+      token: generateToken(),
+      readonlyToken: generateToken(),
+      redisServerBinary: 'redis-server',
+      maxRequestSize: DEFAULTS.maxRequestSize,
+      dailyRequestLimit: 0,
+      logLevel: 'warn',
+    },
+    log,
+  );
   const { upstreamTimeoutMs, upstreamConnections, maxBatch, maxBulkLength } = PROXY_DEFAULTS;
-  const proxyConfig = { host: '127.0.0.1', port: 0, upstreamUrl: platform.url, upstreamToken: platform.token, blockPollIntervalMs: INTERVAL, upstreamTimeoutMs, upstreamConnections, maxBatch, maxBulkLength };
+  const proxyConfig = {
+    host: '127.0.0.1',
+    port: 0,
+    upstreamUrl: platform.url,
+    upstreamToken: platform.token,
+    blockPollIntervalMs: INTERVAL,
+    upstreamTimeoutMs,
+    upstreamConnections,
+    maxBatch,
+    maxBulkLength,
+  };
   const [proxy, other] = [await startProxy(proxyConfig, log), await startProxy(proxyConfig, log)];
   console.log(`respgate blocking bench, --block-poll-interval ${INTERVAL} ms, ${RUNS} run(s) per case (${new Date().toISOString()})`);
   const one: number[] = [];
@@ -142,7 +161,10 @@ async function main(): Promise<void> {
   const f = (x: number) => x.toFixed(1);
   console.log(`idle, 100 workers, BRPOP on 1 key:     ${f(median(one))} upstream requests/s (runs: ${one.map(f).join(', ')})`);
   console.log(`idle, 100 workers, BRPOP on 3 keys:    ${f(median(three))} upstream requests/s (runs: ${three.map(f).join(', ')})`);
-  for (const [name, runs] of [['producer on the same proxy', same], ['producer behind another proxy', behind]] as const) {
+  for (const [name, runs] of [
+    ['producer on the same proxy', same],
+    ['producer behind another proxy', behind],
+  ] as const) {
     const p50 = median(runs.map((l) => percentile(l, 0.5)));
     const p90 = median(runs.map((l) => percentile(l, 0.9)));
     const max = median(runs.map((l) => Math.max(...l)));

@@ -109,22 +109,35 @@ function nodeArgs(name: string): string[] {
 }
 
 async function benchmark(port: number, test: string, pipeline: number): Promise<number> {
-  const { stdout } = await run('redis-benchmark', [
-    '-p', String(port), '-c', '50', '-n', String(requests(pipeline)), '-r', '10000', '-t', test, '-P', String(pipeline), '--csv',
-  ], { maxBuffer: 1 << 20 });
+  const { stdout } = await run(
+    'redis-benchmark',
+    ['-p', String(port), '-c', '50', '-n', String(requests(pipeline)), '-r', '10000', '-t', test, '-P', String(pipeline), '--csv'],
+    { maxBuffer: 1 << 20 },
+  );
   const line = stdout.trim().split('\n')[1];
   return Number(line.split(',')[1].replace(/"/g, ''));
 }
 
 /** p50 latency in µs of one client alone (-c 1 -P 1), from redis-benchmark's CSV. */
 async function p50Latency(port: number): Promise<number> {
-  const { stdout } = await run('redis-benchmark', ['-p', String(port), '-c', '1', '-n', quick ? '5000' : '20000', '-r', '10000', '-t', 'get', '--csv'], { maxBuffer: 1 << 20 });
-  const [header, line] = stdout.trim().split('\n').map((l) => l.split(',').map((f) => f.replace(/"/g, '')));
+  const { stdout } = await run(
+    'redis-benchmark',
+    ['-p', String(port), '-c', '1', '-n', quick ? '5000' : '20000', '-r', '10000', '-t', 'get', '--csv'],
+    { maxBuffer: 1 << 20 },
+  );
+  const [header, line] = stdout
+    .trim()
+    .split('\n')
+    .map((l) => l.split(',').map((f) => f.replace(/"/g, '')));
   return Number(line[header.indexOf('p50_latency_ms')]) * 1000;
 }
 
 /** CPU µs per command of each process while `work` runs. */
-async function cpuDuring(pids: Record<string, number>, commands: number, work: () => Promise<number>): Promise<{ perCommand: Record<string, number>; writes: Record<string, number>; sys: Record<string, number>; rps: number }> {
+async function cpuDuring(
+  pids: Record<string, number>,
+  commands: number,
+  work: () => Promise<number>,
+): Promise<{ perCommand: Record<string, number>; writes: Record<string, number>; sys: Record<string, number>; rps: number }> {
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuUs(pid)]));
   const writesBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, writeCalls(pid)]));
   const sysBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, sysUs(pid)]));
@@ -142,12 +155,34 @@ async function main(): Promise<void> {
   const directProc = await startRedis(directPort);
   const httpPort = await freePort();
   const token = 'bench-' + Math.random().toString(36).slice(2);
-  const platform = await startUntilReady(process.execPath, [...nodeArgs('platform'), bin, 'platform', '--http-port', String(httpPort), '--token', token, '--log-level', 'warn'], /embedded redis-server on 127\.0\.0\.1:\d+\n/);
+  const platform = await startUntilReady(
+    process.execPath,
+    [...nodeArgs('platform'), bin, 'platform', '--http-port', String(httpPort), '--token', token, '--log-level', 'warn'],
+    /embedded redis-server on 127\.0\.0\.1:\d+\n/,
+  );
   const dataPort = Number(/embedded redis-server on 127\.0\.0\.1:(\d+)/.exec(platform.out)![1]);
   const dataPid = childWithPort(platform.pid, dataPort);
   const proxyPort = await freePort();
-  const proxy = await startUntilReady(process.execPath, [...nodeArgs('proxy'), bin, 'proxy', '--port', String(proxyPort), '--upstream-url', `http://127.0.0.1:${httpPort}`, '--upstream-token', token, '--log-level', 'warn'], /proxy ready.*\n/);
-  log(`direct redis-server :${directPort} (pid ${directProc.pid}); proxy :${proxyPort} (pid ${proxy.pid}) → platform :${httpPort} (pid ${platform.pid}) → data redis-server :${dataPort} (pid ${dataPid})`);
+  const proxy = await startUntilReady(
+    process.execPath,
+    [
+      ...nodeArgs('proxy'),
+      bin,
+      'proxy',
+      '--port',
+      String(proxyPort),
+      '--upstream-url',
+      `http://127.0.0.1:${httpPort}`,
+      '--upstream-token',
+      token,
+      '--log-level',
+      'warn',
+    ],
+    /proxy ready.*\n/,
+  );
+  log(
+    `direct redis-server :${directPort} (pid ${directProc.pid}); proxy :${proxyPort} (pid ${proxy.pid}) → platform :${httpPort} (pid ${platform.pid}) → data redis-server :${dataPort} (pid ${dataPid})`,
+  );
   const load: number[] = [loadavg()[0]];
   const rows: string[] = [];
   const writeRows: string[] = [];
@@ -167,12 +202,27 @@ async function main(): Promise<void> {
     latencyLine = `p50 latency of one client alone (redis-benchmark -c 1 -t get): direct ${Math.round(d50)} µs, through proxy + platform ${Math.round(x50)} µs: the hop adds ${Math.round(x50 - d50)} µs`;
     for (const p of PIPELINES) {
       for (const test of TESTS) {
-        const samples: Record<string, number[]> = { direct: [], proxy: [], platform: [], data: [], directRps: [], proxyRps: [], directW: [], proxyW: [], platformW: [], directS: [], proxyS: [], platformS: [] };
+        const samples: Record<string, number[]> = {
+          direct: [],
+          proxy: [],
+          platform: [],
+          data: [],
+          directRps: [],
+          proxyRps: [],
+          directW: [],
+          proxyW: [],
+          platformW: [],
+          directS: [],
+          proxyS: [],
+          platformS: [],
+        };
         for (let r = 0; r < ROUNDS; r++) {
           log(`  ${test.toUpperCase()} -P ${p} round ${r + 1}/${ROUNDS} (load ${loadavg()[0].toFixed(1)})`);
           load.push(loadavg()[0]);
           const d = await cpuDuring({ direct: directProc.pid }, requests(p), () => benchmark(directPort, test, p));
-          const x = await cpuDuring({ proxy: proxy.pid, platform: platform.pid, data: dataPid }, requests(p), () => benchmark(proxyPort, test, p));
+          const x = await cpuDuring({ proxy: proxy.pid, platform: platform.pid, data: dataPid }, requests(p), () =>
+            benchmark(proxyPort, test, p),
+          );
           samples.direct.push(d.perCommand.direct);
           samples.directRps.push(d.rps);
           for (const k of ['proxy', 'platform', 'data']) samples[k].push(x.perCommand[k]);
@@ -186,9 +236,13 @@ async function main(): Promise<void> {
         }
         const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
         const ratio = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} µs (${(v / m.direct).toFixed(2)}×)`;
-        rows.push(`| ${test.toUpperCase()} | ${p} | ${m.direct.toFixed(2)} µs | ${ratio(m.proxy)} | ${ratio(m.platform)} | ${ratio(m.data)} | ${Math.round(m.directRps)} / ${Math.round(m.proxyRps)} |`);
+        rows.push(
+          `| ${test.toUpperCase()} | ${p} | ${m.direct.toFixed(2)} µs | ${ratio(m.proxy)} | ${ratio(m.platform)} | ${ratio(m.data)} | ${Math.round(m.directRps)} / ${Math.round(m.proxyRps)} |`,
+        );
         const sysShare = (sys: number, all: number) => `${Math.round((100 * sys) / all)}%`;
-        writeRows.push(`| ${test.toUpperCase()} | ${p} | ${m.directW.toFixed(3)} | ${m.proxyW.toFixed(3)} | ${m.platformW.toFixed(3)} | ${sysShare(m.directS, m.direct)} / ${sysShare(m.proxyS, m.proxy)} / ${sysShare(m.platformS, m.platform)} |`);
+        writeRows.push(
+          `| ${test.toUpperCase()} | ${p} | ${m.directW.toFixed(3)} | ${m.proxyW.toFixed(3)} | ${m.platformW.toFixed(3)} | ${sysShare(m.directS, m.direct)} / ${sysShare(m.proxyS, m.proxy)} / ${sysShare(m.platformS, m.platform)} |`,
+        );
       }
     }
   } finally {
@@ -196,25 +250,37 @@ async function main(): Promise<void> {
     await stop(platform);
     await stop(directProc);
   }
-  console.log(`CPU time (user + sys) per command, median of ${ROUNDS} round(s); redis-benchmark -c 50 -r 10000, -n ${requests(1)} (-P 1) / ${requests(16)} (-P 16)`);
+  console.log(
+    `CPU time (user + sys) per command, median of ${ROUNDS} round(s); redis-benchmark -c 50 -r 10000, -n ${requests(1)} (-P 1) / ${requests(16)} (-P 16)`,
+  );
   console.log('');
-  console.log('| test | -P | redis-server direct | proxy | platform | data redis-server behind the platform | req/s direct / through the proxy |');
+  console.log(
+    '| test | -P | redis-server direct | proxy | platform | data redis-server behind the platform | req/s direct / through the proxy |',
+  );
   console.log('|---|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
   console.log('');
-  console.log('Write system calls (write, writev; /proc/<pid>/io syscw) per command, and the share of system (kernel) time in the CPU time:');
+  console.log(
+    'Write system calls (write, writev; /proc/<pid>/io syscw) per command, and the share of system (kernel) time in the CPU time:',
+  );
   console.log('');
   console.log('| test | -P | writes: redis-server direct | proxy | platform | sys share: direct / proxy / platform |');
   console.log('|---|---|---|---|---|---|');
   for (const row of writeRows) console.log(row);
   console.log('');
   console.log(latencyLine);
-  console.log(`load average (1 min) during the run: median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}; ${readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? 'cpu'}, ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores, Node ${process.version}`);
+  console.log(
+    `load average (1 min) during the run: median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}; ${readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? 'cpu'}, ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores, Node ${process.version}`,
+  );
 }
 
 /** A plain redis-server, ready once it answers PING. */
 async function startRedis(port: number): Promise<Proc> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   for (let i = 0; i < 100; i++) {
     try {
       const { stdout } = await run('redis-cli', ['-p', String(port), 'PING']);

@@ -22,7 +22,7 @@ const self = new Map<string, number>();
 let busy = 0;
 for (const id of profile.samples) {
   const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
-  if (functionName === '(idle)' || functionName === '(program)' && url === '') {
+  if (functionName === '(idle)' || (functionName === '(program)' && url === '')) {
     if (functionName === '(idle)') continue;
   }
   busy++;

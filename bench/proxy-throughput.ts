@@ -34,9 +34,11 @@ function log(msg: string): void {
 }
 
 async function benchmark(port: number, pipeline: number): Promise<Map<string, number>> {
-  const { stdout } = await run('redis-benchmark', [
-    '-p', String(port), '-c', '50', '-n', String(REQUESTS), '-r', '10000', '-t', TESTS, '-P', String(pipeline), '--csv',
-  ], { maxBuffer: 1 << 20 });
+  const { stdout } = await run(
+    'redis-benchmark',
+    ['-p', String(port), '-c', '50', '-n', String(REQUESTS), '-r', '10000', '-t', TESTS, '-P', String(pipeline), '--csv'],
+    { maxBuffer: 1 << 20 },
+  );
   const rates = new Map<string, number>();
   for (const line of stdout.trim().split('\n').slice(1)) {
     const [name, rps] = line.split(',').map((f) => f.replace(/"/g, ''));
@@ -53,9 +55,13 @@ function median(xs: number[]): number {
 async function startDevStack(from = root): Promise<{ port: number; pid: number; stop: () => void }> {
   const port = await freePort();
   const httpPort = await freePort();
-  const child = spawn(process.execPath, [path.join(from, 'bin/respgate'), 'dev', '--port', String(port), '--http-port', String(httpPort), '--log-level', 'warn'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(from, 'bin/respgate'), 'dev', '--port', String(port), '--http-port', String(httpPort), '--log-level', 'warn'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
@@ -108,8 +114,14 @@ async function main(): Promise<void> {
   const direct = await startEmbeddedRedis({ password: null, databases: 1 });
   const stack = await startDevStack();
   const other = compareRoot ? await startDevStack(compareRoot) : undefined;
-  log(`direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid})${other ? `, ${compareRoot} :${other.port}` : ''}; ${REQUESTS} requests, ${RUNS} run(s) per case`);
-  const targets: [string, number][] = [['direct', direct.endpoint.port], ['proxy', stack.port], ...(other ? [['other', other.port] as [string, number]] : [])];
+  log(
+    `direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid})${other ? `, ${compareRoot} :${other.port}` : ''}; ${REQUESTS} requests, ${RUNS} run(s) per case`,
+  );
+  const targets: [string, number][] = [
+    ['direct', direct.endpoint.port],
+    ['proxy', stack.port],
+    ...(other ? [['other', other.port] as [string, number]] : []),
+  ];
   const rows: string[] = [];
   try {
     // Warm-up: JIT compilation and the proxy's keep-alive connections, as in a running service.
@@ -131,14 +143,18 @@ async function main(): Promise<void> {
         const x = median(s.proxy);
         if (other) {
           const o = median(s.other);
-          rows.push(`| ${test} | ${p} | ${Math.round(d)} | ${Math.round(o)} | ${Math.round(x)} | ${(o / d).toFixed(2)} | ${(x / d).toFixed(2)} |`);
+          rows.push(
+            `| ${test} | ${p} | ${Math.round(d)} | ${Math.round(o)} | ${Math.round(x)} | ${(o / d).toFixed(2)} | ${(x / d).toFixed(2)} |`,
+          );
         } else {
           rows.push(`| ${test} | ${p} | ${Math.round(d)} | ${Math.round(x)} | ${(x / d).toFixed(2)} |`);
         }
       }
     }
     if (other) {
-      console.log('| test | -P | direct redis-server (req/s) | --compare build (req/s) | this build (req/s) | ratio --compare | ratio this |');
+      console.log(
+        '| test | -P | direct redis-server (req/s) | --compare build (req/s) | this build (req/s) | ratio --compare | ratio this |',
+      );
       console.log('|---|---|---|---|---|---|---|');
     } else {
       console.log('| test | -P | direct redis-server (req/s) | through respgate (req/s) | ratio |');

@@ -68,7 +68,13 @@ function percentile(sorted: number[], p: number): number {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-interface Result { deliveriesPerSecond: number; p50: number; p99: number; platformCpuUs: number; redisCpuUs: number }
+interface Result {
+  deliveriesPerSecond: number;
+  p50: number;
+  p99: number;
+  platformCpuUs: number;
+  redisCpuUs: number;
+}
 
 let platformPid = 0;
 const redisCpu = () => children(platformPid).reduce((sum, pid) => sum + cpuMs(pid), 0);
@@ -78,7 +84,9 @@ async function run(pool: Pool, target: string, count: number, fanOut: number, ra
   arrivals.clear();
   expected = count * fanOut;
   const sentAt = new Map<string, number>();
-  const all = new Promise<void>((resolve) => { onAllArrived = resolve; });
+  const all = new Promise<void>((resolve) => {
+    onAllArrived = resolve;
+  });
   const cpu0 = [cpuMs(platformPid), redisCpu()];
   const started = performance.now();
   let next = 0;
@@ -92,13 +100,21 @@ async function run(pool: Pool, target: string, count: number, fanOut: number, ra
       }
       const body = `m${i}`;
       sentAt.set(body, performance.now());
-      const res = await pool.request({ method: 'POST', path: `/queue/v2/publish/${target}`, headers: { authorization: `Bearer ${TOKEN}` }, body });
+      const res = await pool.request({
+        method: 'POST',
+        path: `/queue/v2/publish/${target}`,
+        headers: { authorization: `Bearer ${TOKEN}` },
+        body,
+      });
       await res.body.text();
       if (res.statusCode !== 201) throw new Error(`publish answered ${res.statusCode}`);
     }
   };
   await Promise.all(Array.from({ length: rate ? 32 : PUBLISHERS }, publisher));
-  const timeout = setTimeout(() => { log(`  only ${arrivals.size} of ${expected} deliveries arrived`); process.exit(1); }, 120_000);
+  const timeout = setTimeout(() => {
+    log(`  only ${arrivals.size} of ${expected} deliveries arrived`);
+    process.exit(1);
+  }, 120_000);
   await all;
   clearTimeout(timeout);
   const latencies: number[] = [];
@@ -109,8 +125,11 @@ async function run(pool: Pool, target: string, count: number, fanOut: number, ra
   }
   latencies.sort((a, b) => a - b);
   return {
-    deliveriesPerSecond: expected / ((last - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99),
-    platformCpuUs: ((cpuMs(platformPid) - cpu0[0]) * 1000) / expected, redisCpuUs: ((redisCpu() - cpu0[1]) * 1000) / expected,
+    deliveriesPerSecond: expected / ((last - started) / 1000),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    platformCpuUs: ((cpuMs(platformPid) - cpu0[0]) * 1000) / expected,
+    redisCpuUs: ((redisCpu() - cpu0[1]) * 1000) / expected,
   };
 }
 
@@ -120,12 +139,30 @@ async function main(): Promise<void> {
   const destUrl = `http://127.0.0.1:${(destination.address() as AddressInfo).port}`;
   const port = await freePort();
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  const platform = spawn(process.execPath, [...profile, path.join(root, 'bin/respgate'), 'platform', '--http-port', String(port), '--token', TOKEN, '--log-level', 'warn', ...(process.env.BENCH_QUEUE_CONCURRENCY ? ['--queue-concurrency', process.env.BENCH_QUEUE_CONCURRENCY] : [])], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const platform = spawn(
+    process.execPath,
+    [
+      ...profile,
+      path.join(root, 'bin/respgate'),
+      'platform',
+      '--http-port',
+      String(port),
+      '--token',
+      TOKEN,
+      '--log-level',
+      'warn',
+      ...(process.env.BENCH_QUEUE_CONCURRENCY ? ['--queue-concurrency', process.env.BENCH_QUEUE_CONCURRENCY] : []),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     let out = '';
-    platform.stdout!.on('data', (c: Buffer) => { out += c.toString(); if (out.includes('ready')) resolve(); });
+    platform.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('ready')) resolve();
+    });
     platform.once('exit', (code) => reject(new Error(`platform exited with ${code}`)));
   });
   platformPid = platform.pid!;
@@ -134,7 +171,9 @@ async function main(): Promise<void> {
   try {
     const endpoints = Array.from({ length: 10 }, (_, i) => ({ url: `${destUrl}/e${i}` }));
     const created = await fetch(`${base}/queue/v2/topics/bench-ten/endpoints`, {
-      method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ endpoints }),
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ endpoints }),
     });
     if (created.status !== 200) throw new Error(`creating the URL group answered ${created.status}`);
     log(`warm-up…`);
@@ -155,13 +194,19 @@ async function main(): Promise<void> {
       const results: Result[] = [];
       for (let r = 0; r < RUNS; r++) {
         const res = await run(pool, target, count, fanOut, rate);
-        log(`  ${name} run ${r + 1}: ${res.deliveriesPerSecond.toFixed(0)} deliveries/s, p50 ${res.p50.toFixed(1)} ms, p99 ${res.p99.toFixed(1)} ms, CPU per delivery: platform ${res.platformCpuUs.toFixed(0)} µs, redis-servers ${res.redisCpuUs.toFixed(0)} µs`);
+        log(
+          `  ${name} run ${r + 1}: ${res.deliveriesPerSecond.toFixed(0)} deliveries/s, p50 ${res.p50.toFixed(1)} ms, p99 ${res.p99.toFixed(1)} ms, CPU per delivery: platform ${res.platformCpuUs.toFixed(0)} µs, redis-servers ${res.redisCpuUs.toFixed(0)} µs`,
+        );
         results.push(res);
       }
-      rows.push(`| ${name} | ${count * fanOut} | ${median(results.map((x) => x.deliveriesPerSecond)).toFixed(0)} | ${median(results.map((x) => x.p50)).toFixed(1)} | ${median(results.map((x) => x.p99)).toFixed(1)} | ${median(results.map((x) => x.platformCpuUs)).toFixed(0)} | ${median(results.map((x) => x.redisCpuUs)).toFixed(0)} |`);
+      rows.push(
+        `| ${name} | ${count * fanOut} | ${median(results.map((x) => x.deliveriesPerSecond)).toFixed(0)} | ${median(results.map((x) => x.p50)).toFixed(1)} | ${median(results.map((x) => x.p99)).toFixed(1)} | ${median(results.map((x) => x.platformCpuUs)).toFixed(0)} | ${median(results.map((x) => x.redisCpuUs)).toFixed(0)} |`,
+      );
     }
     console.log(`load average before: ${loadBefore}; after: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
-    console.log('| case | deliveries per run | deliveries/s | p50 publish→delivery (ms) | p99 (ms) | platform CPU per delivery (µs) | redis-server CPU per delivery (µs) |');
+    console.log(
+      '| case | deliveries per run | deliveries/s | p50 publish→delivery (ms) | p99 (ms) | platform CPU per delivery (µs) | redis-server CPU per delivery (µs) |',
+    );
     console.log('|---|---|---|---|---|---|---|');
     for (const row of rows) console.log(row);
   } finally {

@@ -47,7 +47,9 @@ function measure(name: string, chunks: Buffer[]): void {
   rates.sort((a, b) => a - b);
   const median = rates[rates.length >> 1];
   const mb = (pipeline.length / 1e6).toFixed(1);
-  console.log(`${name.padEnd(34)} ${Math.round(median).toLocaleString('en-US').padStart(12)} commands/s  (${N} commands, ${mb} MB, median of ${rounds})`);
+  console.log(
+    `${name.padEnd(34)} ${Math.round(median).toLocaleString('en-US').padStart(12)} commands/s  (${N} commands, ${mb} MB, median of ${rounds})`,
+  );
 }
 
 console.log(`node ${process.version}, GET/SET pipeline`);

@@ -33,7 +33,7 @@ const TOKEN = 'bench-token';
 const IN_FLIGHT = 8;
 
 let seed = 42;
-const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const vector = () => {
   const v = Array.from({ length: DIM }, () => rand() * 2 - 1);
   const n = Math.hypot(...v);
@@ -43,10 +43,27 @@ const vector = () => {
 async function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'respgate-sideport-bench-'));
   const config = path.join(dir, 'indexes.json');
-  writeFileSync(config, JSON.stringify({ defaults: false, indexes: [{ name: 'bench', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' }] }));
+  writeFileSync(
+    config,
+    JSON.stringify({ defaults: false, indexes: [{ name: 'bench', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' }] }),
+  );
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, 'bin/respgate'), 'platform', '--http-port', String(port), '--token', TOKEN,
-    '--vector-config', config, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(root, 'bin/respgate'),
+      'platform',
+      '--http-port',
+      String(port),
+      '--token',
+      TOKEN,
+      '--vector-config',
+      config,
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
@@ -62,9 +79,11 @@ async function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
 async function inFlight(count: number, width: number, task: (i: number) => Promise<unknown>): Promise<number> {
   const start = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < count) await task(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
   return performance.now() - start;
 }
 
@@ -76,7 +95,12 @@ async function main(): Promise<void> {
   const base = `${platform.url}/vector/bench`;
   const pool = new Pool(platform.url, { connections: IN_FLIGHT });
   const rest = async (op: string, body: unknown) => {
-    const res = await pool.request({ path: `/vector/bench/${op}`, method: 'POST', body: JSON.stringify(body), headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } });
+    const res = await pool.request({
+      path: `/vector/bench/${op}`,
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    });
     const json = (await res.body.json()) as { result?: unknown; error?: string };
     if (res.statusCode !== 200) throw new Error(`${op}: ${json.error}`);
     return json.result;
@@ -123,12 +147,16 @@ async function main(): Promise<void> {
     add('query side port (VSIM) latency p99, ms', pct(sideLat, 0.99));
     const restQ = await inFlight(QUERIES, IN_FLIGHT, (i) => rest('query', { vector: queries[i], topK: 10 }));
     add('query REST, 8 in flight, queries/s', QUERIES / (restQ / 1000));
-    const sideQ = await inFlight(QUERIES, IN_FLIGHT, (i) => clients[i % IN_FLIGHT].call('VSIM', 'side', 'VALUES', String(DIM), ...queries[i].map(String), 'COUNT', '10'));
+    const sideQ = await inFlight(QUERIES, IN_FLIGHT, (i) =>
+      clients[i % IN_FLIGHT].call('VSIM', 'side', 'VALUES', String(DIM), ...queries[i].map(String), 'COUNT', '10'),
+    );
     add('query side port (VSIM), 8 clients, queries/s', QUERIES / (sideQ / 1000));
     process.stderr.write(`run ${run + 1}/${RUNS} done\n`);
   }
 
-  process.stdout.write(`\n${VECTORS} vectors of ${DIM} dimensions, ${QUERIES} queries, median of ${RUNS} run(s)\n\n| measure | value |\n|---|---|\n`);
+  process.stdout.write(
+    `\n${VECTORS} vectors of ${DIM} dimensions, ${QUERIES} queries, median of ${RUNS} run(s)\n\n| measure | value |\n|---|---|\n`,
+  );
   for (const [k, v] of Object.entries(rows)) process.stdout.write(`| ${k} | ${median(v).toFixed(k.includes('ms') ? 2 : 0)} |\n`);
   for (const c of clients) c.disconnect();
   await port.stop();

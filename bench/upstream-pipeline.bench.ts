@@ -28,7 +28,12 @@ function rate(n: number, ns: number): string {
   return perSecond >= 1e6 ? `${(perSecond / 1e6).toFixed(2)} M` : `${Math.round(perSecond).toLocaleString('en-US')}`;
 }
 
-async function throughput(client: KvClient, size: number, inFlight: number, value: Buffer): Promise<{ commands: number; calls: number; ns: number }> {
+async function throughput(
+  client: KvClient,
+  size: number,
+  inFlight: number,
+  value: Buffer,
+): Promise<{ commands: number; calls: number; ns: number }> {
   const commands = batch(size, 0, value);
   // warm-up: connections open, JIT warm
   for (let i = 0; i < 50; i++) await client.pipeline(commands);
@@ -80,11 +85,17 @@ function encoding(name: string, f: (c: Buffer[][]) => Buffer, commands: Buffer[]
 async function main(): Promise<void> {
   console.log(`node ${process.version}, ${seconds} s per case`);
   console.log('\nJSON body only (no I/O):');
-  for (const [label, value] of [['16 B values', Buffer.alloc(16, 'v')], ['1 KB values', Buffer.alloc(1024, 'v')], ['100 B non-ASCII', Buffer.from('é✓'.repeat(20))]] as const) {
+  for (const [label, value] of [
+    ['16 B values', Buffer.alloc(16, 'v')],
+    ['1 KB values', Buffer.alloc(1024, 'v')],
+    ['100 B non-ASCII', Buffer.from('é✓'.repeat(20))],
+  ] as const) {
     for (const size of BATCHES) {
       const commands = batch(size, 0, value);
       if (handBody(commands).toString() !== stringifyBody(commands).toString()) throw new Error('bodies differ');
-      console.log(`  ${label.padEnd(16)} batch ${String(size).padStart(3)}: ${encoding('hand-written', handBody, commands).padEnd(34)} ${encoding('JSON.stringify', stringifyBody, commands)}`);
+      console.log(
+        `  ${label.padEnd(16)} batch ${String(size).padStart(3)}: ${encoding('hand-written', handBody, commands).padEnd(34)} ${encoding('JSON.stringify', stringifyBody, commands)}`,
+      );
     }
   }
 
@@ -108,7 +119,7 @@ async function main(): Promise<void> {
       for (const size of BATCHES) {
         const r = await throughput(client, size, inFlight, Buffer.alloc(16, 'v'));
         console.log(
-          `  ${String(inFlight).padStart(2)} in flight, batch ${String(size).padStart(3)}: ${rate(r.commands, r.ns).padStart(9)} commands/s  (${rate(r.calls, r.ns)} HTTP calls/s, ${((r.ns / 1e3) / (r.calls / inFlight)).toFixed(0)} µs per call)`,
+          `  ${String(inFlight).padStart(2)} in flight, batch ${String(size).padStart(3)}: ${rate(r.commands, r.ns).padStart(9)} commands/s  (${rate(r.calls, r.ns)} HTTP calls/s, ${(r.ns / 1e3 / (r.calls / inFlight)).toFixed(0)} µs per call)`,
         );
       }
     }

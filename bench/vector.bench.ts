@@ -65,7 +65,9 @@ class RestTransport implements Transport {
 
   private async call(pathname: string, body: string): Promise<any> {
     const res = await this.pool.request({
-      path: pathname, method: 'POST', body,
+      path: pathname,
+      method: 'POST',
+      body,
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     });
     const json = (await res.body.json()) as { result?: unknown; error?: string };
@@ -118,16 +120,35 @@ function sampler(rand: () => number): () => number[] {
 async function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'respgate-vector-bench-'));
   const config = path.join(dir, 'indexes.json');
-  writeFileSync(config, JSON.stringify({
-    defaults: false,
-    indexes: [
-      { name: 'bench-exact', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE', hnswThreshold: 1e12 },
-      { name: 'bench-hnsw', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' },
-    ],
-  }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      defaults: false,
+      indexes: [
+        { name: 'bench-exact', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE', hnswThreshold: 1e12 },
+        { name: 'bench-hnsw', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' },
+      ],
+    }),
+  );
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(root, 'bin/respgate'), 'platform', '--http-port', String(port), '--token', TOKEN,
-    '--vector-config', config, '--log-level', 'warn', '--max-request-size', '64mb'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(root, 'bin/respgate'),
+      'platform',
+      '--http-port',
+      String(port),
+      '--token',
+      TOKEN,
+      '--vector-config',
+      config,
+      '--log-level',
+      'warn',
+      '--max-request-size',
+      '64mb',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
@@ -148,9 +169,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function upsertAll(t: Transport, index: string, batches: string[]): Promise<number> {
   const start = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    while (next < batches.length) await t.upsert(index, batches[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < batches.length) await t.upsert(index, batches[next++]);
+    }),
+  );
   return VECTORS / ((performance.now() - start) / 1000);
 }
 
@@ -160,7 +183,12 @@ async function waitIndexed(t: Transport, index: string): Promise<number> {
   return (performance.now() - start) / 1000;
 }
 
-async function latencies(t: Transport, index: string, queries: number[][], filter?: string): Promise<{ p50: number; p99: number; results: string[][] }> {
+async function latencies(
+  t: Transport,
+  index: string,
+  queries: number[][],
+  filter?: string,
+): Promise<{ p50: number; p99: number; results: string[][] }> {
   const times: number[] = [];
   const results: string[][] = [];
   for (const vector of queries) {
@@ -191,7 +219,8 @@ async function main(): Promise<void> {
   const batches: string[] = [];
   for (let b = 0; b < VECTORS; b += BATCH) {
     const items = [];
-    for (let i = b; i < Math.min(VECTORS, b + BATCH); i++) items.push({ id: `v${i}`, vector: randomVector(), metadata: { bucket: i % 10 } });
+    for (let i = b; i < Math.min(VECTORS, b + BATCH); i++)
+      items.push({ id: `v${i}`, vector: randomVector(), metadata: { bucket: i % 10 } });
     batches.push(JSON.stringify(items));
   }
   const queries = Array.from({ length: QUERIES }, () => randomVector());
@@ -209,7 +238,9 @@ async function main(): Promise<void> {
         log(`  upsert exact run ${r + 1}: ${exactRates.at(-1)!.toFixed(0)} vectors/s`);
       }
       if (UPSERT_ONLY) {
-        process.stdout.write(`\n${t.name}: upsert of ${VECTORS} vectors × ${DIM} dimensions, runs ${exactRates.map((r) => r.toFixed(0)).join(', ')} vectors/s, median ${median(exactRates).toFixed(0)}\n`);
+        process.stdout.write(
+          `\n${t.name}: upsert of ${VECTORS} vectors × ${DIM} dimensions, runs ${exactRates.map((r) => r.toFixed(0)).join(', ')} vectors/s, median ${median(exactRates).toFixed(0)}\n`,
+        );
         await t.close();
         continue;
       }
@@ -219,8 +250,10 @@ async function main(): Promise<void> {
       log(`  graph built in ${buildSeconds.toFixed(1)} s`);
 
       const cases: Array<[string, string, string | undefined]> = [
-        ['exact', 'bench-exact', undefined], ['HNSW', 'bench-hnsw', undefined],
-        ['exact, filter bucket = 3', 'bench-exact', 'bucket = 3'], ['HNSW, filter bucket = 3', 'bench-hnsw', 'bucket = 3'],
+        ['exact', 'bench-exact', undefined],
+        ['HNSW', 'bench-hnsw', undefined],
+        ['exact, filter bucket = 3', 'bench-exact', 'bucket = 3'],
+        ['HNSW, filter bucket = 3', 'bench-hnsw', 'bucket = 3'],
       ];
       const summary = new Map<string, { p50: number[]; p99: number[]; results?: string[][] }>();
       for (let r = 0; r < RUNS; r++) {
@@ -237,14 +270,25 @@ async function main(): Promise<void> {
       const recallPlain = recall(summary.get('HNSW')!.results!, summary.get('exact')!.results!);
       const recallFiltered = recall(summary.get('HNSW, filter bucket = 3')!.results!, summary.get('exact, filter bucket = 3')!.results!);
       rows.push(`| upsert, exact index (batches of ${BATCH}, ${IN_FLIGHT} in flight) | ${median(exactRates).toFixed(0)} vectors/s | |`);
-      rows.push(`| upsert, HNSW index (acknowledged; graph built after) | ${hnswRate.toFixed(0)} vectors/s | graph of ${VECTORS} built in ${buildSeconds.toFixed(1)} s |`);
+      rows.push(
+        `| upsert, HNSW index (acknowledged; graph built after) | ${hnswRate.toFixed(0)} vectors/s | graph of ${VECTORS} built in ${buildSeconds.toFixed(1)} s |`,
+      );
       for (const [name] of cases) {
         const s = summary.get(name)!;
-        const r = name === 'HNSW' ? `recall@10 ${recallPlain.toFixed(3)}` : name.startsWith('HNSW,') ? `recall@10 ${recallFiltered.toFixed(3)}` : '';
+        const r =
+          name === 'HNSW'
+            ? `recall@10 ${recallPlain.toFixed(3)}`
+            : name.startsWith('HNSW,')
+              ? `recall@10 ${recallFiltered.toFixed(3)}`
+              : '';
         rows.push(`| query topK 10, ${name} | p50 ${median(s.p50).toFixed(2)} ms, p99 ${median(s.p99).toFixed(2)} ms | ${r} |`);
       }
-      process.stdout.write(`\n${t.name}: ${VECTORS} vectors × ${DIM} dimensions, ${QUERIES} queries per case, ${UNIFORM ? 'uniform' : 'clustered'} data, median of ${RUNS} run(s)\n\n` +
-        '| measure | result | notes |\n|---|---|---|\n' + rows.join('\n') + '\n');
+      process.stdout.write(
+        `\n${t.name}: ${VECTORS} vectors × ${DIM} dimensions, ${QUERIES} queries per case, ${UNIFORM ? 'uniform' : 'clustered'} data, median of ${RUNS} run(s)\n\n` +
+          '| measure | result | notes |\n|---|---|---|\n' +
+          rows.join('\n') +
+          '\n',
+      );
       await t.close();
     }
   } finally {

@@ -22,7 +22,19 @@ const PER_CALL = 10;
 
 const platform = await startTestPlatform();
 const fault = await startFaultServer(platform.url);
-const proxy = await startProxy({ host: '127.0.0.1', port: 0, upstreamUrl: fault.url, upstreamToken: platform.token, upstreamTimeoutMs: 2000, upstreamConnections: 8, maxBatch: PER_CALL, maxBulkLength: 1 << 29 }, createLogger('silent'));
+const proxy = await startProxy(
+  {
+    host: '127.0.0.1',
+    port: 0,
+    upstreamUrl: fault.url,
+    upstreamToken: platform.token,
+    upstreamTimeoutMs: 2000,
+    upstreamConnections: 8,
+    maxBatch: PER_CALL,
+    maxBulkLength: 1 << 29,
+  },
+  createLogger('silent'),
+);
 type Answer = { status: number; contentType: string; body: Buffer } | undefined;
 const reset = (res: http.ServerResponse, a: Answer) => {
   res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 100) });
@@ -35,11 +47,17 @@ const truncated = (res: http.ServerResponse, a: Answer) => {
   res.socket?.end();
 };
 const actions: FaultAction[] = [
-  { kind: 'forward' }, { kind: 'forward' }, { kind: 'forward' }, { kind: 'forward' },
-  { kind: 'forward-then-drop' }, { kind: 'drop' },
-  { kind: 'answer', status: 500, body: '{"error":"ERR chaos"}' }, { kind: 'answer', status: 503, contentType: 'text/plain', body: '' },
+  { kind: 'forward' },
+  { kind: 'forward' },
+  { kind: 'forward' },
+  { kind: 'forward' },
+  { kind: 'forward-then-drop' },
+  { kind: 'drop' },
+  { kind: 'answer', status: 500, body: '{"error":"ERR chaos"}' },
+  { kind: 'answer', status: 503, contentType: 'text/plain', body: '' },
   { kind: 'answer', status: 429, body: '{"error":"ERR too many requests"}' },
-  { kind: 'custom', forwardFirst: true, respond: reset }, { kind: 'custom', forwardFirst: true, respond: truncated },
+  { kind: 'custom', forwardFirst: true, respond: reset },
+  { kind: 'custom', forwardFirst: true, respond: truncated },
 ];
 fault.decide = () => actions[Math.floor(Math.random() * actions.length)];
 const outcomes = new Map<string, { value: string; reply: string }>();
@@ -47,22 +65,36 @@ const started = Date.now();
 try {
   const run = Date.now().toString(36);
   const per = Math.ceil(WRITES / CONNECTIONS / PER_CALL);
-  await Promise.all(Array.from({ length: CONNECTIONS }, async (_, ci) => {
-    const c = await RawClient.connect(proxy.port);
-    for (let round = 0; round < per; round++) {
-      const cmds = Array.from({ length: PER_CALL }, (_, k) => ['SET', `chaos:${run}:${ci}:${round}:${k}`, `v${ci}.${round}.${k}.${Math.random()}`]);
-      c.write(encodeCommands(cmds));
-      const replies = (await c.replies(cmds.length, 30_000)).map((r) => r.toString('latin1'));
-      cmds.forEach((cmd, k) => outcomes.set(cmd[1], { value: cmd[2], reply: replies[k] }));
-    }
-    c.close();
-  }));
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async (_, ci) => {
+      const c = await RawClient.connect(proxy.port);
+      for (let round = 0; round < per; round++) {
+        const cmds = Array.from({ length: PER_CALL }, (_, k) => [
+          'SET',
+          `chaos:${run}:${ci}:${round}:${k}`,
+          `v${ci}.${round}.${k}.${Math.random()}`,
+        ]);
+        c.write(encodeCommands(cmds));
+        const replies = (await c.replies(cmds.length, 30_000)).map((r) => r.toString('latin1'));
+        cmds.forEach((cmd, k) => outcomes.set(cmd[1], { value: cmd[2], reply: replies[k] }));
+      }
+      c.close();
+    }),
+  );
   fault.decide = () => ({ kind: 'forward' });
   const keys = [...outcomes.keys()];
-  let acknowledged = 0, notExecuted = 0, unknown = 0, lost = 0, phantom = 0;
+  let acknowledged = 0,
+    notExecuted = 0,
+    unknown = 0,
+    lost = 0,
+    phantom = 0;
   for (let from = 0; from < keys.length; from += 1000) {
     const chunk = keys.slice(from, from + 1000);
-    const res = await fetch(`${platform.url}/pipeline`, { method: 'POST', headers: { authorization: `Bearer ${platform.token}` }, body: JSON.stringify([['MGET', ...chunk]]) });
+    const res = await fetch(`${platform.url}/pipeline`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${platform.token}` },
+      body: JSON.stringify([['MGET', ...chunk]]),
+    });
     const [{ result }] = (await res.json()) as [{ result: Array<string | null> }];
     chunk.forEach((k, j) => {
       const o = outcomes.get(k)!;
@@ -75,7 +107,9 @@ try {
       } else unknown++;
     });
   }
-  console.log(`chaos: ${outcomes.size} SETs in ${Date.now() - started} ms: ${acknowledged} acknowledged (+OK) and checked upstream, ${lost} lost; ${notExecuted} "not executed", ${phantom} of them ran anyway; ${unknown} "outcome unknown"; ${fault.seen.length} upstream requests`);
+  console.log(
+    `chaos: ${outcomes.size} SETs in ${Date.now() - started} ms: ${acknowledged} acknowledged (+OK) and checked upstream, ${lost} lost; ${notExecuted} "not executed", ${phantom} of them ran anyway; ${unknown} "outcome unknown"; ${fault.seen.length} upstream requests`,
+  );
   if (lost > 0 || phantom > 0) process.exitCode = 1;
 } finally {
   await proxy.stop();

@@ -65,28 +65,64 @@ async function probe(port: number) {
       await sleep(20);
     }
   })();
-  return { stats, stop: async () => { running = false; await loop; s.destroy(); } };
+  return {
+    stats,
+    stop: async () => {
+      running = false;
+      await loop;
+      s.destroy();
+    },
+  };
 }
 
 function sampler(pid: number) {
   let max = 0;
-  const t = setInterval(() => { max = Math.max(max, rssMb(pid)); }, 100);
-  return { get max() { return max; }, reset: () => { max = rssMb(pid); }, stop: () => clearInterval(t) };
+  const t = setInterval(() => {
+    max = Math.max(max, rssMb(pid));
+  }, 100);
+  return {
+    get max() {
+      return max;
+    },
+    reset: () => {
+      max = rssMb(pid);
+    },
+    stop: () => clearInterval(t),
+  };
 }
 
 const platform = await startTestPlatform();
-const child = spawn(process.execPath, [path.join(root, 'bin/respgate'), 'proxy', '--port', '0', '--upstream-url', platform.url, '--upstream-token', platform.token, '--log-level', 'warn'],
-  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RESPGATE_MAXCLIENTS: String(CONNECTIONS + 100) } });
+const child = spawn(
+  process.execPath,
+  [
+    path.join(root, 'bin/respgate'),
+    'proxy',
+    '--port',
+    '0',
+    '--upstream-url',
+    platform.url,
+    '--upstream-token',
+    platform.token,
+    '--log-level',
+    'warn',
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RESPGATE_MAXCLIENTS: String(CONNECTIONS + 100) } },
+);
 let out = '';
-const port = await new Promise<number>((resolve) => child.stdout!.on('data', (d: Buffer) => {
-  out += d.toString();
-  const m = /redis:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-  if (m) resolve(Number(m[1]));
-}));
+const port = await new Promise<number>((resolve) =>
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    const m = /redis:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+    if (m) resolve(Number(m[1]));
+  }),
+);
 const pid = child.pid!;
 const rss = sampler(pid);
 const results: string[] = [];
-const report = (line: string) => { results.push(line); console.log(line); };
+const report = (line: string) => {
+  results.push(line);
+  console.log(line);
+};
 await sleep(500);
 report(`proxy RSS at start: ${rssMb(pid).toFixed(0)} MB`);
 
@@ -99,14 +135,22 @@ try {
     const t0 = Date.now();
     for (let i = 0; i < CONNECTIONS; i += 250) {
       const batch = await Promise.all(Array.from({ length: Math.min(250, CONNECTIONS - i) }, () => connect(port)));
-      await Promise.all(batch.map((s) => { const r = readUntil(s, (x) => x === '+PONG\r\n'); s.write('PING\r\n'); return r; }));
+      await Promise.all(
+        batch.map((s) => {
+          const r = readUntil(s, (x) => x === '+PONG\r\n');
+          s.write('PING\r\n');
+          return r;
+        }),
+      );
       sockets.push(...batch);
     }
     const held = sockets.filter((s) => !s.destroyed).length;
     await sleep(2000);
     const stillOpen = sockets.filter((s) => !s.destroyed).length;
     await p.stop();
-    report(`${CONNECTIONS} connections: ${held} answered PING and ${stillOpen} held open 2 s later (opened in ${Date.now() - t0} ms); probe ${p.stats.count} round trips, slowest ${p.stats.maxMs.toFixed(0)} ms, ${p.stats.failures} failed; proxy RSS max ${rss.max.toFixed(0)} MB`);
+    report(
+      `${CONNECTIONS} connections: ${held} answered PING and ${stillOpen} held open 2 s later (opened in ${Date.now() - t0} ms); probe ${p.stats.count} round trips, slowest ${p.stats.maxMs.toFixed(0)} ms, ${p.stats.failures} failed; proxy RSS max ${rss.max.toFixed(0)} MB`,
+    );
     for (const s of sockets) s.destroy();
     await sleep(1000);
   }
@@ -116,20 +160,31 @@ try {
     const p = await probe(port);
     const frame = Buffer.from('*1\r\n$4\r\nPING\r\n');
     const sockets = await Promise.all(Array.from({ length: SLOW }, () => connect(port)));
-    const answers = sockets.map((s) => readUntil(s, (x) => x === '+PONG\r\n', (frame.length + 10) * 1000).then(() => true, () => false));
+    const answers = sockets.map((s) =>
+      readUntil(s, (x) => x === '+PONG\r\n', (frame.length + 10) * 1000).then(
+        () => true,
+        () => false,
+      ),
+    );
     for (let i = 0; i < frame.length; i++) {
       for (const s of sockets) s.write(frame.subarray(i, i + 1));
       await sleep(1000);
     }
     const answered = (await Promise.all(answers)).filter(Boolean).length;
     await p.stop();
-    report(`slowloris: ${SLOW} connections sending a PING one byte per second (${frame.length} s): ${answered} answered; probe ${p.stats.count} round trips, slowest ${p.stats.maxMs.toFixed(0)} ms, ${p.stats.failures} failed; proxy RSS max ${rss.max.toFixed(0)} MB`);
+    report(
+      `slowloris: ${SLOW} connections sending a PING one byte per second (${frame.length} s): ${answered} answered; probe ${p.stats.count} round trips, slowest ${p.stats.maxMs.toFixed(0)} ms, ${p.stats.failures} failed; proxy RSS max ${rss.max.toFixed(0)} MB`,
+    );
     for (const s of sockets) s.destroy();
   }
   // 3. One client pipelines PIPELINED GETs without reading, then reads them all. The value is 100
   //    bytes, so the replies (~107 MB) are far more than the kernel's socket buffers hold.
   {
-    await fetch(`${platform.url}/set/flood:k`, { method: 'POST', headers: { authorization: `Bearer ${platform.token}` }, body: 'v'.repeat(100) });
+    await fetch(`${platform.url}/set/flood:k`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${platform.token}` },
+      body: 'v'.repeat(100),
+    });
     rss.reset();
     const p = await probe(port);
     const s = await connect(port);
@@ -144,17 +199,22 @@ try {
       written += 1000;
       if (!ok) {
         const drained = await Promise.race([new Promise((r) => s.once('drain', () => r(true))), sleep(5000).then(() => false)]);
-        if (!drained) { stalled = true; break; }
+        if (!drained) {
+          stalled = true;
+          break;
+        }
       }
     }
     const stalledAt = written;
     const rssStalled = rss.max;
     // Now read: every reply comes, and the rest of the commands go through.
     let replies = 0;
-    const done = new Promise<void>((resolve) => s.on('data', (d: Buffer) => {
-      for (const b of d) if (b === 0x24) replies++; // one `$100\r\n…` per GET
-      if (replies >= PIPELINED) resolve();
-    }));
+    const done = new Promise<void>((resolve) =>
+      s.on('data', (d: Buffer) => {
+        for (const b of d) if (b === 0x24) replies++; // one `$100\r\n…` per GET
+        if (replies >= PIPELINED) resolve();
+      }),
+    );
     s.resume();
     while (written < PIPELINED) {
       if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
@@ -163,7 +223,9 @@ try {
     await done;
     await p.stop();
     s.destroy();
-    report(`pipelining ${PIPELINED} GETs without reading: the proxy stopped taking them after ${stalledAt} (${stalled ? 'backpressure' : 'never stalled'}), proxy RSS max ${rssStalled.toFixed(0)} MB while unread; then all ${replies} replies read in ${Date.now() - t0} ms; probe ${p.stats.count} round trips, slowest ${p.stats.maxMs.toFixed(0)} ms, ${p.stats.failures} failed; proxy RSS max ${rss.max.toFixed(0)} MB`);
+    report(
+      `pipelining ${PIPELINED} GETs without reading: the proxy stopped taking them after ${stalledAt} (${stalled ? 'backpressure' : 'never stalled'}), proxy RSS max ${rssStalled.toFixed(0)} MB while unread; then all ${replies} replies read in ${Date.now() - t0} ms; probe ${p.stats.count} round trips, slowest ${p.stats.maxMs.toFixed(0)} ms, ${p.stats.failures} failed; proxy RSS max ${rss.max.toFixed(0)} MB`,
+    );
   }
 } finally {
   rss.stop();

@@ -58,7 +58,19 @@ function readerFuzz(): { frames: number; protocolErrors: number; ms: number } {
 async function liveFuzz(): Promise<{ frames: number; streams: number; bytesCompared: number; ms: number; maxRssMb: number }> {
   const platform = await startTestPlatform();
   const oracle = await startEmbeddedRedis({ databases: 1, password: null });
-  const proxy = await startProxy({ host: '127.0.0.1', port: 0, upstreamUrl: platform.url, upstreamToken: platform.token, upstreamTimeoutMs: 5000, upstreamConnections: 8, maxBatch: 1000, maxBulkLength: 512 * 1024 * 1024 }, createLogger('silent'));
+  const proxy = await startProxy(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      upstreamUrl: platform.url,
+      upstreamToken: platform.token,
+      upstreamTimeoutMs: 5000,
+      upstreamConnections: 8,
+      maxBatch: 1000,
+      maxBulkLength: 512 * 1024 * 1024,
+    },
+    createLogger('silent'),
+  );
   const started = Date.now();
   let frames = 0;
   let streams = 0;
@@ -69,19 +81,24 @@ async function liveFuzz(): Promise<{ frames: number; streams: number; bytesCompa
   try {
     while (frames < FRAMES) {
       const batch = fc.sample(stream, { numRuns: CONCURRENCY, seed: rng++ });
-      await Promise.all(batch.map(async ([valid, last]) => {
-        const bytes = Buffer.concat([...valid, last]);
-        const [p, r] = await Promise.all([exchangeAll(proxy.port, bytes, 20_000), exchangeAll(oracle.endpoint.port, bytes, 20_000)]);
-        if (!p.closed) throw new Error(`the proxy did not close after the client's end (seed ${seed})`);
-        if (!p.data.equals(r.data)) {
-          throw new Error(`the proxy and redis-server differ (seed ${seed}):\n input ${JSON.stringify(bytes.toString('latin1').slice(-300))}\n proxy ${JSON.stringify(p.data.toString('latin1').slice(-300))}\n redis ${JSON.stringify(r.data.toString('latin1').slice(-300))}`);
-        }
-        frames += valid.length + 1;
-        streams++;
-        bytesCompared += p.data.length;
-      }));
+      await Promise.all(
+        batch.map(async ([valid, last]) => {
+          const bytes = Buffer.concat([...valid, last]);
+          const [p, r] = await Promise.all([exchangeAll(proxy.port, bytes, 20_000), exchangeAll(oracle.endpoint.port, bytes, 20_000)]);
+          if (!p.closed) throw new Error(`the proxy did not close after the client's end (seed ${seed})`);
+          if (!p.data.equals(r.data)) {
+            throw new Error(
+              `the proxy and redis-server differ (seed ${seed}):\n input ${JSON.stringify(bytes.toString('latin1').slice(-300))}\n proxy ${JSON.stringify(p.data.toString('latin1').slice(-300))}\n redis ${JSON.stringify(r.data.toString('latin1').slice(-300))}`,
+            );
+          }
+          frames += valid.length + 1;
+          streams++;
+          bytesCompared += p.data.length;
+        }),
+      );
       maxRss = Math.max(maxRss, process.memoryUsage.rss());
-      if (streams % (CONCURRENCY * 100) === 0) process.stderr.write(`  live: ${frames} frames, ${streams} streams, ${Math.round((Date.now() - started) / 1000)} s\n`);
+      if (streams % (CONCURRENCY * 100) === 0)
+        process.stderr.write(`  live: ${frames} frames, ${streams} streams, ${Math.round((Date.now() - started) / 1000)} s\n`);
     }
     const alive = await exchangeAll(proxy.port, Buffer.from('PING\r\n'));
     if (alive.data.toString() !== '+PONG\r\n') throw new Error('the proxy stopped answering');
@@ -96,4 +113,6 @@ async function liveFuzz(): Promise<{ frames: number; streams: number; bytesCompa
 const reader = readerFuzz();
 console.log(`request reader: ${reader.frames} frames (${reader.protocolErrors} protocol errors), ${reader.ms} ms, seed ${seed}`);
 const live = await liveFuzz();
-console.log(`live proxy vs redis-server: ${live.frames} frames in ${live.streams} streams, ${live.bytesCompared} reply bytes identical, ${live.ms} ms, max RSS (proxy + platform, one process) ${live.maxRssMb} MB, seed ${seed}`);
+console.log(
+  `live proxy vs redis-server: ${live.frames} frames in ${live.streams} streams, ${live.bytesCompared} reply bytes identical, ${live.ms} ms, max RSS (proxy + platform, one process) ${live.maxRssMb} MB, seed ${seed}`,
+);

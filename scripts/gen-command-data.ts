@@ -224,7 +224,16 @@ interface DocsNode {
 }
 
 const DOCS_FIELDS = new Set([
-  'summary', 'since', 'group', 'complexity', 'doc_flags', 'deprecated_since', 'replaced_by', 'history', 'arguments', 'subcommands',
+  'summary',
+  'since',
+  'group',
+  'complexity',
+  'doc_flags',
+  'deprecated_since',
+  'replaced_by',
+  'history',
+  'arguments',
+  'subcommands',
 ]);
 
 function parseDocs(r: Reply): DocsNode {
@@ -246,7 +255,17 @@ function parseDocs(r: Reply): DocsNode {
   if (docs.group === undefined) throw new Error('COMMAND DOCS entry without group');
   // Keep the docs fields in Redis' reply order (summary, since, group, complexity, doc_flags, ...).
   const o = {} as Record<string, unknown>;
-  for (const key of ['summary', 'since', 'group', 'complexity', 'docFlags', 'deprecatedSince', 'replacedBy', 'history', 'arguments'] as const) {
+  for (const key of [
+    'summary',
+    'since',
+    'group',
+    'complexity',
+    'docFlags',
+    'deprecatedSince',
+    'replacedBy',
+    'history',
+    'arguments',
+  ] as const) {
     if (docs[key] !== undefined) o[key] = docs[key];
   }
   return { docs: o as unknown as CommandDocsData, subcommands };

@@ -199,7 +199,11 @@ function withoutUndefined<T extends object>(o: T): T {
 
 /** A size for --help: 10485760 → '10mb'. */
 export function sizeText(bytes: number): string {
-  for (const [unit, mult] of [['gb', 1024 ** 3], ['mb', 1024 ** 2], ['kb', 1024]] as const) {
+  for (const [unit, mult] of [
+    ['gb', 1024 ** 3],
+    ['mb', 1024 ** 2],
+    ['kb', 1024],
+  ] as const) {
     if (bytes % mult === 0) return `${bytes / mult}${unit}`;
   }
   return String(bytes);
@@ -317,7 +321,9 @@ export function checkExposure(what: string, host: string, clientAuth: boolean, a
   if (clientAuth || isLoopback(host)) return undefined;
   const text = `${what} binds ${host} (reachable from the network) and clients need no authentication, so anyone who reaches it uses its upstream credentials`;
   if (!allowUnauthenticated) {
-    throw new ConfigError(`${text}: set a password with --requirepass (or --requirepass-file), or leave --upstream-token unset so each client authenticates with its own token, or bind loopback (--host 127.0.0.1); --allow-unauthenticated starts it anyway`);
+    throw new ConfigError(
+      `${text}: set a password with --requirepass (or --requirepass-file), or leave --upstream-token unset so each client authenticates with its own token, or bind loopback (--host 127.0.0.1); --allow-unauthenticated starts it anyway`,
+    );
   }
   return `${text} (--allow-unauthenticated)`;
 }

@@ -27,7 +27,19 @@ describe('respgate CLI', () => {
     expect(top.code).toBe(0);
     for (const cmd of ['dev', 'proxy', 'platform']) expect(top.stdout).toMatch(new RegExp(`^  ${cmd} `, 'm'));
     const dev = await respgate(['dev', '--help']);
-    for (const flag of ['--port', '--http-port', '--host', '--token', '--readonly-token', '--redis-url', '--requirepass', '--upstream-timeout', '--max-request-size', '--daily-request-limit', '--log-level']) {
+    for (const flag of [
+      '--port',
+      '--http-port',
+      '--host',
+      '--token',
+      '--readonly-token',
+      '--redis-url',
+      '--requirepass',
+      '--upstream-timeout',
+      '--max-request-size',
+      '--daily-request-limit',
+      '--log-level',
+    ]) {
       expect(dev.stdout, flag).toContain(flag);
     }
     const proxy = await respgate(['proxy', '--help']);
@@ -49,7 +61,9 @@ describe('respgate CLI', () => {
     expect(size.stderr).toContain('--max-request-size must be a size such as 1048576, 512kb or 10mb');
     const url = await respgate(['platform', '--redis-url', 'http://x']);
     expect(url.stderr).toContain('--redis-url must start with redis://');
-    const format = await respgate(['proxy', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 't'], { RESPGATE_UPSTREAM_FORMAT: 'xml' });
+    const format = await respgate(['proxy', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 't'], {
+      RESPGATE_UPSTREAM_FORMAT: 'xml',
+    });
     expect(format.code).toBe(1);
     expect(format.stderr).toContain("configuration error: --upstream-format must be auto, resp2 or json (got 'xml')");
   });
@@ -73,7 +87,9 @@ describe('respgate CLI', () => {
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const port = (busy.address() as net.AddressInfo).port;
     try {
-      const r = await respgate(['dev', '--port', String(port), '--http-port', '0', '--log-level', 'silent', '--redis-server', wrapper], { TMPDIR: tmp });
+      const r = await respgate(['dev', '--port', String(port), '--http-port', '0', '--log-level', 'silent', '--redis-server', wrapper], {
+        TMPDIR: tmp,
+      });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
       expect(r.stderr).toContain('--port or RESPGATE_PORT');

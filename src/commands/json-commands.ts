@@ -18,7 +18,14 @@ function keySpec(access: Access, index: number, lastkey: number, keystep: number
   };
 }
 
-function json(name: string, arity: number, access: Access, summary: string, since: string, keys: { first?: number; last?: number; step?: number } = {}): CommandData {
+function json(
+  name: string,
+  arity: number,
+  access: Access,
+  summary: string,
+  since: string,
+  keys: { first?: number; last?: number; step?: number } = {},
+): CommandData {
   const first = keys.first ?? 1;
   const last = keys.last ?? first;
   const step = keys.step ?? 1;
@@ -43,7 +50,13 @@ export const jsonCommandData: readonly CommandData[] = [
   json('json.arrinsert', -5, 'write', 'Inserts the JSON scalar(s) value at the specified index in the array at path', '1.0.0'),
   json('json.arrlen', -2, 'read', 'Returns the length of the array at path', '1.0.0'),
   json('json.arrpop', -2, 'write', 'Removes and returns the element at the specified index in the array at path', '1.0.0'),
-  json('json.arrtrim', 5, 'write', 'Trims the array at path to contain only the specified inclusive range of indices from start to stop', '1.0.0'),
+  json(
+    'json.arrtrim',
+    5,
+    'write',
+    'Trims the array at path to contain only the specified inclusive range of indices from start to stop',
+    '1.0.0',
+  ),
   json('json.clear', -2, 'write', 'Clears all values from an array or an object and sets numeric values to `0`', '2.0.0'),
   {
     ...json('json.debug', -2, 'read', 'Debugging container command', '1.0.0', { first: 0, last: 0, step: 0 }),

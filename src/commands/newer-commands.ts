@@ -16,11 +16,13 @@ function cmd(name: string, arity: number, write: boolean, group: string, since: 
     step: 1,
     aclCategories: write ? ['@write', `@${group}`, '@fast'] : ['@read', `@${group}`, '@fast'],
     tips: [],
-    keySpecs: [{
-      flags: write ? ['RW', 'update'] : ['RO', 'access'],
-      begin_search: { type: 'index', spec: { index: 1 } },
-      find_keys: { type: 'range', spec: { lastkey: 0, keystep: 1, limit: 0 } },
-    }],
+    keySpecs: [
+      {
+        flags: write ? ['RW', 'update'] : ['RO', 'access'],
+        begin_search: { type: 'index', spec: { index: 1 } },
+        find_keys: { type: 'range', spec: { lastkey: 0, keystep: 1, limit: 0 } },
+      },
+    ],
     docs: { summary, since, group, arguments: [{ name: 'key', type: 'key', key_spec_index: 0 }] },
   };
 }
@@ -39,6 +41,13 @@ export const newerCommandData: readonly CommandData[] = [
   cmd('hpttl', -5, false, 'hash', '7.4.0', 'Returns the TTL in milliseconds of a hash field.'),
   cmd('hsetex', -6, true, 'hash', '8.0.0', 'Set the value of one or more fields of a given hash key, and optionally set their expiration.'),
   cmd('httl', -5, false, 'hash', '7.4.0', 'Returns the TTL in seconds of a hash field.'),
-  cmd('xackdel', -6, true, 'stream', '8.2.0', 'Acknowledges and conditionally deletes one or multiple entries for a stream consumer group.'),
+  cmd(
+    'xackdel',
+    -6,
+    true,
+    'stream',
+    '8.2.0',
+    'Acknowledges and conditionally deletes one or multiple entries for a stream consumer group.',
+  ),
   cmd('xdelex', -5, true, 'stream', '8.2.0', 'Deletes one or multiple entries from the stream.'),
 ];

@@ -52,7 +52,10 @@ const help = arrayOf('status');
 
 /** ZRANGE-like replies: plain members, or member/score pairs WITHSCORES (options from args[from]). */
 const scoresFrom = (args: Args, from: number): ReplyShape => (hasToken(args, from, 'WITHSCORES') ? withScores : strings);
-const rangeWithScores = (from: number) => (args: Args): ReplyShape => scoresFrom(args, from);
+const rangeWithScores =
+  (from: number) =>
+  (args: Args): ReplyShape =>
+    scoresFrom(args, from);
 
 /** GEORADIUS/GEOSEARCH: members, or [member, dist?, hash?, [lon, lat]?] items in this fixed order. */
 function geoSearch(args: Args): ReplyShape {
@@ -60,7 +63,8 @@ function geoSearch(args: Args): ReplyShape {
   let hash = false;
   let coord = false;
   for (let i = 2; i < args.length; i++) {
-    if (isToken(args[i], 'FROMMEMBER')) i++; // the member is not an option
+    if (isToken(args[i], 'FROMMEMBER'))
+      i++; // the member is not an option
     else if (isToken(args[i], 'WITHDIST')) dist = true;
     else if (isToken(args[i], 'WITHHASH')) hash = true;
     else if (isToken(args[i], 'WITHCOORD')) coord = true;
@@ -197,7 +201,10 @@ const rules: Readonly<Record<string, ShapeRule>> = {
   xreadgroup: mapOf(entries, undefined, { resp2: 'nested' }),
   xclaim: (args) => (hasToken(args, 6, 'JUSTID') ? strings : entries),
   xautoclaim: (args) => tupleOf(['bulk', hasToken(args, 6, 'JUSTID') ? strings : entries, strings]),
-  xpending: (args) => (args.length > 3 ? arrayOf(tupleOf(['bulk', 'bulk', 'int', 'int'])) : tupleOf(['int', 'bulk', 'bulk', arrayOf(tupleOf(['bulk', 'bulk']))])),
+  xpending: (args) =>
+    args.length > 3
+      ? arrayOf(tupleOf(['bulk', 'bulk', 'int', 'int']))
+      : tupleOf(['int', 'bulk', 'bulk', arrayOf(tupleOf(['bulk', 'bulk']))]),
   'xinfo|stream': (args) => (isToken(args[3], 'FULL') ? xinfoStreamFull : xinfoStreamBrief),
   'xinfo|groups': arrayOf(mapOf('any', { name: 'bulk', 'last-delivered-id': 'bulk' })),
   'xinfo|consumers': arrayOf(mapOf('any', { name: 'bulk' })),
@@ -230,8 +237,13 @@ const rules: Readonly<Record<string, ShapeRule>> = {
   'latency|graph': 'verbatim',
   'latency|histogram': mapOf(mapOf('any', { calls: 'int', histogram_usec: mapOf('int', undefined, { key: 'int' }) })),
   'slowlog|get': arrayOf(tupleOf(['int', 'int', 'int', strings, 'bulk', 'bulk'])),
-  'acl|getuser': mapOf('any', { flags: setOf('bulk'), passwords: strings, commands: 'bulk', keys: 'bulk', channels: 'bulk', selectors: arrayOf(mapOf('bulk')) }, { nil: 'bulk' }),
-  'acl|log': (args) => (args.length >= 3 && isToken(args[2], 'RESET') ? 'any' : arrayOf(mapOf('any', { count: 'int', 'age-seconds': 'double' }))),
+  'acl|getuser': mapOf(
+    'any',
+    { flags: setOf('bulk'), passwords: strings, commands: 'bulk', keys: 'bulk', channels: 'bulk', selectors: arrayOf(mapOf('bulk')) },
+    { nil: 'bulk' },
+  ),
+  'acl|log': (args) =>
+    args.length >= 3 && isToken(args[2], 'RESET') ? 'any' : arrayOf(mapOf('any', { count: 'int', 'age-seconds': 'double' })),
   'acl|cat': strings,
   'acl|list': strings,
   'acl|users': strings,
@@ -239,7 +251,14 @@ const rules: Readonly<Record<string, ShapeRule>> = {
   'acl|genpass': 'bulk',
   'command|getkeys': strings,
   'command|getkeysandflags': arrayOf(tupleOf(['bulk', setOf('status')])),
-  'function|list': arrayOf(mapOf('any', { library_name: 'bulk', engine: 'bulk', library_code: 'bulk', functions: arrayOf(mapOf('any', { name: 'bulk', description: 'bulk', flags: setOf('status') })) })),
+  'function|list': arrayOf(
+    mapOf('any', {
+      library_name: 'bulk',
+      engine: 'bulk',
+      library_code: 'bulk',
+      functions: arrayOf(mapOf('any', { name: 'bulk', description: 'bulk', flags: setOf('status') })),
+    }),
+  ),
   'function|stats': mapOf('any', {
     running_script: mapOf('any', { name: 'bulk', command: strings, duration_ms: 'int' }, { nil: 'bulk' }),
     engines: mapOf(mapOf('int')),

@@ -38,7 +38,8 @@ const refused = (reason: string, error?: string): RouteNote => ({ route: 'refuse
 
 /** What standalone Redis 7.0 answers to CLUSTER, READONLY, READWRITE and ASKING; the proxy answers the same. */
 export const CLUSTER_DISABLED_ERROR = 'ERR This instance has cluster support disabled';
-const clusterDisabled = (what: string) => refused(`${what}; respgate is a standalone (non-cluster) endpoint, so it replies like a standalone Redis`, CLUSTER_DISABLED_ERROR);
+const clusterDisabled = (what: string) =>
+  refused(`${what}; respgate is a standalone (non-cluster) endpoint, so it replies like a standalone Redis`, CLUSTER_DISABLED_ERROR);
 
 /** The standard text of a proxy refusal: `ERR command 'config|set' is not supported by respgate: <reason>`. */
 export function proxyRefusalText(fullname: string, reason: string): string {
@@ -61,8 +62,12 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   reset: local('resets the proxy connection: MULTI, subscriptions, MONITOR, protocol, name, auth'),
   select: local('SELECT 0 succeeds; other indexes fail with ERR DB index is out of range (one database)'),
   client: local("about the proxy's own client connections"),
-  'client|kill': local("closes matching connections of this proxy (its own clients, as CLIENT LIST shows them): ip:port, or ID, TYPE, USER, ADDR, LADDR, SKIPME"),
-  'client|pause': refused("not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for"),
+  'client|kill': local(
+    'closes matching connections of this proxy (its own clients, as CLIENT LIST shows them): ip:port, or ID, TYPE, USER, ADDR, LADDR, SKIPME',
+  ),
+  'client|pause': refused(
+    "not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for",
+  ),
   'client|unpause': local('OK: no client of this proxy is ever paused'),
   'client|unblock': local('unblocks a blocking command emulated by this proxy'),
   'client|reply': local('ON, OFF and SKIP act on the replies this proxy writes to the client'),
@@ -112,7 +117,9 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   bzmpop: blocking('emulated by polling ZMPOP'),
   xread: forward('blocking (emulated by polling) when a BLOCK argument is present'),
   xreadgroup: forward('blocking (emulated by polling) when a BLOCK argument is present'),
-  wait: local('answers 0 at once: no replica acknowledgement is observable through REST (a standalone Redis answers WAIT 0 … with 0 too; with numreplicas > 0 it would wait for the timeout)'),
+  wait: local(
+    'answers 0 at once: no replica acknowledgement is observable through REST (a standalone Redis answers WAIT 0 … with 0 too; with numreplicas > 0 it would wait for the timeout)',
+  ),
 
   // Refused: administration of a Redis process, replication, other databases.
   cluster: clusterDisabled('cluster commands'),
@@ -127,7 +134,9 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   migrate: refused('the upstream cannot connect to another Redis instance; copy keys with DUMP and RESTORE instead'),
   swapdb: refused(ONE_DB),
   move: refused(ONE_DB),
-  'config|set': local("accepted for parameters that only tune encodings (hash-max-listpack-entries, …): they change no reply; every other parameter is refused: the upstream's configuration is managed by the service"),
+  'config|set': local(
+    "accepted for parameters that only tune encodings (hash-max-listpack-entries, …): they change no reply; every other parameter is refused: the upstream's configuration is managed by the service",
+  ),
   'config|rewrite': refused(MANAGED_CONFIG),
   'config|resetstat': refused(MANAGED_CONFIG),
   save: refused(MANAGED_PERSISTENCE),
@@ -139,7 +148,8 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
 // ---------------------------------------------------------------------------------------------------------------
 // The REST platform's refusal policy (spec 4.2 "Command support" plus operator commands).
 
-export type PlatformRefusalKind = 'blocking' | 'transaction' | 'connection' | 'cluster' | 'pubsub' | 'monitor' | 'operator' | 'database' | 'debugger';
+export type PlatformRefusalKind =
+  'blocking' | 'transaction' | 'connection' | 'cluster' | 'pubsub' | 'monitor' | 'operator' | 'database' | 'debugger';
 
 /** When a rule applies: always, or only when the command has a given argument. */
 export type PlatformCondition = 'always' | 'block-option' | 'db-option';

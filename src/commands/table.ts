@@ -193,7 +193,11 @@ function cstr(arg: string | Buffer, max: number): Buffer {
 }
 
 function unknownCommandText(args: readonly (string | Buffer)[]): Buffer {
-  const parts: Buffer[] = [Buffer.from("ERR unknown command '"), cstr(args.length ? args[0] : '', 128), Buffer.from("', with args beginning with: ")];
+  const parts: Buffer[] = [
+    Buffer.from("ERR unknown command '"),
+    cstr(args.length ? args[0] : '', 128),
+    Buffer.from("', with args beginning with: "),
+  ];
   let len = 0;
   for (let i = 1; i < args.length && len < 128; i++) {
     const a = cstr(args[i], 128 - len);

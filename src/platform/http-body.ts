@@ -19,7 +19,11 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) tooLarge = true;
       if (!tooLarge) chunks.push(chunk);
     });
-    req.on('end', () => (tooLarge ? reject(new BodyTooLargeError(Math.max(size, declared))) : resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size))));
+    req.on('end', () =>
+      tooLarge
+        ? reject(new BodyTooLargeError(Math.max(size, declared)))
+        : resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)),
+    );
     req.on('error', reject);
   });
 }

@@ -56,7 +56,10 @@ export class InternalStore {
   async addUsage(count: number, now = new Date()): Promise<number> {
     const key = KEY.usage(now.toISOString().slice(0, 10));
     const conn = await this.pool.shared();
-    const [total] = await conn.send([['INCRBY', key, String(count)], ['EXPIRE', key, String(3 * 86400)]]);
+    const [total] = await conn.send([
+      ['INCRBY', key, String(count)],
+      ['EXPIRE', key, String(3 * 86400)],
+    ]);
     return Number(total.toString('latin1', 1, total.length - 2));
   }
 

@@ -61,13 +61,21 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     let baseUrl = '';
     const areaContext: AreaContext = { config, log, internal, internalEndpoint, baseUrl: () => baseUrl };
     const areas = new Map<string, AreaServer>();
-    for (const [prefix, start] of [['/vector', startVectorArea], ['/queue', startQueueArea], ['/account', startAccountArea]] as const) {
+    for (const [prefix, start] of [
+      ['/vector', startVectorArea],
+      ['/queue', startQueueArea],
+      ['/account', startAccountArea],
+    ] as const) {
       const area = await start(areaContext);
       areas.set(prefix, area);
       cleanups.push(() => area.stop());
     }
 
-    observedGauge('respgate_platform_event_streams', 'Open server-sent event streams (subscribe, psubscribe, monitor)', () => openStreams.count);
+    observedGauge(
+      'respgate_platform_event_streams',
+      'Open server-sent event streams (subscribe, psubscribe, monitor)',
+      () => openStreams.count,
+    );
     // Binary arguments travel percent-encoded in the path, so the URL may be as large as a request:
     // --max-request-size bounds it (and is checked per request), not Node's 16 KB header default.
     const server = http.createServer({ maxHeaderSize: config.maxRequestSize + 64 * 1024 }, (req, res) => {
@@ -76,7 +84,13 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       const path = q < 0 ? url : url.slice(0, q);
       const query = q < 0 ? '' : url.slice(q + 1);
       // Liveness and readiness (the data store answers PING); no Redis command has these names.
-      if (req.method === 'GET' && answerHealth(path, res, async () => ((await executor.ping()) ? { ready: true } : { ready: false, problem: 'the data store did not answer PING' }))) return;
+      if (
+        req.method === 'GET' &&
+        answerHealth(path, res, async () =>
+          (await executor.ping()) ? { ready: true } : { ready: false, problem: 'the data store did not answer PING' },
+        )
+      )
+        return;
       // Prometheus; no Redis command is named "metrics", and the platform binds loopback by default.
       if (path === '/metrics' && req.method === 'GET') {
         void metricsText().then(({ contentType, body }) => {
@@ -99,18 +113,26 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     server.headersTimeout = 66_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(err.code === 'EADDRINUSE'
-          ? new Error(`port ${config.httpPort} on ${config.host} is already in use (another respgate?): choose another with --http-port or RESPGATE_HTTP_PORT (npm start -- --http-port 8089)`)
-          : err));
+        reject(
+          err.code === 'EADDRINUSE'
+            ? new Error(
+                `port ${config.httpPort} on ${config.host} is already in use (another respgate?): choose another with --http-port or RESPGATE_HTTP_PORT (npm start -- --http-port 8089)`,
+              )
+            : err,
+        ),
+      );
       server.listen(config.httpPort, config.host, resolve);
     });
     const port = (server.address() as AddressInfo).port;
     const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
     baseUrl = `http://${hostForUrl}:${port}`;
-    cleanups.push(() => new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }));
+    cleanups.push(
+      () =>
+        new Promise((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
     log.debug({ port }, 'platform listening');
     return {
       url: baseUrl,
@@ -131,7 +153,12 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
   }
 }
 
-async function embed(list: EmbeddedRedis[], opts: Parameters<typeof startEmbeddedRedis>[0], log: Logger, role: string): Promise<RedisEndpoint> {
+async function embed(
+  list: EmbeddedRedis[],
+  opts: Parameters<typeof startEmbeddedRedis>[0],
+  log: Logger,
+  role: string,
+): Promise<RedisEndpoint> {
   const r = await startEmbeddedRedis(opts);
   list.push(r);
   log.debug({ role, port: r.endpoint.port }, 'embedded redis-server started');

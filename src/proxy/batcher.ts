@@ -201,7 +201,9 @@ export class Batcher {
     this.inFlight++;
     this.stats.calls++;
     this.stats.commands += commands.length;
-    const answered = this.client.transaction(commands, item.watch, source.credential).catch((err: unknown): TransactionOutcome => ({ kind: 'failed', error: internalError(err) }));
+    const answered = this.client
+      .transaction(commands, item.watch, source.credential)
+      .catch((err: unknown): TransactionOutcome => ({ kind: 'failed', error: internalError(err) }));
     void answered.then((outcome) => {
       this.inFlight--;
       source.deliverTransaction(item, outcome);

@@ -84,7 +84,20 @@ export class BlockingHub {
       const id = shared ? 'S' + command.map((a) => a.length + ':' + a.toString('latin1')).join('') : 'P' + ++this.privateIds;
       group = this.groups.get(id);
       if (!group) {
-        group = { id, plan, command, keys: [...new Set((plan.keys ?? []).map((k) => k.toString('latin1')))], shared, waiters: [], timer: undefined, inFlight: false, woken: false, interval: 0, maxIntervalMs, polls: 0 };
+        group = {
+          id,
+          plan,
+          command,
+          keys: [...new Set((plan.keys ?? []).map((k) => k.toString('latin1')))],
+          shared,
+          waiters: [],
+          timer: undefined,
+          inFlight: false,
+          woken: false,
+          interval: 0,
+          maxIntervalMs,
+          polls: 0,
+        };
         this.groups.set(id, group);
         for (const k of group.keys) {
           let set = this.byKey.get(k);

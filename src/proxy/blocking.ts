@@ -90,27 +90,57 @@ export function planBlocking(spec: CommandSpec, args: Buffer[]): BlockingPlan | 
       const timeout = parseSecondsTimeout(args[args.length - 1]);
       if (Buffer.isBuffer(timeout)) return timeout;
       const keys = args.slice(1, -1);
-      const [pop, type] = name === 'blpop' ? ['LPOP', 'list'] : name === 'brpop' ? ['RPOP', 'list'] : name === 'bzpopmin' ? ['ZPOPMIN', 'zset'] : ['ZPOPMAX', 'zset'];
+      const [pop, type] =
+        name === 'blpop'
+          ? ['LPOP', 'list']
+          : name === 'brpop'
+            ? ['RPOP', 'list']
+            : name === 'bzpopmin'
+              ? ['ZPOPMIN', 'zset']
+              : ['ZPOPMAX', 'zset'];
       const restore = (reply: Buffer) => {
         const r = parseReply(reply);
         if (!Array.isArray(r) || !Buffer.isBuffer(r[0]) || !Buffer.isBuffer(r[1])) return undefined;
         if (type === 'list') return [[b(pop === 'LPOP' ? 'LPUSH' : 'RPUSH'), r[0], r[1]]];
         return Buffer.isBuffer(r[2]) ? [[b('ZADD'), r[0], r[2], r[1]]] : undefined;
       };
-      return { poll: [b('EVAL'), b(POP_SCRIPT), b(String(keys.length)), ...keys, b(pop), b(type)], timeoutMs: timeout, timeoutReply: NULL_ARRAY, keys, shareable: true, restore };
+      return {
+        poll: [b('EVAL'), b(POP_SCRIPT), b(String(keys.length)), ...keys, b(pop), b(type)],
+        timeoutMs: timeout,
+        timeoutReply: NULL_ARRAY,
+        keys,
+        shareable: true,
+        restore,
+      };
     }
     case 'blmove': {
       for (const where of [args[3], args[4]]) if (!['left', 'right'].includes(lower(where))) return SYNTAX_ERROR;
       const timeout = parseSecondsTimeout(args[5]);
       if (Buffer.isBuffer(timeout)) return timeout;
       const [src, dst, from, to] = args.slice(1, 5);
-      return { poll: [b('LMOVE'), src, dst, from, to], timeoutMs: timeout, timeoutReply: NULL_ARRAY, keys: [src], wakes: [dst], shareable: true, restore: () => [[b('LMOVE'), dst, src, to, from]] };
+      return {
+        poll: [b('LMOVE'), src, dst, from, to],
+        timeoutMs: timeout,
+        timeoutReply: NULL_ARRAY,
+        keys: [src],
+        wakes: [dst],
+        shareable: true,
+        restore: () => [[b('LMOVE'), dst, src, to, from]],
+      };
     }
     case 'brpoplpush': {
       const timeout = parseSecondsTimeout(args[3]);
       if (Buffer.isBuffer(timeout)) return timeout;
       const [src, dst] = [args[1], args[2]];
-      return { poll: [b('RPOPLPUSH'), src, dst], timeoutMs: timeout, timeoutReply: NULL_ARRAY, keys: [src], wakes: [dst], shareable: true, restore: () => [[b('LMOVE'), dst, src, b('LEFT'), b('RIGHT')]] };
+      return {
+        poll: [b('RPOPLPUSH'), src, dst],
+        timeoutMs: timeout,
+        timeoutReply: NULL_ARRAY,
+        keys: [src],
+        wakes: [dst],
+        shareable: true,
+        restore: () => [[b('LMOVE'), dst, src, b('LEFT'), b('RIGHT')]],
+      };
     }
     case 'blmpop':
     case 'bzmpop': {
@@ -139,7 +169,9 @@ export function planBlocking(spec: CommandSpec, args: Buffer[]): BlockingPlan | 
       return planXread(name === 'xreadgroup', args);
     default:
       // WAIT: replication is not observable through REST.
-      return errorReply(`ERR blocking command '${name}' is not supported by respgate: replication is not observable through the REST upstream`);
+      return errorReply(
+        `ERR blocking command '${name}' is not supported by respgate: replication is not observable through the REST upstream`,
+      );
   }
 }
 

@@ -37,7 +37,17 @@ export interface DispatchTarget {
 }
 
 /** What a RESP2 connection with subscriptions may still run (Redis 7.0 processCommand). */
-const SUBSCRIBED_MODE_COMMANDS = new Set(['subscribe', 'ssubscribe', 'unsubscribe', 'sunsubscribe', 'psubscribe', 'punsubscribe', 'ping', 'quit', 'reset']);
+const SUBSCRIBED_MODE_COMMANDS = new Set([
+  'subscribe',
+  'ssubscribe',
+  'unsubscribe',
+  'sunsubscribe',
+  'psubscribe',
+  'punsubscribe',
+  'ping',
+  'quit',
+  'reset',
+]);
 const PUSH_CONFIRMED = new Set(['subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe', 'sunsubscribe']);
 const MINUS = Buffer.from('-');
 const CRLF = Buffer.from('\r\n');
@@ -51,7 +61,8 @@ export function dispatch(t: DispatchTarget, args: Buffer[]): void {
   // RESP3: (un)subscribe confirmations are push frames, which Redis 7.0 writes even when replies
   // are off (CLIENT_PUSHING); the command still counts as the one SKIP skips.
   const pushed = t.protocol === 3 && PUSH_CONFIRMED.has(lower(args[0]));
-  if (mode === 'skip-next') t.replyMode = 'skip'; // SKIP: its own reply, then the next command's
+  if (mode === 'skip-next')
+    t.replyMode = 'skip'; // SKIP: its own reply, then the next command's
   else if (mode === 'skip') t.replyMode = 'on';
   if (!pushed) t.replies.silence(from);
 }
@@ -75,7 +86,12 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[]): void {
   if (t.protocol === 2 && t.pushes.subscriptionCount > 0) {
     const name = spec.container ?? spec.name;
     if (!SUBSCRIBED_MODE_COMMANDS.has(name)) {
-      return reject(t, errorReply(`ERR Can't execute '${spec.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`));
+      return reject(
+        t,
+        errorReply(
+          `ERR Can't execute '${spec.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`,
+        ),
+      );
     }
     if (name === 'ping') return t.replies.answer(t.pushes.subscribedPing(args));
   }
@@ -114,7 +130,12 @@ function reject(t: DispatchTarget, reply: Buffer): void {
  * `shape` converts the upstream's RESP2 reply (commands/reply-types.ts); `transform` rewrites the
  * reply after that (INFO's keyspace line).
  */
-function forward(t: DispatchTarget, args: Buffer[], shape: ReplyShape | undefined, transform: ((reply: Buffer) => Buffer) | undefined): void {
+function forward(
+  t: DispatchTarget,
+  args: Buffer[],
+  shape: ReplyShape | undefined,
+  transform: ((reply: Buffer) => Buffer) | undefined,
+): void {
   t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt: performance.now() });
 }
 
@@ -146,9 +167,19 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): vo
     case 'run-now':
       return runLocal(t, spec, args);
     case 'exec': {
-      const exec = t.transaction.exec((s, a) => runLocalCommand(t.local, s, a), () => t.protocol);
+      const exec = t.transaction.exec(
+        (s, a) => runLocalCommand(t.local, s, a),
+        () => t.protocol,
+      );
       if (Buffer.isBuffer(exec)) return t.replies.answer(exec);
-      t.pending.push({ kind: 'transaction', commands: exec.commands, parts: exec.parts, slot: t.replies.take(), watch: exec.watch, protocol: exec.protocol });
+      t.pending.push({
+        kind: 'transaction',
+        commands: exec.commands,
+        parts: exec.parts,
+        slot: t.replies.take(),
+        watch: exec.watch,
+        protocol: exec.protocol,
+      });
     }
   }
 }

@@ -42,5 +42,4 @@ export type ForwardItem = CommandItem | TransactionItem | BlockingItem;
 
 /** One reply of an EXEC array: known at EXEC (local commands), or item `index` of the /multi-exec answer. */
 export type ExecPart =
-  | { reply: Buffer }
-  | { index: number; shape: ReplyShape; protocol: Protocol; transform: ((reply: Buffer) => Buffer) | undefined };
+  { reply: Buffer } | { index: number; shape: ReplyShape; protocol: Protocol; transform: ((reply: Buffer) => Buffer) | undefined };

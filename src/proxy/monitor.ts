@@ -23,26 +23,34 @@ export class MonitorFeed {
     const fill = (this.fill = port.reserve());
     const { log } = upstream;
     const context = () => ({ conn: port.id, client: port.address, stream: 'monitor' });
-    this.stream = new ResilientEventStream(upstream.client, { kind: 'monitor' }, {
-      onConfirmed: (again) => {
-        if (again) log.warn(context(), 'upstream event stream re-established');
-        else fill(OK);
+    this.stream = new ResilientEventStream(
+      upstream.client,
+      { kind: 'monitor' },
+      {
+        onConfirmed: (again) => {
+          if (again) log.warn(context(), 'upstream event stream re-established');
+          else fill(OK);
+        },
+        onEvent: (data) => {
+          const line = monitorLine(data);
+          port.push(Buffer.from(`+${line}\r\n`));
+        },
+        onFailed: (error) => {
+          fill(errorReply(error));
+          this.onStopped();
+        },
+        onDropped: (reason, attempt, delayMs) =>
+          log.warn(
+            { ...context(), reason, attempt, retryInMs: delayMs },
+            'upstream event stream dropped; reconnecting (commands executed until it is back are not shown)',
+          ),
+        onRefused: (error) => {
+          log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
+          port.destroy();
+        },
       },
-      onEvent: (data) => {
-        const line = monitorLine(data);
-        port.push(Buffer.from(`+${line}\r\n`));
-      },
-      onFailed: (error) => {
-        fill(errorReply(error));
-        this.onStopped();
-      },
-      onDropped: (reason, attempt, delayMs) =>
-        log.warn({ ...context(), reason, attempt, retryInMs: delayMs }, 'upstream event stream dropped; reconnecting (commands executed until it is back are not shown)'),
-      onRefused: (error) => {
-        log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
-        port.destroy();
-      },
-    }, { confirmTimeoutMs: upstream.confirmTimeoutMs });
+      { confirmTimeoutMs: upstream.confirmTimeoutMs },
+    );
   }
 
   /** RESET, QUIT, disconnect. A MONITOR still waiting for the upstream answers +OK (it came first). */

@@ -52,14 +52,18 @@ function confirmation(protocol: Protocol, kind: Buffer, name: Buffer | null, cou
 /** `*3 message <channel> <payload>` or `*4 pmessage <pattern> <channel> <payload>` (RESP3: `>`). */
 function messageFrame(protocol: Protocol, channel: Buffer, message: Buffer, pattern?: Buffer): Buffer {
   const head = Buffer.from(pattern ? (protocol === 3 ? '>4\r\n' : '*4\r\n') : protocol === 3 ? '>3\r\n' : '*3\r\n');
-  return Buffer.concat(pattern
-    ? [head, ...bulk(WORDS.pmessage), ...bulk(pattern), ...bulk(channel), ...bulk(message)]
-    : [head, ...bulk(WORDS.message), ...bulk(channel), ...bulk(message)]);
+  return Buffer.concat(
+    pattern
+      ? [head, ...bulk(WORDS.pmessage), ...bulk(pattern), ...bulk(channel), ...bulk(message)]
+      : [head, ...bulk(WORDS.message), ...bulk(channel), ...bulk(message)],
+  );
 }
 
 /** A channel or pattern name for logs: printable, short. */
 function printableName(name: Buffer): string {
-  const s = name.toString('latin1', 0, Math.min(name.length, 120)).replace(/[^\x20-\x7e]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  const s = name
+    .toString('latin1', 0, Math.min(name.length, 120))
+    .replace(/[^\x20-\x7e]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
   return name.length > 120 ? s + '…' : s;
 }
 
@@ -111,32 +115,42 @@ class Subscription {
   }
 
   open(upstream: PushUpstream): void {
-    const target = this.kind === 'channel' ? { kind: 'subscribe' as const, channel: this.name } : { kind: 'psubscribe' as const, pattern: this.name };
+    const target =
+      this.kind === 'channel' ? { kind: 'subscribe' as const, channel: this.name } : { kind: 'psubscribe' as const, pattern: this.name };
     const log = upstream.log;
     const context = () => ({ conn: this.owner.port.id, client: this.owner.port.address, [this.kind]: printableName(this.name) });
-    this.stream = new ResilientEventStream(upstream.client, target, {
-      onConfirmed: (again) => {
-        if (again) {
-          log.warn(context(), 'upstream event stream re-established');
-          return;
-        }
-        for (const w of this.waiters.splice(0)) w.confirmed(this);
+    this.stream = new ResilientEventStream(
+      upstream.client,
+      target,
+      {
+        onConfirmed: (again) => {
+          if (again) {
+            log.warn(context(), 'upstream event stream re-established');
+            return;
+          }
+          for (const w of this.waiters.splice(0)) w.confirmed(this);
+        },
+        onEvent: (data, encoded) => {
+          const event = decodePubsubEvent(data, encoded, this.name);
+          if (!event) return log.debug({ ...context(), event: data.slice(0, 100) }, 'unexpected event ignored');
+          if (event.type === 'message')
+            this.owner.deliver(this.name, event.message); // the channel is ours, byte for byte
+          else if (event.type === 'pmessage') this.owner.deliver(event.channel, event.message, this.name);
+        },
+        onFailed: (error) => this.owner.refused(this, error),
+        onDropped: (reason, attempt, delayMs) =>
+          log.warn(
+            { ...context(), reason, attempt, retryInMs: delayMs },
+            'upstream event stream dropped; re-subscribing (messages published until it is back are missed)',
+          ),
+        onRefused: (error) => {
+          // Like Redis, which disconnects subscribers whose channel permissions were revoked.
+          log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
+          this.owner.port.destroy();
+        },
       },
-      onEvent: (data, encoded) => {
-        const event = decodePubsubEvent(data, encoded, this.name);
-        if (!event) return log.debug({ ...context(), event: data.slice(0, 100) }, 'unexpected event ignored');
-        if (event.type === 'message') this.owner.deliver(this.name, event.message); // the channel is ours, byte for byte
-        else if (event.type === 'pmessage') this.owner.deliver(event.channel, event.message, this.name);
-      },
-      onFailed: (error) => this.owner.refused(this, error),
-      onDropped: (reason, attempt, delayMs) =>
-        log.warn({ ...context(), reason, attempt, retryInMs: delayMs }, 'upstream event stream dropped; re-subscribing (messages published until it is back are missed)'),
-      onRefused: (error) => {
-        // Like Redis, which disconnects subscribers whose channel permissions were revoked.
-        log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
-        this.owner.port.destroy();
-      },
-    }, { confirmTimeoutMs: upstream.confirmTimeoutMs });
+      { confirmTimeoutMs: upstream.confirmTimeoutMs },
+    );
   }
 
   /** Unsubscribed (or connection reset): a command still waiting for it is answered as Redis did. */
@@ -186,8 +200,11 @@ class ConnectionPushes implements PushState {
       case 'sunsubscribe':
         return this.sunsubscribe(args);
       case 'ssubscribe':
-        return this.port.answer(errorReply(
-          "ERR command 'ssubscribe' is not supported by respgate: the REST upstream has no sharded pub/sub stream, so messages sent with SPUBLISH cannot be received; use SUBSCRIBE and PUBLISH"));
+        return this.port.answer(
+          errorReply(
+            "ERR command 'ssubscribe' is not supported by respgate: the REST upstream has no sharded pub/sub stream, so messages sent with SPUBLISH cannot be received; use SUBSCRIBE and PUBLISH",
+          ),
+        );
       case 'monitor':
         return this.startMonitor();
       default:

@@ -43,7 +43,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   const config = resolveProxyConfig(proxyConfig);
   const passThrough = config.upstreamToken === '';
   if (config.aclUsers && passThrough) {
-    throw new Error('--acl-users needs --upstream-token: the proxy asks the upstream for the users\' tokens with it (ACL RESTTOKEN)');
+    throw new Error("--acl-users needs --upstream-token: the proxy asks the upstream for the users' tokens with it (ACL RESTTOKEN)");
   }
   const client = new KvClient({
     url: config.upstreamUrl,
@@ -55,17 +55,28 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     upstreamMaxRequestBytes: config.upstreamMaxRequestBytes,
     ca: config.upstreamCa,
   });
-  const auth = new ClientAuth(client, { requirepass: config.requirepass, passThrough, aclUsers: config.aclUsers, cacheMs: config.authCacheMs });
+  const auth = new ClientAuth(client, {
+    requirepass: config.requirepass,
+    passThrough,
+    aclUsers: config.aclUsers,
+    cacheMs: config.authCacheMs,
+  });
   const warning = checkExposure('the proxy', config.host, auth.required, config.allowUnauthenticated);
   if (warning) log.warn(warning);
   // Pub/sub and MONITOR: one upstream event stream per channel, pattern or MONITOR (pubsub.ts).
-  const events = new EventStreamClient({ url: config.upstreamUrl, token: config.upstreamToken, timeoutMs: config.upstreamTimeoutMs, ca: config.upstreamCa });
+  const events = new EventStreamClient({
+    url: config.upstreamUrl,
+    token: config.upstreamToken,
+    timeoutMs: config.upstreamTimeoutMs,
+    ca: config.upstreamCa,
+  });
   const sessions = new Set<Session>();
   let accepted = 0;
   /** Bytes of connections already closed (open ones are read from their sockets). */
   const closedBytes = { input: 0, output: 0 };
   const traffic = () => {
-    let input = closedBytes.input, output = closedBytes.output;
+    let input = closedBytes.input,
+      output = closedBytes.output;
     for (const s of sessions) {
       input += s.socket.bytesRead;
       output += s.socket.bytesWritten;
@@ -126,7 +137,10 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
         const ms = performance.now() - readAt;
         metrics.command(ms / 1000);
         if (slowlog.record(ms * 1000, args, conn)) {
-          log.debug({ conn: conn.id, command: args[0].toString('latin1').toLowerCase(), durationUs: Math.round(ms * 1000) }, 'slow command');
+          log.debug(
+            { conn: conn.id, command: args[0].toString('latin1').toLowerCase(), durationUs: Math.round(ms * 1000) },
+            'slow command',
+          );
         }
       },
     },
@@ -216,9 +230,14 @@ function connectionState(s: Session): ConnectionState {
 function listen(server: net.Server, port: number, host: string, flag: string): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE'
-        ? new Error(`port ${port} on ${host} is already in use, often by a system redis-server (stop it with 'sudo systemctl stop redis-server'); or choose another port with ${flag}`)
-        : err));
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} on ${host} is already in use, often by a system redis-server (stop it with 'sudo systemctl stop redis-server'); or choose another port with ${flag}`,
+            )
+          : err,
+      ),
+    );
     server.listen(port, host, () => resolve());
   });
 }
@@ -226,14 +245,17 @@ function listen(server: net.Server, port: number, host: string, flag: string): P
 /** The TLS listener: redis-server's tls-port, tls-cert-file, tls-key-file, tls-ca-cert-file, tls-auth-clients. */
 function tlsServer(config: ResolvedProxyConfig, accept: (socket: net.Socket) => void, log: Logger): tls.Server {
   const t = config.tls!;
-  const server = tls.createServer({
-    cert: t.cert,
-    key: t.key,
-    ca: t.ca,
-    requestCert: t.authClients !== 'no',
-    rejectUnauthorized: t.authClients === 'yes',
-    allowHalfOpen: true,
-  }, accept);
+  const server = tls.createServer(
+    {
+      cert: t.cert,
+      key: t.key,
+      ca: t.ca,
+      requestCert: t.authClients !== 'no',
+      rejectUnauthorized: t.authClients === 'yes',
+      allowHalfOpen: true,
+    },
+    accept,
+  );
   // A failed handshake (plain text on the TLS port, a refused certificate) is the client's problem.
   server.on('tlsClientError', (err) => log.debug({ problem: err.message }, 'TLS handshake failed'));
   return server;

@@ -107,7 +107,10 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     this.reader.push(chunk);
     if (this.reader.bufferedBytes > this.ctx.config.maxQueryBufferBytes) {
       // Redis client-query-buffer-limit: the client is closed without a reply.
-      this.ctx.log.warn({ conn: this.id, client: this.address, limitBytes: this.ctx.config.maxQueryBufferBytes }, 'client query buffer limit reached: closing the connection');
+      this.ctx.log.warn(
+        { conn: this.id, client: this.address, limitBytes: this.ctx.config.maxQueryBufferBytes },
+        'client query buffer limit reached: closing the connection',
+      );
       return void this.socket.destroy();
     }
     for (;;) {
@@ -150,7 +153,10 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     this.replies.write();
     const limitBytes = this.ctx.config.outputLimitBytes;
     if (this.socket.writableLength > limitBytes) {
-      this.ctx.log.warn({ conn: this.id, client: this.address, limitBytes }, 'client output buffer limit reached (it reads slower than replies arrive): closing the connection');
+      this.ctx.log.warn(
+        { conn: this.id, client: this.address, limitBytes },
+        'client output buffer limit reached (it reads slower than replies arrive): closing the connection',
+      );
       this.socket.destroy();
     }
   }
@@ -243,7 +249,10 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     // users) polls on its own, so a token never polls for another.
     const credential = this.credential;
     const blocking = credential
-      ? { wait: (plan: typeof item.plan, ms: number, done: (reply: Buffer) => void) => runBlocking(plan, (commands) => this.ctx.batcher.poll(commands, credential), ms, done) }
+      ? {
+          wait: (plan: typeof item.plan, ms: number, done: (reply: Buffer) => void) =>
+            runBlocking(plan, (commands) => this.ctx.batcher.poll(commands, credential), ms, done),
+        }
       : this.ctx.batcher.blocking;
     this.blocking = blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
       this.blocking = undefined;
@@ -258,7 +267,14 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
 
   /** Redis `timeout` applies: no subscription, MONITOR, blocking command or reply owed. */
   get idle(): boolean {
-    return !this.blocking && !this.inFlight && this.pending.length === 0 && this.replies.owed === 0 && this.pushes.subscriptionCount === 0 && !this.pushes.monitoring;
+    return (
+      !this.blocking &&
+      !this.inFlight &&
+      this.pending.length === 0 &&
+      this.replies.owed === 0 &&
+      this.pushes.subscriptionCount === 0 &&
+      !this.pushes.monitoring
+    );
   }
 
   /** Shutdown: nothing more is read; the replies owed are written, then the connection closes. */
@@ -284,7 +300,13 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   }
 
   private maybeResume(): void {
-    if (this.paused && !this.deferring && !this.replies.closing && this.replies.owed < this.ctx.config.maxPendingReplies / 2 && !this.socket.writableNeedDrain) {
+    if (
+      this.paused &&
+      !this.deferring &&
+      !this.replies.closing &&
+      this.replies.owed < this.ctx.config.maxPendingReplies / 2 &&
+      !this.socket.writableNeedDrain
+    ) {
       this.paused = false;
       this.socket.resume();
     }

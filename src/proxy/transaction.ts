@@ -158,9 +158,17 @@ export class Transaction {
       case 'refused':
         return this.reject(refusal(spec));
       case 'blocking':
-        return this.reject(errorReply(`ERR blocking command '${spec.name}' cannot be queued in a transaction by respgate: the upstream's /multi-exec has no blocking commands (use the non-blocking form inside MULTI)`));
+        return this.reject(
+          errorReply(
+            `ERR blocking command '${spec.name}' cannot be queued in a transaction by respgate: the upstream's /multi-exec has no blocking commands (use the non-blocking form inside MULTI)`,
+          ),
+        );
       case 'stream':
-        return this.reject(errorReply(`ERR '${spec.name}' cannot be queued in a transaction by respgate: pub/sub and MONITOR streams are upstream event streams, which /multi-exec cannot open`));
+        return this.reject(
+          errorReply(
+            `ERR '${spec.name}' cannot be queued in a transaction by respgate: pub/sub and MONITOR streams are upstream event streams, which /multi-exec cannot open`,
+          ),
+        );
       case 'transaction': // unwatch: queued, +OK at EXEC (which unwatches anyway), as in Redis
         queue.push({ spec, args, local: true });
         return { kind: 'reply', reply: QUEUED };
@@ -203,7 +211,9 @@ export class Transaction {
         commands.push(result.args);
       } else if (result.kind === 'defer') {
         // The answer needs the upstream (a token or ACL user to check): not run inside EXEC.
-        parts.push({ reply: errorReply(`ERR respgate cannot run '${q.spec.name}' with upstream credentials inside MULTI: authenticate before MULTI`) });
+        parts.push({
+          reply: errorReply(`ERR respgate cannot run '${q.spec.name}' with upstream credentials inside MULTI: authenticate before MULTI`),
+        });
       } else {
         parts.push({ reply: errorReply(`ERR respgate internal error: '${q.spec.name}' cannot run inside a transaction`) });
       }
@@ -230,7 +240,9 @@ export function transactionReply(parts: ExecPart[], outcome: TransactionOutcome,
     case 'discarded':
       // The upstream discarded the whole transaction before running it (a command it refuses, or
       // that failed to queue): Redis' wording for a transaction rejected at EXEC, with the reason.
-      return errorReply(outcome.error.startsWith('EXECABORT') ? outcome.error : `EXECABORT Transaction discarded because of: ${outcome.error}`);
+      return errorReply(
+        outcome.error.startsWith('EXECABORT') ? outcome.error : `EXECABORT Transaction discarded because of: ${outcome.error}`,
+      );
     case 'failed':
       return errorReply(outcome.error);
   }

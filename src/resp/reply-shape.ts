@@ -70,7 +70,11 @@ export type ReplyShape = ReplyLeaf | ArrayShape | SetShape | MapShape | PairsSha
 // Builders, so tables of shapes read like the replies they describe.
 export const arrayOf = (of: ReplyShape, nil?: NullKind): ArrayShape => (nil ? { kind: 'array', of, nil } : { kind: 'array', of });
 export const setOf = (of: ReplyShape): SetShape => ({ kind: 'set', of });
-export const mapOf = (value: ReplyShape = 'any', fields?: Record<string, ReplyShape>, options: { key?: ReplyShape; nil?: NullKind; resp2?: 'flat' | 'nested' } = {}): MapShape => ({
+export const mapOf = (
+  value: ReplyShape = 'any',
+  fields?: Record<string, ReplyShape>,
+  options: { key?: ReplyShape; nil?: NullKind; resp2?: 'flat' | 'nested' } = {},
+): MapShape => ({
   kind: 'map',
   key: options.key ?? 'bulk',
   value,
@@ -79,7 +83,11 @@ export const mapOf = (value: ReplyShape = 'any', fields?: Record<string, ReplySh
   ...(options.resp2 ? { resp2: options.resp2 } : {}),
 });
 export const pairsOf = (first: ReplyShape, second: ReplyShape): PairsShape => ({ kind: 'pairs', first, second });
-export const tupleOf = (items: readonly ReplyShape[], options: { rest?: ReplyShape; nil?: NullKind } = {}): TupleShape => ({ kind: 'tuple', items, ...options });
+export const tupleOf = (items: readonly ReplyShape[], options: { rest?: ReplyShape; nil?: NullKind } = {}): TupleShape => ({
+  kind: 'tuple',
+  items,
+  ...options,
+});
 
 /** The shape of the item at `index` of an array-like shape (`any` for leaves). */
 export function itemShape(shape: ReplyShape, index: number): ReplyShape {

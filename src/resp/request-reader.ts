@@ -281,14 +281,7 @@ export class RequestReader {
     }
     const nd = i - digitsStart;
     // (A NUL type byte is left to the exact path: Redis' strchr stops at it and waits for more.)
-    if (
-      i + 1 < end &&
-      buf[this.start] !== 0 &&
-      buf[i] === CR &&
-      nd > 0 &&
-      nd <= 15 &&
-      (buf[digitsStart] !== 48 || (nd === 1 && !neg))
-    ) {
+    if (i + 1 < end && buf[this.start] !== 0 && buf[i] === CR && nd > 0 && nd <= 15 && (buf[digitsStart] !== 48 || (nd === 1 && !neg))) {
       this.lineNext = i + 2;
       return neg ? -v : v;
     }
@@ -379,9 +372,7 @@ export function splitInlineArgs(buf: Buffer, s: number, e: number): Buffer[] | n
         } else if (c === 92 && at(p + 1) !== 0) {
           p++;
           const esc = buf[p];
-          cur.push(
-            esc === 110 ? 10 : esc === 114 ? 13 : esc === 116 ? 9 : esc === 98 ? 8 : esc === 97 ? 7 : esc,
-          );
+          cur.push(esc === 110 ? 10 : esc === 114 ? 13 : esc === 116 ? 9 : esc === 98 ? 8 : esc === 97 ? 7 : esc);
         } else if (c === 34) {
           if (at(p + 1) !== 0 && !isSpace(at(p + 1))) return null;
           done = true;

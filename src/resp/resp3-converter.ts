@@ -141,7 +141,8 @@ function convertArray(buf: Buffer, pos: number, first: number, n: number, shape:
     case 'array':
     case 'tuple':
       out.copy(buf, pos, first);
-      for (let i = 0; i < n; i++) p = convert(buf, p, shape.kind === 'array' ? shape.of : i < shape.items.length ? shape.items[i] : (shape.rest ?? 'any'), out);
+      for (let i = 0; i < n; i++)
+        p = convert(buf, p, shape.kind === 'array' ? shape.of : i < shape.items.length ? shape.items[i] : (shape.rest ?? 'any'), out);
       return p;
     case 'set':
       out.ascii(`~${n}\r\n`);

@@ -27,7 +27,10 @@ export function upper(b: Buffer): string {
 /** Redis' string2ll: optional '-', digits, no leading zero, within 64 bits (as a JS number). */
 export function integerArg(b: Buffer, what = 'value'): number {
   const s = b.toString('latin1');
-  if (!/^(0|-?[1-9][0-9]{0,18})$/.test(s)) throw new CommandError(what === 'value' ? 'ERR value is not an integer or out of range' : `ERR ${what} is not an integer or out of range`);
+  if (!/^(0|-?[1-9][0-9]{0,18})$/.test(s))
+    throw new CommandError(
+      what === 'value' ? 'ERR value is not an integer or out of range' : `ERR ${what} is not an integer or out of range`,
+    );
   return Number(s);
 }
 
@@ -84,6 +87,8 @@ export class ArgCursor {
   /** The option just read was not one the command knows. */
   unknown(command: string): never {
     const opt = this.args[this.i - 1].toString('utf8').slice(0, 128);
-    throw new CommandError(`ERR syntax error: unknown option '${opt}' for ${command.toUpperCase()} (see ${command.toUpperCase()} HELP or HELP ${command.toUpperCase()})`);
+    throw new CommandError(
+      `ERR syntax error: unknown option '${opt}' for ${command.toUpperCase()} (see ${command.toUpperCase()} HELP or HELP ${command.toUpperCase()})`,
+    );
   }
 }

@@ -106,10 +106,22 @@ export function writeCommandInfo(w: ReplyWriter, c: CommandSpec): void {
   if (key) {
     w.setHeader(1);
     w.mapHeader(4);
-    w.bulk('flags').setHeader(1).simple(c.flags.includes('write') ? 'RW' : 'RO');
+    w.bulk('flags')
+      .setHeader(1)
+      .simple(c.flags.includes('write') ? 'RW' : 'RO');
     w.bulk('begin_search').mapHeader(2).bulk('type').bulk('index').bulk('spec').mapHeader(1).bulk('index').integer(key);
-    w.bulk('find_keys').mapHeader(2).bulk('type').bulk('range').bulk('spec').mapHeader(3)
-      .bulk('lastkey').integer(last < 0 ? -1 : 0).bulk('keystep').integer(1).bulk('limit').integer(0);
+    w.bulk('find_keys')
+      .mapHeader(2)
+      .bulk('type')
+      .bulk('range')
+      .bulk('spec')
+      .mapHeader(3)
+      .bulk('lastkey')
+      .integer(last < 0 ? -1 : 0)
+      .bulk('keystep')
+      .integer(1)
+      .bulk('limit')
+      .integer(0);
     w.bulk('notes').bulk('the key is the namespace of the vector index');
   } else w.setHeader(0);
   const subs = c.subcommands ?? [];

@@ -23,7 +23,6 @@ function validClientName(name: Buffer): boolean {
   return true;
 }
 
-
 const conn = (c: Call): Connection => c.conn;
 
 function ping(c: Call): Reply {
@@ -36,7 +35,10 @@ function auth(c: Call): Reply {
   const pass = conn(c).ctx.requirepass;
   if (args.length > 3) throw new CommandError(SYNTAX_ERROR);
   if (pass === undefined) {
-    if (args.length === 2) throw new CommandError('ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?');
+    if (args.length === 2)
+      throw new CommandError(
+        'ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?',
+      );
     if (args[1].toString() === 'default') return OK;
     throw new CommandError(WRONGPASS);
   }
@@ -80,7 +82,9 @@ function hello(c: Call): Reply {
     cn.setAuthenticated(true);
   }
   if (!cn.authenticated) {
-    throw new CommandError('NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time');
+    throw new CommandError(
+      'NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time',
+    );
   }
   if (setname !== undefined) {
     if (!validClientName(setname)) throw new CommandError('ERR Client names cannot contain spaces, newlines or special characters.');
@@ -109,7 +113,8 @@ function client(c: Call): Reply {
   const cn = conn(c);
   const sub = lower(c.args[1]);
   const n = c.args.length;
-  const subErr = () => new CommandError(`ERR unknown subcommand or wrong number of arguments for '${c.args[1].toString().slice(0, 128)}'. Try CLIENT HELP.`);
+  const subErr = () =>
+    new CommandError(`ERR unknown subcommand or wrong number of arguments for '${c.args[1].toString().slice(0, 128)}'. Try CLIENT HELP.`);
   switch (sub) {
     case 'id':
       if (n !== 2) throw subErr();
@@ -126,7 +131,8 @@ function client(c: Call): Reply {
       if (n !== 4) throw subErr();
       const attr = lower(c.args[2]);
       if (attr !== 'lib-name' && attr !== 'lib-ver') throw new CommandError(`ERR Unrecognized option '${c.args[2].toString()}'`);
-      if (c.args[3].some((b) => b < 0x21 || b > 0x7e)) throw new CommandError(`ERR ${attr} cannot contain spaces, newlines or special characters.`);
+      if (c.args[3].some((b) => b < 0x21 || b > 0x7e))
+        throw new CommandError(`ERR ${attr} cannot contain spaces, newlines or special characters.`);
       if (attr === 'lib-name') cn.libName = c.args[3].toString();
       else cn.libVersion = c.args[3].toString();
       return OK;
@@ -141,12 +147,20 @@ function client(c: Call): Reply {
     case 'help':
       return help([
         'CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
-        'GETNAME', '    Return the name of the current connection.',
-        'ID', '    Return the ID of the current connection.',
-        'INFO', '    Return information about the current client connection.',
-        'SETINFO <option> <value>', '    Set client meta attr. Options are:', '    * LIB-NAME: the client lib name.', '    * LIB-VER: the client lib version.',
-        'SETNAME <name>', '    Assign the name <name> to the current connection.',
-        'HELP', '    Print this help.',
+        'GETNAME',
+        '    Return the name of the current connection.',
+        'ID',
+        '    Return the ID of the current connection.',
+        'INFO',
+        '    Return information about the current client connection.',
+        'SETINFO <option> <value>',
+        '    Set client meta attr. Options are:',
+        '    * LIB-NAME: the client lib name.',
+        '    * LIB-VER: the client lib version.',
+        'SETNAME <name>',
+        '    Assign the name <name> to the current connection.',
+        'HELP',
+        '    Print this help.',
       ]);
     default:
       throw subErr();
@@ -157,20 +171,23 @@ function info(c: Call): Reply {
   const cn = conn(c);
   const ctx = cn.ctx;
   const sections = c.args.slice(1).map(lower);
-  const want = (s: string) => sections.length === 0 || sections.some((x) => x === s || x === 'all' || x === 'everything' || x === 'default');
+  const want = (s: string) =>
+    sections.length === 0 || sections.some((x) => x === s || x === 'all' || x === 'everything' || x === 'default');
   const parts: string[] = [];
   if (want('server')) {
-    parts.push([
-      '# Server',
-      'redis_version:7.0.15',
-      `respgate_version:${VERSION}`,
-      `respgate_role:${ctx.role}-sideport`,
-      'redis_mode:standalone',
-      `os:${os.type()} ${os.release()} ${os.arch()}`,
-      `process_id:${process.pid}`,
-      `tcp_port:${(cn.socket.address() as { port?: number }).port ?? 0}`,
-      `uptime_in_seconds:${Math.floor((Date.now() - ctx.startedAt) / 1000)}`,
-    ].join('\r\n'));
+    parts.push(
+      [
+        '# Server',
+        'redis_version:7.0.15',
+        `respgate_version:${VERSION}`,
+        `respgate_role:${ctx.role}-sideport`,
+        'redis_mode:standalone',
+        `os:${os.type()} ${os.release()} ${os.arch()}`,
+        `process_id:${process.pid}`,
+        `tcp_port:${(cn.socket.address() as { port?: number }).port ?? 0}`,
+        `uptime_in_seconds:${Math.floor((Date.now() - ctx.startedAt) / 1000)}`,
+      ].join('\r\n'),
+    );
   }
   if (want('clients')) parts.push(['# Clients', `connected_clients:${ctx.connections()}`].join('\r\n'));
   if (want('persistence')) parts.push(['# Persistence', 'loading:0'].join('\r\n'));
@@ -224,17 +241,25 @@ function command(c: Call): Reply {
       if (c.args.length !== 2) break;
       return help([
         'COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:',
-        '(no subcommand)', '    Return details about all commands of this side port.',
-        'COUNT', '    Return the total number of commands of this side port.',
-        'LIST', '    Return a list of all commands of this side port.',
-        'INFO [<command-name> ...]', '    Return details about multiple commands.',
-        'DOCS [<command-name> ...]', '    Return documentation details about multiple commands.',
-        'HELP', '    Print this help.',
+        '(no subcommand)',
+        '    Return details about all commands of this side port.',
+        'COUNT',
+        '    Return the total number of commands of this side port.',
+        'LIST',
+        '    Return a list of all commands of this side port.',
+        'INFO [<command-name> ...]',
+        '    Return details about multiple commands.',
+        'DOCS [<command-name> ...]',
+        '    Return documentation details about multiple commands.',
+        'HELP',
+        '    Print this help.',
       ]);
     default:
       break;
   }
-  throw new CommandError(`ERR unknown subcommand or wrong number of arguments for '${c.args[1].toString().slice(0, 128)}'. Try COMMAND HELP.`);
+  throw new CommandError(
+    `ERR unknown subcommand or wrong number of arguments for '${c.args[1].toString().slice(0, 128)}'. Try COMMAND HELP.`,
+  );
 }
 
 /** `HELP` lists every command with its syntax; `HELP <command>` explains one. */
@@ -242,7 +267,8 @@ function helpCommand(c: Call): Reply {
   const { table, role } = conn(c).ctx;
   if (c.args.length === 2) {
     const spec = table.get(c.args[1]);
-    if (!spec) throw new CommandError(`ERR unknown command '${c.args[1].toString().slice(0, 128)}': HELP lists the commands of this side port`);
+    if (!spec)
+      throw new CommandError(`ERR unknown command '${c.args[1].toString().slice(0, 128)}': HELP lists the commands of this side port`);
     return help(helpLines(spec));
   }
   const lines = [`respgate ${role} side port. Commands (HELP <command> or <COMMAND> HELP for details; COMMAND DOCS for all):`];
@@ -268,37 +294,141 @@ function quit(c: Call): Reply {
   return OK;
 }
 
-const connection = (name: string, arity: number, summary: string, run: CommandSpec['run'], args: CommandSpec['args'] = [], flags: string[] = []): CommandSpec => ({
-  name, arity, summary, group: 'connection', since: '1.0.0', flags: ['fast', ...flags], acl: ['@fast', '@connection'], args, run,
+const connection = (
+  name: string,
+  arity: number,
+  summary: string,
+  run: CommandSpec['run'],
+  args: CommandSpec['args'] = [],
+  flags: string[] = [],
+): CommandSpec => ({
+  name,
+  arity,
+  summary,
+  group: 'connection',
+  since: '1.0.0',
+  flags: ['fast', ...flags],
+  acl: ['@fast', '@connection'],
+  args,
+  run,
 });
 
 export function commonCommands(): CommandSpec[] {
   return [
-    connection('ping', -1, 'Returns the server\'s liveliness response.', ping, [{ name: 'message', type: 'string', optional: true }]),
+    connection('ping', -1, "Returns the server's liveliness response.", ping, [{ name: 'message', type: 'string', optional: true }]),
     connection('echo', 2, 'Returns the given string.', (c) => (w) => w.bulk(c.args[1]), [{ name: 'message', type: 'string' }]),
-    connection('auth', -2, 'Authenticates the connection.', auth, [{ name: 'username', type: 'string', optional: true }, { name: 'password', type: 'string' }], ['noscript', 'loading', 'stale', 'no_auth']),
-    connection('hello', -1, 'Handshakes with the server.', hello, [{
-      name: 'arguments', type: 'block', optional: true, arguments: [
-        { name: 'protover', type: 'integer' },
-        { name: 'username-password', type: 'block', token: 'AUTH', optional: true, arguments: [{ name: 'username', type: 'string' }, { name: 'password', type: 'string' }] },
-        { name: 'clientname', type: 'string', token: 'SETNAME', optional: true },
+    connection(
+      'auth',
+      -2,
+      'Authenticates the connection.',
+      auth,
+      [
+        { name: 'username', type: 'string', optional: true },
+        { name: 'password', type: 'string' },
       ],
-    }], ['noscript', 'loading', 'stale', 'no_auth']),
+      ['noscript', 'loading', 'stale', 'no_auth'],
+    ),
+    connection(
+      'hello',
+      -1,
+      'Handshakes with the server.',
+      hello,
+      [
+        {
+          name: 'arguments',
+          type: 'block',
+          optional: true,
+          arguments: [
+            { name: 'protover', type: 'integer' },
+            {
+              name: 'username-password',
+              type: 'block',
+              token: 'AUTH',
+              optional: true,
+              arguments: [
+                { name: 'username', type: 'string' },
+                { name: 'password', type: 'string' },
+              ],
+            },
+            { name: 'clientname', type: 'string', token: 'SETNAME', optional: true },
+          ],
+        },
+      ],
+      ['noscript', 'loading', 'stale', 'no_auth'],
+    ),
     connection('select', 2, 'Changes the selected database (only 0 exists on a side port).', select, [{ name: 'index', type: 'integer' }]),
     connection('quit', -1, 'Closes the connection.', quit, [], ['no_auth']),
     connection('reset', 1, 'Resets the connection.', reset, [], ['no_auth']),
     connection('client', -2, 'A container for client connection commands.', client, [
-      { name: 'subcommand', type: 'oneof', arguments: [
-        { name: 'id', type: 'pure-token', token: 'ID' }, { name: 'getname', type: 'pure-token', token: 'GETNAME' },
-        { name: 'setname', type: 'string', token: 'SETNAME' }, { name: 'info', type: 'pure-token', token: 'INFO' },
-        { name: 'setinfo', type: 'block', token: 'SETINFO', arguments: [{ name: 'attr', type: 'oneof', arguments: [{ name: 'libname', type: 'string', token: 'LIB-NAME' }, { name: 'libver', type: 'string', token: 'LIB-VER' }] }] },
-      ] },
+      {
+        name: 'subcommand',
+        type: 'oneof',
+        arguments: [
+          { name: 'id', type: 'pure-token', token: 'ID' },
+          { name: 'getname', type: 'pure-token', token: 'GETNAME' },
+          { name: 'setname', type: 'string', token: 'SETNAME' },
+          { name: 'info', type: 'pure-token', token: 'INFO' },
+          {
+            name: 'setinfo',
+            type: 'block',
+            token: 'SETINFO',
+            arguments: [
+              {
+                name: 'attr',
+                type: 'oneof',
+                arguments: [
+                  { name: 'libname', type: 'string', token: 'LIB-NAME' },
+                  { name: 'libver', type: 'string', token: 'LIB-VER' },
+                ],
+              },
+            ],
+          },
+        ],
+      },
     ]),
-    { name: 'info', arity: -1, summary: 'Returns information and statistics about the side port.', group: 'server', since: '1.0.0', flags: ['loading', 'stale'], acl: ['@slow', '@dangerous'], args: [{ name: 'section', type: 'string', optional: true, multiple: true }], run: info },
-    { name: 'command', arity: -1, summary: 'Returns detailed information about the commands of this side port.', group: 'server', since: '2.8.13', flags: ['loading', 'stale'], acl: ['@slow', '@connection'], args: [{ name: 'subcommand', type: 'oneof', optional: true, arguments: [
-      { name: 'count', type: 'pure-token', token: 'COUNT' }, { name: 'list', type: 'pure-token', token: 'LIST' },
-      { name: 'info', type: 'string', token: 'INFO', multiple: true }, { name: 'docs', type: 'string', token: 'DOCS', multiple: true },
-    ] }], run: command },
-    { name: 'help', arity: -1, summary: 'Lists the commands of this side port, or explains one.', group: 'server', flags: ['loading', 'stale', 'fast'], acl: ['@fast'], args: [{ name: 'command', type: 'string', optional: true }], run: helpCommand },
+    {
+      name: 'info',
+      arity: -1,
+      summary: 'Returns information and statistics about the side port.',
+      group: 'server',
+      since: '1.0.0',
+      flags: ['loading', 'stale'],
+      acl: ['@slow', '@dangerous'],
+      args: [{ name: 'section', type: 'string', optional: true, multiple: true }],
+      run: info,
+    },
+    {
+      name: 'command',
+      arity: -1,
+      summary: 'Returns detailed information about the commands of this side port.',
+      group: 'server',
+      since: '2.8.13',
+      flags: ['loading', 'stale'],
+      acl: ['@slow', '@connection'],
+      args: [
+        {
+          name: 'subcommand',
+          type: 'oneof',
+          optional: true,
+          arguments: [
+            { name: 'count', type: 'pure-token', token: 'COUNT' },
+            { name: 'list', type: 'pure-token', token: 'LIST' },
+            { name: 'info', type: 'string', token: 'INFO', multiple: true },
+            { name: 'docs', type: 'string', token: 'DOCS', multiple: true },
+          ],
+        },
+      ],
+      run: command,
+    },
+    {
+      name: 'help',
+      arity: -1,
+      summary: 'Lists the commands of this side port, or explains one.',
+      group: 'server',
+      flags: ['loading', 'stale', 'fast'],
+      acl: ['@fast'],
+      args: [{ name: 'command', type: 'string', optional: true }],
+      run: helpCommand,
+    },
   ];
 }

@@ -140,17 +140,20 @@ export class Connection {
     const job: Job = { calls: [{ args, slot }], group, started: false };
     this.lastJob = job;
     this.jobsPending++;
-    this.chain = this.chain.then(() => this.runJob(job)).catch((err) => {
-      // A bug must not stall the connection: the job's unanswered requests get the error.
-      for (const c of job.calls) if (c.slot.bytes === undefined) this.complete(c.slot, this.errorBytes(err));
-    }).finally(() => {
-      this.jobsPending--;
-      if (this.waitingForRun && this.jobsPending === 0) {
-        this.waitingForRun = false;
-        this.onData(EMPTY);
-      }
-      this.endIfDone();
-    });
+    this.chain = this.chain
+      .then(() => this.runJob(job))
+      .catch((err) => {
+        // A bug must not stall the connection: the job's unanswered requests get the error.
+        for (const c of job.calls) if (c.slot.bytes === undefined) this.complete(c.slot, this.errorBytes(err));
+      })
+      .finally(() => {
+        this.jobsPending--;
+        if (this.waitingForRun && this.jobsPending === 0) {
+          this.waitingForRun = false;
+          this.onData(EMPTY);
+        }
+        this.endIfDone();
+      });
   }
 
   private async runJob(job: Job): Promise<void> {
@@ -194,12 +197,14 @@ export class Connection {
     if (!spec) return errorBytes(unknownCommand(args));
     if (!this.authenticated && !spec.flags.includes('no_auth')) return errorBytes('NOAUTH Authentication required.');
     // `<CMD> HELP` for a container, or for a command that could not be called with one argument.
-    if (args.length === 2 && (spec.subcommands || !arityOk(spec, 2)) && args[1].toString('latin1').toLowerCase() === 'help') return help(helpLines(spec));
+    if (args.length === 2 && (spec.subcommands || !arityOk(spec, 2)) && args[1].toString('latin1').toLowerCase() === 'help')
+      return help(helpLines(spec));
     if (!arityOk(spec, args.length)) return errorBytes(`ERR wrong number of arguments for '${spec.name}' command`);
     if (spec.subcommands) {
       const subName = args[1].toString('latin1').toLowerCase();
       const sub = spec.subcommands.find((s) => s.name === `${spec.name}|${subName}`);
-      if (!sub) return errorBytes(`ERR unknown subcommand '${args[1].toString('utf8').slice(0, 128)}'. Try ${spec.name.toUpperCase()} HELP.`);
+      if (!sub)
+        return errorBytes(`ERR unknown subcommand '${args[1].toString('utf8').slice(0, 128)}'. Try ${spec.name.toUpperCase()} HELP.`);
       if (!arityOk(sub, args.length)) return errorBytes(`ERR wrong number of arguments for '${sub.name}' command`);
       return sub;
     }
@@ -228,7 +233,10 @@ export class Connection {
   private errorBytes(err: unknown): Buffer {
     if (err instanceof CommandError) return errorBytes(err.message);
     if (err instanceof RestError) {
-      if (err.status === 0) return errorBytes(`ERR ${err.service} unavailable: ${err.message}; the command was not confirmed, check that the service is running and retry`);
+      if (err.status === 0)
+        return errorBytes(
+          `ERR ${err.service} unavailable: ${err.message}; the command was not confirmed, check that the service is running and retry`,
+        );
       return errorBytes(`ERR ${err.service} error (HTTP ${err.status}): ${err.message}`);
     }
     this.ctx.log.error({ err }, 'side-port command failed');
@@ -237,7 +245,8 @@ export class Connection {
 
   /** After the client ended its side: close once every request read has run and been answered. */
   private endIfDone(): void {
-    if (this.ending && this.slots.length === 0 && this.jobsPending === 0 && !this.waitingForRun && !this.socket.destroyed) this.socket.end();
+    if (this.ending && this.slots.length === 0 && this.jobsPending === 0 && !this.waitingForRun && !this.socket.destroyed)
+      this.socket.end();
   }
 
   private complete(slot: Slot, bytes: Buffer): void {

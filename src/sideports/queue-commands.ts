@@ -7,7 +7,10 @@ import { ArgCursor, CommandError, nonNegativeIntegerArg, positiveIntegerArg, SYN
 import type { ArgSpec, Call, CommandSpec, Reply } from './command-spec.js';
 import { writeJson } from './json-reply.js';
 
-const json = (value: unknown): Reply => (w) => writeJson(w, value);
+const json =
+  (value: unknown): Reply =>
+  (w) =>
+    writeJson(w, value);
 
 const DURATION = /^(\d+[dhms])+$/;
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -19,7 +22,8 @@ function httpUrl(value: string, option: string): string {
   } catch {
     throw new CommandError(`ERR ${option} must be a URL starting with http:// or https://, got '${value.slice(0, 128)}'`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CommandError(`ERR ${option} must be a URL starting with http:// or https://, got '${value.slice(0, 128)}'`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new CommandError(`ERR ${option} must be a URL starting with http:// or https://, got '${value.slice(0, 128)}'`);
   return value;
 }
 
@@ -28,22 +32,33 @@ function destination(b: Buffer): string {
   const value = text(b);
   if (/^https?:\/\//i.test(value)) return httpUrl(value, 'the destination');
   if (/^[A-Za-z0-9._-]+$/.test(value)) return value;
-  throw new CommandError(`ERR the destination must be an http:// or https:// URL or a URL group name (letters, digits, '-', '_', '.'), got '${value.slice(0, 128)}'`);
+  throw new CommandError(
+    `ERR the destination must be an http:// or https:// URL or a URL group name (letters, digits, '-', '_', '.'), got '${value.slice(0, 128)}'`,
+  );
 }
 
 function duration(value: string, option: string): string {
   if (/^\d+$/.test(value)) return `${value}s`;
-  if (!DURATION.test(value)) throw new CommandError(`ERR ${option} must be a duration such as 30s, 10m, 2h, 1d or 1d10h30m (a plain number is seconds), got '${value.slice(0, 64)}'`);
+  if (!DURATION.test(value))
+    throw new CommandError(
+      `ERR ${option} must be a duration such as 30s, 10m, 2h, 1d or 1d10h30m (a plain number is seconds), got '${value.slice(0, 64)}'`,
+    );
   return value;
 }
 
 function headerName(value: string, option: string): string {
-  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)) throw new CommandError(`ERR ${option} name '${value.slice(0, 64)}' is not a valid HTTP header name`);
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value))
+    throw new CommandError(`ERR ${option} name '${value.slice(0, 64)}' is not a valid HTTP header name`);
   return value;
 }
 
 /** The publish options shared by QPUBLISH, QENQUEUE and QSCHEDULE CREATE, as Upstash-* headers. */
-function readPublishOptions(cur: ArgCursor, command: string, headers: Record<string, string>, extra?: (opt: string, cur: ArgCursor) => boolean): void {
+function readPublishOptions(
+  cur: ArgCursor,
+  command: string,
+  headers: Record<string, string>,
+  extra?: (opt: string, cur: ArgCursor) => boolean,
+): void {
   while (!cur.done) {
     const opt = cur.option();
     if (extra?.(opt, cur)) continue;
@@ -109,8 +124,18 @@ function readPublishOptions(cur: ArgCursor, command: string, headers: Record<str
 }
 
 const FILTERS: Record<string, string> = {
-  URL: 'url', QUEUE: 'queueName', GROUP: 'topicName', LABEL: 'label', SCHEDULE: 'scheduleId', MESSAGE: 'messageId',
-  STATUS: 'responseStatus', FROM: 'fromDate', TO: 'toDate', 'CALLER-IP': 'callerIp', 'FLOW-CONTROL-KEY': 'flowControlKey', STATE: 'state',
+  URL: 'url',
+  QUEUE: 'queueName',
+  GROUP: 'topicName',
+  LABEL: 'label',
+  SCHEDULE: 'scheduleId',
+  MESSAGE: 'messageId',
+  STATUS: 'responseStatus',
+  FROM: 'fromDate',
+  TO: 'toDate',
+  'CALLER-IP': 'callerIp',
+  'FLOW-CONTROL-KEY': 'flowControlKey',
+  STATE: 'state',
 };
 
 function readFilters(cur: ArgCursor, command: string, allowed: string[]): Filters {
@@ -141,64 +166,174 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
   const endpointsOf = (args: Buffer[]) => args.map((a) => ({ url: httpUrl(text(a), 'an endpoint') }));
 
   const group: CommandSpec[] = [
-    sub('qgroup|add', -4, 'Adds endpoint URLs to a URL group (created when missing).', 'POST /v2/topics/{group}/endpoints',
-      [{ name: 'group', type: 'string' }, { name: 'url', type: 'string', multiple: true }],
-      async (c) => json(await client.addEndpoints(text(c.args[2]), endpointsOf(c.args.slice(3))))),
-    sub('qgroup|addnamed', -5, 'Adds named endpoints (name url pairs) to a URL group.', 'POST /v2/topics/{group}/endpoints',
-      [{ name: 'group', type: 'string' }, { name: 'endpoint', type: 'block', multiple: true, arguments: [{ name: 'name', type: 'string' }, { name: 'url', type: 'string' }] }],
+    sub(
+      'qgroup|add',
+      -4,
+      'Adds endpoint URLs to a URL group (created when missing).',
+      'POST /v2/topics/{group}/endpoints',
+      [
+        { name: 'group', type: 'string' },
+        { name: 'url', type: 'string', multiple: true },
+      ],
+      async (c) => json(await client.addEndpoints(text(c.args[2]), endpointsOf(c.args.slice(3)))),
+    ),
+    sub(
+      'qgroup|addnamed',
+      -5,
+      'Adds named endpoints (name url pairs) to a URL group.',
+      'POST /v2/topics/{group}/endpoints',
+      [
+        { name: 'group', type: 'string' },
+        {
+          name: 'endpoint',
+          type: 'block',
+          multiple: true,
+          arguments: [
+            { name: 'name', type: 'string' },
+            { name: 'url', type: 'string' },
+          ],
+        },
+      ],
       async (c) => {
         const rest = c.args.slice(3);
         if (rest.length % 2 !== 0) throw new CommandError(`${SYNTAX_ERROR}: QGROUP ADDNAMED takes name url pairs`);
         const endpoints = [];
         for (let i = 0; i < rest.length; i += 2) endpoints.push({ name: text(rest[i]), url: httpUrl(text(rest[i + 1]), 'an endpoint') });
         return json(await client.addEndpoints(text(c.args[2]), endpoints));
-      }),
-    sub('qgroup|remove', -4, 'Removes endpoints (by URL) from a URL group; removing the last deletes the group.', 'DELETE /v2/topics/{group}/endpoints',
-      [{ name: 'group', type: 'string' }, { name: 'url', type: 'string', multiple: true }],
-      async (c) => json(await client.removeEndpoints(text(c.args[2]), c.args.slice(3).map((a) => ({ url: text(a) }))))),
-    sub('qgroup|get', 3, 'Returns a URL group: name, createdAt, updatedAt, endpoints.', 'GET /v2/topics/{group}', [{ name: 'group', type: 'string' }],
-      async (c) => json(await client.getGroup(text(c.args[2])))),
+      },
+    ),
+    sub(
+      'qgroup|remove',
+      -4,
+      'Removes endpoints (by URL) from a URL group; removing the last deletes the group.',
+      'DELETE /v2/topics/{group}/endpoints',
+      [
+        { name: 'group', type: 'string' },
+        { name: 'url', type: 'string', multiple: true },
+      ],
+      async (c) =>
+        json(
+          await client.removeEndpoints(
+            text(c.args[2]),
+            c.args.slice(3).map((a) => ({ url: text(a) })),
+          ),
+        ),
+    ),
+    sub(
+      'qgroup|get',
+      3,
+      'Returns a URL group: name, createdAt, updatedAt, endpoints.',
+      'GET /v2/topics/{group}',
+      [{ name: 'group', type: 'string' }],
+      async (c) => json(await client.getGroup(text(c.args[2]))),
+    ),
     sub('qgroup|list', 2, 'Returns every URL group.', 'GET /v2/topics', [], async () => json(await client.listGroups())),
-    sub('qgroup|del', 3, 'Deletes a URL group.', 'DELETE /v2/topics/{group}', [{ name: 'group', type: 'string' }],
-      async (c) => json(await client.deleteGroup(text(c.args[2])))),
-    sub('qgroup|headers', -5, 'Sets default headers applied to every publish to the group (name value pairs).', 'PATCH /v2/topics/{group} {headers}',
-      [{ name: 'group', type: 'string' }, { name: 'header', type: 'block', multiple: true, arguments: [{ name: 'name', type: 'string' }, { name: 'value', type: 'string' }] }],
+    sub('qgroup|del', 3, 'Deletes a URL group.', 'DELETE /v2/topics/{group}', [{ name: 'group', type: 'string' }], async (c) =>
+      json(await client.deleteGroup(text(c.args[2]))),
+    ),
+    sub(
+      'qgroup|headers',
+      -5,
+      'Sets default headers applied to every publish to the group (name value pairs).',
+      'PATCH /v2/topics/{group} {headers}',
+      [
+        { name: 'group', type: 'string' },
+        {
+          name: 'header',
+          type: 'block',
+          multiple: true,
+          arguments: [
+            { name: 'name', type: 'string' },
+            { name: 'value', type: 'string' },
+          ],
+        },
+      ],
       async (c) => {
         const rest = c.args.slice(3);
         if (rest.length % 2 !== 0) throw new CommandError(`${SYNTAX_ERROR}: QGROUP HEADERS takes name value pairs`);
         const headers: Record<string, string> = {};
         for (let i = 0; i < rest.length; i += 2) headers[headerName(text(rest[i]), 'HEADERS')] = text(rest[i + 1]);
         return json(await client.setGroupHeaders(text(c.args[2]), headers));
-      }),
+      },
+    ),
   ];
 
   const messageFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'FROM', 'TO', 'CALLER-IP', 'FLOW-CONTROL-KEY'];
   const message: CommandSpec[] = [
-    sub('qmessage|get', 3, 'Returns a message that is not delivered yet.', 'GET /v2/messages/{id}', [{ name: 'id', type: 'string' }],
-      async (c) => json(await client.getMessage(text(c.args[2])))),
-    sub('qmessage|cancel', 3, 'Cancels a message.', 'DELETE /v2/messages/{id}', [{ name: 'id', type: 'string' }],
-      async (c) => json(await client.cancelMessage(text(c.args[2])))),
-    sub('qmessage|cancelall', -2, 'Cancels the messages matching the filters (all when none); returns {cancelled}.', 'DELETE /v2/messages?filters',
+    sub(
+      'qmessage|get',
+      3,
+      'Returns a message that is not delivered yet.',
+      'GET /v2/messages/{id}',
+      [{ name: 'id', type: 'string' }],
+      async (c) => json(await client.getMessage(text(c.args[2]))),
+    ),
+    sub('qmessage|cancel', 3, 'Cancels a message.', 'DELETE /v2/messages/{id}', [{ name: 'id', type: 'string' }], async (c) =>
+      json(await client.cancelMessage(text(c.args[2]))),
+    ),
+    sub(
+      'qmessage|cancelall',
+      -2,
+      'Cancels the messages matching the filters (all when none); returns {cancelled}.',
+      'DELETE /v2/messages?filters',
       filterArgs(messageFilters),
-      async (c) => json(await client.cancelMessages(readFilters(new ArgCursor(c.args, 2), 'qmessage|cancelall', messageFilters)))),
+      async (c) => json(await client.cancelMessages(readFilters(new ArgCursor(c.args, 2), 'qmessage|cancelall', messageFilters))),
+    ),
   ];
 
   const dlqFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'MESSAGE', 'STATUS', 'FROM', 'TO', 'CALLER-IP'];
   const dlq: CommandSpec[] = [
-    sub('qdlq|list', -2, 'Lists dead letters: {cursor, messages}; pass CURSOR to page on.', 'GET /v2/dlq?cursor&count&filters',
-      [{ name: 'cursor', type: 'string', token: 'CURSOR', optional: true }, { name: 'count', type: 'integer', token: 'COUNT', optional: true }, ...filterArgs(dlqFilters)],
-      async (c) => json(await client.listDlq(readPaged(c, 2, 'qdlq|list', dlqFilters)))),
-    sub('qdlq|get', 3, 'Returns one dead letter with the last response.', 'GET /v2/dlq/{dlqId}', [{ name: 'dlq-id', type: 'string' }],
-      async (c) => json(await client.getDlq(text(c.args[2])))),
-    sub('qdlq|del', -3, 'Deletes dead letters.', 'DELETE /v2/dlq/{dlqId} (several: DELETE /v2/dlq?dlqIds)', [{ name: 'dlq-id', type: 'string', multiple: true }],
-      async (c) => json(await client.deleteDlq(c.args.slice(2).map(text)))),
-    sub('qdlq|retry', -3, 'Publishes dead letters again.', 'POST /v2/dlq/retry/{dlqId} (several: POST /v2/dlq/retry?dlqIds)', [{ name: 'dlq-id', type: 'string', multiple: true }],
-      async (c) => json(await client.retryDlq(c.args.slice(2).map(text)))),
+    sub(
+      'qdlq|list',
+      -2,
+      'Lists dead letters: {cursor, messages}; pass CURSOR to page on.',
+      'GET /v2/dlq?cursor&count&filters',
+      [
+        { name: 'cursor', type: 'string', token: 'CURSOR', optional: true },
+        { name: 'count', type: 'integer', token: 'COUNT', optional: true },
+        ...filterArgs(dlqFilters),
+      ],
+      async (c) => json(await client.listDlq(readPaged(c, 2, 'qdlq|list', dlqFilters))),
+    ),
+    sub(
+      'qdlq|get',
+      3,
+      'Returns one dead letter with the last response.',
+      'GET /v2/dlq/{dlqId}',
+      [{ name: 'dlq-id', type: 'string' }],
+      async (c) => json(await client.getDlq(text(c.args[2]))),
+    ),
+    sub(
+      'qdlq|del',
+      -3,
+      'Deletes dead letters.',
+      'DELETE /v2/dlq/{dlqId} (several: DELETE /v2/dlq?dlqIds)',
+      [{ name: 'dlq-id', type: 'string', multiple: true }],
+      async (c) => json(await client.deleteDlq(c.args.slice(2).map(text))),
+    ),
+    sub(
+      'qdlq|retry',
+      -3,
+      'Publishes dead letters again.',
+      'POST /v2/dlq/retry/{dlqId} (several: POST /v2/dlq/retry?dlqIds)',
+      [{ name: 'dlq-id', type: 'string', multiple: true }],
+      async (c) => json(await client.retryDlq(c.args.slice(2).map(text))),
+    ),
   ];
 
   const schedule: CommandSpec[] = [
-    sub('qschedule|create', -5, 'Creates (or with ID, updates) a schedule that publishes body to destination on a cron.', 'POST /v2/schedules/{destination} with Upstash-Cron',
-      [{ name: 'destination', type: 'string' }, { name: 'cron', type: 'string' }, { name: 'body', type: 'string' }, { name: 'schedule-id', type: 'string', token: 'ID', optional: true }, ...publishArgs()],
+    sub(
+      'qschedule|create',
+      -5,
+      'Creates (or with ID, updates) a schedule that publishes body to destination on a cron.',
+      'POST /v2/schedules/{destination} with Upstash-Cron',
+      [
+        { name: 'destination', type: 'string' },
+        { name: 'cron', type: 'string' },
+        { name: 'body', type: 'string' },
+        { name: 'schedule-id', type: 'string', token: 'ID', optional: true },
+        ...publishArgs(),
+      ],
       async (c) => {
         const headers: Record<string, string> = { 'Upstash-Cron': text(c.args[3]) };
         readPublishOptions(new ArgCursor(c.args, 5), 'qschedule|create', headers, (opt, cur) => {
@@ -207,17 +342,43 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
           return true;
         });
         return json(await client.createSchedule(destination(c.args[2]), { body: c.args[4], headers }));
-      }),
-    sub('qschedule|get', 3, 'Returns a schedule.', 'GET /v2/schedules/{id}', [{ name: 'schedule-id', type: 'string' }], async (c) => json(await client.getSchedule(text(c.args[2])))),
+      },
+    ),
+    sub('qschedule|get', 3, 'Returns a schedule.', 'GET /v2/schedules/{id}', [{ name: 'schedule-id', type: 'string' }], async (c) =>
+      json(await client.getSchedule(text(c.args[2]))),
+    ),
     sub('qschedule|list', 2, 'Returns every schedule.', 'GET /v2/schedules', [], async () => json(await client.listSchedules())),
-    sub('qschedule|del', 3, 'Deletes a schedule.', 'DELETE /v2/schedules/{id}', [{ name: 'schedule-id', type: 'string' }], async (c) => json(await client.deleteSchedule(text(c.args[2])))),
-    sub('qschedule|pause', 3, 'Pauses a schedule.', 'PATCH /v2/schedules/{id}/pause', [{ name: 'schedule-id', type: 'string' }], async (c) => json(await client.pauseSchedule(text(c.args[2])))),
-    sub('qschedule|resume', 3, 'Resumes a schedule.', 'PATCH /v2/schedules/{id}/resume', [{ name: 'schedule-id', type: 'string' }], async (c) => json(await client.resumeSchedule(text(c.args[2])))),
+    sub('qschedule|del', 3, 'Deletes a schedule.', 'DELETE /v2/schedules/{id}', [{ name: 'schedule-id', type: 'string' }], async (c) =>
+      json(await client.deleteSchedule(text(c.args[2]))),
+    ),
+    sub(
+      'qschedule|pause',
+      3,
+      'Pauses a schedule.',
+      'PATCH /v2/schedules/{id}/pause',
+      [{ name: 'schedule-id', type: 'string' }],
+      async (c) => json(await client.pauseSchedule(text(c.args[2]))),
+    ),
+    sub(
+      'qschedule|resume',
+      3,
+      'Resumes a schedule.',
+      'PATCH /v2/schedules/{id}/resume',
+      [{ name: 'schedule-id', type: 'string' }],
+      async (c) => json(await client.resumeSchedule(text(c.args[2]))),
+    ),
   ];
 
   const queue: CommandSpec[] = [
-    sub('qqueue|upsert', -3, 'Creates or updates a queue (PARALLELISM n).', 'POST /v2/queues {queueName, parallelism}',
-      [{ name: 'queue', type: 'string' }, { name: 'parallelism', type: 'integer', token: 'PARALLELISM', optional: true }],
+    sub(
+      'qqueue|upsert',
+      -3,
+      'Creates or updates a queue (PARALLELISM n).',
+      'POST /v2/queues {queueName, parallelism}',
+      [
+        { name: 'queue', type: 'string' },
+        { name: 'parallelism', type: 'integer', token: 'PARALLELISM', optional: true },
+      ],
       async (c) => {
         const cur = new ArgCursor(c.args, 3);
         let parallelism: number | undefined;
@@ -227,35 +388,86 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
           else cur.unknown('qqueue|upsert');
         }
         return json(await client.upsertQueue(text(c.args[2]), parallelism));
-      }),
-    sub('qqueue|get', 3, 'Returns a queue: name, parallelism, paused, lag.', 'GET /v2/queues/{queue}', [{ name: 'queue', type: 'string' }], async (c) => json(await client.getQueue(text(c.args[2])))),
+      },
+    ),
+    sub(
+      'qqueue|get',
+      3,
+      'Returns a queue: name, parallelism, paused, lag.',
+      'GET /v2/queues/{queue}',
+      [{ name: 'queue', type: 'string' }],
+      async (c) => json(await client.getQueue(text(c.args[2]))),
+    ),
     sub('qqueue|list', 2, 'Returns every queue.', 'GET /v2/queues', [], async () => json(await client.listQueues())),
-    sub('qqueue|del', 3, 'Deletes a queue.', 'DELETE /v2/queues/{queue}', [{ name: 'queue', type: 'string' }], async (c) => json(await client.deleteQueue(text(c.args[2])))),
-    sub('qqueue|pause', 3, 'Pauses a queue.', 'POST /v2/queues/{queue}/pause', [{ name: 'queue', type: 'string' }], async (c) => json(await client.pauseQueue(text(c.args[2])))),
-    sub('qqueue|resume', 3, 'Resumes a queue.', 'POST /v2/queues/{queue}/resume', [{ name: 'queue', type: 'string' }], async (c) => json(await client.resumeQueue(text(c.args[2])))),
+    sub('qqueue|del', 3, 'Deletes a queue.', 'DELETE /v2/queues/{queue}', [{ name: 'queue', type: 'string' }], async (c) =>
+      json(await client.deleteQueue(text(c.args[2]))),
+    ),
+    sub('qqueue|pause', 3, 'Pauses a queue.', 'POST /v2/queues/{queue}/pause', [{ name: 'queue', type: 'string' }], async (c) =>
+      json(await client.pauseQueue(text(c.args[2]))),
+    ),
+    sub('qqueue|resume', 3, 'Resumes a queue.', 'POST /v2/queues/{queue}/resume', [{ name: 'queue', type: 'string' }], async (c) =>
+      json(await client.resumeQueue(text(c.args[2]))),
+    ),
   ];
 
   const keys: CommandSpec[] = [
     sub('qkeys|get', 2, 'Returns the signing keys {current, next}.', 'GET /v2/keys', [], async () => json(await client.getKeys())),
-    sub('qkeys|rotate', 2, 'Rotates the signing keys (next becomes current).', 'POST /v2/keys/rotate', [], async () => json(await client.rotateKeys())),
+    sub('qkeys|rotate', 2, 'Rotates the signing keys (next becomes current).', 'POST /v2/keys/rotate', [], async () =>
+      json(await client.rotateKeys()),
+    ),
   ];
 
   const eventFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'MESSAGE', 'STATE', 'FROM', 'TO'];
 
   return [
-    { name: 'qpublish', arity: -3, group: 'queue', flags: ['write'], acl: ['@write'], summary: 'Publishes a message to a URL or a URL group (fan-out).', upstream: 'POST /v2/publish/{destination}',
-      args: [{ name: 'destination', type: 'string' }, { name: 'body', type: 'string' }, ...publishArgs()], run: qpublish },
-    { name: 'qenqueue', arity: -4, group: 'queue', flags: ['write'], acl: ['@write'], summary: 'Enqueues a message into a named queue (ordered delivery).', upstream: 'POST /v2/enqueue/{queue}/{destination}',
-      args: [{ name: 'queue', type: 'string' }, { name: 'destination', type: 'string' }, { name: 'body', type: 'string' }, ...publishArgs()], run: qenqueue },
+    {
+      name: 'qpublish',
+      arity: -3,
+      group: 'queue',
+      flags: ['write'],
+      acl: ['@write'],
+      summary: 'Publishes a message to a URL or a URL group (fan-out).',
+      upstream: 'POST /v2/publish/{destination}',
+      args: [{ name: 'destination', type: 'string' }, { name: 'body', type: 'string' }, ...publishArgs()],
+      run: qpublish,
+    },
+    {
+      name: 'qenqueue',
+      arity: -4,
+      group: 'queue',
+      flags: ['write'],
+      acl: ['@write'],
+      summary: 'Enqueues a message into a named queue (ordered delivery).',
+      upstream: 'POST /v2/enqueue/{queue}/{destination}',
+      args: [
+        { name: 'queue', type: 'string' },
+        { name: 'destination', type: 'string' },
+        { name: 'body', type: 'string' },
+        ...publishArgs(),
+      ],
+      run: qenqueue,
+    },
     container('qgroup', 'URL groups: named sets of endpoints that a publish fans out to.', group),
     container('qmessage', 'Messages waiting for delivery.', message),
     container('qdlq', 'The dead letter queue: messages whose retries ran out.', dlq),
     container('qschedule', 'Schedules: messages published on a cron.', schedule),
     container('qqueue', 'Queues: ordered delivery with a parallelism.', queue),
     container('qkeys', 'Signing keys of the Upstash-Signature header.', keys),
-    { name: 'qevents', arity: -1, group: 'queue', flags: ['readonly'], acl: ['@read'], summary: 'Returns the event log {cursor, events} (states CREATED, ACTIVE, DELIVERED, ERROR, FAILED…).', upstream: 'GET /v2/events',
-      args: [{ name: 'cursor', type: 'string', token: 'CURSOR', optional: true }, { name: 'count', type: 'integer', token: 'COUNT', optional: true }, ...filterArgs(eventFilters)],
-      run: async (c) => json(await client.events(readPaged(c, 1, 'qevents', eventFilters))) },
+    {
+      name: 'qevents',
+      arity: -1,
+      group: 'queue',
+      flags: ['readonly'],
+      acl: ['@read'],
+      summary: 'Returns the event log {cursor, events} (states CREATED, ACTIVE, DELIVERED, ERROR, FAILED…).',
+      upstream: 'GET /v2/events',
+      args: [
+        { name: 'cursor', type: 'string', token: 'CURSOR', optional: true },
+        { name: 'count', type: 'integer', token: 'COUNT', optional: true },
+        ...filterArgs(eventFilters),
+      ],
+      run: async (c) => json(await client.events(readPaged(c, 1, 'qevents', eventFilters))),
+    },
   ];
 }
 
@@ -278,7 +490,12 @@ function sub(name: string, arity: number, summary: string, upstream: string, arg
 }
 
 function container(name: string, summary: string, subs: CommandSpec[]): CommandSpec {
-  const withHelp = [...subs, sub(`${name}|help`, 2, 'Shows helpful text about the different subcommands.', '(none)', [], () => { throw new Error('answered by the connection'); })];
+  const withHelp = [
+    ...subs,
+    sub(`${name}|help`, 2, 'Shows helpful text about the different subcommands.', '(none)', [], () => {
+      throw new Error('answered by the connection');
+    }),
+  ];
   return { name, arity: -2, summary, group: 'queue', flags: [], acl: [], subcommands: withHelp };
 }
 
@@ -289,12 +506,49 @@ function filterArgs(names: string[]): ArgSpec[] {
 function publishArgs(): ArgSpec[] {
   const o = (token: string, name: string, type: ArgSpec['type'] = 'string'): ArgSpec => ({ name, type, token, optional: true });
   return [
-    o('METHOD', 'method'), o('CONTENT-TYPE', 'type'),
-    { name: 'header', type: 'block', token: 'HEADER', optional: true, multiple: true, arguments: [{ name: 'name', type: 'string' }, { name: 'value', type: 'string' }] },
-    o('RETRIES', 'retries', 'integer'), o('RETRY-DELAY', 'expression'), o('DELAY', 'duration'), o('NOT-BEFORE', 'unix-seconds', 'unix-time'),
-    o('TIMEOUT', 'duration'), o('CALLBACK', 'url'), o('FAILURE-CALLBACK', 'url'), o('DEDUP-ID', 'id'),
-    { name: 'content-dedup', type: 'pure-token', token: 'CONTENT-DEDUP', optional: true }, o('LABEL', 'label'),
-    { name: 'flow-control', type: 'block', token: 'FLOW-CONTROL', optional: true, arguments: [{ name: 'key', type: 'string' }, { name: 'value', type: 'string' }] },
-    { name: 'upstash', type: 'block', token: 'UPSTASH', optional: true, multiple: true, arguments: [{ name: 'setting', type: 'string' }, { name: 'value', type: 'string' }] },
+    o('METHOD', 'method'),
+    o('CONTENT-TYPE', 'type'),
+    {
+      name: 'header',
+      type: 'block',
+      token: 'HEADER',
+      optional: true,
+      multiple: true,
+      arguments: [
+        { name: 'name', type: 'string' },
+        { name: 'value', type: 'string' },
+      ],
+    },
+    o('RETRIES', 'retries', 'integer'),
+    o('RETRY-DELAY', 'expression'),
+    o('DELAY', 'duration'),
+    o('NOT-BEFORE', 'unix-seconds', 'unix-time'),
+    o('TIMEOUT', 'duration'),
+    o('CALLBACK', 'url'),
+    o('FAILURE-CALLBACK', 'url'),
+    o('DEDUP-ID', 'id'),
+    { name: 'content-dedup', type: 'pure-token', token: 'CONTENT-DEDUP', optional: true },
+    o('LABEL', 'label'),
+    {
+      name: 'flow-control',
+      type: 'block',
+      token: 'FLOW-CONTROL',
+      optional: true,
+      arguments: [
+        { name: 'key', type: 'string' },
+        { name: 'value', type: 'string' },
+      ],
+    },
+    {
+      name: 'upstash',
+      type: 'block',
+      token: 'UPSTASH',
+      optional: true,
+      multiple: true,
+      arguments: [
+        { name: 'setting', type: 'string' },
+        { name: 'value', type: 'string' },
+      ],
+    },
   ];
 }

@@ -27,20 +27,23 @@ export async function startQueueSideport(options: QueueSideportOptions, log: Log
     await account?.close();
   };
   try {
-    return await startSideport({
-      role: 'queue',
-      host: options.host,
-      port: options.port,
-      requirepass: options.requirepass,
-      allowUnauthenticated: options.allowUnauthenticated,
-      commands: [...queueCommands(queue), ...accountCommands(account)],
-      portFlag: '--queue-port',
-      upstreamInfo: () => [
-        `upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`,
-        `account_url:${options.account ? new URL(options.account.url).origin + new URL(options.account.url).pathname : '(none)'}`,
-      ],
-      onStop: close,
-    }, log);
+    return await startSideport(
+      {
+        role: 'queue',
+        host: options.host,
+        port: options.port,
+        requirepass: options.requirepass,
+        allowUnauthenticated: options.allowUnauthenticated,
+        commands: [...queueCommands(queue), ...accountCommands(account)],
+        portFlag: '--queue-port',
+        upstreamInfo: () => [
+          `upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`,
+          `account_url:${options.account ? new URL(options.account.url).origin + new URL(options.account.url).pathname : '(none)'}`,
+        ],
+        onStop: close,
+      },
+      log,
+    );
   } catch (err) {
     await close();
     throw err;

@@ -34,7 +34,12 @@ export interface RunningSideport {
 
 export async function startSideport(options: SideportOptions, log: Logger): Promise<RunningSideport> {
   // The side port holds the upstream's token like the proxy: the same rule against an open relay.
-  const warning = checkExposure(`the ${options.role} side port`, options.host, options.requirepass !== undefined, options.allowUnauthenticated ?? false);
+  const warning = checkExposure(
+    `the ${options.role} side port`,
+    options.host,
+    options.requirepass !== undefined,
+    options.allowUnauthenticated ?? false,
+  );
   if (warning) log.warn(warning);
   const connections = new Set<Connection>();
   const stats = { commands: 0 };
@@ -51,8 +56,16 @@ export async function startSideport(options: SideportOptions, log: Logger): Prom
     connections: () => connections.size,
     stats,
   };
-  observedGauge(`respgate_${options.role}_sideport_connections`, `Client connections open on the ${options.role} side port`, () => connections.size);
-  observedCounter(`respgate_${options.role}_sideport_commands_total`, `Requests received by the ${options.role} side port`, () => stats.commands);
+  observedGauge(
+    `respgate_${options.role}_sideport_connections`,
+    `Client connections open on the ${options.role} side port`,
+    () => connections.size,
+  );
+  observedCounter(
+    `respgate_${options.role}_sideport_commands_total`,
+    `Requests received by the ${options.role} side port`,
+    () => stats.commands,
+  );
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     const c = new Connection(socket, ctx);
     connections.add(c);
@@ -60,9 +73,14 @@ export async function startSideport(options: SideportOptions, log: Logger): Prom
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE'
-        ? new Error(`${options.role} side port ${options.port} on ${options.host} is already in use; choose another with ${options.portFlag}`)
-        : err));
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `${options.role} side port ${options.port} on ${options.host} is already in use; choose another with ${options.portFlag}`,
+            )
+          : err,
+      ),
+    );
     server.listen(options.port, options.host, resolve);
   });
   const port = (server.address() as net.AddressInfo).port;

@@ -6,9 +6,7 @@
 import type { ReplyWriter } from '../resp/reply-writer.js';
 import { RestError } from '../upstream/rest-json.js';
 import type { ScoredRecord, SparseVector, VectorClient, VectorRecord } from '../upstream/vector-client.js';
-import {
-  ArgCursor, CommandError, floatArg, integerArg, positiveIntegerArg, SYNTAX_ERROR, text, upper, utf8Arg,
-} from './args.js';
+import { ArgCursor, CommandError, floatArg, integerArg, positiveIntegerArg, SYNTAX_ERROR, text, upper, utf8Arg } from './args.js';
 import type { ArgSpec, Call, CommandSpec, Reply } from './command-spec.js';
 import { translateFilter } from './vector-filter.js';
 
@@ -33,7 +31,10 @@ function readVectorInput(cur: ArgCursor, allowEle: boolean): VectorInput {
     if (word === 'FP32' && !input.dense && !input.data) {
       cur.i++;
       const blob = cur.value();
-      if (blob.length === 0 || blob.length % 4 !== 0) throw new CommandError(`${INVALID_VECTOR}: an FP32 blob is 4 bytes per dimension (little-endian float32), got ${blob.length} bytes`);
+      if (blob.length === 0 || blob.length % 4 !== 0)
+        throw new CommandError(
+          `${INVALID_VECTOR}: an FP32 blob is 4 bytes per dimension (little-endian float32), got ${blob.length} bytes`,
+        );
       const dense: number[] = [];
       for (let o = 0; o < blob.length; o += 4) dense.push(blob.readFloatLE(o));
       if (dense.some((x) => !Number.isFinite(x))) throw new CommandError(`${INVALID_VECTOR}: the FP32 blob holds a NaN or infinite value`);
@@ -50,7 +51,8 @@ function readVectorInput(cur: ArgCursor, allowEle: boolean): VectorInput {
       const values: number[] = [];
       for (let k = 0; k < n; k++) {
         const idx = integerArg(pairs[2 * k], 'sparse index');
-        if (idx < 0 || idx > 2 ** 31 - 1) throw new CommandError(`${INVALID_VECTOR}: a sparse index is a whole number from 0 to 2147483647, got ${idx}`);
+        if (idx < 0 || idx > 2 ** 31 - 1)
+          throw new CommandError(`${INVALID_VECTOR}: a sparse index is a whole number from 0 to 2147483647, got ${idx}`);
         indices.push(idx);
         values.push(vectorFloat(pairs[2 * k + 1]));
       }
@@ -65,13 +67,19 @@ function readVectorInput(cur: ArgCursor, allowEle: boolean): VectorInput {
     parts++;
     if (input.data !== undefined || input.element !== undefined) break;
   }
-  if (parts === 0) throw new CommandError(allowEle ? `${SYNTAX_ERROR}: the query is ELE element, FP32 blob, VALUES num v1 … vn, SPARSE num i1 v1 … or DATA text` : `${SYNTAX_ERROR}: the vector is FP32 blob, VALUES num v1 … vn, SPARSE num i1 v1 … or DATA text`);
+  if (parts === 0)
+    throw new CommandError(
+      allowEle
+        ? `${SYNTAX_ERROR}: the query is ELE element, FP32 blob, VALUES num v1 … vn, SPARSE num i1 v1 … or DATA text`
+        : `${SYNTAX_ERROR}: the vector is FP32 blob, VALUES num v1 … vn, SPARSE num i1 v1 … or DATA text`,
+    );
   return input;
 }
 
 function countArg(b: Buffer): number {
   const s = b.toString('latin1');
-  if (!/^[1-9][0-9]{0,6}$/.test(s) || Number(s) > MAX_VALUES) throw new CommandError(`${INVALID_VECTOR}: the count must be a whole number from 1 to ${MAX_VALUES}, got '${s.slice(0, 32)}'`);
+  if (!/^[1-9][0-9]{0,6}$/.test(s) || Number(s) > MAX_VALUES)
+    throw new CommandError(`${INVALID_VECTOR}: the count must be a whole number from 1 to ${MAX_VALUES}, got '${s.slice(0, 32)}'`);
   return Number(s);
 }
 
@@ -91,7 +99,8 @@ function parseAttributes(b: Buffer): Record<string, unknown> | undefined {
   } catch (err) {
     throw new CommandError(`ERR invalid JSON in attributes: ${(err as Error).message}`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new CommandError('ERR attributes must be a JSON object such as {"genre":"drama"}: the vector service stores metadata objects');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new CommandError('ERR attributes must be a JSON object such as {"genre":"drama"}: the vector service stores metadata objects');
   return v as Record<string, unknown>;
 }
 
@@ -105,7 +114,10 @@ function attributesText(m: Record<string, unknown> | undefined): string | null {
 function toVectorError(err: unknown): Error {
   if (err instanceof RestError) {
     const m = /Invalid vector dimension: (\d+), expected: (\d+)/.exec(err.message);
-    if (m) return new CommandError(`ERR Vector dimension mismatch - got ${m[1]} but set has ${m[2]} (the index's dimension is fixed: send ${m[2]} values)`);
+    if (m)
+      return new CommandError(
+        `ERR Vector dimension mismatch - got ${m[1]} but set has ${m[2]} (the index's dimension is fixed: send ${m[2]} values)`,
+      );
   }
   return err as Error;
 }
@@ -231,7 +243,9 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     const ns = key(c);
     const cur = new ArgCursor(c.args, 2);
     if (upper(c.args[2]) === 'REDUCE') {
-      throw new CommandError("ERR REDUCE is not supported by the vector side port: the index's dimension is fixed when it is created (VDIM shows it); send vectors of that dimension");
+      throw new CommandError(
+        "ERR REDUCE is not supported by the vector side port: the index's dimension is fixed when it is created (VDIM shows it); send vectors of that dimension",
+      );
     }
     const input = readVectorInput(cur, false);
     if (cur.done) throw new CommandError(`${SYNTAX_ERROR}: the element name is missing after the vector`);
@@ -279,7 +293,12 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     return results;
   };
 
-  async function addBatch(ns: string, text: boolean, items: { index: number; add: PendingAdd }[], results: (Reply | Error)[]): Promise<void> {
+  async function addBatch(
+    ns: string,
+    text: boolean,
+    items: { index: number; add: PendingAdd }[],
+    results: (Reply | Error)[],
+  ): Promise<void> {
     let before: (VectorRecord | null)[];
     const ids = [...new Set(items.map((i) => i.add.id))];
     try {
@@ -311,7 +330,15 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     }
     const all = [...records.values()];
     const send = (batch: typeof all) =>
-      text ? client.upsertData(ns, batch.map((r) => ({ ...r.record, data: r.record.data! }))) : client.upsert(ns, batch.map((r) => r.record));
+      text
+        ? client.upsertData(
+            ns,
+            batch.map((r) => ({ ...r.record, data: r.record.data! })),
+          )
+        : client.upsert(
+            ns,
+            batch.map((r) => r.record),
+          );
     try {
       await send(all);
       return;
@@ -350,7 +377,8 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
       else if (opt === 'COUNT') count = positiveIntegerArg(cur.value(), 'COUNT', 1000);
       else if (opt === 'EPSILON') {
         epsilon = floatArg(cur.value(), 'EPSILON');
-        if (epsilon <= 0 || epsilon >= 1) throw new CommandError('ERR EPSILON must be between 0 and 1 (elements with a similarity of at least 1 - EPSILON are returned)');
+        if (epsilon <= 0 || epsilon >= 1)
+          throw new CommandError('ERR EPSILON must be between 0 and 1 (elements with a similarity of at least 1 - EPSILON are returned)');
       } else if (opt === 'EF' || opt === 'FILTER-EF') positiveIntegerArg(cur.value(), opt, 1_000_000);
       else if (opt === 'TRUTH' || opt === 'NOTHREAD') continue;
       else if (opt === 'FILTER' || opt === 'WHERE') {
@@ -361,12 +389,21 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
       else if (opt === 'WEIGHTING') weighting = choice(cur, ['IDF'] as const, 'WEIGHTING');
       else cur.unknown('vsim');
     }
-    if (queryMode && input.data === undefined) throw new CommandError('ERR QUERYMODE applies to text queries only (VSIM key DATA text QUERYMODE …)');
+    if (queryMode && input.data === undefined)
+      throw new CommandError('ERR QUERYMODE applies to text queries only (VSIM key DATA text QUERYMODE …)');
     const include = { includeMetadata: f.attribs, includeData: f.data };
     let results: ScoredRecord[];
     try {
       if (input.data !== undefined) {
-        results = await client.queryData(ns, { data: input.data, topK: count, ...include, filter, queryMode, fusionAlgorithm: fusion, weightingStrategy: weighting });
+        results = await client.queryData(ns, {
+          data: input.data,
+          topK: count,
+          ...include,
+          filter,
+          queryMode,
+          fusionAlgorithm: fusion,
+          weightingStrategy: weighting,
+        });
       } else {
         let { dense, sparse } = input;
         if (input.element !== undefined) {
@@ -375,7 +412,15 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
           dense = r.vector;
           sparse = r.sparseVector;
         }
-        results = await client.query(ns, { ...(dense ? { vector: dense } : {}), ...(sparse ? { sparseVector: sparse } : {}), topK: count, ...include, filter, fusionAlgorithm: fusion, weightingStrategy: weighting });
+        results = await client.query(ns, {
+          ...(dense ? { vector: dense } : {}),
+          ...(sparse ? { sparseVector: sparse } : {}),
+          topK: count,
+          ...include,
+          filter,
+          fusionAlgorithm: fusion,
+          weightingStrategy: weighting,
+        });
       }
     } catch (err) {
       vectorError(err);
@@ -432,7 +477,10 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
       if (!raw) return void writeFloats(w, r.vector);
       const blob = Buffer.alloc(r.vector.length * 4);
       r.vector.forEach((x, i) => blob.writeFloatLE(x, i * 4));
-      w.arrayHeader(3).simple('f32').bulk(blob).double(Math.hypot(...r.vector));
+      w.arrayHeader(3)
+        .simple('f32')
+        .bulk(blob)
+        .double(Math.hypot(...r.vector));
     };
   };
 
@@ -529,7 +577,10 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     if (c.args.length === 5) count = integerArg(c.args[4]);
     else if (c.args.length > 5) throw new CommandError(SYNTAX_ERROR);
     const { ids, complete } = await allIds(key(c), VRANGE_LIMIT);
-    if (!complete) throw new CommandError(`ERR VRANGE sorts the whole namespace and it holds more than ${VRANGE_LIMIT} elements; walk it with VSCAN instead`);
+    if (!complete)
+      throw new CommandError(
+        `ERR VRANGE sorts the whole namespace and it holds more than ${VRANGE_LIMIT} elements; walk it with VSCAN instead`,
+      );
     const bytes = ids.map((id) => Buffer.from(id));
     bytes.sort(Buffer.compare);
     const picked = bytes.filter((b) => aboveLow(b, lo) && belowHigh(b, hi));
@@ -618,11 +669,35 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
   const K: ArgSpec = { name: 'key', type: 'key' };
   const ELEMENT: ArgSpec = { name: 'element', type: 'string' };
   const vectorArg = (withEle: boolean): ArgSpec => ({
-    name: 'vector', type: 'oneof', arguments: [
+    name: 'vector',
+    type: 'oneof',
+    arguments: [
       ...(withEle ? [{ name: 'element', type: 'string', token: 'ELE' } as ArgSpec] : []),
       { name: 'blob', type: 'string', token: 'FP32' },
-      { name: 'values', type: 'block', arguments: [{ name: 'num', type: 'integer', token: 'VALUES' }, { name: 'value', type: 'double', multiple: true }] },
-      { name: 'sparse', type: 'block', arguments: [{ name: 'num', type: 'integer', token: 'SPARSE' }, { name: 'index-value', type: 'block', multiple: true, arguments: [{ name: 'index', type: 'integer' }, { name: 'value', type: 'double' }] }] },
+      {
+        name: 'values',
+        type: 'block',
+        arguments: [
+          { name: 'num', type: 'integer', token: 'VALUES' },
+          { name: 'value', type: 'double', multiple: true },
+        ],
+      },
+      {
+        name: 'sparse',
+        type: 'block',
+        arguments: [
+          { name: 'num', type: 'integer', token: 'SPARSE' },
+          {
+            name: 'index-value',
+            type: 'block',
+            multiple: true,
+            arguments: [
+              { name: 'index', type: 'integer' },
+              { name: 'value', type: 'double' },
+            ],
+          },
+        ],
+      },
       { name: 'text', type: 'string', token: 'DATA' },
     ],
   });
@@ -631,21 +706,54 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
     { name: 'service-filter', type: 'string', token: 'WHERE', optional: true },
   ];
   const vs = (s: Omit<CommandSpec, 'group' | 'acl' | 'firstKey' | 'since'> & { write?: boolean }): CommandSpec => ({
-    group: 'vector_set', since: '8.0.0', acl: [s.write ? '@write' : '@read', '@vector'], firstKey: 1, ...s,
+    group: 'vector_set',
+    since: '8.0.0',
+    acl: [s.write ? '@write' : '@read', '@vector'],
+    firstKey: 1,
+    ...s,
   });
 
   return [
-    vs({ name: 'vadd', arity: -5, write: true, flags: ['write', 'denyoom'], summary: 'Adds an element with its vector to a namespace (1 added, 0 updated).', runGroup: vaddGroup,
-      upstream: 'POST /fetch (exists?) then /upsert (or /upsert-data for DATA); consecutive VADDs of a connection share one /fetch and one /upsert',
-      args: [K, { name: 'dim', type: 'integer', token: 'REDUCE', optional: true }, vectorArg(false), ELEMENT,
+    vs({
+      name: 'vadd',
+      arity: -5,
+      write: true,
+      flags: ['write', 'denyoom'],
+      summary: 'Adds an element with its vector to a namespace (1 added, 0 updated).',
+      runGroup: vaddGroup,
+      upstream:
+        'POST /fetch (exists?) then /upsert (or /upsert-data for DATA); consecutive VADDs of a connection share one /fetch and one /upsert',
+      args: [
+        K,
+        { name: 'dim', type: 'integer', token: 'REDUCE', optional: true },
+        vectorArg(false),
+        ELEMENT,
         { name: 'cas', type: 'pure-token', token: 'CAS', optional: true },
-        { name: 'quant', type: 'oneof', optional: true, arguments: [{ name: 'noquant', type: 'pure-token', token: 'NOQUANT' }, { name: 'q8', type: 'pure-token', token: 'Q8' }, { name: 'bin', type: 'pure-token', token: 'BIN' }] },
+        {
+          name: 'quant',
+          type: 'oneof',
+          optional: true,
+          arguments: [
+            { name: 'noquant', type: 'pure-token', token: 'NOQUANT' },
+            { name: 'q8', type: 'pure-token', token: 'Q8' },
+            { name: 'bin', type: 'pure-token', token: 'BIN' },
+          ],
+        },
         { name: 'build-exploration-factor', type: 'integer', token: 'EF', optional: true },
         { name: 'attributes', type: 'string', token: 'SETATTR', optional: true },
-        { name: 'numlinks', type: 'integer', token: 'M', optional: true }] }),
-    vs({ name: 'vsim', arity: -4, flags: ['readonly'], summary: 'Returns the elements most similar to a vector, an element or a text.', run: vsim,
+        { name: 'numlinks', type: 'integer', token: 'M', optional: true },
+      ],
+    }),
+    vs({
+      name: 'vsim',
+      arity: -4,
+      flags: ['readonly'],
+      summary: 'Returns the elements most similar to a vector, an element or a text.',
+      run: vsim,
       upstream: 'POST /query (or /query-data for DATA; /fetch first for ELE)',
-      args: [K, vectorArg(true),
+      args: [
+        K,
+        vectorArg(true),
         { name: 'withscores', type: 'pure-token', token: 'WITHSCORES', optional: true },
         { name: 'withattribs', type: 'pure-token', token: 'WITHATTRIBS', optional: true },
         { name: 'withdata', type: 'pure-token', token: 'WITHDATA', optional: true },
@@ -656,34 +764,233 @@ export function vectorCommands(rawClient: VectorClient): CommandSpec[] {
         { name: 'max-filtering-effort', type: 'integer', token: 'FILTER-EF', optional: true },
         { name: 'truth', type: 'pure-token', token: 'TRUTH', optional: true },
         { name: 'nothread', type: 'pure-token', token: 'NOTHREAD', optional: true },
-        { name: 'querymode', type: 'oneof', token: 'QUERYMODE', optional: true, arguments: [{ name: 'hybrid', type: 'pure-token', token: 'HYBRID' }, { name: 'dense', type: 'pure-token', token: 'DENSE' }, { name: 'sparse', type: 'pure-token', token: 'SPARSE' }] },
-        { name: 'fusion', type: 'oneof', token: 'FUSION', optional: true, arguments: [{ name: 'rrf', type: 'pure-token', token: 'RRF' }, { name: 'dbsf', type: 'pure-token', token: 'DBSF' }] },
-        { name: 'weighting', type: 'oneof', token: 'WEIGHTING', optional: true, arguments: [{ name: 'idf', type: 'pure-token', token: 'IDF' }] }] }),
-    vs({ name: 'vrem', arity: 3, write: true, flags: ['write'], summary: 'Removes an element (1 removed, 0 absent).', run: vrem, upstream: 'POST /delete {ids}', args: [K, ELEMENT] }),
-    vs({ name: 'vremby', arity: 4, write: true, flags: ['write'], summary: 'Removes the elements matching an id prefix or a filter; returns how many.', run: vremby, upstream: 'POST /delete {prefix} or {filter}',
-      args: [K, { name: 'what', type: 'oneof', arguments: [{ name: 'prefix', type: 'string', token: 'PREFIX' }, { name: 'expression', type: 'string', token: 'FILTER' }, { name: 'service-filter', type: 'string', token: 'WHERE' }] }] }),
-    vs({ name: 'vcard', arity: 2, flags: ['readonly', 'fast'], summary: 'Returns the number of elements in a namespace.', run: vcard, upstream: 'POST /info (namespaces)', args: [K] }),
-    vs({ name: 'vdim', arity: 2, flags: ['readonly', 'fast'], summary: "Returns the index's dimension.", run: vdim, upstream: 'POST /info', args: [K] }),
-    vs({ name: 'vemb', arity: -3, flags: ['readonly', 'fast'], summary: "Returns an element's vector.", run: vemb, upstream: 'POST /fetch {ids, includeVectors}', args: [K, ELEMENT, { name: 'raw', type: 'pure-token', token: 'RAW', optional: true }] }),
-    vs({ name: 'vgetattr', arity: 3, flags: ['readonly', 'fast'], summary: "Returns an element's attributes (metadata) as JSON.", run: vgetattr, upstream: 'POST /fetch {ids, includeMetadata}', args: [K, ELEMENT] }),
-    vs({ name: 'vsetattr', arity: 4, write: true, flags: ['write', 'fast'], summary: "Replaces an element's attributes (\"\" removes them).", run: vsetattr, upstream: 'POST /update {id, metadata, metadataUpdateMode: OVERWRITE}', args: [K, ELEMENT, { name: 'json', type: 'string' }] }),
-    vs({ name: 'vismember', arity: 3, flags: ['readonly', 'fast'], summary: 'Tells whether an element exists.', run: vismember, upstream: 'POST /fetch {ids}', args: [K, ELEMENT] }),
-    vs({ name: 'vinfo', arity: 2, flags: ['readonly', 'fast'], summary: 'Returns information about a namespace and its index.', run: vinfo, upstream: 'POST /info', args: [K] }),
-    vs({ name: 'vrandmember', arity: -2, flags: ['readonly'], summary: 'Returns one or more random elements.', run: vrandmember, upstream: 'POST /random (one), or /range pages (count > 0)', args: [K, { name: 'count', type: 'integer', optional: true }] }),
-    vs({ name: 'vlinks', arity: -3, flags: ['readonly'], summary: 'Not available: the vector service does not expose its HNSW graph.', upstream: '(none)',
-      run: () => { throw new CommandError('ERR VLINKS is not supported by the vector side port: the vector service does not expose the neighbours of its HNSW graph; VSIM key ELE element gives the nearest elements'); },
-      args: [K, ELEMENT, { name: 'withscores', type: 'pure-token', token: 'WITHSCORES', optional: true }] }),
-    vs({ name: 'vrange', arity: -4, flags: ['readonly'], summary: 'Returns elements in lexicographical order between two bounds (-, +, [elem, (elem), at most count (all when negative).', run: vrange,
+        {
+          name: 'querymode',
+          type: 'oneof',
+          token: 'QUERYMODE',
+          optional: true,
+          arguments: [
+            { name: 'hybrid', type: 'pure-token', token: 'HYBRID' },
+            { name: 'dense', type: 'pure-token', token: 'DENSE' },
+            { name: 'sparse', type: 'pure-token', token: 'SPARSE' },
+          ],
+        },
+        {
+          name: 'fusion',
+          type: 'oneof',
+          token: 'FUSION',
+          optional: true,
+          arguments: [
+            { name: 'rrf', type: 'pure-token', token: 'RRF' },
+            { name: 'dbsf', type: 'pure-token', token: 'DBSF' },
+          ],
+        },
+        {
+          name: 'weighting',
+          type: 'oneof',
+          token: 'WEIGHTING',
+          optional: true,
+          arguments: [{ name: 'idf', type: 'pure-token', token: 'IDF' }],
+        },
+      ],
+    }),
+    vs({
+      name: 'vrem',
+      arity: 3,
+      write: true,
+      flags: ['write'],
+      summary: 'Removes an element (1 removed, 0 absent).',
+      run: vrem,
+      upstream: 'POST /delete {ids}',
+      args: [K, ELEMENT],
+    }),
+    vs({
+      name: 'vremby',
+      arity: 4,
+      write: true,
+      flags: ['write'],
+      summary: 'Removes the elements matching an id prefix or a filter; returns how many.',
+      run: vremby,
+      upstream: 'POST /delete {prefix} or {filter}',
+      args: [
+        K,
+        {
+          name: 'what',
+          type: 'oneof',
+          arguments: [
+            { name: 'prefix', type: 'string', token: 'PREFIX' },
+            { name: 'expression', type: 'string', token: 'FILTER' },
+            { name: 'service-filter', type: 'string', token: 'WHERE' },
+          ],
+        },
+      ],
+    }),
+    vs({
+      name: 'vcard',
+      arity: 2,
+      flags: ['readonly', 'fast'],
+      summary: 'Returns the number of elements in a namespace.',
+      run: vcard,
+      upstream: 'POST /info (namespaces)',
+      args: [K],
+    }),
+    vs({
+      name: 'vdim',
+      arity: 2,
+      flags: ['readonly', 'fast'],
+      summary: "Returns the index's dimension.",
+      run: vdim,
+      upstream: 'POST /info',
+      args: [K],
+    }),
+    vs({
+      name: 'vemb',
+      arity: -3,
+      flags: ['readonly', 'fast'],
+      summary: "Returns an element's vector.",
+      run: vemb,
+      upstream: 'POST /fetch {ids, includeVectors}',
+      args: [K, ELEMENT, { name: 'raw', type: 'pure-token', token: 'RAW', optional: true }],
+    }),
+    vs({
+      name: 'vgetattr',
+      arity: 3,
+      flags: ['readonly', 'fast'],
+      summary: "Returns an element's attributes (metadata) as JSON.",
+      run: vgetattr,
+      upstream: 'POST /fetch {ids, includeMetadata}',
+      args: [K, ELEMENT],
+    }),
+    vs({
+      name: 'vsetattr',
+      arity: 4,
+      write: true,
+      flags: ['write', 'fast'],
+      summary: 'Replaces an element\'s attributes ("" removes them).',
+      run: vsetattr,
+      upstream: 'POST /update {id, metadata, metadataUpdateMode: OVERWRITE}',
+      args: [K, ELEMENT, { name: 'json', type: 'string' }],
+    }),
+    vs({
+      name: 'vismember',
+      arity: 3,
+      flags: ['readonly', 'fast'],
+      summary: 'Tells whether an element exists.',
+      run: vismember,
+      upstream: 'POST /fetch {ids}',
+      args: [K, ELEMENT],
+    }),
+    vs({
+      name: 'vinfo',
+      arity: 2,
+      flags: ['readonly', 'fast'],
+      summary: 'Returns information about a namespace and its index.',
+      run: vinfo,
+      upstream: 'POST /info',
+      args: [K],
+    }),
+    vs({
+      name: 'vrandmember',
+      arity: -2,
+      flags: ['readonly'],
+      summary: 'Returns one or more random elements.',
+      run: vrandmember,
+      upstream: 'POST /random (one), or /range pages (count > 0)',
+      args: [K, { name: 'count', type: 'integer', optional: true }],
+    }),
+    vs({
+      name: 'vlinks',
+      arity: -3,
+      flags: ['readonly'],
+      summary: 'Not available: the vector service does not expose its HNSW graph.',
+      upstream: '(none)',
+      run: () => {
+        throw new CommandError(
+          'ERR VLINKS is not supported by the vector side port: the vector service does not expose the neighbours of its HNSW graph; VSIM key ELE element gives the nearest elements',
+        );
+      },
+      args: [K, ELEMENT, { name: 'withscores', type: 'pure-token', token: 'WITHSCORES', optional: true }],
+    }),
+    vs({
+      name: 'vrange',
+      arity: -4,
+      flags: ['readonly'],
+      summary: 'Returns elements in lexicographical order between two bounds (-, +, [elem, (elem), at most count (all when negative).',
+      run: vrange,
       upstream: `POST /range pages over the whole namespace (at most ${VRANGE_LIMIT} elements), sorted here`,
-      args: [K, { name: 'start', type: 'string' }, { name: 'end', type: 'string' }, { name: 'count', type: 'integer', optional: true }] }),
-    vs({ name: 'vscan', arity: -3, flags: ['readonly'], summary: 'Iterates over the elements of a namespace with a cursor (0 starts and ends).', run: vscan, upstream: 'POST /range {cursor, limit, prefix}',
-      args: [K, { name: 'cursor', type: 'integer' }, { name: 'prefix', type: 'string', token: 'PREFIX', optional: true }, { name: 'count', type: 'integer', token: 'COUNT', optional: true },
-        { name: 'withattribs', type: 'pure-token', token: 'WITHATTRIBS', optional: true }, { name: 'withdata', type: 'pure-token', token: 'WITHDATA', optional: true }] }),
-    vs({ name: 'vfetch', arity: -4, flags: ['readonly'], summary: 'Returns records by id (null when absent) or by id prefix (at most 1000).', run: vfetch, upstream: 'POST /fetch {ids} or {prefix}',
-      args: [K, { name: 'what', type: 'oneof', arguments: [{ name: 'ids', type: 'block', arguments: [{ name: 'count', type: 'integer', token: 'IDS' }, { name: 'id', type: 'string', multiple: true }] }, { name: 'prefix', type: 'string', token: 'PREFIX' }] },
-        { name: 'withattribs', type: 'pure-token', token: 'WITHATTRIBS', optional: true }, { name: 'withvectors', type: 'pure-token', token: 'WITHVECTORS', optional: true }, { name: 'withdata', type: 'pure-token', token: 'WITHDATA', optional: true }] }),
-    { name: 'del', arity: -2, group: 'generic', since: '1.0.0', flags: ['write'], acl: ['@keyspace', '@write'], firstKey: 1, lastKey: -1, summary: 'Deletes namespaces (the default namespace "" is emptied); returns how many existed.', run: del, upstream: 'POST /delete-namespace/{ns} (or /reset for "")', args: [{ name: 'key', type: 'key', multiple: true }] },
-    { name: 'keys', arity: 2, group: 'generic', since: '1.0.0', flags: ['readonly'], acl: ['@keyspace', '@read'], summary: 'Returns the namespaces matching a glob-style pattern.', run: keys, upstream: 'POST /list-namespaces', args: [{ name: 'pattern', type: 'pattern' }] },
+      args: [K, { name: 'start', type: 'string' }, { name: 'end', type: 'string' }, { name: 'count', type: 'integer', optional: true }],
+    }),
+    vs({
+      name: 'vscan',
+      arity: -3,
+      flags: ['readonly'],
+      summary: 'Iterates over the elements of a namespace with a cursor (0 starts and ends).',
+      run: vscan,
+      upstream: 'POST /range {cursor, limit, prefix}',
+      args: [
+        K,
+        { name: 'cursor', type: 'integer' },
+        { name: 'prefix', type: 'string', token: 'PREFIX', optional: true },
+        { name: 'count', type: 'integer', token: 'COUNT', optional: true },
+        { name: 'withattribs', type: 'pure-token', token: 'WITHATTRIBS', optional: true },
+        { name: 'withdata', type: 'pure-token', token: 'WITHDATA', optional: true },
+      ],
+    }),
+    vs({
+      name: 'vfetch',
+      arity: -4,
+      flags: ['readonly'],
+      summary: 'Returns records by id (null when absent) or by id prefix (at most 1000).',
+      run: vfetch,
+      upstream: 'POST /fetch {ids} or {prefix}',
+      args: [
+        K,
+        {
+          name: 'what',
+          type: 'oneof',
+          arguments: [
+            {
+              name: 'ids',
+              type: 'block',
+              arguments: [
+                { name: 'count', type: 'integer', token: 'IDS' },
+                { name: 'id', type: 'string', multiple: true },
+              ],
+            },
+            { name: 'prefix', type: 'string', token: 'PREFIX' },
+          ],
+        },
+        { name: 'withattribs', type: 'pure-token', token: 'WITHATTRIBS', optional: true },
+        { name: 'withvectors', type: 'pure-token', token: 'WITHVECTORS', optional: true },
+        { name: 'withdata', type: 'pure-token', token: 'WITHDATA', optional: true },
+      ],
+    }),
+    {
+      name: 'del',
+      arity: -2,
+      group: 'generic',
+      since: '1.0.0',
+      flags: ['write'],
+      acl: ['@keyspace', '@write'],
+      firstKey: 1,
+      lastKey: -1,
+      summary: 'Deletes namespaces (the default namespace "" is emptied); returns how many existed.',
+      run: del,
+      upstream: 'POST /delete-namespace/{ns} (or /reset for "")',
+      args: [{ name: 'key', type: 'key', multiple: true }],
+    },
+    {
+      name: 'keys',
+      arity: 2,
+      group: 'generic',
+      since: '1.0.0',
+      flags: ['readonly'],
+      acl: ['@keyspace', '@read'],
+      summary: 'Returns the namespaces matching a glob-style pattern.',
+      run: keys,
+      upstream: 'POST /list-namespaces',
+      args: [{ name: 'pattern', type: 'pattern' }],
+    },
   ];
 }
 
@@ -697,7 +1004,7 @@ function lexBound(b: Buffer): LexBound {
   if (b.length === 1 && b[0] === 0x2b) return { kind: 'max' };
   if (b[0] === 0x5b) return { kind: 'incl', value: b.subarray(1) };
   if (b[0] === 0x28) return { kind: 'excl', value: b.subarray(1) };
-  throw new CommandError("ERR min or max not valid string range item: use -, +, [element or (element");
+  throw new CommandError('ERR min or max not valid string range item: use -, +, [element or (element');
 }
 
 function aboveLow(b: Buffer, lo: LexBound): boolean {
@@ -730,7 +1037,10 @@ function globToRegExp(glob: string): RegExp {
       const end = glob.indexOf(']', i + 1);
       if (end < 0) re += '\\[';
       else {
-        re += `[${glob.slice(i + 1, end).replace(/^\^/, '^').replace(/\\/g, '\\\\')}]`;
+        re += `[${glob
+          .slice(i + 1, end)
+          .replace(/^\^/, '^')
+          .replace(/\\/g, '\\\\')}]`;
         i = end;
       }
     } else if (ch === '\\' && i + 1 < glob.length) re += `\\${glob[++i]}`;
@@ -738,4 +1048,3 @@ function globToRegExp(glob: string): RegExp {
   }
   return new RegExp(`^${re}$`, 's');
 }
-

@@ -6,13 +6,9 @@
 import { CommandError } from './args.js';
 
 type Token =
-  | { t: 'sel'; v: string }
-  | { t: 'num'; v: string }
-  | { t: 'str'; v: string }
-  | { t: 'bool'; v: boolean }
-  | { t: 'op'; v: string };
+  { t: 'sel'; v: string } | { t: 'num'; v: string } | { t: 'str'; v: string } | { t: 'bool'; v: boolean } | { t: 'op'; v: string };
 
-const UNSUPPORTED = 'use WHERE with the service\'s filter language instead (e.g. WHERE "genre = \'drama\' AND year > 1950")';
+const UNSUPPORTED = "use WHERE with the service's filter language instead (e.g. WHERE \"genre = 'drama' AND year > 1950\")";
 
 function fail(problem: string): never {
   throw new CommandError(`ERR FILTER expression: ${problem}; ${UNSUPPORTED}`);
@@ -132,11 +128,11 @@ class Parser {
     }
     const op = this.next();
     if (op.t !== 'op' || !(op.v in SQL)) {
-      if (op.t === 'op' && ['+', '-', '*', '/', '%', '**'].includes(op.v)) fail('arithmetic has no counterpart in the service\'s language');
+      if (op.t === 'op' && ['+', '-', '*', '/', '%', '**'].includes(op.v)) fail("arithmetic has no counterpart in the service's language");
       fail(`expected a comparison after '${tokText(left)}'`);
     }
     const right = this.next();
-    if (this.peekOp('+', '-', '*', '/', '%', '**')) fail('arithmetic has no counterpart in the service\'s language');
+    if (this.peekOp('+', '-', '*', '/', '%', '**')) fail("arithmetic has no counterpart in the service's language");
     if (left.t === 'sel' && right.t !== 'sel') return `${left.v} ${SQL[op.v]} ${literal(right)}`;
     if (right.t === 'sel' && left.t !== 'sel') return `${right.v} ${SQL[FLIP[op.v]]} ${literal(left)}`;
     return fail('a comparison needs one selector (.field) and one value');

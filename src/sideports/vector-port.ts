@@ -18,17 +18,20 @@ export interface VectorSideportOptions {
 export async function startVectorSideport(options: VectorSideportOptions, log: Logger): Promise<RunningSideport> {
   const client = new VectorClient({ url: options.url, token: options.token, timeoutMs: options.timeoutMs });
   try {
-    return await startSideport({
-      role: 'vector',
-      host: options.host,
-      port: options.port,
-      requirepass: options.requirepass,
-      allowUnauthenticated: options.allowUnauthenticated,
-      commands: vectorCommands(client),
-      portFlag: '--vector-port',
-      upstreamInfo: () => [`upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`],
-      onStop: () => client.close(),
-    }, log);
+    return await startSideport(
+      {
+        role: 'vector',
+        host: options.host,
+        port: options.port,
+        requirepass: options.requirepass,
+        allowUnauthenticated: options.allowUnauthenticated,
+        commands: vectorCommands(client),
+        portFlag: '--vector-port',
+        upstreamInfo: () => [`upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`],
+        onStop: () => client.close(),
+      },
+      log,
+    );
   } catch (err) {
     await client.close();
     throw err;

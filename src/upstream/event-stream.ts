@@ -102,7 +102,11 @@ export class EventStreamClient {
       [EVENT_ENCODING_HEADER]: 'base64',
     };
     // One connection per stream, as many as needed; an idle stream is not a timeout (bodyTimeout 0).
-    this.pool = new Pool(base.origin, { headersTimeout: this.timeoutMs, bodyTimeout: 0, connect: { timeout: this.timeoutMs, ...(options.ca ? { ca: options.ca } : {}) } });
+    this.pool = new Pool(base.origin, {
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: 0,
+      connect: { timeout: this.timeoutMs, ...(options.ca ? { ca: options.ca } : {}) },
+    });
   }
 
   /** Streams open now (for tests and metrics). */

@@ -65,7 +65,11 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.controller = controller;
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     if (statusCode < 200) return; // 1xx informational: the real answer follows
     this.status = statusCode;
     const type = headers['content-type'];

@@ -182,7 +182,11 @@ export class KvClient {
       }
       if (from < n) await this.sendJson(batch, from, n);
     } catch (err) {
-      const reply = errorReply(this.redact(`ERR internal error of the upstream client (${String((err as Error)?.message ?? err)}); the outcome of this command is unknown`));
+      const reply = errorReply(
+        this.redact(
+          `ERR internal error of the upstream client (${String((err as Error)?.message ?? err)}); the outcome of this command is unknown`,
+        ),
+      );
       for (let i = 0; i < n; i++) if (replies[i] === undefined) replies[i] = reply;
     }
     return replies;
@@ -195,7 +199,8 @@ export class KvClient {
   async transaction(commands: Buffer[][], watch?: WatchedKeys, credential?: Credential): Promise<TransactionOutcome> {
     try {
       if (this.closed) return { kind: 'failed', error: 'ERR upstream client is closed; the transaction was not executed' };
-      if (watch && (watch.broken || watch.fingerprints.length < watch.keys.length || watch.fingerprints.includes(undefined))) return { kind: 'aborted' };
+      if (watch && (watch.broken || watch.fingerprints.length < watch.keys.length || watch.fingerprints.includes(undefined)))
+        return { kind: 'aborted' };
       const watching = watch !== undefined && watch.keys.length > 0;
       if (commands.length === 0 && !watching) return { kind: 'executed', items: [] };
       const sizes = new Array<number>(commands.length);
@@ -210,16 +215,26 @@ export class KvClient {
       }
       if (watching || binary) return await this.scriptTransaction(commands, watch, credential);
       const body = writeCommands(commands, sizes, escapes.map, 0, commands.length);
-      if (body.length > this.upstreamMaxRequestBytes) return { kind: 'failed', error: tooLargeText(body.length, this.upstreamMaxRequestBytes, 'transaction') };
+      if (body.length > this.upstreamMaxRequestBytes)
+        return { kind: 'failed', error: tooLargeText(body.length, this.upstreamMaxRequestBytes, 'transaction') };
       const answer = await this.send({ path: this.multiExecPath, headers: this.transactionHeaders, body }, credential);
       return this.readTransaction(answer, commands.length);
     } catch (err) {
-      return { kind: 'failed', error: oneLine(`ERR internal error of the upstream client (${String((err as Error)?.message ?? err)}); the outcome of the transaction is unknown`) };
+      return {
+        kind: 'failed',
+        error: oneLine(
+          `ERR internal error of the upstream client (${String((err as Error)?.message ?? err)}); the outcome of the transaction is unknown`,
+        ),
+      };
     }
   }
 
   /** The transaction as one EVAL, sent like any command (JSON, or the path form when binary). */
-  private async scriptTransaction(commands: Buffer[][], watch: WatchedKeys | undefined, credential: Credential | undefined): Promise<TransactionOutcome> {
+  private async scriptTransaction(
+    commands: Buffer[][],
+    watch: WatchedKeys | undefined,
+    credential: Credential | undefined,
+  ): Promise<TransactionOutcome> {
     const tooLarge = scriptLimitError(commands);
     if (tooLarge) return { kind: 'failed', error: tooLarge };
     const [reply] = await this.pipeline([transactionCommand(commands, watch)], credential);
@@ -339,7 +354,12 @@ export class KvClient {
    */
   private readPipeline(answer: Exchange, commands: Buffer[][], base64: boolean): Verdict {
     const count = commands.length;
-    if (!answer.ok) return this.failed(failureText(answer, 'command', this.timeoutMs), answer.notSent, answer.timedOut ? `timed out after ${this.timeoutMs} ms` : answer.problem);
+    if (!answer.ok)
+      return this.failed(
+        failureText(answer, 'command', this.timeoutMs),
+        answer.notSent,
+        answer.timedOut ? `timed out after ${this.timeoutMs} ms` : answer.problem,
+      );
     const { status, body } = answer;
     const binary = answer.contentType.startsWith('application/octet-stream');
     if (status === 200 && binary) {
@@ -358,7 +378,10 @@ export class KvClient {
       }
       if (count > 1) return { kind: 'isolate' };
       const error = jsonErrorField(body);
-      const text = error !== undefined ? this.redact(error) || 'ERR upstream rejected the command' : statusText(status, body, 'command', (s) => this.redact(s));
+      const text =
+        error !== undefined
+          ? this.redact(error) || 'ERR upstream rejected the command'
+          : statusText(status, body, 'command', (s) => this.redact(s));
       return { kind: 'refused', reply: errorReply(text) };
     }
     if (status >= 200 && status < 300 && answer.contentType.includes('json') && this.format !== 'resp2') {
@@ -374,7 +397,11 @@ export class KvClient {
         : `HTTP ${status} with content-type '${answer.contentType || 'none'}'`;
       return this.failed(malformedText(problem, 'command'), false, 'malformed answer');
     }
-    return this.failed(statusText(status, body, 'command', (s) => this.redact(s)), status < 500, `HTTP ${status}`);
+    return this.failed(
+      statusText(status, body, 'command', (s) => this.redact(s)),
+      status < 500,
+      `HTTP ${status}`,
+    );
   }
 
   /**
@@ -414,7 +441,8 @@ export class KvClient {
     }
     if (REJECTED_WHOLE.has(status)) {
       const error = jsonErrorField(body);
-      if (error !== undefined) return { kind: 'discarded', error: oneLine(this.redact(error)) || 'ERR transaction discarded by the upstream' };
+      if (error !== undefined)
+        return { kind: 'discarded', error: oneLine(this.redact(error)) || 'ERR transaction discarded by the upstream' };
     }
     return { kind: 'failed', error: statusText(status, body, 'transaction', (s) => this.redact(s)) };
   }

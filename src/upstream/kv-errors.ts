@@ -66,7 +66,9 @@ export function jsonErrorField(body: Buffer): string | undefined {
 function bodySnippet(body: Buffer, redact: (s: string) => string): string {
   const error = jsonErrorField(body);
   const text = error ?? body.toString('utf8', 0, Math.min(body.length, 200));
-  // eslint-disable-next-line no-control-regex
-  const clean = redact(text).replace(/[\x00-\x1f\x7f]+/g, ' ').trim();
+  const clean = redact(text)
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\x00-\x1f\x7f]+/g, ' ')
+    .trim();
   return clean.length > 200 ? clean.slice(0, 200) + '…' : clean;
 }

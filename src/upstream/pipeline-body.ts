@@ -31,7 +31,13 @@ export function measureCommand(command: readonly Buffer[], escapes: { map: Escap
 }
 
 /** Writes commands [from, to) as one JSON array of arrays; `sizes` come from measureCommand. */
-export function writeCommands(commands: readonly (readonly Buffer[])[], sizes: readonly number[], escapes: Escapes, from: number, to: number): Buffer {
+export function writeCommands(
+  commands: readonly (readonly Buffer[])[],
+  sizes: readonly number[],
+  escapes: Escapes,
+  from: number,
+  to: number,
+): Buffer {
   let total = 2 + to - from - 1;
   for (let i = from; i < to; i++) total += sizes[i];
   const out = Buffer.allocUnsafe(total);

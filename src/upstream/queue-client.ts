@@ -31,7 +31,12 @@ export class QueueClient {
   }
 
   enqueue(queue: string, destination: string, message: OutgoingMessage): Promise<Json> {
-    return this.rest.call({ method: 'POST', path: `/v2/enqueue/${segment(queue)}/${destination}`, body: message.body, headers: message.headers });
+    return this.rest.call({
+      method: 'POST',
+      path: `/v2/enqueue/${segment(queue)}/${destination}`,
+      body: message.body,
+      headers: message.headers,
+    });
   }
 
   // ---- URL groups ----
@@ -118,7 +123,11 @@ export class QueueClient {
 
   // ---- queues ----
   upsertQueue(name: string, parallelism: number | undefined): Promise<Json> {
-    return this.rest.call({ method: 'POST', path: '/v2/queues', json: parallelism === undefined ? { queueName: name } : { queueName: name, parallelism } });
+    return this.rest.call({
+      method: 'POST',
+      path: '/v2/queues',
+      json: parallelism === undefined ? { queueName: name } : { queueName: name, parallelism },
+    });
   }
 
   getQueue(name: string): Promise<Json> {

@@ -63,12 +63,23 @@ export class RestClient {
     let status: number;
     let text: string;
     try {
-      const res = await this.pool.request({ method: req.method, path: this.basePath + req.path + queryString(req.query), headers, body, signal });
+      const res = await this.pool.request({
+        method: req.method,
+        path: this.basePath + req.path + queryString(req.query),
+        headers,
+        body,
+        signal,
+      });
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
       const e = err as { name?: string; code?: string; message?: string };
-      const what = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${this.options.timeoutMs} ms` : e.code ? `${e.code}` : e.message ?? String(err);
+      const what =
+        e.name === 'TimeoutError' || e.name === 'AbortError'
+          ? `no answer within ${this.options.timeoutMs} ms`
+          : e.code
+            ? `${e.code}`
+            : (e.message ?? String(err));
       throw new RestError(`${this.origin} unreachable: ${what}`, 0, this.options.service);
     }
     let parsed: unknown = text;
@@ -80,9 +91,12 @@ export class RestClient {
       }
     } else parsed = null;
     if (status < 200 || status > 299) {
-      const message = typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string'
-        ? (parsed as { error: string }).error
-        : typeof parsed === 'string' && parsed.length > 0 ? parsed.slice(0, 300) : `HTTP ${status}`;
+      const message =
+        typeof parsed === 'object' && parsed !== null && typeof (parsed as { error?: unknown }).error === 'string'
+          ? (parsed as { error: string }).error
+          : typeof parsed === 'string' && parsed.length > 0
+            ? parsed.slice(0, 300)
+            : `HTTP ${status}`;
       throw new RestError(message, status, this.options.service);
     }
     return parsed as T;

@@ -142,8 +142,14 @@ export function readTransactionReply(reply: Buffer, count: number): ScriptOutcom
   if (reply[0] === 0x2d) return { kind: 'failed', error: reply.toString('utf8', 1, reply.length - 2) };
   if (reply.equals(NIL)) return { kind: 'aborted' };
   const header = `*${count}\r\n`;
-  const items = reply.subarray(0, header.length).equals(Buffer.from(header)) ? splitReplies(reply.subarray(header.length), count) : undefined;
-  if (!items) return { kind: 'failed', error: `ERR upstream sent a malformed answer to the transaction's script (expected ${count} replies); the outcome of the transaction is unknown` };
+  const items = reply.subarray(0, header.length).equals(Buffer.from(header))
+    ? splitReplies(reply.subarray(header.length), count)
+    : undefined;
+  if (!items)
+    return {
+      kind: 'failed',
+      error: `ERR upstream sent a malformed answer to the transaction's script (expected ${count} replies); the outcome of the transaction is unknown`,
+    };
   return { kind: 'replies', replies: items };
 }
 

@@ -77,7 +77,11 @@ export class VectorClient {
   }
 
   private async post<T>(op: string, namespace: string | undefined, body: unknown): Promise<T> {
-    const answer = await this.rest.call<{ result: T }>({ method: 'POST', path: `/${op}${namespace === undefined ? '' : ns(namespace)}`, json: body ?? {} });
+    const answer = await this.rest.call<{ result: T }>({
+      method: 'POST',
+      path: `/${op}${namespace === undefined ? '' : ns(namespace)}`,
+      json: body ?? {},
+    });
     return answer && typeof answer === 'object' && 'result' in answer ? answer.result : (answer as T);
   }
 
@@ -109,7 +113,17 @@ export class VectorClient {
     return this.post('delete', namespace, what);
   }
 
-  update(namespace: string, change: { id: string; vector?: number[]; sparseVector?: SparseVector; data?: string; metadata?: Record<string, unknown>; metadataUpdateMode?: 'OVERWRITE' | 'PATCH' }): Promise<{ updated: number }> {
+  update(
+    namespace: string,
+    change: {
+      id: string;
+      vector?: number[];
+      sparseVector?: SparseVector;
+      data?: string;
+      metadata?: Record<string, unknown>;
+      metadataUpdateMode?: 'OVERWRITE' | 'PATCH';
+    },
+  ): Promise<{ updated: number }> {
     return this.post('update', namespace, change);
   }
 

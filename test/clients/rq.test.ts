@@ -36,11 +36,21 @@ describe('RQ through the proxy', () => {
     const store = await connectDataStore(stack);
     let output = '';
     // Not --burst: the worker blocks in BLPOP between jobs, as in production.
-    const worker = trackChild(spawn('/usr/bin/rq', ['worker', '--url', `redis://127.0.0.1:${stack.proxy.port}`, '--with-scheduler', 'default'], { env, cwd: here, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const worker = trackChild(
+      spawn('/usr/bin/rq', ['worker', '--url', `redis://127.0.0.1:${stack.proxy.port}`, '--with-scheduler', 'default'], {
+        env,
+        cwd: here,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     worker.stdout!.on('data', (d) => (output += d));
     worker.stderr!.on('data', (d) => (output += d));
     try {
-      await until(async () => (await store.hlen('rq-test:done')) === JOBS - 1 && (await store.zcard('rq:failed:default')) === 1, `${JOBS} jobs run (rq said: ${output.slice(-2000)})`, 60_000);
+      await until(
+        async () => (await store.hlen('rq-test:done')) === JOBS - 1 && (await store.zcard('rq:failed:default')) === 1,
+        `${JOBS} jobs run (rq said: ${output.slice(-2000)})`,
+        60_000,
+      );
     } finally {
       worker.kill('SIGTERM'); // warm shutdown
       await new Promise((r) => worker.once('exit', r));
@@ -52,7 +62,11 @@ describe('RQ through the proxy', () => {
     expect(await store.zcard('rq:finished:default')).toBe(JOBS - 1);
     expect(await store.llen('rq:queue:default')).toBe(0);
     // RQ's own view, through the proxy: statuses and the failing job's traceback.
-    const check = await run('/usr/bin/python3', ['-c', `
+    const check = await run(
+      '/usr/bin/python3',
+      [
+        '-c',
+        `
 import sys, redis
 from rq import Queue
 from rq.job import Job
@@ -61,7 +75,11 @@ q = Queue('default', connection=conn)
 boom = Job.fetch('job-boom', connection=conn)
 first = Job.fetch('job-0', connection=conn)
 print(len(q), len(q.failed_job_registry), len(q.finished_job_registry), boom.get_status(), 'ValueError' in (boom.exc_info or ''), first.get_status(), first.result)
-`, String(stack.proxy.port)], env);
+`,
+        String(stack.proxy.port),
+      ],
+      env,
+    );
     expect(check.stderr).toBe('');
     expect(check.stdout.trim()).toBe(`0 1 ${JOBS - 1} failed True finished (0, 256)`);
     store.disconnect();

@@ -42,11 +42,20 @@ describe('Sidekiq through the proxy', () => {
     expect(await store.llen('queue:default')).toBe(JOBS / 2);
 
     let output = '';
-    const sidekiq = trackChild(spawn('sidekiq', ['-r', path.join(here, 'worker.rb'), '-q', 'critical,2', '-q', 'default,1', '-c', '5'], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const sidekiq = trackChild(
+      spawn('sidekiq', ['-r', path.join(here, 'worker.rb'), '-q', 'critical,2', '-q', 'default,1', '-c', '5'], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     sidekiq.stdout!.on('data', (d) => (output += d));
     sidekiq.stderr!.on('data', (d) => (output += d));
     try {
-      await until(async () => (await store.hlen('jobs:done')) === JOBS && (await store.zcard('retry')) === 0, `${JOBS} jobs done (sidekiq said: ${output.slice(-2000)})`, 60_000);
+      await until(
+        async () => (await store.hlen('jobs:done')) === JOBS && (await store.zcard('retry')) === 0,
+        `${JOBS} jobs done (sidekiq said: ${output.slice(-2000)})`,
+        60_000,
+      );
     } finally {
       sidekiq.kill('SIGTERM');
       await new Promise((r) => sidekiq.once('exit', r));

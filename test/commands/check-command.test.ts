@@ -84,7 +84,9 @@ function argumentCountsFor(spec: CommandSpec): number[] {
 function casesFor(spec: CommandSpec, k: number): (string | Buffer)[][] {
   const out: (string | Buffer)[][] = [];
   if (NOT_QUEUED.has(spec.name)) return out;
-  const prefix = spec.container ? [mixCase(spec.container, k), mixCase(spec.name.slice(spec.container.length + 1), k + 1)] : [mixCase(spec.name, k)];
+  const prefix = spec.container
+    ? [mixCase(spec.container, k), mixCase(spec.name.slice(spec.container.length + 1), k + 1)]
+    : [mixCase(spec.name, k)];
   for (const argc of argumentCountsFor(spec)) {
     if (argc < prefix.length) continue;
     const args: string[] = [...prefix];
@@ -113,7 +115,16 @@ describe('checkCommand against redis-server 7.0.15', () => {
   it('agrees on the transaction and connection commands that are not queued (sent outside MULTI)', async () => {
     // Only argument counts that fail the checks are sent, so none of them runs. EXEC is special: a
     // rejected EXEC answers EXECABORT (and would discard a transaction).
-    const cases = [['exec', 'x'], ['EXEC', 'x', 'y'], ['DISCARD', 'x', 'y'], ['multi', 'x'], ['watch'], ['Watch'], ['Reset', 'x'], ['reset', 'x', 'y']];
+    const cases = [
+      ['exec', 'x'],
+      ['EXEC', 'x', 'y'],
+      ['DISCARD', 'x', 'y'],
+      ['multi', 'x'],
+      ['watch'],
+      ['Watch'],
+      ['Reset', 'x'],
+      ['reset', 'x', 'y'],
+    ];
     for (const c of cases) expect(checkCommand(c).ok).toBe(false);
     expect(compare(cases, await send(cases))).toEqual([]);
     expect(checkCommand(['exec', 'x'])).toMatchObject({
@@ -131,7 +142,35 @@ describe('checkCommand against redis-server 7.0.15', () => {
       ['foo'],
       ['foo', 'a'],
       ['foo', 'a', 'b'],
-      ['FoO', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z'],
+      [
+        'FoO',
+        'a',
+        'b',
+        'c',
+        'd',
+        'e',
+        'f',
+        'g',
+        'h',
+        'i',
+        'j',
+        'k',
+        'l',
+        'm',
+        'n',
+        'o',
+        'p',
+        'q',
+        'r',
+        's',
+        't',
+        'u',
+        'v',
+        'w',
+        'x',
+        'y',
+        'z',
+      ],
       Array.from({ length: 60 }, (_, i) => (i === 0 ? 'nosuch' : `argument-${i}`)),
       ['foo', long],
       ['foo', 'a'.repeat(120), 'b'.repeat(20)],
@@ -177,7 +216,10 @@ describe('checkCommand against redis-server 7.0.15', () => {
     }
     cases.push(['client', 'setinfo', 'lib-name', 'x'], ['CLIENT', 'MAINT_NOTIFICATIONS', 'on'], ['config', 'get\u212A', 'x']);
     expect(await inMulti(cases)).toEqual([]);
-    expect(checkCommand(['client', 'setinfo', 'lib-name', 'x'])).toMatchObject({ ok: false, error: "ERR unknown subcommand 'setinfo'. Try CLIENT HELP." });
+    expect(checkCommand(['client', 'setinfo', 'lib-name', 'x'])).toMatchObject({
+      ok: false,
+      error: "ERR unknown subcommand 'setinfo'. Try CLIENT HELP.",
+    });
   });
 
   it('agrees on negative arities (at least N arguments) and exact arities', async () => {
@@ -200,11 +242,17 @@ describe('checkCommand against redis-server 7.0.15', () => {
       ['hello', '3', 'auth'],
     ];
     expect(await inMulti(cases)).toEqual([]);
-    expect(checkCommand(['client', 'setname'])).toMatchObject({ ok: false, error: "ERR wrong number of arguments for 'client|setname' command" });
+    expect(checkCommand(['client', 'setname'])).toMatchObject({
+      ok: false,
+      error: "ERR wrong number of arguments for 'client|setname' command",
+    });
   });
 
   it('gives the exact texts of the brief', () => {
-    expect(checkCommand(['foo', 'a', 'b'])).toMatchObject({ ok: false, error: "ERR unknown command 'foo', with args beginning with: 'a' 'b' " });
+    expect(checkCommand(['foo', 'a', 'b'])).toMatchObject({
+      ok: false,
+      error: "ERR unknown command 'foo', with args beginning with: 'a' 'b' ",
+    });
     expect(checkCommand(['foo'])).toMatchObject({ ok: false, error: "ERR unknown command 'foo', with args beginning with: " });
     expect(checkCommand(['client', 'x'])).toMatchObject({ ok: false, error: "ERR unknown subcommand 'x'. Try CLIENT HELP." });
     expect(checkCommand([])).toMatchObject({ ok: false, error: "ERR unknown command '', with args beginning with: " });

@@ -44,7 +44,9 @@ describe('the table holds Redis 7.0.15', () => {
     const list = await conn.call('COMMAND', 'LIST');
     if (list.type !== 'array' || !list.items) throw new Error('COMMAND LIST failed');
     const theirs = list.items.map((r) => (r.type === 'bulk' ? r.text : '')).sort();
-    const ours = allCommandsAndSubcommands().map((s) => s.name).sort();
+    const ours = allCommandsAndSubcommands()
+      .map((s) => s.name)
+      .sort();
     expect(ours).toEqual(theirs);
     const count = await conn.call('COMMAND', 'COUNT');
     expect(count.type === 'int' && count.value).toBe(allCommands().length);
@@ -117,19 +119,79 @@ describe('proxy routes', () => {
     const expectRoute = (route: Route, names: string[]) => {
       for (const n of names) expect(spec(n).route, n).toBe(route);
     };
-    expectRoute('local', ['ping', 'echo', 'quit', 'reset', 'select', 'hello', 'auth', 'info', 'command', 'command|docs', 'command|info', 'command|count', 'command|list', 'config|get', 'config|set']);
-    expectRoute('local', ['client|setname', 'client|getname', 'client|id', 'client|list', 'client|info', 'client|kill', 'client|reply', 'client|no-evict', 'client|unpause', 'slowlog|get', 'slowlog|len', 'slowlog|reset', 'wait']);
+    expectRoute('local', [
+      'ping',
+      'echo',
+      'quit',
+      'reset',
+      'select',
+      'hello',
+      'auth',
+      'info',
+      'command',
+      'command|docs',
+      'command|info',
+      'command|count',
+      'command|list',
+      'config|get',
+      'config|set',
+    ]);
+    expectRoute('local', [
+      'client|setname',
+      'client|getname',
+      'client|id',
+      'client|list',
+      'client|info',
+      'client|kill',
+      'client|reply',
+      'client|no-evict',
+      'client|unpause',
+      'slowlog|get',
+      'slowlog|len',
+      'slowlog|reset',
+      'wait',
+    ]);
     expectRoute('refused', ['client|pause']);
     expectRoute('transaction', ['multi', 'exec', 'discard', 'watch', 'unwatch']);
     expectRoute('stream', ['subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe', 'ssubscribe', 'sunsubscribe', 'monitor']);
     expectRoute('blocking', ['blpop', 'brpop', 'brpoplpush', 'blmove', 'blmpop', 'bzpopmin', 'bzpopmax', 'bzmpop']);
-    expectRoute('refused', ['sync', 'psync', 'replconf', 'shutdown', 'debug', 'module|load', 'replicaof', 'slaveof', 'failover', 'migrate', 'swapdb', 'move']);
+    expectRoute('refused', [
+      'sync',
+      'psync',
+      'replconf',
+      'shutdown',
+      'debug',
+      'module|load',
+      'replicaof',
+      'slaveof',
+      'failover',
+      'migrate',
+      'swapdb',
+      'move',
+    ]);
     expectRoute('refused', ['config|rewrite', 'config|resetstat', 'save', 'bgsave', 'bgrewriteaof', 'client|tracking', 'script|debug']);
     expectRoute('refused', ['cluster|info', 'cluster|slots', 'cluster|help', 'readonly', 'readwrite', 'asking']);
-    expectRoute('forward', ['get', 'set', 'eval', 'publish', 'spublish', 'pubsub|channels', 'xread', 'xreadgroup', 'keys', 'scan', 'acl|whoami', 'time', 'dbsize', 'flushall']);
+    expectRoute('forward', [
+      'get',
+      'set',
+      'eval',
+      'publish',
+      'spublish',
+      'pubsub|channels',
+      'xread',
+      'xreadgroup',
+      'keys',
+      'scan',
+      'acl|whoami',
+      'time',
+      'dbsize',
+      'flushall',
+    ]);
     expect(spec('cluster|info').refusal).toBe(CLUSTER_DISABLED_ERROR);
     expect(spec('readonly').refusal).toBe(CLUSTER_DISABLED_ERROR);
-    expect(spec('swapdb').refusal).toBe("ERR command 'swapdb' is not supported by respgate: only database 0 exists behind the proxy (the REST upstream has a single database)");
+    expect(spec('swapdb').refusal).toBe(
+      "ERR command 'swapdb' is not supported by respgate: only database 0 exists behind the proxy (the REST upstream has a single database)",
+    );
   });
 
   it('answers like standalone Redis for the cluster commands', async () => {
@@ -170,7 +232,9 @@ describe('REST platform refusals', () => {
   });
 
   it('refuses WATCH, UNWATCH and DISCARD but runs MULTI and EXEC', () => {
-    expect(platformRefusal(['WATCH', 'k'])).toBe("ERR command 'watch' is not supported over REST: send the whole transaction as one /multi-exec request");
+    expect(platformRefusal(['WATCH', 'k'])).toBe(
+      "ERR command 'watch' is not supported over REST: send the whole transaction as one /multi-exec request",
+    );
     expect(platformRefusal(['unwatch'])).toMatch(/^ERR command 'unwatch' is not supported over REST/);
     expect(platformRefusal(['discard'])).toMatch(/^ERR command 'discard' is not supported over REST/);
     expect(platformRefusal(['MULTI'])).toBeUndefined();
@@ -178,7 +242,19 @@ describe('REST platform refusals', () => {
   });
 
   it('refuses connection commands other than PING and ECHO', () => {
-    for (const args of [['AUTH', 'p'], ['HELLO', '3'], ['SELECT', '0'], ['QUIT'], ['RESET'], ['READONLY'], ['READWRITE'], ['ASKING'], ['CLIENT', 'SETNAME', 'x'], ['client', 'list'], ['CLIENT']]) {
+    for (const args of [
+      ['AUTH', 'p'],
+      ['HELLO', '3'],
+      ['SELECT', '0'],
+      ['QUIT'],
+      ['RESET'],
+      ['READONLY'],
+      ['READWRITE'],
+      ['ASKING'],
+      ['CLIENT', 'SETNAME', 'x'],
+      ['client', 'list'],
+      ['CLIENT'],
+    ]) {
       const name = resolveCommand(args)!.name;
       expect(platformRefusal(args), args.join(' ')).toBe(
         `ERR command '${name}' is not supported over REST: REST requests have no connection state (only PING and ECHO are supported)`,
@@ -190,9 +266,13 @@ describe('REST platform refusals', () => {
   });
 
   it('refuses cluster commands, pub/sub and MONITOR', () => {
-    expect(platformRefusal(['CLUSTER', 'INFO'])).toBe("ERR command 'cluster|info' is not supported over REST: the database is not a cluster");
+    expect(platformRefusal(['CLUSTER', 'INFO'])).toBe(
+      "ERR command 'cluster|info' is not supported over REST: the database is not a cluster",
+    );
     for (const n of ['subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe', 'sunsubscribe']) {
-      expect(platformRefusal([n, 'ch'])).toBe(`ERR command '${n}' is not supported over REST: use the /subscribe/{channel} or /psubscribe/{pattern} event stream and /publish`);
+      expect(platformRefusal([n, 'ch'])).toBe(
+        `ERR command '${n}' is not supported over REST: use the /subscribe/{channel} or /psubscribe/{pattern} event stream and /publish`,
+      );
     }
     expect(platformRefusal(['MONITOR'])).toBe("ERR command 'monitor' is not supported over REST: use the /monitor event stream");
     expect(platformRefusal(['PUBLISH', 'ch', 'm'])).toBeUndefined();
@@ -201,12 +281,30 @@ describe('REST platform refusals', () => {
 
   it('refuses operator commands and other databases', () => {
     const operator = [
-      ['SHUTDOWN'], ['DEBUG', 'SLEEP', '0'], ['MODULE', 'LIST'], ['MODULE', 'LOAD', 'x'], ['REPLICAOF', 'h', '1'], ['SLAVEOF', 'NO', 'ONE'],
-      ['FAILOVER'], ['SYNC'], ['PSYNC', '?', '-1'], ['REPLCONF', 'x', 'y'], ['MIGRATE', 'h', '1', 'k', '0', '1'], ['CONFIG', 'SET', 'x', 'y'],
-      ['config', 'rewrite'], ['CONFIG', 'RESETSTAT'], ['SAVE'], ['BGSAVE'], ['BGREWRITEAOF'], ['ACL', 'LOAD'], ['acl', 'save'],
+      ['SHUTDOWN'],
+      ['DEBUG', 'SLEEP', '0'],
+      ['MODULE', 'LIST'],
+      ['MODULE', 'LOAD', 'x'],
+      ['REPLICAOF', 'h', '1'],
+      ['SLAVEOF', 'NO', 'ONE'],
+      ['FAILOVER'],
+      ['SYNC'],
+      ['PSYNC', '?', '-1'],
+      ['REPLCONF', 'x', 'y'],
+      ['MIGRATE', 'h', '1', 'k', '0', '1'],
+      ['CONFIG', 'SET', 'x', 'y'],
+      ['config', 'rewrite'],
+      ['CONFIG', 'RESETSTAT'],
+      ['SAVE'],
+      ['BGSAVE'],
+      ['BGREWRITEAOF'],
+      ['ACL', 'LOAD'],
+      ['acl', 'save'],
     ];
     for (const args of operator) {
-      expect(platformRefusal(args), args.join(' ')).toBe(`ERR command '${resolveCommand(args)!.name}' is not supported over REST: it administers the server behind the database`);
+      expect(platformRefusal(args), args.join(' ')).toBe(
+        `ERR command '${resolveCommand(args)!.name}' is not supported over REST: it administers the server behind the database`,
+      );
     }
     expect(platformRefusal(['SWAPDB', '0', '1'])).toBe("ERR command 'swapdb' is not supported over REST: only database 0 exists");
     expect(platformRefusal(['MOVE', 'k', '1'])).toBe("ERR command 'move' is not supported over REST: only database 0 exists");
@@ -215,14 +313,31 @@ describe('REST platform refusals', () => {
     expect(platformRefusal(['COPY', 'a', 'b'])).toBeUndefined();
     expect(platformRefusal(['COPY', 'a', 'b', 'DB', '0', 'REPLACE'])).toBeUndefined();
     expect(platformRefusal(['COPY', 'a', 'b', 'DB', 'notanumber'])).toBeUndefined(); // Redis' own parse error
-    expect(platformRefusal(['SCRIPT', 'DEBUG', 'YES'])).toBe("ERR command 'script|debug' is not supported over REST: the Lua debugger needs a dedicated connection");
+    expect(platformRefusal(['SCRIPT', 'DEBUG', 'YES'])).toBe(
+      "ERR command 'script|debug' is not supported over REST: the Lua debugger needs a dedicated connection",
+    );
   });
 
   it('allows data, scripting and server commands, and leaves unknown commands to Redis', () => {
     for (const args of [
-      ['GET', 'k'], ['SET', 'k', 'v'], ['EVAL', 'return 1', '0'], ['FUNCTION', 'LIST'], ['CONFIG', 'GET', 'maxmemory'], ['ACL', 'WHOAMI'],
-      ['ACL', 'SETUSER', 'u'], ['INFO'], ['DBSIZE'], ['FLUSHDB'], ['KEYS', '*'], ['SCAN', '0'], ['LPOP', 'q'], ['ZPOPMIN', 'z'], ['COMMAND'],
-      ['nosuch', 'x'], ['client', 'nosuch'], [],
+      ['GET', 'k'],
+      ['SET', 'k', 'v'],
+      ['EVAL', 'return 1', '0'],
+      ['FUNCTION', 'LIST'],
+      ['CONFIG', 'GET', 'maxmemory'],
+      ['ACL', 'WHOAMI'],
+      ['ACL', 'SETUSER', 'u'],
+      ['INFO'],
+      ['DBSIZE'],
+      ['FLUSHDB'],
+      ['KEYS', '*'],
+      ['SCAN', '0'],
+      ['LPOP', 'q'],
+      ['ZPOPMIN', 'z'],
+      ['COMMAND'],
+      ['nosuch', 'x'],
+      ['client', 'nosuch'],
+      [],
     ]) {
       expect(platformRefusal(args), args.join(' ')).toBeUndefined();
     }

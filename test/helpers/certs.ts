@@ -7,8 +7,16 @@ import path from 'node:path';
 
 export interface TestCerts {
   dir: string;
-  caFile: string; serverCertFile: string; serverKeyFile: string; clientCertFile: string; clientKeyFile: string;
-  ca: Buffer; serverCert: Buffer; serverKey: Buffer; clientCert: Buffer; clientKey: Buffer;
+  caFile: string;
+  serverCertFile: string;
+  serverKeyFile: string;
+  clientCertFile: string;
+  clientKeyFile: string;
+  ca: Buffer;
+  serverCert: Buffer;
+  serverKey: Buffer;
+  clientCert: Buffer;
+  clientKey: Buffer;
   remove(): void;
 }
 
@@ -16,18 +24,65 @@ export function makeTestCerts(): TestCerts {
   const dir = mkdtempSync(path.join(tmpdir(), 'respgate-tls-'));
   const f = (name: string) => path.join(dir, name);
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', '/CN=respgate test CA');
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=respgate test CA',
+  );
   writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
   for (const who of ['server', 'client']) {
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f(`${who}.key`), '-out', f(`${who}.csr`), '-subj', `/CN=${who === 'server' ? 'localhost' : 'respgate test client'}`);
-    ssl('x509', '-req', '-in', f(`${who}.csr`), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f(`${who}.crt`), '-days', '2',
-      ...(who === 'server' ? ['-extfile', f('server.ext')] : []));
+    ssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      f(`${who}.key`),
+      '-out',
+      f(`${who}.csr`),
+      '-subj',
+      `/CN=${who === 'server' ? 'localhost' : 'respgate test client'}`,
+    );
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      f(`${who}.csr`),
+      '-CA',
+      f('ca.crt'),
+      '-CAkey',
+      f('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      f(`${who}.crt`),
+      '-days',
+      '2',
+      ...(who === 'server' ? ['-extfile', f('server.ext')] : []),
+    );
   }
   const read = (name: string) => readFileSync(f(name));
   return {
     dir,
-    caFile: f('ca.crt'), serverCertFile: f('server.crt'), serverKeyFile: f('server.key'), clientCertFile: f('client.crt'), clientKeyFile: f('client.key'),
-    ca: read('ca.crt'), serverCert: read('server.crt'), serverKey: read('server.key'), clientCert: read('client.crt'), clientKey: read('client.key'),
+    caFile: f('ca.crt'),
+    serverCertFile: f('server.crt'),
+    serverKeyFile: f('server.key'),
+    clientCertFile: f('client.crt'),
+    clientKeyFile: f('client.key'),
+    ca: read('ca.crt'),
+    serverCert: read('server.crt'),
+    serverKey: read('server.key'),
+    clientCert: read('client.crt'),
+    clientKey: read('client.key'),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -36,11 +36,24 @@ export async function startDestination(): Promise<Destination> {
     waitFor(count, timeoutMs = 10_000) {
       if (dest.received.length >= count) return Promise.resolve(dest.received);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`destination got ${dest.received.length} of ${count} requests within ${timeoutMs} ms`)), timeoutMs);
-        waiters.push({ count, resolve: () => { clearTimeout(timer); resolve(dest.received); } });
+        const timer = setTimeout(
+          () => reject(new Error(`destination got ${dest.received.length} of ${count} requests within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve(dest.received);
+          },
+        });
       });
     },
-    close: () => new Promise((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -52,7 +65,11 @@ export async function startDestination(): Promise<Destination> {
       const reply = dest.respond(r, index);
       // Wake the waiters once the answer is decided, or at once when it is still pending (a hanging endpoint).
       if (!(reply instanceof Promise)) answer(res, reply);
-      for (const w of [...waiters]) if (dest.received.length >= w.count) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+      for (const w of [...waiters])
+        if (dest.received.length >= w.count) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve();
+        }
       if (reply instanceof Promise) answer(res, await reply);
     });
   });

@@ -30,14 +30,19 @@ function inline(cmd: (string | Buffer)[]): Buffer | undefined {
 }
 
 /** A valid frame: multibulk (mostly) or inline. */
-export const validFrame: fc.Arbitrary<Buffer> = fc.tuple(validCommand, fc.boolean()).map(([cmd, asInline]) => (asInline && inline(cmd)) || encodeCommands([cmd]));
+export const validFrame: fc.Arbitrary<Buffer> = fc
+  .tuple(validCommand, fc.boolean())
+  .map(([cmd, asInline]) => (asInline && inline(cmd)) || encodeCommands([cmd]));
 
 const mutation = fc.oneof(
   fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }),
   fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), bytes: fc.uint8Array({ minLength: 1, maxLength: 8 }) }),
   fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), n: fc.integer({ min: 1, max: 4 }) }),
   fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
-  fc.record({ kind: fc.constant('number' as const), value: fc.constantFrom('-1', '0', '-5', '99999999999', '2147483648', '1048577', 'abc', '') }),
+  fc.record({
+    kind: fc.constant('number' as const),
+    value: fc.constantFrom('-1', '0', '-5', '99999999999', '2147483648', '1048577', 'abc', ''),
+  }),
 );
 
 type Mutation = typeof mutation extends fc.Arbitrary<infer T> ? T : never;

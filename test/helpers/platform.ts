@@ -39,7 +39,11 @@ export async function kv(p: RunningPlatform, path: string, call: KvCall = {}): P
   const headers: Record<string, string> = { ...call.headers };
   const token = call.token === undefined ? p.token : call.token;
   if (token !== null) headers.Authorization = `Bearer ${token}`;
-  const res = await fetch(p.url + path, { method: call.method ?? (call.body !== undefined ? 'POST' : 'GET'), body: typeof call.body === 'string' || call.body === undefined ? call.body : new Uint8Array(call.body), headers });
+  const res = await fetch(p.url + path, {
+    method: call.method ?? (call.body !== undefined ? 'POST' : 'GET'),
+    body: typeof call.body === 'string' || call.body === undefined ? call.body : new Uint8Array(call.body),
+    headers,
+  });
   const bytes = Buffer.from(await res.arrayBuffer());
   const text = bytes.toString('utf8');
   let json: any;

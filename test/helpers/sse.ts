@@ -26,7 +26,8 @@ export async function openEventStream(url: string, token: string): Promise<Event
         const started = Date.now();
         const check = () => {
           if (stream.events.length >= n) return resolve(stream.events.slice());
-          if (Date.now() - started > ms) return reject(new Error(`only ${stream.events.length} of ${n} events: ${JSON.stringify(stream.events)}`));
+          if (Date.now() - started > ms)
+            return reject(new Error(`only ${stream.events.length} of ${n} events: ${JSON.stringify(stream.events)}`));
           setTimeout(check, 10);
         };
         check();
@@ -41,7 +42,10 @@ export async function openEventStream(url: string, token: string): Promise<Event
     while ((idx = pending.indexOf('\n\n')) >= 0) {
       const block = pending.slice(0, idx);
       pending = pending.slice(idx + 2);
-      const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
+      const data = block
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6));
       if (data.length > 0) stream.events.push(data.join('\n'));
     }
   });

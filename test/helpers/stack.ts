@@ -43,7 +43,10 @@ export async function startStack(proxyOverrides: Partial<ProxyConfig> = {}): Pro
   }
 }
 
-export async function startTestProxy(platform: { url: string; token: string }, overrides: Partial<ProxyConfig> = {}): Promise<RunningProxy> {
+export async function startTestProxy(
+  platform: { url: string; token: string },
+  overrides: Partial<ProxyConfig> = {},
+): Promise<RunningProxy> {
   const proxy = await startProxy(
     {
       host: '127.0.0.1',
@@ -113,7 +116,10 @@ export class RawClient {
       }
       if (this.closed) throw new Error(`connection closed after ${out.length} of ${n} replies`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out after ${out.length} of ${n} replies; buffered: ${JSON.stringify(this.buf.toString('latin1').slice(0, 200))}`);
+      if (left <= 0)
+        throw new Error(
+          `timed out after ${out.length} of ${n} replies; buffered: ${JSON.stringify(this.buf.toString('latin1').slice(0, 200))}`,
+        );
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
         this.waiters.push(() => {

@@ -20,7 +20,10 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
 /** Whether `p` has settled by the time the current microtasks have run. */
 export async function settled(p: Promise<unknown>): Promise<boolean> {
   let done = false;
-  void p.then(() => (done = true), () => (done = true));
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
   await new Promise((r) => setImmediate(r));
   return done;
 }

@@ -38,7 +38,9 @@ export function examplesOf(file: string): Example[] {
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && lines[i] !== '```'; i++) body.push(lines[i]);
-    const marker = /^<!-- example: (.+?) -->$/.exec(lines[i + 1] ?? '');
+    // The marker follows the fence, after the blank line Prettier puts between them.
+    const after = lines[i + 1] === '' ? lines[i + 2] : lines[i + 1];
+    const marker = /^<!-- example: (.+?) -->$/.exec(after ?? '');
     const lang = open[1];
     const mode = marker ? marker[1] : ['sh', 'bash'].includes(lang) ? 'shell' : ['js', 'ts'].includes(lang) ? 'module' : 'unmarked';
     out.push({ file, line: start + 1, lang, code: body.join('\n'), mode });

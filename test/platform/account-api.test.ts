@@ -78,16 +78,19 @@ describe('Area A', () => {
     const before = (await account(`/v2/qstash/user/${instanceId}`, { method: 'GET' })).json.monthly_messages;
     // Budget $20 at $1 per message: room for 20 - before messages this month.
     expect(await budget(20)).toEqual({ status: 200, json: 'OK' });
-    const publish = (headers: Record<string, string> = {}) => fetch(`${p.url}/queue/v2/publish/${dest.url}`, {
-      method: 'POST', headers: { Authorization: `Bearer ${p.token}`, ...headers }, body: 'paid',
-    });
+    const publish = (headers: Record<string, string> = {}) =>
+      fetch(`${p.url}/queue/v2/publish/${dest.url}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${p.token}`, ...headers },
+        body: 'paid',
+      });
     expect((await publish({ 'Upstash-Callback': `${dest.url}/cb` })).status).toBe(201);
     await dest.waitFor(2); // the message and its callback: two messages charged
     expect((await account(`/v2/qstash/user/${instanceId}`, { method: 'GET' })).json.monthly_messages).toBe(before + 2);
     for (let i = before + 2; i < 20; i++) expect((await publish()).status).toBe(201);
     const refused = await publish();
     expect(refused.status).toBe(402);
-    expect((await refused.json() as any).error).toMatch(/monthly budget of \$20 reached .*update-budget/);
+    expect(((await refused.json()) as any).error).toMatch(/monthly budget of \$20 reached .*update-budget/);
     const state = (await account(`/v2/qstash/user/${instanceId}`, { method: 'GET' })).json;
     expect(state).toMatchObject({ budget: 20, monthly_messages: 20, monthly_spend: 20 });
     // 0 means no limit.

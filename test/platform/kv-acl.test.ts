@@ -28,9 +28,21 @@ describe('Read Only token', () => {
   });
 
   it('refuses writes inside pipelines and transactions', async () => {
-    const pipe = await kv(p, '/pipeline', { token: p.readonlyToken, body: JSON.stringify([['GET', 'acl:k'], ['SET', 'acl:k', 'y']]) });
+    const pipe = await kv(p, '/pipeline', {
+      token: p.readonlyToken,
+      body: JSON.stringify([
+        ['GET', 'acl:k'],
+        ['SET', 'acl:k', 'y'],
+      ]),
+    });
     expect(pipe.json).toEqual([{ result: 'v' }, { error: expect.stringMatching(/^NOPERM /) }]);
-    const tx = await kv(p, '/multi-exec', { token: p.readonlyToken, body: JSON.stringify([['GET', 'acl:k'], ['SET', 'acl:k', 'y']]) });
+    const tx = await kv(p, '/multi-exec', {
+      token: p.readonlyToken,
+      body: JSON.stringify([
+        ['GET', 'acl:k'],
+        ['SET', 'acl:k', 'y'],
+      ]),
+    });
     expect(tx.status).toBe(400);
     expect(tx.json.error).toMatch(/^NOPERM /);
     expect((await kv(p, '/get/acl:k')).json).toEqual({ result: 'v' });
@@ -55,7 +67,10 @@ describe('ACL RESTTOKEN', () => {
   });
 
   it('answers an ERR text for an unknown user or a wrong password', async () => {
-    for (const [user, pass] of [['nobody', 'x'], ['reader', 'wrong']]) {
+    for (const [user, pass] of [
+      ['nobody', 'x'],
+      ['reader', 'wrong'],
+    ]) {
       const r = await command(p, ['ACL', 'RESTTOKEN', user, pass]);
       expect(r.status).toBe(400);
       expect(r.json).toEqual({ error: `ERR Wrong password or user "${user}" does not exist` });

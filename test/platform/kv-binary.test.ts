@@ -27,7 +27,13 @@ describe('all 256 byte values', () => {
     expect((await kv(p, '/set/bin:body', { method: 'POST', body: allBytes })).json).toEqual({ result: 'OK' });
     const r = await kv(p, '/get/bin:body', { headers: { 'Upstash-Response-Format': 'resp2' } });
     expect(r.bytes).toEqual(Buffer.concat([Buffer.from('$256\r\n'), allBytes, Buffer.from('\r\n')]));
-    const pipe = await kv(p, '/pipeline', { headers: { 'Upstash-Response-Format': 'resp2' }, body: JSON.stringify([['GET', 'bin:body'], ['STRLEN', 'bin:body']]) });
+    const pipe = await kv(p, '/pipeline', {
+      headers: { 'Upstash-Response-Format': 'resp2' },
+      body: JSON.stringify([
+        ['GET', 'bin:body'],
+        ['STRLEN', 'bin:body'],
+      ]),
+    });
     expect(pipe.bytes).toEqual(Buffer.concat([Buffer.from('$256\r\n'), allBytes, Buffer.from('\r\n:256\r\n')]));
   });
 

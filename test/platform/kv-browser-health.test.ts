@@ -20,7 +20,11 @@ describe('browsers on another origin', () => {
     // What a browser sends before `fetch(url, {method: 'POST', headers: {Authorization, 'Content-Type': 'application/json'}})`.
     const pre = await fetch(p.url + '/', {
       method: 'OPTIONS',
-      headers: { Origin: ORIGIN, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type,upstash-encoding' },
+      headers: {
+        Origin: ORIGIN,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization,content-type,upstash-encoding',
+      },
     });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('*');
@@ -80,7 +84,11 @@ describe('health route', () => {
 describe('Upstash-Encoding: base64 nested in arrays', () => {
   it('the SDK reads nested OK statuses and strings from EVAL intact', async () => {
     const redis = new Redis({ url: p.url, token: p.token, enableTelemetry: false });
-    const r = await redis.eval("return {redis.call('SET', KEYS[1], 'x'), redis.status_reply('OK'), 'abc', redis.status_reply('QUEUED')}", ['b64:k'], []);
+    const r = await redis.eval(
+      "return {redis.call('SET', KEYS[1], 'x'), redis.status_reply('OK'), 'abc', redis.status_reply('QUEUED')}",
+      ['b64:k'],
+      [],
+    );
     expect(r).toEqual(['OK', 'OK', 'abc', 'QUEUED']);
   });
 
@@ -88,7 +96,10 @@ describe('Upstash-Encoding: base64 nested in arrays', () => {
     const h = { 'Upstash-Encoding': 'base64' };
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     expect((await command(p, ['SET', 'b64:a', 'v'], { headers: h })).json).toEqual({ result: 'OK' });
-    const pipe = await kv(p, '/pipeline', { headers: h, body: JSON.stringify([['MULTI'], ['SET', 'b64:a', 'w'], ['INCR', 'b64:a'], ['EXEC']]) });
+    const pipe = await kv(p, '/pipeline', {
+      headers: h,
+      body: JSON.stringify([['MULTI'], ['SET', 'b64:a', 'w'], ['INCR', 'b64:a'], ['EXEC']]),
+    });
     expect(pipe.json).toEqual([
       { result: 'OK' },
       { result: b64('QUEUED') },

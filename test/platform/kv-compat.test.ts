@@ -22,8 +22,12 @@ describe('commands newer than Redis 7.0.15, emulated atomically', () => {
     expect(await redis.hgetall('c:h')).toEqual({ b: 'v2', c: 'v3' });
     expect(await redis.hgetdel('c:h', 'b', 'c')).toEqual({ b: 'v2', c: 'v3' });
     expect(await redis.exists('c:h')).toBe(0);
-    expect((await command(p, ['HGETDEL', 'c:h', 'FIELDS', '2', 'a'])).json).toEqual({ error: 'ERR The `numfields` parameter must match the number of arguments' });
-    expect((await command(p, ['HGETDEL', 'c:h', 'FILDS', '1', 'a'])).json).toEqual({ error: 'ERR Mandatory argument FIELDS is missing or not at the right position' });
+    expect((await command(p, ['HGETDEL', 'c:h', 'FIELDS', '2', 'a'])).json).toEqual({
+      error: 'ERR The `numfields` parameter must match the number of arguments',
+    });
+    expect((await command(p, ['HGETDEL', 'c:h', 'FILDS', '1', 'a'])).json).toEqual({
+      error: 'ERR Mandatory argument FIELDS is missing or not at the right position',
+    });
   });
 
   it('HSETEX and HGETEX without a field TTL; with one, an error that says what is needed', async () => {
@@ -35,7 +39,9 @@ describe('commands newer than Redis 7.0.15, emulated atomically', () => {
     const ttl = await command(p, ['HSETEX', 'c:hx', 'EX', '10', 'FIELDS', '1', 'a', '1']);
     expect(ttl.status).toBe(400);
     expect(ttl.json.error).toMatch(/^ERR 'hsetex' needs hash-field expiration \(Redis 8\.0\+\).*--redis-server/);
-    expect((await command(p, ['HEXPIRE', 'c:hx', '10', 'FIELDS', '1', 'a'])).json.error).toMatch(/^ERR 'hexpire' needs hash-field expiration \(Redis 7\.4\+\)/);
+    expect((await command(p, ['HEXPIRE', 'c:hx', '10', 'FIELDS', '1', 'a'])).json.error).toMatch(
+      /^ERR 'hexpire' needs hash-field expiration \(Redis 7\.4\+\)/,
+    );
   });
 
   it('BITOP DIFF, DIFF1, ANDOR and ONE', async () => {
@@ -52,7 +58,9 @@ describe('commands newer than Redis 7.0.15, emulated atomically', () => {
     expect(await byte('c:ao')).toBe(b64(0x78 & (0x61 | 0x42)));
     expect(await redis.bitop('one', 'c:one', 'c:x', 'c:y1', 'c:y2')).toBe(1);
     expect(await byte('c:one')).toBe(b64((0x78 ^ 0x61 ^ 0x42) & ~((0x78 & 0x61) | (0x78 & 0x42) | (0x61 & 0x42)) & 0xff));
-    expect((await command(p, ['BITOP', 'DIFF', 'c:d', 'c:x'])).json).toEqual({ error: 'ERR BITOP DIFF must be called with at least two source keys.' });
+    expect((await command(p, ['BITOP', 'DIFF', 'c:d', 'c:x'])).json).toEqual({
+      error: 'ERR BITOP DIFF must be called with at least two source keys.',
+    });
   });
 
   it('XDELEX and XACKDEL with KEEPREF, DELREF and ACKED', async () => {

@@ -102,7 +102,13 @@ async function openRaw(path: string, headers: Record<string, string>) {
     state.body
       .split('\n\n')
       .slice(0, -1)
-      .map((block) => block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'))
+      .map((block) =>
+        block
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n'),
+      )
       .filter((e) => e !== '');
   return {
     ...state,
@@ -191,7 +197,13 @@ describe('stream connections', () => {
     const streams = await Promise.all(Array.from({ length: 100 }, (_, i) => openEventStream(`${p.url}/subscribe/many:${i}`, p.token)));
     await Promise.all(streams.map((s) => s.waitFor(1)));
     expect(openStreams.count).toBe(100);
-    const tx = await kv(p, '/multi-exec', { method: 'POST', body: JSON.stringify([['SET', 'many:k', '1'], ['INCR', 'many:k']]) });
+    const tx = await kv(p, '/multi-exec', {
+      method: 'POST',
+      body: JSON.stringify([
+        ['SET', 'many:k', '1'],
+        ['INCR', 'many:k'],
+      ]),
+    });
     expect(tx.json).toEqual([{ result: 'OK' }, { result: 2 }]);
     for (const s of streams) s.close();
     await until(() => openStreams.count === 0);
@@ -201,11 +213,19 @@ describe('stream connections', () => {
     await until(() => openStreams.count === 0);
     for (let i = 0; i < 30; i++) {
       const controller = new AbortController();
-      const pending = request(`${p.url}/subscribe/leaving:${i}`, { method: 'POST', headers: { Authorization: `Bearer ${p.token}` }, signal: controller.signal }).catch(() => undefined);
+      const pending = request(`${p.url}/subscribe/leaving:${i}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${p.token}` },
+        signal: controller.signal,
+      }).catch(() => undefined);
       setTimeout(() => controller.abort(), i % 5);
       await pending;
     }
     await until(() => openStreams.count === 0);
-    await until(async () => (await command(p, ['PUBSUB', 'NUMPAT'])).json.result === 0 && (await command(p, ['PUBSUB', 'CHANNELS', 'leaving:*'])).json.result.length === 0);
+    await until(
+      async () =>
+        (await command(p, ['PUBSUB', 'NUMPAT'])).json.result === 0 &&
+        (await command(p, ['PUBSUB', 'CHANNELS', 'leaving:*'])).json.result.length === 0,
+    );
   });
 });

@@ -35,7 +35,12 @@ describe('keyspace isolation', () => {
   });
 
   it('offers exactly one database, as the real service does', async () => {
-    for (const cmd of [['COPY', 'a', 'b', 'DB', '1'], ['MOVE', 'a', '1'], ['SWAPDB', '0', '1'], ['SELECT', '1']]) {
+    for (const cmd of [
+      ['COPY', 'a', 'b', 'DB', '1'],
+      ['MOVE', 'a', '1'],
+      ['SWAPDB', '0', '1'],
+      ['SELECT', '1'],
+    ]) {
       const r = await command(p, cmd);
       expect(r.status, cmd.join(' ')).toBe(400);
       expect(r.json.error, cmd.join(' ')).toMatch(new RegExp(`^ERR .*'${cmd[0].toLowerCase()}'`));

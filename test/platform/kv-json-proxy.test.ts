@@ -38,10 +38,22 @@ describe('JSON.* through the proxy', () => {
   });
 
   it('RESP2: MULTI/EXEC and pipelines', async () => {
-    const res = await client.multi().call('JSON.SET', 'pt', '$', '{"n":1}').call('JSON.NUMINCRBY', 'pt', '$.n', '5').call('JSON.GET', 'pt').exec();
-    expect(res).toEqual([[null, 'OK'], [null, '[6]'], [null, '{"n":6}']]);
+    const res = await client
+      .multi()
+      .call('JSON.SET', 'pt', '$', '{"n":1}')
+      .call('JSON.NUMINCRBY', 'pt', '$.n', '5')
+      .call('JSON.GET', 'pt')
+      .exec();
+    expect(res).toEqual([
+      [null, 'OK'],
+      [null, '[6]'],
+      [null, '{"n":6}'],
+    ]);
     const pipe = await client.pipeline().call('JSON.STRLEN', 'pt', '$.n').call('JSON.OBJKEYS', 'pt').exec();
-    expect(pipe).toEqual([[null, [null]], [null, ['n']]]);
+    expect(pipe).toEqual([
+      [null, [null]],
+      [null, ['n']],
+    ]);
   });
 
   it('RESP3 after HELLO 3: nulls and arrays in RESP3 form', async () => {

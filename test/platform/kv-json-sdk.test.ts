@@ -64,7 +64,9 @@ describe('@upstash/redis json.*', () => {
 
   it('clear, del, forget (json_clear/del/forget.test.ts)', async () => {
     const key = newKey();
-    expect(await redis.json.set(key, '$', '{"obj":{"a":1, "b":2}, "arr":[1,2,3], "str": "foo", "bool": true, "int": 42, "float": 3.14}')).toBe('OK');
+    expect(
+      await redis.json.set(key, '$', '{"obj":{"a":1, "b":2}, "arr":[1,2,3], "str": "foo", "bool": true, "int": 42, "float": 3.14}'),
+    ).toBe('OK');
     expect(await redis.json.clear(key, '$.*')).toBe(4);
     expect(await redis.json.get(key, '$')).toEqual([{ obj: {}, arr: [], str: 'foo', bool: true, int: 0, float: 0 }]);
     for (const remove of [redis.json.del.bind(redis.json), redis.json.forget.bind(redis.json)]) {
@@ -84,9 +86,18 @@ describe('@upstash/redis json.*', () => {
     const k2 = newKey();
     await redis.json.set(k1, '$', { a: 1, b: 2, nested: { a: 3 }, c: null });
     await redis.json.set(k2, '$', { a: 4, b: 5, nested: { a: 6 }, c: null });
-    expect(await redis.json.mget([k1, k2], '$..a')).toEqual([[3, 1], [6, 4]]);
+    expect(await redis.json.mget([k1, k2], '$..a')).toEqual([
+      [3, 1],
+      [6, 4],
+    ]);
     const [m1, m2, m3] = [newKey(), newKey(), newKey()];
-    expect(await redis.json.mset({ key: m1, path: '$', value: { key: 'value' } }, { key: m2, path: '$', value: { key: 'value' } }, { key: m3, path: '$', value: { key: 'value' } })).toBe('OK');
+    expect(
+      await redis.json.mset(
+        { key: m1, path: '$', value: { key: 'value' } },
+        { key: m2, path: '$', value: { key: 'value' } },
+        { key: m3, path: '$', value: { key: 'value' } },
+      ),
+    ).toBe('OK');
     const m = newKey();
     expect(await redis.json.mset({ key: m, path: '$', value: { a: 2 } })).toBe('OK');
     expect(await redis.json.mset({ key: m, path: '$.a', value: 3 })).toBe('OK');
@@ -107,7 +118,12 @@ describe('@upstash/redis json.*', () => {
       ['{ "a": 2 }', '$.b', '8', [{ a: 2, b: 8 }]],
       ['{ "a": 2 }', '$.a', '3', [{ a: 3 }]],
       [{ a: '[2, 4, 6, 8]' }, '$.a', '[10, 12]', [{ a: [10, 12] }]],
-      [{ f1: { a: 1 }, f2: { a: 2 } }, '$', '{ "f1": null, "f2": { "a": 3, "b": 4 }, "f3": [2, 4, 6] }', [{ f2: { a: 3, b: 4 }, f3: [2, 4, 6] }]],
+      [
+        { f1: { a: 1 }, f2: { a: 2 } },
+        '$',
+        '{ "f1": null, "f2": { "a": 3, "b": 4 }, "f3": [2, 4, 6] }',
+        [{ f2: { a: 3, b: 4 }, f3: [2, 4, 6] }],
+      ],
     ];
     for (const [initial, path, value, expected] of cases) {
       const key = newKey();
@@ -118,7 +134,10 @@ describe('@upstash/redis json.*', () => {
   });
 
   it('numincrby, nummultby (json_numincrby/nummultby.test.ts)', async () => {
-    for (const [op, expected] of [['numincrby', [4, 7, null, null]], ['nummultby', [10, 4, null, null]]] as const) {
+    for (const [op, expected] of [
+      ['numincrby', [4, 7, null, null]],
+      ['nummultby', [10, 4, null, null]],
+    ] as const) {
       const key = newKey();
       expect(await redis.json.set(key, '$', { a: 'b', b: [{ a: 2 }, { a: 5 }, { a: 'c' }] })).toBe('OK');
       expect((await redis.json[op](key, '$.a', 2)).sort()).toEqual([null]);

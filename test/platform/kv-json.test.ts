@@ -167,7 +167,15 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.STRAPPEND', 'str2', '"ü"'], ok(4)],
   ],
   'JSON.ARRAPPEND, ARRINSERT, ARRINDEX, ARRLEN': [
-    [['JSON.SET', 'item:1', '$', '{"name":"Noise-cancelling Bluetooth headphones","description":"Wireless Bluetooth headphones with noise-cancelling technology","connection":{"wireless":true,"type":"Bluetooth"},"price":99.98,"stock":25,"colors":["black","silver"]}'], ok('OK')],
+    [
+      [
+        'JSON.SET',
+        'item:1',
+        '$',
+        '{"name":"Noise-cancelling Bluetooth headphones","description":"Wireless Bluetooth headphones with noise-cancelling technology","connection":{"wireless":true,"type":"Bluetooth"},"price":99.98,"stock":25,"colors":["black","silver"]}',
+      ],
+      ok('OK'),
+    ],
     [['JSON.ARRAPPEND', 'item:1', '$.colors', '"blue"'], ok([3])],
     [['JSON.GET', 'item:1', '$.colors'], ok('[["black","silver","blue"]]')],
     [['JSON.ARRINSERT', 'item:1', '$.colors', '2', '"yellow"', '"gold"'], ok([5])],
@@ -216,8 +224,33 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.OBJKEYS', 'obj'], ok(['a', 'nested'])],
     [['JSON.OBJLEN', 'obj', '.nested'], ok(1)],
     [['JSON.OBJKEYS', 'obj', '.a'], fails('ERR Path does not exist or not an object')],
-    [['JSON.SET', 'item:2', '$', '{"name":"Wireless earbuds","connection":{"wireless":true,"type":"Bluetooth"},"price":64.99,"stock":17,"colors":["black","white"],"gift":null}'], ok('OK')],
-    [['JSON.RESP', 'item:2'], ok(['{', 'name', 'Wireless earbuds', 'connection', ['{', 'wireless', 'true', 'type', 'Bluetooth'], 'price', '64.99', 'stock', 17, 'colors', ['[', 'black', 'white'], 'gift', null])],
+    [
+      [
+        'JSON.SET',
+        'item:2',
+        '$',
+        '{"name":"Wireless earbuds","connection":{"wireless":true,"type":"Bluetooth"},"price":64.99,"stock":17,"colors":["black","white"],"gift":null}',
+      ],
+      ok('OK'),
+    ],
+    [
+      ['JSON.RESP', 'item:2'],
+      ok([
+        '{',
+        'name',
+        'Wireless earbuds',
+        'connection',
+        ['{', 'wireless', 'true', 'type', 'Bluetooth'],
+        'price',
+        '64.99',
+        'stock',
+        17,
+        'colors',
+        ['[', 'black', 'white'],
+        'gift',
+        null,
+      ]),
+    ],
     [['JSON.RESP', 'item:2', '$.colors[*]'], ok(['black', 'white'])],
     [['JSON.RESP', 'nosuchkey'], ok(null)],
     [['JSON.DEBUG', 'MEMORY', 'nosuchkey'], ok(0)],
@@ -225,7 +258,15 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.DEBUG', 'NOPE'], fails('ERR unknown subcommand - try `JSON.DEBUG HELP`')],
   ],
   'JSONPath: wildcards, slices, unions, filters, bracket names': [
-    [['JSON.SET', 'store', '$', '{"inventory":{"headphones":[{"id":12345,"name":"Noise-cancelling Bluetooth headphones","price":99.98,"wireless":true,"connection":"Bluetooth"},{"id":12346,"name":"Wireless earbuds","price":64.99,"wireless":true,"connection":"Bluetooth"},{"id":12347,"name":"Mic headset","price":35.01,"wireless":false,"connection":"USB"}],"keyboards":[{"id":22345,"name":"Wireless keyboard","price":44.99,"wireless":true,"connection":"Bluetooth"},{"id":22346,"name":"USB-C keyboard","price":29.99,"wireless":false,"connection":"USB"}]},"a b":{"c.d":1}}'], ok('OK')],
+    [
+      [
+        'JSON.SET',
+        'store',
+        '$',
+        '{"inventory":{"headphones":[{"id":12345,"name":"Noise-cancelling Bluetooth headphones","price":99.98,"wireless":true,"connection":"Bluetooth"},{"id":12346,"name":"Wireless earbuds","price":64.99,"wireless":true,"connection":"Bluetooth"},{"id":12347,"name":"Mic headset","price":35.01,"wireless":false,"connection":"USB"}],"keyboards":[{"id":22345,"name":"Wireless keyboard","price":44.99,"wireless":true,"connection":"Bluetooth"},{"id":22346,"name":"USB-C keyboard","price":29.99,"wireless":false,"connection":"USB"}]},"a b":{"c.d":1}}',
+      ],
+      ok('OK'),
+    ],
     [['JSON.GET', 'store', '$.inventory.*[?(@.price<50)].name'], ok('["Mic headset","Wireless keyboard","USB-C keyboard"]')],
     [['JSON.GET', 'store', '$..headphones[?(@.price < 70 && @.wireless == true)].id'], ok('[12346]')],
     [['JSON.GET', 'store', '$..[?(@.connection=="USB" || @.price > 90)].id'], ok('[12345,12347,22346]')],
@@ -247,8 +288,21 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.GET', 'store', '$.inventory.headphones[2].price'], ok('[30]')],
   ],
   'numbers, strings and containers keep their form': [
-    [['JSON.SET', 'form', '$', '{"max":9223372036854775807,"min":-9223372036854775808,"u":18446744073709551615,"huge":123456789012345678901234567890,"f":1.0,"e":1e2,"small":0.000001,"tiny":1.5e-7,"big":1e16,"neg0":-0.0,"pi":3.141592653589793,"arr":[],"obj":{},"nested":[[],{}]}'], ok('OK')],
-    [['JSON.GET', 'form'], ok('{"max":9223372036854775807,"min":-9223372036854775808,"u":18446744073709551615,"huge":1.2345678901234568e29,"f":1.0,"e":100.0,"small":1e-6,"tiny":1.5e-7,"big":1e16,"neg0":-0.0,"pi":3.141592653589793,"arr":[],"obj":{},"nested":[[],{}]}')],
+    [
+      [
+        'JSON.SET',
+        'form',
+        '$',
+        '{"max":9223372036854775807,"min":-9223372036854775808,"u":18446744073709551615,"huge":123456789012345678901234567890,"f":1.0,"e":1e2,"small":0.000001,"tiny":1.5e-7,"big":1e16,"neg0":-0.0,"pi":3.141592653589793,"arr":[],"obj":{},"nested":[[],{}]}',
+      ],
+      ok('OK'),
+    ],
+    [
+      ['JSON.GET', 'form'],
+      ok(
+        '{"max":9223372036854775807,"min":-9223372036854775808,"u":18446744073709551615,"huge":1.2345678901234568e29,"f":1.0,"e":100.0,"small":1e-6,"tiny":1.5e-7,"big":1e16,"neg0":-0.0,"pi":3.141592653589793,"arr":[],"obj":{},"nested":[[],{}]}',
+      ),
+    ],
     [['JSON.TYPE', 'form', '$.max'], ok(['integer'])],
     [['JSON.TYPE', 'form', '$.f'], ok(['number'])],
     [['JSON.SET', 'esc', '$', '"\\u00e9\\ud83d\\ude00 \\n\\t\\"\\\\\\/ \\u0001"'], ok('OK')],
@@ -299,10 +353,21 @@ const scenarios: Record<string, Step[]> = {
   ],
   "RedisJSON's own tests: ARRINDEX, ARRINSERT, ARRTRIM, ARRPOP": [
     [['JSON.SET', 'ai', '.', '{ "arr": [0, 1, 2, 3, 2, 1, 0] }'], ok('OK')],
-    ...([
-      [['0'], 0], [['3'], 3], [['4'], -1], [['0', '1'], 6], [['0', '-1'], 6], [['0', '6'], 6], [['0', '4', '0'], 6],
-      [['0', '5', '-1'], -1], [['0', '5', '0'], 6], [['2', '-2', '6'], -1], [['"foo"'], -1],
-    ] as const).map(([args, index]): Step => [['JSON.ARRINDEX', 'ai', '.arr', ...args], ok(index)]),
+    ...(
+      [
+        [['0'], 0],
+        [['3'], 3],
+        [['4'], -1],
+        [['0', '1'], 6],
+        [['0', '-1'], 6],
+        [['0', '6'], 6],
+        [['0', '4', '0'], 6],
+        [['0', '5', '-1'], -1],
+        [['0', '5', '0'], 6],
+        [['2', '-2', '6'], -1],
+        [['"foo"'], -1],
+      ] as const
+    ).map(([args, index]): Step => [['JSON.ARRINDEX', 'ai', '.arr', ...args], ok(index)]),
     [['JSON.ARRINSERT', 'ai', '.arr', '4', '[4]'], ok(8)],
     [['JSON.ARRINDEX', 'ai', '.arr', '2', '3'], ok(5)],
     [['JSON.ARRINDEX', 'ai', '.arr', '[4]'], ok(4)],
@@ -333,46 +398,75 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.SET', 'at', '.', '{ "arr": [0, 1, 2, 3, 2, 1, 0] }'], ok('OK')],
     [['JSON.ARRTRIM', 'at', '.arr', '-4', '1'], ok(0)],
     [['JSON.SET', 'ap', '.', '[1,2,3,4,5,6,7,8,9]'], ok('OK')],
-    ...([[[], '9'], [['.'], '8'], [['.', '-1'], '7'], [['.', '-2'], '5'], [['.', '0'], '1'], [['.', '2'], '4'], [['.', '99'], '6'],
-      [['.', '-99'], '2'], [[], '3'], [[], null], [['.'], null], [['.', '2'], null]] as const)
-      .map(([args, popped]): Step => [['JSON.ARRPOP', 'ap', ...args], ok(popped)]),
+    ...(
+      [
+        [[], '9'],
+        [['.'], '8'],
+        [['.', '-1'], '7'],
+        [['.', '-2'], '5'],
+        [['.', '0'], '1'],
+        [['.', '2'], '4'],
+        [['.', '99'], '6'],
+        [['.', '-99'], '2'],
+        [[], '3'],
+        [[], null],
+        [['.'], null],
+        [['.', '2'], null],
+      ] as const
+    ).map(([args, popped]): Step => [['JSON.ARRPOP', 'ap', ...args], ok(popped)]),
     [['JSON.SET', 'ap1', '.', '1'], ok('OK')],
     [['JSON.ARRPOP', 'ap1'], fails('ERR Path does not exist or not an array')],
     [['JSON.ARRTRIM', 'ap1', '.', '0', '1'], fails('ERR Path does not exist or not an array')],
   ],
   "RedisJSON's own tests: escapes and filters (testEscape, testFilter, testFilterExpression/Precedence/Negation)": [
-    [["JSON.SET", "esc3", "$", "{\"val\": \"escaped control here:\\b \\f \\n \\r \\t \\/ \\\\\"}"], ok("OK")],
-    [["JSON.GET", "esc3", "$.val"], ok("[\"escaped control here:\\b \\f \\n \\r \\t / \\\\\"]")],
-    [["JSON.SET", "esc3", "$", "{\"val\": \"escaped quote here:\\\"\"}"], ok("OK")],
-    [["JSON.GET", "esc3", "$.val"], ok("[\"escaped quote here:\\\"\"]")],
-    [["JSON.SET", "esc3", "$", "{\"val\": \"escaped unicode here:\\u2B50\"}"], ok("OK")],
-    [["JSON.GET", "esc3", "$.val"], ok("[\"escaped unicode here:⭐\"]")],
-    [["JSON.SET", "flt", "$", "{\"arr\": [\"kaboom\", \"kafoosh\", \"four\", \"bar\", 7.0, \"foolish\", [\"food\", \"foo\", \"FoO\", \"fight\"], -9, {\"in\": \"fooctious\"}, \"ffool\", \"(?i)^[f][o][o]$\", false, null], \"pat_regex\": \".*foo\", \"pat_plain\": \"(?i)^[f][o][o]$\", \"pat_bad\": \"[f.*\", \"pat_not_str1\": 42, \"pat_not_str2\": null, \"pat_not_str3\": true, \"pat_not_str4\": {\"p\": \".*foo\"}, \"pat_not_str5\": [\".*foo\"]}"], ok("OK")],
-    [["JSON.GET", "flt", "$.arr[?(@ =~ \".*foo\")]"], ok("[\"kafoosh\",\"foolish\",\"ffool\"]")],
-    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_regex)]"], ok("[\"kafoosh\",\"foolish\",\"ffool\"]")],
-    [["JSON.SET", "flt", "$.pat_regex", "\"k.*foo\""], ok("OK")],
-    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_regex)]"], ok("[\"kafoosh\"]")],
-    [["JSON.GET", "flt", "$.arr[?(@ == $.pat_bad)]"], ok("[]")],
-    [["JSON.GET", "flt", "$.arr[?(@ == $.pat_bad || @>4.5)]"], ok("[7.0]")],
-    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_missing)]"], ok("[]")],
-    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str1)]"], ok("[]")],
-    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str2)]"], ok("[]")],
-    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str3)]"], ok("[]")],
-    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str4)]"], ok("[]")],
-    [["JSON.GET", "flt", "$.arr[?(@ =~ $.pat_not_str5)]"], ok("[]")],
-    [["JSON.GET", "flt", "$.arr[?(@ == $.pat_plain)]"], ok("[\"(?i)^[f][o][o]$\"]")],
-    [["JSON.SET", "fex", "$", "[{\"foo\": 1, \"bar\": 2, \"baz\": 3, \"quux\": 4}, {\"foo\": 2, \"bar\": 4, \"baz\": 6, \"quux\": 9}, {\"foo\": 2, \"bar\": 3, \"baz\": 6, \"quux\": 10}]"], ok("OK")],
-    [["JSON.GET", "fex", "$[?(@.foo>1 && @.quux>8 && @.bar>3 && @.baz>4)]"], ok("[{\"foo\":2,\"bar\":4,\"baz\":6,\"quux\":9}]")],
-    [["JSON.SET", "fpr", "$", "[{\"t\": true, \"f\": false, \"one\": 1}, {\"t\": true, \"f\": false, \"one\": 2}]"], ok("OK")],
-    [["JSON.GET", "fpr", "$[?(@.f==true || @.one==1 && @.t==true)]"], ok("[{\"t\":true,\"f\":false,\"one\":1}]")],
-    [["JSON.GET", "fpr", "$[?(@.f==true || @.one==1 && @.t==false)]"], ok("[]")],
-    [["JSON.SET", "fng", "$", "[{\"a\": 1, \"b\": 1}, {\"b\": 2}, {\"a\": 1}, {\"c\": 3}]"], ok("OK")],
-    [["JSON.GET", "fng", "$[?!@.a]"], ok("[{\"b\":2},{\"c\":3}]")],
-    [["JSON.GET", "fng", "$[?!!@.a]"], ok("[{\"a\":1,\"b\":1},{\"a\":1}]")],
-    [["JSON.GET", "fng", "$[?!(@.a==1)]"], ok("[{\"b\":2},{\"c\":3}]")],
-    [["JSON.GET", "fng", "$[?!@.a==1]"], ok("[{\"b\":2},{\"c\":3}]")],
-    [["JSON.GET", "fng", "$[?!@.a && @.b]"], ok("[{\"b\":2}]")],
-    [["JSON.GET", "fng", "$[?!(@.a || @.b)]"], ok("[{\"c\":3}]")],
+    [['JSON.SET', 'esc3', '$', '{"val": "escaped control here:\\b \\f \\n \\r \\t \\/ \\\\"}'], ok('OK')],
+    [['JSON.GET', 'esc3', '$.val'], ok('["escaped control here:\\b \\f \\n \\r \\t / \\\\"]')],
+    [['JSON.SET', 'esc3', '$', '{"val": "escaped quote here:\\""}'], ok('OK')],
+    [['JSON.GET', 'esc3', '$.val'], ok('["escaped quote here:\\""]')],
+    [['JSON.SET', 'esc3', '$', '{"val": "escaped unicode here:\\u2B50"}'], ok('OK')],
+    [['JSON.GET', 'esc3', '$.val'], ok('["escaped unicode here:⭐"]')],
+    [
+      [
+        'JSON.SET',
+        'flt',
+        '$',
+        '{"arr": ["kaboom", "kafoosh", "four", "bar", 7.0, "foolish", ["food", "foo", "FoO", "fight"], -9, {"in": "fooctious"}, "ffool", "(?i)^[f][o][o]$", false, null], "pat_regex": ".*foo", "pat_plain": "(?i)^[f][o][o]$", "pat_bad": "[f.*", "pat_not_str1": 42, "pat_not_str2": null, "pat_not_str3": true, "pat_not_str4": {"p": ".*foo"}, "pat_not_str5": [".*foo"]}',
+      ],
+      ok('OK'),
+    ],
+    [['JSON.GET', 'flt', '$.arr[?(@ =~ ".*foo")]'], ok('["kafoosh","foolish","ffool"]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ =~ $.pat_regex)]'], ok('["kafoosh","foolish","ffool"]')],
+    [['JSON.SET', 'flt', '$.pat_regex', '"k.*foo"'], ok('OK')],
+    [['JSON.GET', 'flt', '$.arr[?(@ =~ $.pat_regex)]'], ok('["kafoosh"]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ == $.pat_bad)]'], ok('[]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ == $.pat_bad || @>4.5)]'], ok('[7.0]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ =~ $.pat_missing)]'], ok('[]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ =~ $.pat_not_str1)]'], ok('[]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ =~ $.pat_not_str2)]'], ok('[]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ =~ $.pat_not_str3)]'], ok('[]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ =~ $.pat_not_str4)]'], ok('[]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ =~ $.pat_not_str5)]'], ok('[]')],
+    [['JSON.GET', 'flt', '$.arr[?(@ == $.pat_plain)]'], ok('["(?i)^[f][o][o]$"]')],
+    [
+      [
+        'JSON.SET',
+        'fex',
+        '$',
+        '[{"foo": 1, "bar": 2, "baz": 3, "quux": 4}, {"foo": 2, "bar": 4, "baz": 6, "quux": 9}, {"foo": 2, "bar": 3, "baz": 6, "quux": 10}]',
+      ],
+      ok('OK'),
+    ],
+    [['JSON.GET', 'fex', '$[?(@.foo>1 && @.quux>8 && @.bar>3 && @.baz>4)]'], ok('[{"foo":2,"bar":4,"baz":6,"quux":9}]')],
+    [['JSON.SET', 'fpr', '$', '[{"t": true, "f": false, "one": 1}, {"t": true, "f": false, "one": 2}]'], ok('OK')],
+    [['JSON.GET', 'fpr', '$[?(@.f==true || @.one==1 && @.t==true)]'], ok('[{"t":true,"f":false,"one":1}]')],
+    [['JSON.GET', 'fpr', '$[?(@.f==true || @.one==1 && @.t==false)]'], ok('[]')],
+    [['JSON.SET', 'fng', '$', '[{"a": 1, "b": 1}, {"b": 2}, {"a": 1}, {"c": 3}]'], ok('OK')],
+    [['JSON.GET', 'fng', '$[?!@.a]'], ok('[{"b":2},{"c":3}]')],
+    [['JSON.GET', 'fng', '$[?!!@.a]'], ok('[{"a":1,"b":1},{"a":1}]')],
+    [['JSON.GET', 'fng', '$[?!(@.a==1)]'], ok('[{"b":2},{"c":3}]')],
+    [['JSON.GET', 'fng', '$[?!@.a==1]'], ok('[{"b":2},{"c":3}]')],
+    [['JSON.GET', 'fng', '$[?!@.a && @.b]'], ok('[{"b":2}]')],
+    [['JSON.GET', 'fng', '$[?!(@.a || @.b)]'], ok('[{"c":3}]')],
   ],
   'invalid JSON and paths are refused with RedisJSON-style errors': [
     [['JSON.SET', 'bad', '$', '{"a":1'], fails('EOF while parsing an object at line 1 column 6')],
@@ -384,7 +478,7 @@ const scenarios: Record<string, Step[]> = {
     [['JSON.SET', 'bad', '$', '1e400'], fails('number out of range at line 1 column 1')],
     [['JSON.SET', 'bad', '$', '['.repeat(200)], fails('recursion limit exceeded at line 1 column 129')],
     [['EXISTS', 'bad'], ok(0)],
-    [['JSON.GET', 'store', '$.a..'], fails("Error occurred at position 6, expected <string>")],
+    [['JSON.GET', 'store', '$.a..'], fails('Error occurred at position 6, expected <string>')],
     [['JSON.GET', 'store', '$x'], fails('ERR Path does not exist')],
     [['JSON.NOSUCH', 'k'], fails("ERR unknown command 'JSON.NOSUCH', with args beginning with: 'k' ")],
     [['JSON.SET', 'bad', '$', '{"arr":[1,2]}'], ok('OK')],
@@ -436,12 +530,24 @@ describe('JSON commands run atomically inside redis-server', () => {
         ['JSON.GET', 'tx'],
       ]),
     });
-    expect(res.json).toEqual([ok('OK'), ok('[42]'), fails('ERR Path does not exist or not a string'), ok('ReJSON-RL'), ok('{"a":42,"s":"x"}')]);
+    expect(res.json).toEqual([
+      ok('OK'),
+      ok('[42]'),
+      fails('ERR Path does not exist or not a string'),
+      ok('ReJSON-RL'),
+      ok('{"a":42,"s":"x"}'),
+    ]);
   });
 
   it('in /pipeline between other commands, in order', async () => {
     const res = await kv(p, '/pipeline', {
-      body: JSON.stringify([['SET', 'pl:s', 'v'], ['JSON.SET', 'pl:j', '$', '[1]'], ['JSON.ARRAPPEND', 'pl:j', '$', '2'], ['GET', 'pl:s'], ['JSON.GET', 'pl:j']]),
+      body: JSON.stringify([
+        ['SET', 'pl:s', 'v'],
+        ['JSON.SET', 'pl:j', '$', '[1]'],
+        ['JSON.ARRAPPEND', 'pl:j', '$', '2'],
+        ['GET', 'pl:s'],
+        ['JSON.GET', 'pl:j'],
+      ]),
     });
     expect(res.json).toEqual([ok('OK'), ok('OK'), ok([2]), ok('v'), ok('[1,2]')]);
   });
@@ -457,7 +563,12 @@ describe('JSON commands run atomically inside redis-server', () => {
   it('sees changes made to the stored text by other commands', async () => {
     await run(['JSON.SET', 'other', '$', '{"a":1}']);
     expect(await run(['JSON.GET', 'other', '$.a'])).toEqual(ok('[1]'));
-    const copied = await kv(p, '/pipeline', { body: JSON.stringify([['JSON.SET', 'other2', '$', '{"a":2}'], ['COPY', 'other2', 'other', 'REPLACE']]) });
+    const copied = await kv(p, '/pipeline', {
+      body: JSON.stringify([
+        ['JSON.SET', 'other2', '$', '{"a":2}'],
+        ['COPY', 'other2', 'other', 'REPLACE'],
+      ]),
+    });
     expect(copied.json).toEqual([ok('OK'), ok(1)]);
     expect(await run(['JSON.GET', 'other', '$.a'])).toEqual(ok('[2]'));
     expect(await run(['TYPE', 'other'])).toEqual(ok('ReJSON-RL'));
@@ -475,8 +586,12 @@ describe('JSON commands run atomically inside redis-server', () => {
     await run(['JSON.SET', 'ro', '$', '{"a":1}']);
     expect(await run(['JSON.GET', 'ro', '$.a'], p.readonlyToken)).toEqual(ok('[1]'));
     expect(await run(['TYPE', 'ro'], p.readonlyToken)).toEqual(ok('ReJSON-RL'));
-    expect(await run(['JSON.SET', 'ro', '$.a', '2'], p.readonlyToken)).toEqual(fails("NOPERM this user has no permissions to run the 'json.set' command"));
-    expect(await run(['JSON.DEL', 'ro'], p.readonlyToken)).toEqual(fails("NOPERM this user has no permissions to run the 'json.del' command"));
+    expect(await run(['JSON.SET', 'ro', '$.a', '2'], p.readonlyToken)).toEqual(
+      fails("NOPERM this user has no permissions to run the 'json.set' command"),
+    );
+    expect(await run(['JSON.DEL', 'ro'], p.readonlyToken)).toEqual(
+      fails("NOPERM this user has no permissions to run the 'json.del' command"),
+    );
     expect(await run(['JSON.GET', 'ro'])).toEqual(ok('{"a":1}'));
   });
 
@@ -485,10 +600,20 @@ describe('JSON commands run atomically inside redis-server', () => {
     expect(await run(['FUNCTION', 'FLUSH'])).toEqual(ok('OK'));
     expect(await run(['JSON.GET', 'ff'])).toEqual(ok('{"a":1}'));
     expect(await run(['FUNCTION', 'DELETE', 'respgate_json'])).toEqual(ok('OK'));
-    const pipe = await kv(p, '/pipeline', { body: JSON.stringify([['JSON.NUMINCRBY', 'ff', '$.a', '1'], ['TYPE', 'ff']]) });
+    const pipe = await kv(p, '/pipeline', {
+      body: JSON.stringify([
+        ['JSON.NUMINCRBY', 'ff', '$.a', '1'],
+        ['TYPE', 'ff'],
+      ]),
+    });
     expect(pipe.json).toEqual([ok('[2]'), ok('ReJSON-RL')]);
     await run(['FUNCTION', 'FLUSH']);
-    const tx = await kv(p, '/multi-exec', { body: JSON.stringify([['JSON.NUMINCRBY', 'ff', '$.a', '1'], ['JSON.GET', 'ff']]) });
+    const tx = await kv(p, '/multi-exec', {
+      body: JSON.stringify([
+        ['JSON.NUMINCRBY', 'ff', '$.a', '1'],
+        ['JSON.GET', 'ff'],
+      ]),
+    });
     expect(tx.json).toEqual([ok('[3]'), ok('{"a":3}')]);
     // Flushed earlier in the same pipeline: the JSON command still answers (sent again after the reload).
     const same = await kv(p, '/pipeline', { body: JSON.stringify([['FUNCTION', 'FLUSH'], ['JSON.GET', 'ff', '$.a'], ['PING']]) });

@@ -21,7 +21,12 @@ describe('max request size', () => {
   });
 
   it('discards a whole transaction that is too large', async () => {
-    const r = await kv(p, '/multi-exec', { body: JSON.stringify([['SET', 'a', '1'], ['SET', 'b', 'y'.repeat(2000)]]) });
+    const r = await kv(p, '/multi-exec', {
+      body: JSON.stringify([
+        ['SET', 'a', '1'],
+        ['SET', 'b', 'y'.repeat(2000)],
+      ]),
+    });
     expect(r.status).toBe(400);
     expect(r.json.error).toMatch(/^ERR max request size exceeded/);
     expect((await kv(p, '/exists/a')).json).toEqual({ result: 0 });

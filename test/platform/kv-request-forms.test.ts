@@ -136,7 +136,15 @@ describe('errors and status codes', () => {
   });
 
   it('refuses commands the REST service does not offer, with 400 naming the command', async () => {
-    for (const cmd of [['BLPOP', 'k', '1'], ['WATCH', 'k'], ['SELECT', '1'], ['CLIENT', 'LIST'], ['SUBSCRIBE', 'ch'], ['SHUTDOWN'], ['XREAD', 'BLOCK', '10', 'STREAMS', 's', '$']]) {
+    for (const cmd of [
+      ['BLPOP', 'k', '1'],
+      ['WATCH', 'k'],
+      ['SELECT', '1'],
+      ['CLIENT', 'LIST'],
+      ['SUBSCRIBE', 'ch'],
+      ['SHUTDOWN'],
+      ['XREAD', 'BLOCK', '10', 'STREAMS', 's', '$'],
+    ]) {
       const r = await command(p, cmd);
       expect(r.status, cmd.join(' ')).toBe(400);
       expect(r.json.error, cmd.join(' ')).toMatch(/^ERR /);
@@ -150,7 +158,14 @@ describe('errors and status codes', () => {
 describe('pipeline', () => {
   it('answers one object per command in order, errors in place, others still run', async () => {
     const r = await kv(p, '/pipeline', {
-      body: JSON.stringify([['SET', 'forms:p', 'a'], ['INCR', 'forms:p'], ['SET', 'forms:p2', 2], ['INCR', 'forms:p2'], ['BLPOP', 'x', 1], ['GET', 'forms:p']]),
+      body: JSON.stringify([
+        ['SET', 'forms:p', 'a'],
+        ['INCR', 'forms:p'],
+        ['SET', 'forms:p2', 2],
+        ['INCR', 'forms:p2'],
+        ['BLPOP', 'x', 1],
+        ['GET', 'forms:p'],
+      ]),
     });
     expect(r.status).toBe(200);
     expect(r.json).toEqual([
@@ -183,14 +198,25 @@ describe('pipeline', () => {
 describe('multi-exec', () => {
   it('runs atomically and answers one object per command, runtime errors in place', async () => {
     await kv(p, '/set/forms:tx/abc');
-    const r = await kv(p, '/multi-exec', { body: JSON.stringify([['SET', 'forms:tx2', '5'], ['INCR', 'forms:tx'], ['INCR', 'forms:tx2']]) });
+    const r = await kv(p, '/multi-exec', {
+      body: JSON.stringify([
+        ['SET', 'forms:tx2', '5'],
+        ['INCR', 'forms:tx'],
+        ['INCR', 'forms:tx2'],
+      ]),
+    });
     expect(r.status).toBe(200);
     expect(r.json).toEqual([{ result: 'OK' }, { error: 'ERR value is not an integer or out of range' }, { result: 6 }]);
   });
 
   it('discards the whole transaction with a single error when a command is unsupported or malformed', async () => {
     await kv(p, '/set/forms:untouched/1');
-    const unsupported = await kv(p, '/multi-exec', { body: JSON.stringify([['INCR', 'forms:untouched'], ['BRPOP', 'q', 1]]) });
+    const unsupported = await kv(p, '/multi-exec', {
+      body: JSON.stringify([
+        ['INCR', 'forms:untouched'],
+        ['BRPOP', 'q', 1],
+      ]),
+    });
     expect(unsupported.status).toBe(400);
     expect(unsupported.json).toEqual({ error: expect.stringMatching(/^ERR .*brpop/i) });
     const arity = await kv(p, '/multi-exec', { body: JSON.stringify([['INCR', 'forms:untouched'], ['GET']]) });
@@ -223,9 +249,22 @@ describe('Upstash-Encoding: base64', () => {
   it('does not encode errors, and applies per item in pipelines and transactions', async () => {
     const h = { 'Service-Encoding': 'base64' };
     expect((await kv(p, '/get', { headers: h })).json).toEqual({ error: "ERR wrong number of arguments for 'get' command" });
-    const pipe = await kv(p, '/pipeline', { headers: h, body: JSON.stringify([['SET', 'forms:e2', 'x'], ['GET', 'forms:e2'], ['INCR', 'forms:e2']]) });
+    const pipe = await kv(p, '/pipeline', {
+      headers: h,
+      body: JSON.stringify([
+        ['SET', 'forms:e2', 'x'],
+        ['GET', 'forms:e2'],
+        ['INCR', 'forms:e2'],
+      ]),
+    });
     expect(pipe.json).toEqual([{ result: 'OK' }, { result: b64('x') }, { error: 'ERR value is not an integer or out of range' }]);
-    const tx = await kv(p, '/multi-exec', { headers: h, body: JSON.stringify([['GET', 'forms:e2'], ['ECHO', 'OK']]) });
+    const tx = await kv(p, '/multi-exec', {
+      headers: h,
+      body: JSON.stringify([
+        ['GET', 'forms:e2'],
+        ['ECHO', 'OK'],
+      ]),
+    });
     expect(tx.json).toEqual([{ result: b64('x') }, { result: b64('OK') }]);
   });
 
@@ -263,7 +302,15 @@ describe('Upstash-Response-Format: resp2', () => {
   });
 
   it('answers a pipeline as the concatenated replies, errors in place', async () => {
-    const r = await kv(p, '/pipeline', { headers: h, body: JSON.stringify([['SET', 'forms:r2', 'v'], ['GET', 'forms:r2'], ['INCR', 'forms:r2'], ['MGET', 'forms:r2', 'forms:none']]) });
+    const r = await kv(p, '/pipeline', {
+      headers: h,
+      body: JSON.stringify([
+        ['SET', 'forms:r2', 'v'],
+        ['GET', 'forms:r2'],
+        ['INCR', 'forms:r2'],
+        ['MGET', 'forms:r2', 'forms:none'],
+      ]),
+    });
     expect(r.status).toBe(200);
     expect(r.text).toBe('+OK\r\n$1\r\nv\r\n-ERR value is not an integer or out of range\r\n*2\r\n$1\r\nv\r\n$-1\r\n');
   });
@@ -282,8 +329,12 @@ describe('SDK headers and the sync token', () => {
   it('accepts the headers the official SDK sends', async () => {
     const r = await command(p, ['PING'], {
       headers: {
-        'Content-Type': 'application/json', 'Upstash-Telemetry-Runtime': 'node@v20', 'Upstash-Telemetry-Platform': 'unknown',
-        'Upstash-Telemetry-Sdk': '@upstash/redis@1.39.0', 'upstash-sync-token': '', 'Cache-Control': 'no-cache',
+        'Content-Type': 'application/json',
+        'Upstash-Telemetry-Runtime': 'node@v20',
+        'Upstash-Telemetry-Platform': 'unknown',
+        'Upstash-Telemetry-Sdk': '@upstash/redis@1.39.0',
+        'upstash-sync-token': '',
+        'Cache-Control': 'no-cache',
       },
     });
     expect(r.json).toEqual({ result: 'PONG' });
@@ -296,7 +347,14 @@ describe('SDK headers and the sync token', () => {
     expect(t1).toBe(t0);
     const t2 = (await kv(p, '/set/forms:sync/1')).headers.get('upstash-sync-token');
     expect(t2).not.toBe(t1);
-    const t3 = (await kv(p, '/pipeline', { body: JSON.stringify([['GET', 'a'], ['INCR', 'forms:sync']]) })).headers.get('upstash-sync-token');
+    const t3 = (
+      await kv(p, '/pipeline', {
+        body: JSON.stringify([
+          ['GET', 'a'],
+          ['INCR', 'forms:sync'],
+        ]),
+      })
+    ).headers.get('upstash-sync-token');
     expect(t3).not.toBe(t2);
   });
 });

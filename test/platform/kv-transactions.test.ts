@@ -19,7 +19,13 @@ describe('concurrent transactions', () => {
     await Promise.all(
       Array.from({ length: clients }, async () => {
         for (let i = 0; i < rounds; i++) {
-          const r = await kv(p, '/multi-exec', { body: JSON.stringify([['INCR', 'tx:counter'], ['INCR', 'tx:counter'], ['GET', 'tx:counter']]) });
+          const r = await kv(p, '/multi-exec', {
+            body: JSON.stringify([
+              ['INCR', 'tx:counter'],
+              ['INCR', 'tx:counter'],
+              ['GET', 'tx:counter'],
+            ]),
+          });
           expect(r.status).toBe(200);
           const [a, b, c] = r.json.map((x: { result: unknown }) => x.result);
           // Atomic: nobody else's INCR lands between ours.

@@ -31,13 +31,18 @@ async function publish(destination: string, init: { headers?: Record<string, str
     headers: { Authorization: `Bearer ${p.token}`, ...init.headers },
     body: init.body ?? '',
   });
-  return { status: res.status, json: await res.json() as any };
+  return { status: res.status, json: (await res.json()) as any };
 }
 
 describe('publish to a URL', () => {
   it('delivers the body with the service headers, and the signature verifies with the SDK Receiver', async () => {
     const { status, json } = await publish(`${dest.url}/hook?x=1`, {
-      headers: { 'Content-Type': 'application/json', 'Upstash-Forward-My-Header': 'hello', 'Service-Forward-Other': 'two', 'X-Not-Forwarded': 'no' },
+      headers: {
+        'Content-Type': 'application/json',
+        'Upstash-Forward-My-Header': 'hello',
+        'Service-Forward-Other': 'two',
+        'X-Not-Forwarded': 'no',
+      },
       body: '{"hello":"world"}',
     });
     expect(status).toBe(201);
@@ -62,7 +67,7 @@ describe('publish to a URL', () => {
   });
 
   it('uses Upstash-Method and the settings given as lowercase query parameters', async () => {
-    await publish(dest.url, { query: '?upstash-method=PUT&upstash-forward-from-query=q' , body: 'b' });
+    await publish(dest.url, { query: '?upstash-method=PUT&upstash-forward-from-query=q', body: 'b' });
     const [got] = await dest.waitFor(1);
     expect(got.method).toBe('PUT');
     expect(got.headers['from-query']).toBe('q');
@@ -80,7 +85,13 @@ describe('retries and callbacks', () => {
   it('a destination failing twice then succeeding: callbacks with retried 0, 1, 2', async () => {
     dest.respond = (_r, i) => (i < 2 ? { status: 500, body: `fail ${i}` } : { status: 200, headers: { 'X-Done': 'yes' }, body: 'done' });
     const { json } = await publish(dest.url, {
-      headers: { 'Upstash-Retries': '3', 'Upstash-Retry-Delay': '50', 'Upstash-Callback': callbacks.url, 'Upstash-Callback-Forward-Cb-Extra': 'e', 'Content-Type': 'text/plain' },
+      headers: {
+        'Upstash-Retries': '3',
+        'Upstash-Retry-Delay': '50',
+        'Upstash-Callback': callbacks.url,
+        'Upstash-Callback-Forward-Cb-Extra': 'e',
+        'Content-Type': 'text/plain',
+      },
       body: 'payload',
     });
     const got = await dest.waitFor(3);
@@ -88,7 +99,11 @@ describe('retries and callbacks', () => {
     expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(40);
     const cbs = await callbacks.waitFor(3);
     const bodies = cbs.map((r) => JSON.parse(r.body.toString())).sort((a, b) => a.retried - b.retried);
-    expect(bodies.map((b) => [b.retried, b.status])).toEqual([[0, 500], [1, 500], [2, 200]]);
+    expect(bodies.map((b) => [b.retried, b.status])).toEqual([
+      [0, 500],
+      [1, 500],
+      [2, 200],
+    ]);
     const last = bodies[2];
     expect(last).toMatchObject({ maxRetries: 3, sourceMessageId: json.messageId, url: dest.url, method: 'POST', callerIP: '127.0.0.1' });
     expect(Buffer.from(last.body, 'base64').toString()).toBe('done');
@@ -102,7 +117,9 @@ describe('retries and callbacks', () => {
     expect(cbs[0].headers['content-type']).toBe('application/json');
     // The callback is a signed message of its own.
     const receiver = new Receiver({ currentSigningKey: SIGNING.current, nextSigningKey: SIGNING.next });
-    expect(await receiver.verify({ signature: cbs[0].headers['upstash-signature'] as string, body: cbs[0].body.toString(), url: callbacks.url })).toBe(true);
+    expect(
+      await receiver.verify({ signature: cbs[0].headers['upstash-signature'] as string, body: cbs[0].body.toString(), url: callbacks.url }),
+    ).toBe(true);
   });
 
   it('retries exhausted: failure callback with dlqId, the message in the DLQ, and a DLQ retry delivers it', async () => {
@@ -119,12 +136,20 @@ describe('retries and callbacks', () => {
     expect(Buffer.from(body.body, 'base64').toString()).toBe('down');
 
     const auth = { Authorization: `Bearer ${p.token}` };
-    const entry = await (await fetch(`${base}/v2/dlq/${body.dlqId}`, { headers: auth })).json() as any;
-    expect(entry).toMatchObject({ dlqId: body.dlqId, messageId: json.messageId, url: dest.url, body: 'lost?', responseStatus: 503, responseBody: 'down', maxRetries: 2 });
+    const entry = (await (await fetch(`${base}/v2/dlq/${body.dlqId}`, { headers: auth })).json()) as any;
+    expect(entry).toMatchObject({
+      dlqId: body.dlqId,
+      messageId: json.messageId,
+      url: dest.url,
+      body: 'lost?',
+      responseStatus: 503,
+      responseBody: 'down',
+      maxRetries: 2,
+    });
     expect(dest.received).toHaveLength(3);
 
     dest.respond = () => ({ status: 200 });
-    const retried = await (await fetch(`${base}/v2/dlq/retry/${body.dlqId}`, { method: 'POST', headers: auth })).json() as any;
+    const retried = (await (await fetch(`${base}/v2/dlq/retry/${body.dlqId}`, { method: 'POST', headers: auth })).json()) as any;
     expect(retried.messageId).toMatch(/^msg_/);
     const all = await dest.waitFor(4);
     expect(all[3].body.toString()).toBe('lost?');
@@ -147,8 +172,12 @@ describe('callback settings and timeouts', () => {
     await publish(dest.url, {
       headers: {
         'Upstash-Retries': '0',
-        'Upstash-Callback': `${callbacks.url}/cb`, 'Upstash-Callback-Method': 'PUT', 'Upstash-Callback-Forward-Who': 'callback',
-        'Upstash-Failure-Callback': `${failures.url}/fcb`, 'Upstash-Failure-Callback-Method': 'PATCH', 'Service-Failure-Callback-Forward-Who': 'failure',
+        'Upstash-Callback': `${callbacks.url}/cb`,
+        'Upstash-Callback-Method': 'PUT',
+        'Upstash-Callback-Forward-Who': 'callback',
+        'Upstash-Failure-Callback': `${failures.url}/fcb`,
+        'Upstash-Failure-Callback-Method': 'PATCH',
+        'Service-Failure-Callback-Forward-Who': 'failure',
       },
       body: 'x',
     });
@@ -163,12 +192,15 @@ describe('callback settings and timeouts', () => {
   it('Upstash-Timeout cuts a slow endpoint: the attempt fails, and the failure callback says status 0', async () => {
     dest.respond = () => new Promise(() => undefined); // never answers
     const t0 = Date.now();
-    const { json } = await publish(dest.url, { headers: { 'Upstash-Timeout': '1s', 'Upstash-Retries': '0', 'Upstash-Failure-Callback': failures.url }, body: 'slow' });
+    const { json } = await publish(dest.url, {
+      headers: { 'Upstash-Timeout': '1s', 'Upstash-Retries': '0', 'Upstash-Failure-Callback': failures.url },
+      body: 'slow',
+    });
     const [fcb] = await failures.waitFor(1, 8000);
     expect(fcb.at - t0).toBeGreaterThanOrEqual(950);
     const body = JSON.parse(fcb.body.toString());
     expect(body).toMatchObject({ status: 0, retried: 0, maxRetries: 0, sourceMessageId: json.messageId, body: '' });
-    const entry = await (await fetch(`${base}/v2/dlq/${body.dlqId}`, { headers: { Authorization: `Bearer ${p.token}` } })).json() as any;
+    const entry = (await (await fetch(`${base}/v2/dlq/${body.dlqId}`, { headers: { Authorization: `Bearer ${p.token}` } })).json()) as any;
     expect(entry).toMatchObject({ messageId: json.messageId, body: 'slow' });
     expect(entry.responseStatus).toBeUndefined();
   });

@@ -47,7 +47,13 @@ describe('authentication', () => {
 
 describe('bad input gets the service errors', () => {
   it.each([
-    ['a destination without scheme', 'example.com/path', {}, 400, 'invalid destination url: endpoint has invalid scheme, add http:// or https://'],
+    [
+      'a destination without scheme',
+      'example.com/path',
+      {},
+      400,
+      'invalid destination url: endpoint has invalid scheme, add http:// or https://',
+    ],
     ['another scheme', 'ftp://example.com/x', {}, 400, 'invalid destination url: endpoint has invalid scheme, add http:// or https://'],
     ['an unknown URL group', 'no-such-group', {}, 404, 'topic no-such-group not found'],
     ['a bad Upstash-Retries', 'DEST', { 'Upstash-Retries': 'many' }, 400, "invalid Upstash-Retries header value 'many'"],
@@ -56,8 +62,20 @@ describe('bad input gets the service errors', () => {
     ['a bad Upstash-Not-Before', 'DEST', { 'Upstash-Not-Before': 'tomorrow' }, 400, "invalid Upstash-Not-Before header value 'tomorrow'"],
     ['a bad Upstash-Timeout', 'DEST', { 'Upstash-Timeout': '-1' }, 400, "invalid Upstash-Timeout header value '-1'"],
     ['a bad retry delay expression', 'DEST', { 'Upstash-Retry-Delay': 'pow(2, tries)' }, 400, "unknown name 'tries'"],
-    ['a callback without scheme', 'DEST', { 'Upstash-Callback': 'callback.example.com' }, 400, 'invalid Upstash-Callback url: endpoint has invalid scheme'],
-    ['a bad callback setting', 'DEST', { 'Upstash-Callback': 'http://127.0.0.1:1/cb', 'Upstash-Callback-Retries': 'x' }, 400, "invalid Upstash-Callback-Retries header value 'x'"],
+    [
+      'a callback without scheme',
+      'DEST',
+      { 'Upstash-Callback': 'callback.example.com' },
+      400,
+      'invalid Upstash-Callback url: endpoint has invalid scheme',
+    ],
+    [
+      'a bad callback setting',
+      'DEST',
+      { 'Upstash-Callback': 'http://127.0.0.1:1/cb', 'Upstash-Callback-Retries': 'x' },
+      400,
+      "invalid Upstash-Callback-Retries header value 'x'",
+    ],
     ['a deduplication id with a colon', 'DEST', { 'Upstash-Deduplication-Id': 'a:b' }, 400, "DeduplicationId cannot contain ':'"],
   ])('%s', async (_what, destination, headers, status, error) => {
     const r = await call(`/v2/publish/${destination === 'DEST' ? dest.url : destination}`, { headers, body: 'x' });
@@ -76,7 +94,10 @@ describe('bad input gets the service errors', () => {
 
 describe('spellings', () => {
   it('Service-* headers and service-* query parameters work like Upstash-*', async () => {
-    await call(`/v2/publish/${dest.url}/s?service-forward-q-header=fromquery`, { headers: { 'Service-Method': 'PATCH', 'Service-Forward-H': 'v' }, body: 'x' });
+    await call(`/v2/publish/${dest.url}/s?service-forward-q-header=fromquery`, {
+      headers: { 'Service-Method': 'PATCH', 'Service-Forward-H': 'v' },
+      body: 'x',
+    });
     const [got] = await dest.waitFor(1);
     expect(got.method).toBe('PATCH');
     expect(got.headers['h']).toBe('v');
@@ -113,14 +134,30 @@ describe('webhook receiving', () => {
   it('a third party calls /v2/publish/<group>?qstash_token=… and every endpoint gets the call with its headers', async () => {
     const second = await startDestination();
     try {
-      expect((await call('/v2/topics/webhooks/endpoints', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ endpoints: [{ url: `${dest.url}/w` }, { url: `${second.url}/w` }] }) })).status).toBe(200);
+      expect(
+        (
+          await call('/v2/topics/webhooks/endpoints', {
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ endpoints: [{ url: `${dest.url}/w` }, { url: `${second.url}/w` }] }),
+          })
+        ).status,
+      ).toBe(200);
       // Default headers of the group: forward every header, and 0 retries.
-      const patched = await call('/v2/topics/webhooks', { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ headers: { 'Upstash-Header-Forward': ['true'], 'Upstash-Retries': '0' } }) });
+      const patched = await call('/v2/topics/webhooks', {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ headers: { 'Upstash-Header-Forward': ['true'], 'Upstash-Retries': '0' } }),
+      });
       expect(patched.status).toBe(200);
-      expect((await call('/v2/topics/webhooks', { method: 'GET' })).json.headers).toEqual({ 'Upstash-Header-Forward': ['true'], 'Upstash-Retries': ['0'] });
+      expect((await call('/v2/topics/webhooks', { method: 'GET' })).json.headers).toEqual({
+        'Upstash-Header-Forward': ['true'],
+        'Upstash-Retries': ['0'],
+      });
       // The third party knows nothing of the queue: no Authorization header, the token in the query.
       const res = await fetch(`${base}/v2/publish/webhooks?qstash_token=${encodeURIComponent(p.token)}`, {
-        method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Webhook-Signature': 'sha256=abc' }, body: '{"event":"paid"}',
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Webhook-Signature': 'sha256=abc' },
+        body: '{"event":"paid"}',
       });
       expect(res.status).toBe(201);
       expect(await res.json()).toHaveLength(2);
@@ -132,11 +169,18 @@ describe('webhook receiving', () => {
         expect(got.headers['upstash-topic-name']).toBe('webhooks');
       }
       // queue_token (the spec's spelling) works too, for a URL destination.
-      const direct = await fetch(`${base}/v2/publish/${dest.url}/direct?queue_token=${encodeURIComponent(p.token)}`, { method: 'POST', body: 'd' });
+      const direct = await fetch(`${base}/v2/publish/${dest.url}/direct?queue_token=${encodeURIComponent(p.token)}`, {
+        method: 'POST',
+        body: 'd',
+      });
       expect(direct.status).toBe(201);
       expect((await dest.waitFor(2))[1].path).toBe('/direct');
       // Bad group defaults are refused when set, not at publish time.
-      const bad = await call('/v2/topics/webhooks', { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ headers: { 'Upstash-Retries': 'x' } }) });
+      const bad = await call('/v2/topics/webhooks', {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ headers: { 'Upstash-Retries': 'x' } }),
+      });
       expect(bad.status).toBe(400);
     } finally {
       await second.close();
@@ -165,7 +209,10 @@ describe('retry timing', () => {
 describe('isolation', () => {
   it("the queue's records and jobs never show in the key-value (Area B) keyspace", async () => {
     await call(`/v2/publish/${dest.url}`, { headers: { 'Upstash-Delay': '1h', 'Upstash-Deduplication-Id': 'iso' }, body: 'x' });
-    await call('/v2/topics/iso/endpoints', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ endpoints: [{ url: dest.url }] }) });
+    await call('/v2/topics/iso/endpoints', {
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ endpoints: [{ url: dest.url }] }),
+    });
     expect((await command(p, ['DBSIZE'])).json).toEqual({ result: 0 });
     expect((await command(p, ['KEYS', '*'])).json).toEqual({ result: [] });
   });
@@ -184,10 +231,18 @@ describe('named queues', () => {
       inFlight.set(r.path, inFlight.get(r.path)! - 1);
       return { status: 200 };
     };
-    for (const [queueName, parallelism] of [['serial', 1], ['pair', 2]] as const) {
+    for (const [queueName, parallelism] of [
+      ['serial', 1],
+      ['pair', 2],
+    ] as const) {
       const before = dest.received.length;
-      expect((await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName, parallelism }) })).status).toBe(200);
-      const answers = await Promise.all([0, 1, 2, 3, 4].map((i) => call(`/v2/enqueue/${queueName}/${dest.url}/${queueName}`, { body: String(i) })));
+      expect(
+        (await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName, parallelism }) }))
+          .status,
+      ).toBe(200);
+      const answers = await Promise.all(
+        [0, 1, 2, 3, 4].map((i) => call(`/v2/enqueue/${queueName}/${dest.url}/${queueName}`, { body: String(i) })),
+      );
       expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201]);
       const got = (await dest.waitFor(before + 5)).slice(before);
       expect(got.every((r) => r.headers['upstash-queue-name'] === queueName)).toBe(true);
@@ -196,10 +251,16 @@ describe('named queues', () => {
   });
 
   it('refuses a bad queue name or parallelism', async () => {
-    const bad = await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName: 'no spaces', parallelism: 1 }) });
+    const bad = await call('/v2/queues', {
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ queueName: 'no spaces', parallelism: 1 }),
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.error).toContain("invalid queue name 'no spaces'");
-    const zero = await call('/v2/queues', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ queueName: 'q', parallelism: 0 }) });
+    const zero = await call('/v2/queues', {
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ queueName: 'q', parallelism: 0 }),
+    });
     expect(zero.status).toBe(400);
     expect(zero.json.error).toContain('parallelism must be a whole number >= 1');
   });
@@ -208,7 +269,8 @@ describe('named queues', () => {
 describe('event log', () => {
   it('pages through every event once, newest first, with the cursor', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await call(`/v2/publish/${dest.url}/log${i}`, { body: String(i), headers: { 'Upstash-Label': 'paged' } })).json.messageId);
+    for (let i = 0; i < 4; i++)
+      ids.push((await call(`/v2/publish/${dest.url}/log${i}`, { body: String(i), headers: { 'Upstash-Label': 'paged' } })).json.messageId);
     await dest.waitFor(4);
     // Wait until the four DELIVERED events are in the log (logged after the answers).
     let delivered = 0;
@@ -226,7 +288,13 @@ describe('event log', () => {
     } while (cursor);
     expect(seen).toHaveLength(8);
     expect(seen.map((e) => e.time)).toEqual([...seen.map((e) => e.time)].sort((a, b) => b - a));
-    for (const id of ids) expect(seen.filter((e) => e.messageId === id).map((e) => e.state).sort()).toEqual(['CREATED', 'DELIVERED']);
+    for (const id of ids)
+      expect(
+        seen
+          .filter((e) => e.messageId === id)
+          .map((e) => e.state)
+          .sort(),
+      ).toEqual(['CREATED', 'DELIVERED']);
     expect(seen.every((e) => e.labels?.[0] === 'paged')).toBe(true);
   });
 });

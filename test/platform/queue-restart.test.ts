@@ -25,7 +25,11 @@ afterAll(async () => {
 const start = () => startTestPlatform({ token, internalRedisUrl: `redis://127.0.0.1:${internal.endpoint.port}` });
 
 async function publish(path: string, headers: Record<string, string>, body: string) {
-  const res = await fetch(`${p!.url}/queue/v2/publish/${dest.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, ...headers }, body });
+  const res = await fetch(`${p!.url}/queue/v2/publish/${dest.url}${path}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, ...headers },
+    body,
+  });
   return (await res.json()) as { messageId: string; deduplicated?: boolean };
 }
 
@@ -46,7 +50,11 @@ it('a restart in the middle of delays and retries loses nothing and delivers com
   const done = await Promise.all([1, 2, 3, 4, 5].map((i) => publish(`/done/${i}`, {}, `done ${i}`)));
   await dest.waitFor(5);
   const delayed = await Promise.all([1, 2, 3, 4, 5].map((i) => publish(`/delayed/${i}`, { 'Upstash-Delay': '2s' }, `delayed ${i}`)));
-  const flaky = await Promise.all([1, 2, 3, 4, 5].map((i) => publish(`/flaky/${i}`, { 'Upstash-Retry-Delay': '2000', 'Upstash-Deduplication-Id': `flaky-${i}` }, `flaky ${i}`)));
+  const flaky = await Promise.all(
+    [1, 2, 3, 4, 5].map((i) =>
+      publish(`/flaky/${i}`, { 'Upstash-Retry-Delay': '2000', 'Upstash-Deduplication-Id': `flaky-${i}` }, `flaky ${i}`),
+    ),
+  );
   // Wait until every flaky message has failed once (its retry is now a delayed job), then restart.
   await dest.waitFor(10);
   await p.stop();
@@ -57,7 +65,10 @@ it('a restart in the middle of delays and retries loses nothing and delivers com
   p = await start();
   expect(await (await fetch(`${p.url}/queue/v2/keys`, { headers: { Authorization: `Bearer ${token}` } })).json()).toEqual(keysBefore);
   // Deduplication ids survive the restart too.
-  expect(await publish('/flaky/1', { 'Upstash-Deduplication-Id': 'flaky-1' }, 'again')).toMatchObject({ messageId: flaky[0].messageId, deduplicated: true });
+  expect(await publish('/flaky/1', { 'Upstash-Deduplication-Id': 'flaky-1' }, 'again')).toMatchObject({
+    messageId: flaky[0].messageId,
+    deduplicated: true,
+  });
   await dest.waitFor(20, 15_000);
   for (const m of [...done, ...delayed, ...flaky]) expect(successes.get(m.messageId), m.messageId).toBe(1);
   expect([...attempts.values()].every((n) => n <= 2)).toBe(true);
@@ -80,7 +91,11 @@ it('stopping waits for a destination that never answers only for the grace perio
   try {
     await p?.stop(); // the first test's platform would otherwise take the job
     p = await start();
-    const res = await fetch(`${p.url}/queue/v2/publish/${hanging.url}/hang`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: 'hang' });
+    const res = await fetch(`${p.url}/queue/v2/publish/${hanging.url}/hang`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}` },
+      body: 'hang',
+    });
     expect(res.status).toBe(201);
     await hanging.waitFor(1);
     const t0 = Date.now();

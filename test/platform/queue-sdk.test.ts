@@ -34,15 +34,17 @@ describe('@upstash/qstash Client', () => {
     expect(asJson.headers['content-type']).toBe('application/json');
     expect(JSON.parse(asJson.body.toString())).toEqual({ n: 1 });
     expect(asJson.headers['upstash-message-id']).toBe(json.messageId);
-    const keys = await (await fetch(`${p.url}/queue/v2/keys`, { headers: { Authorization: `Bearer ${p.token}` } })).json() as any;
+    const keys = (await (await fetch(`${p.url}/queue/v2/keys`, { headers: { Authorization: `Bearer ${p.token}` } })).json()) as any;
     const receiver = new Receiver({ currentSigningKey: keys.current, nextSigningKey: keys.next });
-    expect(await receiver.verify({ signature: plain.headers['upstash-signature'] as string, body: 'text body', url: `${a.url}/plain` })).toBe(true);
+    expect(
+      await receiver.verify({ signature: plain.headers['upstash-signature'] as string, body: 'text body', url: `${a.url}/plain` }),
+    ).toBe(true);
   });
 
   it('rotating the signing keys: next becomes current, deliveries are signed with it', async () => {
     const auth = { Authorization: `Bearer ${p.token}` };
-    const before = await (await fetch(`${p.url}/queue/v2/keys`, { headers: auth })).json() as any;
-    const rotated = await (await fetch(`${p.url}/queue/v2/keys/rotate`, { method: 'POST', headers: auth })).json() as any;
+    const before = (await (await fetch(`${p.url}/queue/v2/keys`, { headers: auth })).json()) as any;
+    const rotated = (await (await fetch(`${p.url}/queue/v2/keys/rotate`, { method: 'POST', headers: auth })).json()) as any;
     expect(rotated.current).toBe(before.next);
     expect(rotated.next).toMatch(/^sig_/);
     expect(rotated.next).not.toBe(before.next);
@@ -52,8 +54,12 @@ describe('@upstash/qstash Client', () => {
     const [got] = (await a.waitFor(n + 1)).slice(n);
     const signature = got.headers['upstash-signature'] as string;
     // A receiver still configured with the old pair accepts it through its "next" key, as rotation intends.
-    expect(await new Receiver({ currentSigningKey: before.current, nextSigningKey: before.next }).verify({ signature, body: 'r' })).toBe(true);
-    await expect(new Receiver({ currentSigningKey: before.current, nextSigningKey: before.current }).verify({ signature, body: 'r' })).rejects.toThrow();
+    expect(await new Receiver({ currentSigningKey: before.current, nextSigningKey: before.next }).verify({ signature, body: 'r' })).toBe(
+      true,
+    );
+    await expect(
+      new Receiver({ currentSigningKey: before.current, nextSigningKey: before.current }).verify({ signature, body: 'r' }),
+    ).rejects.toThrow();
   });
 
   it('URL groups: add endpoints, get, list, publish fans out with group and endpoint names, remove, delete', async () => {
@@ -80,7 +86,10 @@ describe('@upstash/qstash Client', () => {
 
   it('batch publishes several messages', async () => {
     const before = a.received.length;
-    const res = await client.batch([{ url: `${a.url}/b1`, body: 'one' }, { url: `${a.url}/b2`, body: 'two' }]);
+    const res = await client.batch([
+      { url: `${a.url}/b1`, body: 'one' },
+      { url: `${a.url}/b2`, body: 'two' },
+    ]);
     expect(res).toHaveLength(2);
     const got = (await a.waitFor(before + 2)).slice(before);
     expect(got.map((r) => r.body.toString()).sort()).toEqual(['one', 'two']);

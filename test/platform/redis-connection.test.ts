@@ -32,9 +32,15 @@ describe('RedisConnection', () => {
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
     const conn = await RedisConnection.open({ host: '127.0.0.1', port: (relay.address() as net.AddressInfo).port });
     try {
-      const a = conn.send([['SET', 'rc:k', 'a'], ['GET', 'rc:k']]);
+      const a = conn.send([
+        ['SET', 'rc:k', 'a'],
+        ['GET', 'rc:k'],
+      ]);
       const b = conn.send([['APPEND', 'rc:k', 'b']]);
-      const c = conn.send([['GET', 'rc:k'], ['DEL', 'rc:k']]);
+      const c = conn.send([
+        ['GET', 'rc:k'],
+        ['DEL', 'rc:k'],
+      ]);
       const [ra, rb, rc] = await Promise.all([a, b, c]);
       expect(ra.map(String)).toEqual(['+OK\r\n', '$1\r\na\r\n']);
       expect(rb.map(String)).toEqual([':2\r\n']);

@@ -74,7 +74,13 @@ describe('@upstash/redis', () => {
 
   it('auto-pipelining batches commands issued together', async () => {
     const auto = new Redis({ url: p.url, token: p.token, enableAutoPipelining: true, enableTelemetry: false });
-    const results = await Promise.all([auto.set('sdk:ap1', 'a'), auto.set('sdk:ap2', 'b'), auto.get('sdk:ap1'), auto.incr('sdk:ap3'), auto.get('sdk:ap2')]);
+    const results = await Promise.all([
+      auto.set('sdk:ap1', 'a'),
+      auto.set('sdk:ap2', 'b'),
+      auto.get('sdk:ap1'),
+      auto.incr('sdk:ap3'),
+      auto.get('sdk:ap2'),
+    ]);
     expect(results).toEqual(['OK', 'OK', 'a', 1, 'b']);
   });
 

@@ -14,11 +14,20 @@ function file(content: unknown): string {
 
 describe('--vector-config', () => {
   it('adds indexes to the four defaults; one with a default name replaces it; defaults:false keeps only the file', () => {
-    const merged = loadVectorConfigFile(file({ indexes: [{ name: 'docs', type: 'dense', dimension: 8, similarityFunction: 'dot_product' }, { name: 'sparse', type: 'SPARSE' }] }));
+    const merged = loadVectorConfigFile(
+      file({
+        indexes: [
+          { name: 'docs', type: 'dense', dimension: 8, similarityFunction: 'dot_product' },
+          { name: 'sparse', type: 'SPARSE' },
+        ],
+      }),
+    );
     expect(merged.map((i) => i.name)).toEqual(['dense', 'dense-data', 'hybrid', 'docs', 'sparse']);
     expect(merged.find((i) => i.name === 'docs')).toEqual({ name: 'docs', type: 'DENSE', dimension: 8, similarityFunction: 'DOT_PRODUCT' });
     expect(merged.find((i) => i.name === 'sparse')).toEqual({ name: 'sparse', type: 'SPARSE' });
-    expect(loadVectorConfigFile(file({ defaults: false, indexes: [{ name: 'only', type: 'SPARSE', sparseEmbedder: 'BM25' }] }))).toEqual([{ name: 'only', type: 'SPARSE', sparseEmbedder: 'bm25' }]);
+    expect(loadVectorConfigFile(file({ defaults: false, indexes: [{ name: 'only', type: 'SPARSE', sparseEmbedder: 'BM25' }] }))).toEqual([
+      { name: 'only', type: 'SPARSE', sparseEmbedder: 'bm25' },
+    ]);
     expect(DEFAULT_INDEXES.map((i) => i.name)).toEqual(['dense', 'dense-data', 'sparse', 'hybrid']);
   });
 
@@ -26,12 +35,33 @@ describe('--vector-config', () => {
     ['not JSON', '{', 'is not valid JSON'],
     ['no indexes array', { indexes: 3 }, 'must hold {"indexes": [ ... ]}'],
     ['bad name', { indexes: [{ name: 'a/b', type: 'DENSE', dimension: 2 }] }, 'indexes[0]: "name" must be 1-64 letters'],
-    ['bad type', { indexes: [{ name: 'x', type: 'FLAT' }] }, "(index 'x'): \"type\" must be DENSE, SPARSE or HYBRID"],
+    ['bad type', { indexes: [{ name: 'x', type: 'FLAT' }] }, '(index \'x\'): "type" must be DENSE, SPARSE or HYBRID'],
     ['no dimension', { indexes: [{ name: 'x', type: 'DENSE' }] }, '"dimension" must be a whole number from 1 to 16384'],
-    ['bad metric', { indexes: [{ name: 'x', type: 'DENSE', dimension: 3, similarityFunction: 'L1' }] }, '"similarityFunction" must be one of COSINE, EUCLIDEAN, DOT_PRODUCT'],
-    ['half-embedded hybrid', { indexes: [{ name: 'x', type: 'HYBRID', dimension: 3, denseEmbedder: 'local' }] }, 'a HYBRID index has both embedders'],
-    ['dense with a sparse embedder', { indexes: [{ name: 'x', type: 'DENSE', dimension: 3, sparseEmbedder: 'bm25' }] }, 'a DENSE index has no "sparseEmbedder"'],
-    ['twice the same name', { indexes: [{ name: 'x', type: 'SPARSE' }, { name: 'x', type: 'SPARSE' }] }, "index 'x' is defined twice"],
+    [
+      'bad metric',
+      { indexes: [{ name: 'x', type: 'DENSE', dimension: 3, similarityFunction: 'L1' }] },
+      '"similarityFunction" must be one of COSINE, EUCLIDEAN, DOT_PRODUCT',
+    ],
+    [
+      'half-embedded hybrid',
+      { indexes: [{ name: 'x', type: 'HYBRID', dimension: 3, denseEmbedder: 'local' }] },
+      'a HYBRID index has both embedders',
+    ],
+    [
+      'dense with a sparse embedder',
+      { indexes: [{ name: 'x', type: 'DENSE', dimension: 3, sparseEmbedder: 'bm25' }] },
+      'a DENSE index has no "sparseEmbedder"',
+    ],
+    [
+      'twice the same name',
+      {
+        indexes: [
+          { name: 'x', type: 'SPARSE' },
+          { name: 'x', type: 'SPARSE' },
+        ],
+      },
+      "index 'x' is defined twice",
+    ],
   ];
   it.each(bad)('refuses %s', (_what, content, message) => {
     const p = file(content);
@@ -40,6 +70,8 @@ describe('--vector-config', () => {
   });
 
   it('names a missing file', () => {
-    expect(() => loadVectorConfigFile(path.join(dir, 'nope.json'))).toThrow(`--vector-config: cannot read ${path.join(dir, 'nope.json')} (ENOENT)`);
+    expect(() => loadVectorConfigFile(path.join(dir, 'nope.json'))).toThrow(
+      `--vector-config: cannot read ${path.join(dir, 'nope.json')} (ENOENT)`,
+    );
   });
 });

@@ -25,7 +25,11 @@ beforeAll(async () => {
         return;
       }
       const count = (t: string, ch: string) => t.split(ch).length - 1;
-      const data = input.map((t, index) => ({ index, object: 'embedding', embedding: model === 'wrong-dim' ? [1, 2] : [count(t, 'a'), count(t, 'b'), count(t, 'c')] }));
+      const data = input.map((t, index) => ({
+        index,
+        object: 'embedding',
+        embedding: model === 'wrong-dim' ? [1, 2] : [count(t, 'a'), count(t, 'b'), count(t, 'c')],
+      }));
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model }));
     });
   });
@@ -37,8 +41,22 @@ beforeAll(async () => {
     vectorEmbeddingsModel: 'abc-counter',
     vectorIndexes: [
       { name: 'remote', type: 'DENSE', dimension: 3, similarityFunction: 'COSINE', denseEmbedder: 'openai' },
-      { name: 'remote-bad', type: 'DENSE', dimension: 3, similarityFunction: 'COSINE', denseEmbedder: 'openai', embeddingsModel: 'wrong-dim' },
-      { name: 'remote-down', type: 'DENSE', dimension: 3, similarityFunction: 'COSINE', denseEmbedder: 'openai', embeddingsUrl: 'http://127.0.0.1:1/v1' },
+      {
+        name: 'remote-bad',
+        type: 'DENSE',
+        dimension: 3,
+        similarityFunction: 'COSINE',
+        denseEmbedder: 'openai',
+        embeddingsModel: 'wrong-dim',
+      },
+      {
+        name: 'remote-down',
+        type: 'DENSE',
+        dimension: 3,
+        similarityFunction: 'COSINE',
+        denseEmbedder: 'openai',
+        embeddingsUrl: 'http://127.0.0.1:1/v1',
+      },
     ],
   });
 });
@@ -52,7 +70,11 @@ const open = (name: string) => new Index({ url: `${p.url}/vector/${name}`, token
 describe('OpenAI-compatible embedder', () => {
   it('embeds upsert-data and query-data through the endpoint, with the model and key', async () => {
     const ix = open('remote');
-    await ix.upsert([{ id: 'as', data: 'aaaa' }, { id: 'bs', data: 'bbbb' }, { id: 'cs', data: 'cccc' }]);
+    await ix.upsert([
+      { id: 'as', data: 'aaaa' },
+      { id: 'bs', data: 'bbbb' },
+      { id: 'cs', data: 'cccc' },
+    ]);
     expect(seen.at(-1)).toEqual({ auth: 'Bearer sk-test', model: 'abc-counter', input: ['aaaa', 'bbbb', 'cccc'] });
     const res = await ix.query({ data: 'bb', topK: 3, includeData: true });
     expect(res[0]).toEqual({ id: 'bs', score: 1, data: 'bbbb' });
@@ -61,8 +83,12 @@ describe('OpenAI-compatible embedder', () => {
   });
 
   it('a wrong dimension or an unreachable endpoint is a clear 502', async () => {
-    await expect(open('remote-bad').upsert({ id: 'x', data: 'abc' })).rejects.toThrow('The embedding model wrong-dim returned 2 dimensions, but the index has 3');
-    await expect(open('remote-down').query({ data: 'abc', topK: 1 })).rejects.toThrow(/^The embedding service at http:\/\/127.0.0.1:1\/v1\/embeddings could not be reached/);
+    await expect(open('remote-bad').upsert({ id: 'x', data: 'abc' })).rejects.toThrow(
+      'The embedding model wrong-dim returned 2 dimensions, but the index has 3',
+    );
+    await expect(open('remote-down').query({ data: 'abc', topK: 1 })).rejects.toThrow(
+      /^The embedding service at http:\/\/127.0.0.1:1\/v1\/embeddings could not be reached/,
+    );
   });
 });
 
@@ -85,7 +111,10 @@ describe('built-in embedders', () => {
     expect(query.values).toEqual([1, 1]);
     // tf 2 and 1 in a 3-word document: tf·2.2 / (tf + 1.2·(0.25 + 0.75·3/32))
     const norm = 1.2 * (0.25 + (0.75 * 3) / 32);
-    const expected = new Map([[2, (2 * 2.2) / (2 + norm)], [1, 2.2 / (1 + norm)]]);
+    const expected = new Map([
+      [2, (2 * 2.2) / (2 + norm)],
+      [1, 2.2 / (1 + norm)],
+    ]);
     expect([...doc.values].sort()).toEqual([...expected.values()].sort());
   });
 });

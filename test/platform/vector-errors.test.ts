@@ -26,34 +26,118 @@ async function expectError(path: string, call: KvCall, status: number, text: str
 
 describe('vector API bad inputs', () => {
   it('dimension mismatch (upsert, query, update)', async () => {
-    await expectError('/dense/upsert', { body: JSON.stringify({ id: 'x', vector: [1, 2] }) }, 422, 'Invalid vector dimension: 2, expected: 384');
-    await expectError('/dense/query', { body: JSON.stringify({ vector: [1, 2, 3], topK: 1 }) }, 422, 'Invalid vector dimension: 3, expected: 384');
-    await expectError('/dense/update', { body: JSON.stringify({ id: 'one', vector: [1] }) }, 422, 'Invalid vector dimension: 1, expected: 384');
+    await expectError(
+      '/dense/upsert',
+      { body: JSON.stringify({ id: 'x', vector: [1, 2] }) },
+      422,
+      'Invalid vector dimension: 2, expected: 384',
+    );
+    await expectError(
+      '/dense/query',
+      { body: JSON.stringify({ vector: [1, 2, 3], topK: 1 }) },
+      422,
+      'Invalid vector dimension: 3, expected: 384',
+    );
+    await expectError(
+      '/dense/update',
+      { body: JSON.stringify({ id: 'one', vector: [1] }) },
+      422,
+      'Invalid vector dimension: 1, expected: 384',
+    );
   });
 
   it('missing fields', async () => {
-    await expectError('/dense/upsert', { body: JSON.stringify({ vector: Array(384).fill(0) }) }, 422, 'Failed to deserialize the JSON body into the target type: missing field `id`');
-    await expectError('/dense/upsert', { body: JSON.stringify({ id: 'x' }) }, 422, 'Failed to deserialize the JSON body into the target type: missing field `vector`');
-    await expectError('/sparse/upsert', { body: JSON.stringify({ id: 'x', sparseVector: { indices: [1] } }) }, 422, 'Failed to deserialize the JSON body into the target type: missing field `values`');
-    await expectError('/dense/range', { body: JSON.stringify({ limit: 2 }) }, 422, 'Failed to deserialize the JSON body into the target type: missing field `cursor`');
-    await expectError('/dense-data/upsert-data', { body: JSON.stringify({ id: 'x' }) }, 422, 'Failed to deserialize the JSON body into the target type: missing field `data`');
-    await expectError('/dense/query', { body: JSON.stringify({ topK: 1 }) }, 422, 'Failed to deserialize the JSON body into the target type: missing field `vector`');
-    await expectError('/dense/resumable-query-next', { body: JSON.stringify({ additionalK: 1 }) }, 422, 'Failed to deserialize the JSON body into the target type: missing field `uuid`');
+    await expectError(
+      '/dense/upsert',
+      { body: JSON.stringify({ vector: Array(384).fill(0) }) },
+      422,
+      'Failed to deserialize the JSON body into the target type: missing field `id`',
+    );
+    await expectError(
+      '/dense/upsert',
+      { body: JSON.stringify({ id: 'x' }) },
+      422,
+      'Failed to deserialize the JSON body into the target type: missing field `vector`',
+    );
+    await expectError(
+      '/sparse/upsert',
+      { body: JSON.stringify({ id: 'x', sparseVector: { indices: [1] } }) },
+      422,
+      'Failed to deserialize the JSON body into the target type: missing field `values`',
+    );
+    await expectError(
+      '/dense/range',
+      { body: JSON.stringify({ limit: 2 }) },
+      422,
+      'Failed to deserialize the JSON body into the target type: missing field `cursor`',
+    );
+    await expectError(
+      '/dense-data/upsert-data',
+      { body: JSON.stringify({ id: 'x' }) },
+      422,
+      'Failed to deserialize the JSON body into the target type: missing field `data`',
+    );
+    await expectError(
+      '/dense/query',
+      { body: JSON.stringify({ topK: 1 }) },
+      422,
+      'Failed to deserialize the JSON body into the target type: missing field `vector`',
+    );
+    await expectError(
+      '/dense/resumable-query-next',
+      { body: JSON.stringify({ additionalK: 1 }) },
+      422,
+      'Failed to deserialize the JSON body into the target type: missing field `uuid`',
+    );
   });
 
   it('wrong types and shapes', async () => {
-    await expectError('/dense/upsert', { body: JSON.stringify({ id: 'x', vector: 'nope' }) }, 422, /vector: invalid type, expected a sequence of numbers/);
-    await expectError('/dense/upsert', { body: JSON.stringify({ id: 'x', vector: Array(384).fill(0), metadata: [1] }) }, 422, /metadata: invalid type, expected a JSON object/);
-    await expectError('/sparse/upsert', { body: JSON.stringify({ id: 'x', sparseVector: { indices: [1, 2], values: [1] } }) }, 422, 'Sparse vector indices and values must have the same length: 2 indices, 1 values');
-    await expectError('/dense/upsert', { body: JSON.stringify({ id: 'x', vector: Array(384).fill(0), sparseVector: { indices: [1], values: [1] } }) }, 422, 'This index does not support sparse vectors: it is a DENSE index; send `vector`');
-    await expectError('/dense/query', { body: JSON.stringify({ vector: Array(384).fill(0), topK: 1001 }) }, 400, 'topK must be at most 1000, got 1001');
-    await expectError('/dense/query', { body: JSON.stringify({ vector: Array(384).fill(0), fusionAlgorithm: 'MAX' }) }, 422, /fusionAlgorithm: unknown variant/);
+    await expectError(
+      '/dense/upsert',
+      { body: JSON.stringify({ id: 'x', vector: 'nope' }) },
+      422,
+      /vector: invalid type, expected a sequence of numbers/,
+    );
+    await expectError(
+      '/dense/upsert',
+      { body: JSON.stringify({ id: 'x', vector: Array(384).fill(0), metadata: [1] }) },
+      422,
+      /metadata: invalid type, expected a JSON object/,
+    );
+    await expectError(
+      '/sparse/upsert',
+      { body: JSON.stringify({ id: 'x', sparseVector: { indices: [1, 2], values: [1] } }) },
+      422,
+      'Sparse vector indices and values must have the same length: 2 indices, 1 values',
+    );
+    await expectError(
+      '/dense/upsert',
+      { body: JSON.stringify({ id: 'x', vector: Array(384).fill(0), sparseVector: { indices: [1], values: [1] } }) },
+      422,
+      'This index does not support sparse vectors: it is a DENSE index; send `vector`',
+    );
+    await expectError(
+      '/dense/query',
+      { body: JSON.stringify({ vector: Array(384).fill(0), topK: 1001 }) },
+      400,
+      'topK must be at most 1000, got 1001',
+    );
+    await expectError(
+      '/dense/query',
+      { body: JSON.stringify({ vector: Array(384).fill(0), fusionAlgorithm: 'MAX' }) },
+      422,
+      /fusionAlgorithm: unknown variant/,
+    );
     await expectError('/dense/range', { body: JSON.stringify({ cursor: 'abc', limit: 2 }) }, 400, /Invalid cursor 'abc'/);
   });
 
   it('a query mode the index cannot embed', async () => {
-    await expectError('/dense-data/query-data', { body: JSON.stringify({ data: 'text', queryMode: 'SPARSE' }) }, 400,
-      'queryMode SPARSE needs a sparse embedding model, and this index has none; use queryMode DENSE or HYBRID');
+    await expectError(
+      '/dense-data/query-data',
+      { body: JSON.stringify({ data: 'text', queryMode: 'SPARSE' }) },
+      400,
+      'queryMode SPARSE needs a sparse embedding model, and this index has none; use queryMode DENSE or HYBRID',
+    );
   });
 
   it('bad JSON and an empty body', async () => {
@@ -62,20 +146,46 @@ describe('vector API bad inputs', () => {
   });
 
   it('a filter syntax error says where', async () => {
-    await expectError('/dense/query', { body: JSON.stringify({ vector: Array(384).fill(0), filter: "genre = 'x' AND" }) }, 400,
-      "Invalid filter: expected a condition, found the end of the filter at position 15 in 'genre = 'x' AND'");
+    await expectError(
+      '/dense/query',
+      { body: JSON.stringify({ vector: Array(384).fill(0), filter: "genre = 'x' AND" }) },
+      400,
+      "Invalid filter: expected a condition, found the end of the filter at position 15 in 'genre = 'x' AND'",
+    );
     await expectError('/dense/delete', { body: JSON.stringify({ filter: 'a >' }) }, 400, /^Invalid filter: .* at position 3/);
   });
 
   it('unknown namespace, index, operation and resumable query', async () => {
     for (const op of ['query', 'fetch', 'range', 'delete', 'update', 'reset', 'random', 'delete-namespace']) {
-      const body = op === 'query' ? { vector: Array(384).fill(0) } : op === 'range' ? { cursor: '0', limit: 1 } : op === 'update' ? { id: 'x', metadata: {} } : { ids: ['x'] };
-      await expectError(`/dense/${op}/nowhere`, { body: JSON.stringify(body) }, 404, 'Namespace nowhere for the index dense does not exist');
+      const body =
+        op === 'query'
+          ? { vector: Array(384).fill(0) }
+          : op === 'range'
+            ? { cursor: '0', limit: 1 }
+            : op === 'update'
+              ? { id: 'x', metadata: {} }
+              : { ids: ['x'] };
+      await expectError(
+        `/dense/${op}/nowhere`,
+        { body: JSON.stringify(body) },
+        404,
+        'Namespace nowhere for the index dense does not exist',
+      );
     }
     await expectError('/dense/delete-namespace', {}, 400, 'The default namespace cannot be deleted; use reset to remove its vectors');
-    await expectError('/nosuch/info', {}, 404, /^Index 'nosuch' does not exist on this platform; its indexes are dense, dense-data, sparse, hybrid/);
+    await expectError(
+      '/nosuch/info',
+      {},
+      404,
+      /^Index 'nosuch' does not exist on this platform; its indexes are dense, dense-data, sparse, hybrid/,
+    );
     await expectError('/dense/frobnicate', {}, 404, /^Unknown operation 'frobnicate'/);
-    await expectError('/dense/resumable-query-next', { body: JSON.stringify({ uuid: 'nope', additionalK: 1 }) }, 404, /Resumable query nope does not exist/);
+    await expectError(
+      '/dense/resumable-query-next',
+      { body: JSON.stringify({ uuid: 'nope', additionalK: 1 }) },
+      404,
+      /Resumable query nope does not exist/,
+    );
   });
 
   it('tokens: none or a wrong one is 401; the read-only token reads but may not write', async () => {
@@ -84,8 +194,12 @@ describe('vector API bad inputs', () => {
     const info = await v('/dense/info', { token: p.readonlyToken });
     expect(info.status).toBe(200);
     for (const op of ['upsert', 'update', 'delete', 'reset', 'delete-namespace']) {
-      await expectError(`/dense/${op}`, { token: p.readonlyToken, body: JSON.stringify({ id: 'x', vector: Array(384).fill(0) }) }, 403,
-        `The ${op} operation is not allowed with the read-only token; use the index's standard token`);
+      await expectError(
+        `/dense/${op}`,
+        { token: p.readonlyToken, body: JSON.stringify({ id: 'x', vector: Array(384).fill(0) }) },
+        403,
+        `The ${op} operation is not allowed with the read-only token; use the index's standard token`,
+      );
     }
     // secrets never in errors
     const r = await v('/dense/info', { token: 'not-the-token' });

@@ -3,9 +3,24 @@ import { describe, expect, it } from 'vitest';
 import { FilterSyntaxError, parseFilter } from '../../src/platform/vector/filter.js';
 
 const records: Record<string, Record<string, unknown>> = {
-  paris: { city: 'Paris', country: 'FR', population: 2_100_000, is_capital: true, geo: { continent: 'Europe', coords: { lat: 48.8 } }, tags: ['art', 'food', 'river'], 'zip-code': '75' },
+  paris: {
+    city: 'Paris',
+    country: 'FR',
+    population: 2_100_000,
+    is_capital: true,
+    geo: { continent: 'Europe', coords: { lat: 48.8 } },
+    tags: ['art', 'food', 'river'],
+    'zip-code': '75',
+  },
   lyon: { city: 'Lyon', country: 'FR', population: 520_000, is_capital: false, geo: { continent: 'Europe' }, tags: ['food'] },
-  tokyo: { city: 'Tokyo', country: 'JP', population: 14_000_000, is_capital: true, geo: { continent: 'Asia' }, tags: ['tech', 'food', 'sushi'] },
+  tokyo: {
+    city: 'Tokyo',
+    country: 'JP',
+    population: 14_000_000,
+    is_capital: true,
+    geo: { continent: 'Asia' },
+    tags: ['tech', 'food', 'sushi'],
+  },
   austin: { city: 'Austin', country: 'US', population: 960_000, is_capital: false, geo: { continent: 'America' }, tags: [] },
   bare: {},
 };
@@ -52,7 +67,9 @@ const table: Array<[string, string[]]> = [
 
 function matches(filter: string): string[] {
   const p = parseFilter(filter);
-  return Object.entries(records).filter(([, m]) => p(m)).map(([name]) => name);
+  return Object.entries(records)
+    .filter(([, m]) => p(m))
+    .map(([name]) => name);
 }
 
 describe('filter language', () => {
@@ -66,7 +83,10 @@ describe('filter language', () => {
     ["city == 'x'", "expected a value (a quoted string, a number, true or false), found '=' at position 6"],
     ["(city = 'x'", "expected ')', found the end of the filter at position 11"],
     ["city = 'x' AND", 'expected a condition, found the end of the filter at position 14'],
-    ["city 'x'", "expected an operator (=, !=, <, <=, >, >=, GLOB, NOT GLOB, IN, NOT IN, CONTAINS, NOT CONTAINS), found ''x'' at position 5"],
+    [
+      "city 'x'",
+      "expected an operator (=, !=, <, <=, >, >=, GLOB, NOT GLOB, IN, NOT IN, CONTAINS, NOT CONTAINS), found ''x'' at position 5",
+    ],
     ["city > 'x'", "'>' compares numbers only at position 5"],
     ["country IN 'FR'", "expected '(' to open the list of values, found ''FR'' at position 11"],
     ['HAS geo', "expected 'FIELD', found 'geo' at position 4"],

@@ -73,7 +73,11 @@ describe('HNSW search', () => {
   });
 
   it('a very selective filter falls back to exact search and still finds every match', () => {
-    const hits = cos.searchDense(new Float32Array(D).fill(0.1), 10, parseFilter("bucket = 3 AND HAS FIELD nothing OR bucket = 7 AND bucket != 7"));
+    const hits = cos.searchDense(
+      new Float32Array(D).fill(0.1),
+      10,
+      parseFilter('bucket = 3 AND HAS FIELD nothing OR bucket = 7 AND bucket != 7'),
+    );
     expect(hits).toEqual([]);
     const one = cos.searchDense(new Float32Array(D).fill(0.1), 10, parseFilter('bucket = 4'));
     expect(one).toHaveLength(10);
@@ -94,7 +98,14 @@ describe('HNSW search', () => {
   it('while thousands of vectors wait for the graph, queries still find them (native scan of the pending ones)', () => {
     const ns = new Namespace('', D, 'COSINE', { ...DEFAULT_TUNING, hnswThreshold: 100 });
     const rand = rng(11);
-    for (let i = 0; i < 3000; i++) ns.put(`p${i}`, Float32Array.from({ length: D }, () => rand() - 0.5), undefined, { i }, undefined);
+    for (let i = 0; i < 3000; i++)
+      ns.put(
+        `p${i}`,
+        Float32Array.from({ length: D }, () => rand() - 0.5),
+        undefined,
+        { i },
+        undefined,
+      );
     expect(ns.pendingCount).toBeGreaterThan(2000); // nothing has run the event loop yet
     const target = ns.dense(ns.records.get('p2999')!)!;
     const [best] = ns.searchDense(target, 1, undefined);
@@ -108,7 +119,16 @@ describe('HNSW search', () => {
   it('a reset drops the graph; the namespace grows a new one past the threshold', async () => {
     const ns = new Namespace('', D, 'COSINE', { ...DEFAULT_TUNING, hnswThreshold: 100 });
     const rand = rng(5);
-    const fill = (n: number) => { for (let i = 0; i < n; i++) ns.put(`r${i}`, Float32Array.from({ length: D }, () => rand() - 0.5), undefined, undefined, undefined); };
+    const fill = (n: number) => {
+      for (let i = 0; i < n; i++)
+        ns.put(
+          `r${i}`,
+          Float32Array.from({ length: D }, () => rand() - 0.5),
+          undefined,
+          undefined,
+          undefined,
+        );
+    };
     fill(150);
     expect(ns.usesGraph).toBe(true);
     ns.clear();
@@ -120,14 +140,18 @@ describe('HNSW search', () => {
     expect(ns.searchDense(new Float32Array(D).fill(0.1), 3, undefined)).toHaveLength(3);
   });
 
-  it.each(['EUCLIDEAN', 'DOT_PRODUCT'] as const)('%s recall@10 ≥ 0.95 and the same scores as exact search', async (metric) => {
-    const ns = build(metric, 7);
-    await ns.indexed();
-    expect(recallAt10(ns, 300)).toBeGreaterThanOrEqual(0.95);
-    const q = new Float32Array(D).fill(0.2);
-    const [a] = ns.searchDense(q, 1, undefined);
-    const [e] = ns.exactDense(q, 1, undefined, undefined);
-    expect(a.key).toBe(e.key);
-    expect(a.score).toBeCloseTo(e.score, 4);
-  }, 60_000);
+  it.each(['EUCLIDEAN', 'DOT_PRODUCT'] as const)(
+    '%s recall@10 ≥ 0.95 and the same scores as exact search',
+    async (metric) => {
+      const ns = build(metric, 7);
+      await ns.indexed();
+      expect(recallAt10(ns, 300)).toBeGreaterThanOrEqual(0.95);
+      const q = new Float32Array(D).fill(0.2);
+      const [a] = ns.searchDense(q, 1, undefined);
+      const [e] = ns.exactDense(q, 1, undefined, undefined);
+      expect(a.key).toBe(e.key);
+      expect(a.score).toBeCloseTo(e.score, 4);
+    },
+    60_000,
+  );
 });

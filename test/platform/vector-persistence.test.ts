@@ -10,7 +10,10 @@ import { startTestPlatform } from '../helpers/platform.js';
 let internal: EmbeddedRedis;
 let url: string;
 const token = 'persist-token';
-const indexes: VectorIndexConfig[] = [...DEFAULT_INDEXES, { name: 'hybrid-3d', type: 'HYBRID', dimension: 3, similarityFunction: 'EUCLIDEAN' }];
+const indexes: VectorIndexConfig[] = [
+  ...DEFAULT_INDEXES,
+  { name: 'hybrid-3d', type: 'HYBRID', dimension: 3, similarityFunction: 'EUCLIDEAN' },
+];
 
 beforeAll(async () => {
   internal = await startEmbeddedRedis();
@@ -20,7 +23,8 @@ afterAll(async () => {
   await internal?.stop();
 });
 
-const start = (more: Partial<Parameters<typeof startTestPlatform>[0]> = {}) => startTestPlatform({ internalRedisUrl: url, token, vectorIndexes: indexes, ...more });
+const start = (more: Partial<Parameters<typeof startTestPlatform>[0]> = {}) =>
+  startTestPlatform({ internalRedisUrl: url, token, vectorIndexes: indexes, ...more });
 const open = (p: RunningPlatform, name: string) => new Index({ url: `${p.url}/vector/${name}`, token, retry: false });
 
 describe('vector persistence', () => {
@@ -29,12 +33,18 @@ describe('vector persistence', () => {
     let p = await start();
     try {
       // a vector with its data text: the SDK's types don't mix them, the REST API does
-      await open(p, 'dense').upsert([{ id: 'a', vector: vec, metadata: { n: 1 }, data: 'alpha' }, { id: 'b', vector: vec.map((x) => -x) }] as never);
+      await open(p, 'dense').upsert([
+        { id: 'a', vector: vec, metadata: { n: 1 }, data: 'alpha' },
+        { id: 'b', vector: vec.map((x) => -x) },
+      ] as never);
       await open(p, 'dense').upsert({ id: 'c', vector: vec }, { namespace: 'other' });
       await open(p, 'dense').update({ id: 'a', metadata: { n: 2 } });
       await open(p, 'dense').delete('b');
       await open(p, 'sparse').upsert([{ id: 's', data: 'persistent sparse text' }]);
-      await open(p, 'hybrid-3d').upsert({ id: 'h', vector: [1, 2, 3], sparseVector: { indices: [7, 9], values: [0.5, 0.25] } }, { namespace: 'h-ns' });
+      await open(p, 'hybrid-3d').upsert(
+        { id: 'h', vector: [1, 2, 3], sparseVector: { indices: [7, 9], values: [0.5, 0.25] } },
+        { namespace: 'h-ns' },
+      );
       await open(p, 'dense').namespace('gone').upsert({ id: 'g', vector: vec });
       await open(p, 'dense').deleteNamespace('gone');
     } finally {
@@ -71,6 +81,7 @@ describe('vector persistence', () => {
       client.disconnect();
     }
     await expect(start({ vectorIndexes: [{ name: 'dense', type: 'DENSE', dimension: 8, similarityFunction: 'COSINE' }] })).rejects.toThrow(
-      "vector index 'dense' was stored as DENSE (dimension 384, COSINE) in the internal Redis, now configured as DENSE (dimension 8, COSINE): restore its configuration, or give it another name");
+      "vector index 'dense' was stored as DENSE (dimension 384, COSINE) in the internal Redis, now configured as DENSE (dimension 8, COSINE): restore its configuration, or give it another name",
+    );
   });
 });

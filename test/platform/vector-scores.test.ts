@@ -17,7 +17,11 @@ beforeAll(async () => {
     ],
   });
   for (const name of ['cos', 'l2', 'dot']) {
-    await call(name, 'upsert', [{ id: 'a', vector: [1, 0] }, { id: 'b', vector: [0.6, 0.8] }, { id: 'c', vector: [-1, 0] }]);
+    await call(name, 'upsert', [
+      { id: 'a', vector: [1, 0] },
+      { id: 'b', vector: [0.6, 0.8] },
+      { id: 'c', vector: [-1, 0] },
+    ]);
   }
 });
 afterAll(async () => {
@@ -57,14 +61,30 @@ describe('dense metrics, normalised to 0..1', () => {
 
 describe('fusion of dense and sparse lists', () => {
   it('RRF: sum of 1 / (60 + rank), ranks from 0 (float32)', () => {
-    const fused = fuseRrf([[{ key: 1, score: 0.9 }, { key: 2, score: 0.5 }], [{ key: 2, score: 3 }, { key: 3, score: 1 }]]);
+    const fused = fuseRrf([
+      [
+        { key: 1, score: 0.9 },
+        { key: 2, score: 0.5 },
+      ],
+      [
+        { key: 2, score: 3 },
+        { key: 3, score: 1 },
+      ],
+    ]);
     expect(fused.get(1)).toBeCloseTo(1 / 60, 7);
     expect(fused.get(2)).toBeCloseTo(1 / 61 + 1 / 60, 7);
     expect(fused.get(3)).toBeCloseTo(1 / 61, 7);
   });
   it('DBSF: (s − (μ − 3σ)) / 6σ per list with the sample σ, summed; a single score gives 0.5', () => {
     // list 1: scores 3, 2, 1 → μ 2, sample σ 1 → (s + 1) / 6; list 2: a single score → 0.5
-    const fused = fuseDbsf([[{ key: 1, score: 3 }, { key: 2, score: 2 }, { key: 3, score: 1 }], [{ key: 2, score: 7 }]]);
+    const fused = fuseDbsf([
+      [
+        { key: 1, score: 3 },
+        { key: 2, score: 2 },
+        { key: 3, score: 1 },
+      ],
+      [{ key: 2, score: 7 }],
+    ]);
     expect(fused.get(1)).toBeCloseTo(4 / 6, 6);
     expect(fused.get(2)).toBeCloseTo(3 / 6 + 0.5, 6);
     expect(fused.get(3)).toBeCloseTo(2 / 6, 6);
@@ -99,12 +119,19 @@ describe('fusion of dense and sparse lists', () => {
 describe('float32 output', () => {
   it('values are the shortest decimal of their float32, as the service prints them', () => {
     expect([0.1, 0.2, 0.028608438, 1 / 3, 0.1 + 0.2, 1e-30, -2.5].map(f32)).toEqual([0.1, 0.2, 0.028608438, 0.33333334, 0.3, 1e-30, -2.5]);
-    fc.assert(fc.property(fc.float({ noNaN: true, noDefaultInfinity: true }), (x) => {
-      const out = f32(x);
-      expect(Math.fround(out)).toBe(Math.fround(x)); // reads back as the same float32
-      let shortest = 9;
-      for (let p = 1; p <= 9; p++) if (Math.fround(Number(Math.fround(x).toPrecision(p))) === Math.fround(x)) { shortest = p; break; }
-      expect(out === 0 ? 1 : Number(out).toExponential().split('e')[0].replace(/[-.]/g, '').length).toBeLessThanOrEqual(shortest);
-    }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.float({ noNaN: true, noDefaultInfinity: true }), (x) => {
+        const out = f32(x);
+        expect(Math.fround(out)).toBe(Math.fround(x)); // reads back as the same float32
+        let shortest = 9;
+        for (let p = 1; p <= 9; p++)
+          if (Math.fround(Number(Math.fround(x).toPrecision(p))) === Math.fround(x)) {
+            shortest = p;
+            break;
+          }
+        expect(out === 0 ? 1 : Number(out).toExponential().split('e')[0].replace(/[-.]/g, '').length).toBeLessThanOrEqual(shortest);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

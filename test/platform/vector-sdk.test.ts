@@ -22,7 +22,12 @@ describe('@upstash/vector on a dense index', () => {
   it('upsert, query by vector with scores in 0..1, include flags', async () => {
     const ix = index('dense');
     const v = randomVector(384);
-    expect(await ix.upsert([{ id: 'a', vector: v, metadata: { genre: 'sci-fi', year: 1999 } }, { id: 1, vector: randomVector(384) }])).toBe('Success');
+    expect(
+      await ix.upsert([
+        { id: 'a', vector: v, metadata: { genre: 'sci-fi', year: 1999 } },
+        { id: 1, vector: randomVector(384) },
+      ]),
+    ).toBe('Success');
     const [best] = await ix.query({ vector: v, topK: 1, includeVectors: true, includeMetadata: true });
     expect(best.id).toBe('a');
     expect(best.score).toBeCloseTo(1, 5);
@@ -35,16 +40,30 @@ describe('@upstash/vector on a dense index', () => {
 
   it('query with a filter, and queryMany', async () => {
     const ix = index('dense').namespace('filtered');
-    await ix.upsert(Array.from({ length: 30 }, (_, i) => ({ id: `f${i}`, vector: randomVector(384), metadata: { n: i, tags: i % 2 ? ['odd'] : ['even'] } })));
+    await ix.upsert(
+      Array.from({ length: 30 }, (_, i) => ({
+        id: `f${i}`,
+        vector: randomVector(384),
+        metadata: { n: i, tags: i % 2 ? ['odd'] : ['even'] },
+      })),
+    );
     const odd = await ix.query({ vector: randomVector(384), topK: 100, filter: "n >= 10 AND tags CONTAINS 'odd'", includeMetadata: true });
     expect(odd.map((r) => r.id).sort()).toEqual(['f11', 'f13', 'f15', 'f17', 'f19', 'f21', 'f23', 'f25', 'f27', 'f29']);
-    const many = await index('dense').queryMany([{ vector: randomVector(384), topK: 2 }, { vector: randomVector(384), topK: 3, filter: 'n < 2' }], { namespace: 'filtered' });
+    const many = await index('dense').queryMany(
+      [
+        { vector: randomVector(384), topK: 2 },
+        { vector: randomVector(384), topK: 3, filter: 'n < 2' },
+      ],
+      { namespace: 'filtered' },
+    );
     expect(many.map((r) => r.length)).toEqual([2, 2]);
   });
 
   it('fetch by ids and by prefix, range through all pages', async () => {
     const ix = index('dense').namespace('paging');
-    await ix.upsert(Array.from({ length: 23 }, (_, i) => ({ id: `p-${String(i).padStart(2, '0')}`, vector: randomVector(384), metadata: { i } })));
+    await ix.upsert(
+      Array.from({ length: 23 }, (_, i) => ({ id: `p-${String(i).padStart(2, '0')}`, vector: randomVector(384), metadata: { i } })),
+    );
     await ix.upsert({ id: 'other', vector: randomVector(384) });
     const fetched = await ix.fetch(['p-03', 'missing', 'other'], { includeMetadata: true });
     expect(fetched.map((r) => r?.id ?? null)).toEqual(['p-03', null, 'other']);
@@ -74,7 +93,9 @@ describe('@upstash/vector on a dense index', () => {
     expect(await ix.delete({ prefix: 'd3' })).toEqual({ deleted: 1 });
     expect(await ix.delete({ filter: 'i >= 8' })).toEqual({ deleted: 2 });
     expect((await index('dense').info()).namespaces.deleting.vectorCount).toBe(4);
-    await expect(ix.delete({ ids: ['d4'], prefix: 'd' } as never)).rejects.toThrow('Only and only one of the ids, prefix, or filter must be provided.');
+    await expect(ix.delete({ ids: ['d4'], prefix: 'd' } as never)).rejects.toThrow(
+      'Only and only one of the ids, prefix, or filter must be provided.',
+    );
     await expect(ix.fetch({ ids: ['d4'], prefix: 'd' } as never)).rejects.toThrow('Only one of ids or prefix must be provided.');
   });
 
@@ -99,7 +120,12 @@ describe('@upstash/vector on a dense index', () => {
     await ix.namespace('ns-b').upsert({ id: 'y', vector: randomVector(384) });
     expect(await ix.listNamespaces()).toEqual(expect.arrayContaining(['', 'ns-a', 'ns-b']));
     const info = await ix.info();
-    expect(info).toMatchObject({ dimension: 384, similarityFunction: 'COSINE', pendingVectorCount: 0, denseIndex: { dimension: 384, similarityFunction: 'COSINE' } });
+    expect(info).toMatchObject({
+      dimension: 384,
+      similarityFunction: 'COSINE',
+      pendingVectorCount: 0,
+      denseIndex: { dimension: 384, similarityFunction: 'COSINE' },
+    });
     expect(info.namespaces['ns-a']).toEqual({ vectorCount: 1, pendingVectorCount: 0 });
     expect(await ix.namespace('ns-a').reset()).toBe('Success');
     expect(await ix.namespace('ns-a').query({ vector: randomVector(384), topK: 3 })).toEqual([]);
@@ -141,7 +167,9 @@ describe('@upstash/vector with an embedding model (dense-data: the local lexical
   });
 
   it('an index without an embedding model refuses data with the service error', async () => {
-    await expect(index('dense').upsert({ id: 'x', data: 'text' })).rejects.toThrow('Embedding data for this index is not allowed. The index must be created with an embedding model to use it.');
+    await expect(index('dense').upsert({ id: 'x', data: 'text' })).rejects.toThrow(
+      'Embedding data for this index is not allowed. The index must be created with an embedding model to use it.',
+    );
     await expect(index('dense').query({ data: 'text', topK: 1 })).rejects.toThrow('Embedding data for this index is not allowed');
   });
 });
@@ -149,26 +177,44 @@ describe('@upstash/vector with an embedding model (dense-data: the local lexical
 describe('@upstash/vector on a sparse index', () => {
   it('inner product, and IDF scores equal to those the real service gives in vector-js tests', async () => {
     const ix = index('sparse');
-    await ix.upsert([
-      { id: 'id0', sparseVector: { indices: [0, 1], values: [0.1, 0.2] } },
-      { id: 'id1', sparseVector: { indices: [1, 2], values: [0.2, 0.3] }, metadata: { key: 'value' } },
-      { id: 'id2', sparseVector: { indices: [2, 3], values: [0.3, 0.4] }, metadata: { key: 'value' }, data: 'data' },
-    ] as never, { namespace: 'golden' }); // mixed items (data beside sparseVector), typed loosely as in vector-js's own tests
+    await ix.upsert(
+      [
+        { id: 'id0', sparseVector: { indices: [0, 1], values: [0.1, 0.2] } },
+        { id: 'id1', sparseVector: { indices: [1, 2], values: [0.2, 0.3] }, metadata: { key: 'value' } },
+        { id: 'id2', sparseVector: { indices: [2, 3], values: [0.3, 0.4] }, metadata: { key: 'value' }, data: 'data' },
+      ] as never,
+      { namespace: 'golden' },
+    ); // mixed items (data beside sparseVector), typed loosely as in vector-js's own tests
     const ns = ix.namespace('golden');
     const { result, fetchNext, stop } = await ns.resumableQuery({
-      sparseVector: { indices: [0, 1], values: [0.1, 0.2] }, topK: 1, includeVectors: true, includeMetadata: true, includeData: true,
-      weightingStrategy: 'IDF' as never, fusionAlgorithm: 'DBSF' as never, maxIdle: 3600,
+      sparseVector: { indices: [0, 1], values: [0.1, 0.2] },
+      topK: 1,
+      includeVectors: true,
+      includeMetadata: true,
+      includeData: true,
+      weightingStrategy: 'IDF' as never,
+      fusionAlgorithm: 'DBSF' as never,
+      maxIdle: 3600,
     });
     expect(result).toEqual([{ id: 'id0', score: 0.028_608_438, sparseVector: { indices: [0, 1], values: [0.1, 0.2] } }]);
-    expect(await fetchNext(1)).toEqual([{ id: 'id1', score: 0.018_800_145, sparseVector: { indices: [1, 2], values: [0.2, 0.3] }, metadata: { key: 'value' } }]);
+    expect(await fetchNext(1)).toEqual([
+      { id: 'id1', score: 0.018_800_145, sparseVector: { indices: [1, 2], values: [0.2, 0.3] }, metadata: { key: 'value' } },
+    ]);
     await stop();
     const plain = await ns.query({ sparseVector: { indices: [1, 2], values: [1, 2] }, topK: 3 });
-    expect(plain.map((r) => [r.id, r.score])).toEqual([['id1', 0.8], ['id2', 0.6], ['id0', 0.2]]);
+    expect(plain.map((r) => [r.id, r.score])).toEqual([
+      ['id1', 0.8],
+      ['id2', 0.6],
+      ['id0', 0.2],
+    ]);
   });
 
   it('BM25 text: upsert-data and query-data', async () => {
     const ix = index('sparse').namespace('bm25');
-    await ix.upsert([{ id: 'a', data: 'redis is an in-memory data store' }, { id: 'b', data: 'vector search with sparse vectors' }]);
+    await ix.upsert([
+      { id: 'a', data: 'redis is an in-memory data store' },
+      { id: 'b', data: 'vector search with sparse vectors' },
+    ]);
     const res = await ix.query({ data: 'sparse search', topK: 2, includeData: true });
     expect(res.map((r) => r.id)).toEqual(['b']);
     expect((await index('sparse').info()).sparseIndex?.embeddingModel).toBe('BM25');
@@ -184,33 +230,67 @@ describe('@upstash/vector on a hybrid index', () => {
       { id: 'id2', vector: [0.3, 0.4], sparseVector: { indices: [2, 3], values: [0.3, 0.4] }, metadata: { key: 'value' }, data: 'data' },
     ] as never);
     // the queries and expected answers of vector-js src/commands/client/query/query-many/index.test.ts
-    const result = await index('hybrid-2d').queryMany([
-      { topK: 1, vector: [0.1, 0.1], sparseVector: { indices: [3, 4], values: [0.1, 0.2] }, fusionAlgorithm: 'RRF' as never },
-      { topK: 1, vector: [0.5, 0.1], sparseVector: { indices: [0, 1], values: [0.5, 0.1] }, includeVectors: true },
-      { topK: 1, sparseVector: { indices: [2, 3], values: [0.5, 0.5] }, weightingStrategy: 'IDF' as never, fusionAlgorithm: 'DBSF' as never, includeMetadata: true },
-    ], { namespace: 'query-hybrid' });
+    const result = await index('hybrid-2d').queryMany(
+      [
+        { topK: 1, vector: [0.1, 0.1], sparseVector: { indices: [3, 4], values: [0.1, 0.2] }, fusionAlgorithm: 'RRF' as never },
+        { topK: 1, vector: [0.5, 0.1], sparseVector: { indices: [0, 1], values: [0.5, 0.1] }, includeVectors: true },
+        {
+          topK: 1,
+          sparseVector: { indices: [2, 3], values: [0.5, 0.5] },
+          weightingStrategy: 'IDF' as never,
+          fusionAlgorithm: 'DBSF' as never,
+          includeMetadata: true,
+        },
+      ],
+      { namespace: 'query-hybrid' },
+    );
     expect(result).toEqual([
       [{ id: 'id2', score: 0.033_333_335 }],
       [{ id: 'id0', score: 0.032_795_697, vector: [0.1, 0.2], sparseVector: { indices: [0, 1], values: [0.1, 0.2] } }],
       [{ id: 'id2', score: 0.266_666_38, metadata: { key: 'value' } }],
     ]);
-    const dbsf = await ix.query({ topK: 3, vector: [0.1, 0.1], sparseVector: { indices: [0], values: [0.1] }, fusionAlgorithm: 'DBSF' as never });
+    const dbsf = await ix.query({
+      topK: 3,
+      vector: [0.1, 0.1],
+      sparseVector: { indices: [0], values: [0.1] },
+      fusionAlgorithm: 'DBSF' as never,
+    });
     expect(dbsf.map((r) => r.id)).toHaveLength(3);
   });
 
   it('resumable DBSF query: pages of topK candidates per side, the scores vector-js expects from the service', async () => {
-    await index('hybrid-2d').upsert([
-      { id: 'id0', vector: [0.1, 0.2], sparseVector: { indices: [0, 1], values: [0.1, 0.2] } },
-      { id: 'id1', vector: [0.2, 0.3], sparseVector: { indices: [1, 2], values: [0.2, 0.3] }, metadata: { key: 'value' } },
-      { id: 'id2', vector: [0.3, 0.4], sparseVector: { indices: [2, 3], values: [0.3, 0.4] }, metadata: { key: 'value' }, data: 'data' },
-    ] as never, { namespace: 'resumable-hybrid' });
+    await index('hybrid-2d').upsert(
+      [
+        { id: 'id0', vector: [0.1, 0.2], sparseVector: { indices: [0, 1], values: [0.1, 0.2] } },
+        { id: 'id1', vector: [0.2, 0.3], sparseVector: { indices: [1, 2], values: [0.2, 0.3] }, metadata: { key: 'value' } },
+        { id: 'id2', vector: [0.3, 0.4], sparseVector: { indices: [2, 3], values: [0.3, 0.4] }, metadata: { key: 'value' }, data: 'data' },
+      ] as never,
+      { namespace: 'resumable-hybrid' },
+    );
     // the query and expected answers of vector-js src/commands/client/resumable-query/index.test.ts
-    const { result, fetchNext, stop } = await index('hybrid-2d').resumableQuery({
-      vector: [0.1, 0.1], sparseVector: { indices: [0], values: [0.1] }, topK: 2, includeVectors: true, includeMetadata: true,
-      includeData: true, weightingStrategy: 'IDF' as never, fusionAlgorithm: 'DBSF' as never, maxIdle: 3600,
-    }, { namespace: 'resumable-hybrid' });
+    const { result, fetchNext, stop } = await index('hybrid-2d').resumableQuery(
+      {
+        vector: [0.1, 0.1],
+        sparseVector: { indices: [0], values: [0.1] },
+        topK: 2,
+        includeVectors: true,
+        includeMetadata: true,
+        includeData: true,
+        weightingStrategy: 'IDF' as never,
+        fusionAlgorithm: 'DBSF' as never,
+        maxIdle: 3600,
+      },
+      { namespace: 'resumable-hybrid' },
+    );
     expect(result).toEqual([
-      { id: 'id2', score: 0.617_851, vector: [0.3, 0.4], sparseVector: { indices: [2, 3], values: [0.3, 0.4] }, metadata: { key: 'value' }, data: 'data' },
+      {
+        id: 'id2',
+        score: 0.617_851,
+        vector: [0.3, 0.4],
+        sparseVector: { indices: [2, 3], values: [0.3, 0.4] },
+        metadata: { key: 'value' },
+        data: 'data',
+      },
       { id: 'id0', score: 0.5, vector: [0.1, 0.2], sparseVector: { indices: [0, 1], values: [0.1, 0.2] } },
     ]);
     expect(await fetchNext(1)).toEqual([
@@ -221,7 +301,10 @@ describe('@upstash/vector on a hybrid index', () => {
 
   it('hybrid with embedders: query-data in HYBRID, DENSE and SPARSE modes', async () => {
     const ix = index('hybrid').namespace('modes');
-    await ix.upsert([{ id: 'a', data: 'apples and oranges' }, { id: 'b', data: 'trains and planes' }]);
+    await ix.upsert([
+      { id: 'a', data: 'apples and oranges' },
+      { id: 'b', data: 'trains and planes' },
+    ]);
     for (const queryMode of ['HYBRID', 'DENSE', 'SPARSE']) {
       const res = await ix.query({ data: 'oranges', topK: 1, queryMode: queryMode as never });
       expect(res[0].id).toBe('a');
@@ -263,7 +346,11 @@ describe.each(kinds)('every operation on a %s index', (_kind, name, vectors) => 
   const ns = 'all-ops';
   it('upsert, query (with filter), fetch, range, update, delete by each selector, info, resumable query, reset, delete-namespace', async () => {
     const ix = index(name);
-    const records = Array.from({ length: 12 }, (_, i) => ({ id: `k${String(i).padStart(2, '0')}`, ...vectors(i), metadata: { i, even: i % 2 === 0 } }));
+    const records = Array.from({ length: 12 }, (_, i) => ({
+      id: `k${String(i).padStart(2, '0')}`,
+      ...vectors(i),
+      metadata: { i, even: i % 2 === 0 },
+    }));
     expect(await ix.upsert(records as never, { namespace: ns })).toBe('Success');
 
     const q = vectors(3);

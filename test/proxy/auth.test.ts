@@ -26,7 +26,9 @@ const cleanups: Array<() => Promise<void> | void> = [];
 beforeAll(async () => {
   platform = await startTestPlatform();
   fault = await startFaultServer(platform.url);
-  expect((await command(platform, ['ACL', 'SETUSER', 'alice', 'on', '>alice-pass-1', '~a:*', '+get', '+set', '+ping'])).json).toEqual({ result: 'OK' });
+  expect((await command(platform, ['ACL', 'SETUSER', 'alice', 'on', '>alice-pass-1', '~a:*', '+get', '+set', '+ping'])).json).toEqual({
+    result: 'OK',
+  });
 });
 
 afterAll(async () => {
@@ -58,7 +60,11 @@ describe('pass-through: no upstream token, each client authenticates with its ow
   it('NOAUTH before AUTH; AUTH <token>, AUTH default <token> and HELLO 3 AUTH default <token> all work', async () => {
     const c = await raw(p);
     expect(texts(await c.call(['GET', 'pt:k']))).toEqual([NOAUTH]);
-    expect(texts(await c.call(['AUTH', platform.token], ['SET', 'pt:k', 'v1'], ['GET', 'pt:k']))).toEqual(['+OK\r\n', '+OK\r\n', '$2\r\nv1\r\n']);
+    expect(texts(await c.call(['AUTH', platform.token], ['SET', 'pt:k', 'v1'], ['GET', 'pt:k']))).toEqual([
+      '+OK\r\n',
+      '+OK\r\n',
+      '$2\r\nv1\r\n',
+    ]);
     const d = await raw(p);
     expect(texts(await d.call(['AUTH', 'default', platform.token], ['GET', 'pt:k']))).toEqual(['+OK\r\n', '$2\r\nv1\r\n']);
     const e = await raw(p);
@@ -102,7 +108,9 @@ describe('pass-through: no upstream token, each client authenticates with its ow
   it('pub/sub needs an upstream token of the proxy: SUBSCRIBE answers a clear error (documented limit)', async () => {
     const c = await raw(p);
     await c.call(['AUTH', platform.token]);
-    expect(texts(await c.call(['SUBSCRIBE', 'pt:ch']))).toEqual(['-ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)\r\n']);
+    expect(texts(await c.call(['SUBSCRIBE', 'pt:ch']))).toEqual([
+      '-ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)\r\n',
+    ]);
     expect(texts(await c.call(['PING']))).toEqual(['+PONG\r\n']);
   });
 
@@ -113,7 +121,10 @@ describe('pass-through: no upstream token, each client authenticates with its ow
     await ro.call(['AUTH', platform.readonlyToken]);
     const from = fault.seen.length;
     // Both write in the same event-loop turn: one batch would be the natural thing to do.
-    const replies = await Promise.all([rw.call(['SET', 'pt:mix', 'rw'], ['GET', 'pt:mix']), ro.call(['SET', 'pt:mix', 'ro'], ['GET', 'pt:k'])]);
+    const replies = await Promise.all([
+      rw.call(['SET', 'pt:mix', 'rw'], ['GET', 'pt:mix']),
+      ro.call(['SET', 'pt:mix', 'ro'], ['GET', 'pt:k']),
+    ]);
     expect(texts(replies[0])).toEqual(['+OK\r\n', '$2\r\nrw\r\n']);
     expect(texts(replies[1])[0]).toMatch(/^-NOPERM /);
     const calls = fault.seen.slice(from);
@@ -149,7 +160,9 @@ describe('ACL users: AUTH <user> <pass> becomes a token through ACL RESTTOKEN', 
     expect(texts(await c.call(['GET', 'a:1']))).toEqual([NOAUTH]);
     expect(texts(await c.call(['AUTH', 'alice', 'wrong']))).toEqual([WRONGPASS]);
     expect(texts(await c.call(['AUTH', 'nobody', 'x']))).toEqual([WRONGPASS]);
-    const [ok, set, get, del, other] = texts(await c.call(['AUTH', 'alice', 'alice-pass-1'], ['SET', 'a:1', 'one'], ['GET', 'a:1'], ['DEL', 'a:1'], ['GET', 'b:1']));
+    const [ok, set, get, del, other] = texts(
+      await c.call(['AUTH', 'alice', 'alice-pass-1'], ['SET', 'a:1', 'one'], ['GET', 'a:1'], ['DEL', 'a:1'], ['GET', 'b:1']),
+    );
     expect([ok, set, get]).toEqual(['+OK\r\n', '+OK\r\n', '$3\r\none\r\n']);
     expect(del).toMatch(/^-NOPERM .*'del'/);
     expect(other).toMatch(/^-NOPERM /);
@@ -202,7 +215,20 @@ describe('never an open relay: non-loopback binds need client authentication', (
     const log = createLogger('warn');
     log.warn = ((msg: string) => void warnings.push(msg)) as typeof log.warn;
     const { startProxy } = await import('../../src/proxy/server.js');
-    const p = await startProxy({ host: '0.0.0.0', port: 0, upstreamUrl: platform.url, upstreamToken: platform.token, upstreamTimeoutMs: 1000, upstreamConnections: 1, maxBatch: 10, maxBulkLength: 1024, allowUnauthenticated: true }, log);
+    const p = await startProxy(
+      {
+        host: '0.0.0.0',
+        port: 0,
+        upstreamUrl: platform.url,
+        upstreamToken: platform.token,
+        upstreamTimeoutMs: 1000,
+        upstreamConnections: 1,
+        maxBatch: 10,
+        maxBulkLength: 1024,
+        allowUnauthenticated: true,
+      },
+      log,
+    );
     cleanups.push(() => p.stop());
     expect(warnings.join('\n')).toMatch(/binds 0\.0\.0\.0 .*--allow-unauthenticated/);
   });

@@ -40,7 +40,13 @@ class Source implements BatchSource {
   private slot = 0;
 
   command(...args: string[]): this {
-    this.pending.push({ kind: 'command', args: args.map((a) => Buffer.from(a)), slot: this.slot++, shape: undefined, transform: undefined });
+    this.pending.push({
+      kind: 'command',
+      args: args.map((a) => Buffer.from(a)),
+      slot: this.slot++,
+      shape: undefined,
+      transform: undefined,
+    });
     return this;
   }
   transaction(...commands: string[][]): this {
@@ -48,7 +54,12 @@ class Source implements BatchSource {
     return this;
   }
   blocking(): this {
-    this.pending.push({ kind: 'blocking', plan: { poll: [Buffer.from('PING')], timeoutMs: 0, timeoutReply: Buffer.from('*-1\r\n') }, slot: this.slot++, shape: undefined });
+    this.pending.push({
+      kind: 'blocking',
+      plan: { poll: [Buffer.from('PING')], timeoutMs: 0, timeoutReply: Buffer.from('*-1\r\n') },
+      slot: this.slot++,
+      shape: undefined,
+    });
     return this;
   }
   deliver(_item: CommandItem, reply: Buffer): void {
@@ -148,7 +159,13 @@ describe('Batcher', () => {
     expect(fault.seen.length).toBe(from + 1); // held: the call in flight will carry them on
     gate.resolve();
     await until(() => b.replies.length === 1 && c.replies.length === 1, 'held commands answered');
-    expect(calls(from).map((x) => x.commands)).toEqual([[['SET', 'b:h', '1']], [['ECHO', 'b'], ['ECHO', 'c']]]);
+    expect(calls(from).map((x) => x.commands)).toEqual([
+      [['SET', 'b:h', '1']],
+      [
+        ['ECHO', 'b'],
+        ['ECHO', 'c'],
+      ],
+    ]);
   });
 
   it('held work goes after holdMs when the call in flight is slow; enough ready commands go at once', async () => {
@@ -169,7 +186,7 @@ describe('Batcher', () => {
     gate.resolve();
   });
 
-  it('a transaction goes alone, as /multi-exec, after the connection\'s earlier commands and before its later ones', async () => {
+  it("a transaction goes alone, as /multi-exec, after the connection's earlier commands and before its later ones", async () => {
     forward();
     const batcher = new Batcher(client, { maxBatch: 1000, maxInFlight: 4 });
     const from = fault.seen.length;

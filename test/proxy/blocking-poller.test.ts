@@ -19,8 +19,18 @@ function plan(...a: string[]): BlockingPlan {
 
 describe('parseSecondsTimeout (Redis getTimeoutFromObjectOrReply, seconds)', () => {
   it.each([
-    ['0', 0], ['1', 1000], ['0.5', 500], ['1e1', 10_000], ['.25', 250], ['+2', 2000], ['-0.0001', 0], ['inf', 'ERR timeout is negative'],
-    ['-1', 'ERR timeout is negative'], ['abc', 'ERR timeout is not a float or out of range'], ['', 'ERR timeout is not a float or out of range'], [' 1', 'ERR timeout is not a float or out of range'],
+    ['0', 0],
+    ['1', 1000],
+    ['0.5', 500],
+    ['1e1', 10_000],
+    ['.25', 250],
+    ['+2', 2000],
+    ['-0.0001', 0],
+    ['inf', 'ERR timeout is negative'],
+    ['-1', 'ERR timeout is negative'],
+    ['abc', 'ERR timeout is not a float or out of range'],
+    ['', 'ERR timeout is not a float or out of range'],
+    [' 1', 'ERR timeout is not a float or out of range'],
   ])('%j → %j', (input, expected) => {
     const r = parseSecondsTimeout(b(input));
     expect(Buffer.isBuffer(r) ? r.toString().slice(1, -2) : r).toBe(expected);
@@ -29,10 +39,16 @@ describe('parseSecondsTimeout (Redis getTimeoutFromObjectOrReply, seconds)', () 
 
 describe('planBlocking', () => {
   it('polls the non-blocking form of each command', () => {
-    expect(plan('BLMOVE', 's', 'd', 'LEFT', 'RIGHT', '1.5')).toMatchObject({ poll: args('LMOVE', 's', 'd', 'LEFT', 'RIGHT'), timeoutMs: 1500 });
+    expect(plan('BLMOVE', 's', 'd', 'LEFT', 'RIGHT', '1.5')).toMatchObject({
+      poll: args('LMOVE', 's', 'd', 'LEFT', 'RIGHT'),
+      timeoutMs: 1500,
+    });
     expect(plan('BRPOPLPUSH', 's', 'd', '0')).toMatchObject({ poll: args('RPOPLPUSH', 's', 'd'), timeoutMs: 0 });
     expect(plan('BLMPOP', '2', '1', 'l', 'LEFT')).toMatchObject({ poll: args('LMPOP', '1', 'l', 'LEFT'), timeoutMs: 2000 });
-    expect(plan('XREAD', 'COUNT', '2', 'BLOCK', '100', 'STREAMS', 's', '0')).toMatchObject({ poll: args('XREAD', 'COUNT', '2', 'STREAMS', 's', '0'), timeoutMs: 100 });
+    expect(plan('XREAD', 'COUNT', '2', 'BLOCK', '100', 'STREAMS', 's', '0')).toMatchObject({
+      poll: args('XREAD', 'COUNT', '2', 'STREAMS', 's', '0'),
+      timeoutMs: 100,
+    });
     const blpop = plan('BLPOP', 'a', 'b', '1');
     expect(text(blpop.poll[0])).toBe('EVAL');
     expect(blpop.poll.slice(2).map(text)).toEqual(['2', 'a', 'b', 'LPOP', 'list']);

@@ -83,7 +83,11 @@ describe('BlockingHub', () => {
       [['BLMOVE', 's', 'd', 'LEFT', 'RIGHT', '0'], '$1\r\nx\r\n', ['LMOVE', 'd', 's', 'RIGHT', 'LEFT']],
       [['BRPOPLPUSH', 's', 'd', '0'], '$1\r\nx\r\n', ['LMOVE', 'd', 's', 'LEFT', 'RIGHT']],
       [['BLMPOP', '0', '1', 'l', 'LEFT', 'COUNT', '2'], '*2\r\n$1\r\nl\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n', ['LPUSH', 'l', 'b', 'a']],
-      [['BZMPOP', '0', '1', 'z', 'MIN', 'COUNT', '2'], '*2\r\n$1\r\nz\r\n*2\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n', ['ZADD', 'z', '1', 'a', '2', 'b']],
+      [
+        ['BZMPOP', '0', '1', 'z', 'MIN', 'COUNT', '2'],
+        '*2\r\n$1\r\nz\r\n*2\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n',
+        ['ZADD', 'z', '1', 'a', '2', 'b'],
+      ],
     ];
     for (const [command, popped, restore] of cases) {
       const { calls, hub } = scripted();
@@ -98,7 +102,10 @@ describe('BlockingHub', () => {
       calls[0].answer([b(popped)]);
       await settle();
       expect(done).not.toHaveBeenCalled();
-      expect(calls[1].commands.map((c) => c.map(text)), command.join(' ')).toEqual([restore]);
+      expect(
+        calls[1].commands.map((c) => c.map(text)),
+        command.join(' '),
+      ).toEqual([restore]);
       expect(hub.stats.restored).toBe(1);
     }
   });
@@ -231,10 +238,13 @@ describe('shared pollers through the proxy', () => {
     const worker = async () => {
       while (!stop) {
         const c = await RawClient.connect(stack.proxy.port);
-        const got = c.call(['BRPOP', 'churn', '0.02']).then(([r]) => {
-          const parts = r.toString().split('\r\n');
-          if (parts[0] === '*2') received.push(parts[4]);
-        }, () => undefined);
+        const got = c.call(['BRPOP', 'churn', '0.02']).then(
+          ([r]) => {
+            const parts = r.toString().split('\r\n');
+            if (parts[0] === '*2') received.push(parts[4]);
+          },
+          () => undefined,
+        );
         // Every other worker walks away while blocked.
         if (Math.random() < 0.5) await got;
         c.close();
@@ -243,7 +253,11 @@ describe('shared pollers through the proxy', () => {
     const workers = Array.from({ length: 8 }, worker);
     for (let i = 0; i < jobs; i += 10) await producer.call(['LPUSH', 'churn', ...Array.from({ length: 10 }, (_, k) => `j${i + k}`)]);
     const store = await connectDataStore(stack);
-    await until(async () => received.length + (await store.llen('churn')) === jobs || received.length > jobs, 'all jobs accounted for', 20_000);
+    await until(
+      async () => received.length + (await store.llen('churn')) === jobs || received.length > jobs,
+      'all jobs accounted for',
+      20_000,
+    );
     stop = true;
     await Promise.all(workers);
     await until(async () => stack.proxy.connections() <= 1 + clients.length, 'workers gone');

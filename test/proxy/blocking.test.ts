@@ -70,7 +70,10 @@ async function untilCalls(base: number, n: number, what: string): Promise<void> 
 async function untilRunning(port: number, id: string, name: string): Promise<void> {
   const c = await RawClient.connect(port);
   clients.push(c);
-  await until(async () => (await c.call(['CLIENT', 'LIST', 'ID', id]))[0].toString().includes(` cmd=${name} `), `client ${id} running ${name}`);
+  await until(
+    async () => (await c.call(['CLIENT', 'LIST', 'ID', id]))[0].toString().includes(` cmd=${name} `),
+    `client ${id} running ${name}`,
+  );
   c.close();
 }
 
@@ -80,17 +83,96 @@ async function clientId(c: RawClient): Promise<string> {
 
 describe('blocking commands with data at once: the same reply as Redis', () => {
   const cases: [string, string[][]][] = [
-    ['BLPOP from the second of two keys', [['RPUSH', 'b', 'x', 'y'], ['BLPOP', 'a', 'b', '1'], ['LRANGE', 'b', '0', '-1']]],
-    ['BRPOP', [['RPUSH', 'a', 'x', 'y'], ['BRPOP', 'a', 'b', '0']]],
-    ['BZPOPMIN with scores', [['ZADD', 'z', '1.5', 'm1', '2', 'm2'], ['BZPOPMIN', 'nz', 'z', '1'], ['BZPOPMAX', 'z', '0']]],
-    ['BLMOVE', [['RPUSH', 's', '1', '2'], ['BLMOVE', 's', 'd', 'LEFT', 'RIGHT', '1'], ['LRANGE', 'd', '0', '-1']]],
-    ['BRPOPLPUSH', [['RPUSH', 's', '1', '2'], ['BRPOPLPUSH', 's', 'd', '1'], ['LRANGE', 'd', '0', '-1']]],
-    ['BLMPOP with COUNT', [['RPUSH', 'l2', 'a', 'b', 'c'], ['BLMPOP', '1', '2', 'l1', 'l2', 'RIGHT', 'COUNT', '2']]],
-    ['BZMPOP', [['ZADD', 'z', '1', 'a', '2', 'b'], ['BZMPOP', '1', '1', 'z', 'MAX', 'COUNT', '5']]],
-    ['XREAD BLOCK with an explicit id', [['XADD', 'st', '1-1', 'f', 'v'], ['XADD', 'st', '2-1', 'f', 'w'], ['XREAD', 'COUNT', '5', 'BLOCK', '100', 'STREAMS', 'st', '1-1']]],
-    ['XREADGROUP BLOCK', [['XADD', 'st', '1-1', 'f', 'v'], ['XGROUP', 'CREATE', 'st', 'g', '0'], ['XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', '100', 'STREAMS', 'st', '>']]],
-    ['wrong types at once', [['SET', 'k', 'v'], ['BLPOP', 'missing', 'k', '0'], ['BZPOPMIN', 'k', '0'], ['BLMOVE', 'k', 'd', 'LEFT', 'LEFT', '0'], ['BLMPOP', '0', '1', 'k', 'LEFT'], ['XREAD', 'BLOCK', '0', 'STREAMS', 'k', '0']]],
-    ['errors after the timeout is parsed', [['BLMPOP', '1', '0', 'a', 'LEFT'], ['BLMPOP', '1', '1', 'a', 'UP'], ['BZMPOP', '1', 'x', 'a', 'MIN'], ['XREADGROUP', 'GROUP', 'nog', 'c', 'BLOCK', '10', 'STREAMS', 'st', '>'], ['XREAD', 'BLOCK', '10', 'STREAMS', 'a', 'b', '0']]],
+    [
+      'BLPOP from the second of two keys',
+      [
+        ['RPUSH', 'b', 'x', 'y'],
+        ['BLPOP', 'a', 'b', '1'],
+        ['LRANGE', 'b', '0', '-1'],
+      ],
+    ],
+    [
+      'BRPOP',
+      [
+        ['RPUSH', 'a', 'x', 'y'],
+        ['BRPOP', 'a', 'b', '0'],
+      ],
+    ],
+    [
+      'BZPOPMIN with scores',
+      [
+        ['ZADD', 'z', '1.5', 'm1', '2', 'm2'],
+        ['BZPOPMIN', 'nz', 'z', '1'],
+        ['BZPOPMAX', 'z', '0'],
+      ],
+    ],
+    [
+      'BLMOVE',
+      [
+        ['RPUSH', 's', '1', '2'],
+        ['BLMOVE', 's', 'd', 'LEFT', 'RIGHT', '1'],
+        ['LRANGE', 'd', '0', '-1'],
+      ],
+    ],
+    [
+      'BRPOPLPUSH',
+      [
+        ['RPUSH', 's', '1', '2'],
+        ['BRPOPLPUSH', 's', 'd', '1'],
+        ['LRANGE', 'd', '0', '-1'],
+      ],
+    ],
+    [
+      'BLMPOP with COUNT',
+      [
+        ['RPUSH', 'l2', 'a', 'b', 'c'],
+        ['BLMPOP', '1', '2', 'l1', 'l2', 'RIGHT', 'COUNT', '2'],
+      ],
+    ],
+    [
+      'BZMPOP',
+      [
+        ['ZADD', 'z', '1', 'a', '2', 'b'],
+        ['BZMPOP', '1', '1', 'z', 'MAX', 'COUNT', '5'],
+      ],
+    ],
+    [
+      'XREAD BLOCK with an explicit id',
+      [
+        ['XADD', 'st', '1-1', 'f', 'v'],
+        ['XADD', 'st', '2-1', 'f', 'w'],
+        ['XREAD', 'COUNT', '5', 'BLOCK', '100', 'STREAMS', 'st', '1-1'],
+      ],
+    ],
+    [
+      'XREADGROUP BLOCK',
+      [
+        ['XADD', 'st', '1-1', 'f', 'v'],
+        ['XGROUP', 'CREATE', 'st', 'g', '0'],
+        ['XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', '100', 'STREAMS', 'st', '>'],
+      ],
+    ],
+    [
+      'wrong types at once',
+      [
+        ['SET', 'k', 'v'],
+        ['BLPOP', 'missing', 'k', '0'],
+        ['BZPOPMIN', 'k', '0'],
+        ['BLMOVE', 'k', 'd', 'LEFT', 'LEFT', '0'],
+        ['BLMPOP', '0', '1', 'k', 'LEFT'],
+        ['XREAD', 'BLOCK', '0', 'STREAMS', 'k', '0'],
+      ],
+    ],
+    [
+      'errors after the timeout is parsed',
+      [
+        ['BLMPOP', '1', '0', 'a', 'LEFT'],
+        ['BLMPOP', '1', '1', 'a', 'UP'],
+        ['BZMPOP', '1', 'x', 'a', 'MIN'],
+        ['XREADGROUP', 'GROUP', 'nog', 'c', 'BLOCK', '10', 'STREAMS', 'st', '>'],
+        ['XREAD', 'BLOCK', '10', 'STREAMS', 'a', 'b', '0'],
+      ],
+    ],
   ];
   for (const [name, commands] of cases) {
     it(name, async () => {
@@ -103,18 +185,38 @@ describe('blocking commands with data at once: the same reply as Redis', () => {
 describe('timeouts', () => {
   it('timeout parsing errors as Redis', async () => {
     const commands = [
-      ['BLPOP', 'a', 'abc'], ['BLPOP', 'a', '-1'], ['BLPOP', 'a', '1x'], ['BLPOP', 'a', ''], ['BLPOP', 'a', ' 1'], ['BLPOP', 'a', '-inf'],
-      ['BRPOPLPUSH', 'a', 'b', 'x'], ['BLMOVE', 'a', 'b', 'UP', 'LEFT', 'x'], ['BLMOVE', 'a', 'b', 'LEFT', 'LEFT', '-2'],
-      ['BLMPOP', 'x', '1', 'a', 'LEFT'], ['BZMPOP', '-1', '1', 'a', 'MIN'], ['BZPOPMIN', 'a', 'nan'],
-      ['XREAD', 'BLOCK', 'x', 'STREAMS', 'a', '0'], ['XREAD', 'BLOCK', '-1', 'STREAMS', 'a', '0'], ['XREAD', 'BLOCK', '1.5', 'STREAMS', 'a', '0'],
-      ['XREAD', 'COUNT', 'x', 'BLOCK', 'y', 'STREAMS', 'a', '0'], ['XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', '-5', 'STREAMS', 'a', '>'],
+      ['BLPOP', 'a', 'abc'],
+      ['BLPOP', 'a', '-1'],
+      ['BLPOP', 'a', '1x'],
+      ['BLPOP', 'a', ''],
+      ['BLPOP', 'a', ' 1'],
+      ['BLPOP', 'a', '-inf'],
+      ['BRPOPLPUSH', 'a', 'b', 'x'],
+      ['BLMOVE', 'a', 'b', 'UP', 'LEFT', 'x'],
+      ['BLMOVE', 'a', 'b', 'LEFT', 'LEFT', '-2'],
+      ['BLMPOP', 'x', '1', 'a', 'LEFT'],
+      ['BZMPOP', '-1', '1', 'a', 'MIN'],
+      ['BZPOPMIN', 'a', 'nan'],
+      ['XREAD', 'BLOCK', 'x', 'STREAMS', 'a', '0'],
+      ['XREAD', 'BLOCK', '-1', 'STREAMS', 'a', '0'],
+      ['XREAD', 'BLOCK', '1.5', 'STREAMS', 'a', '0'],
+      ['XREAD', 'COUNT', 'x', 'BLOCK', 'y', 'STREAMS', 'a', '0'],
+      ['XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', '-5', 'STREAMS', 'a', '>'],
     ];
     const [p, o] = await both(...commands);
     expect(p).toEqual(o);
   });
 
   it('the null reply after about the timeout, as Redis', async () => {
-    const commands = [['BLPOP', 'a', 'b', '0.3'], ['BZPOPMIN', 'z', '0.2'], ['BLMOVE', 'a', 'b', 'LEFT', 'LEFT', '0.2'], ['BRPOPLPUSH', 'a', 'b', '0.2'], ['BLMPOP', '0.2', '1', 'a', 'LEFT'], ['BZMPOP', '0.2', '1', 'z', 'MIN'], ['XREAD', 'BLOCK', '200', 'STREAMS', 's', '0']];
+    const commands = [
+      ['BLPOP', 'a', 'b', '0.3'],
+      ['BZPOPMIN', 'z', '0.2'],
+      ['BLMOVE', 'a', 'b', 'LEFT', 'LEFT', '0.2'],
+      ['BRPOPLPUSH', 'a', 'b', '0.2'],
+      ['BLMPOP', '0.2', '1', 'a', 'LEFT'],
+      ['BZMPOP', '0.2', '1', 'z', 'MIN'],
+      ['XREAD', 'BLOCK', '200', 'STREAMS', 's', '0'],
+    ];
     const [p, o] = await both(...commands);
     expect(p).toEqual(o);
     const c = await proxyClient();
@@ -212,8 +314,16 @@ describe('waiting', () => {
 describe('RESP3', () => {
   it('replies converted like Redis', async () => {
     const commands = [
-      ['HELLO', '3'], ['ZADD', 'z', '1.5', 'm'], ['BZPOPMIN', 'z', '1'], ['RPUSH', 'l', 'a'], ['BLPOP', 'l', '1'], ['BLPOP', 'l', '0.1'],
-      ['BLMOVE', 'l', 'm', 'LEFT', 'LEFT', '0.1'], ['XADD', 's', '1-1', 'f', 'v'], ['XREAD', 'BLOCK', '10', 'STREAMS', 's', '0'], ['XREAD', 'BLOCK', '10', 'STREAMS', 's', '$'],
+      ['HELLO', '3'],
+      ['ZADD', 'z', '1.5', 'm'],
+      ['BZPOPMIN', 'z', '1'],
+      ['RPUSH', 'l', 'a'],
+      ['BLPOP', 'l', '1'],
+      ['BLPOP', 'l', '0.1'],
+      ['BLMOVE', 'l', 'm', 'LEFT', 'LEFT', '0.1'],
+      ['XADD', 's', '1-1', 'f', 'v'],
+      ['XREAD', 'BLOCK', '10', 'STREAMS', 's', '0'],
+      ['XREAD', 'BLOCK', '10', 'STREAMS', 's', '$'],
     ];
     const [p, o] = await both(...commands);
     expect(p.slice(1)).toEqual(o.slice(1));

@@ -57,7 +57,11 @@ describe('BullMQ through the proxy', () => {
       expect(delayedJob!.finishedOn! - delayedAt).toBeGreaterThanOrEqual(400);
       await until(() => completedEvents.length === 21, 'completed events');
       expect(await queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed')).toMatchObject({
-        completed: 21, failed: 1, waiting: 0, active: 0, delayed: 0,
+        completed: 21,
+        failed: 1,
+        waiting: 0,
+        active: 0,
+        delayed: 0,
       });
     } finally {
       await worker.close();

@@ -12,7 +12,12 @@ afterAll(async () => {
 
 /** The fields of one CLIENT LIST line that do not depend on addresses, ids or timing. */
 function stateFields(line: string): Record<string, string> {
-  const fields = Object.fromEntries(line.trim().split(' ').map((kv) => kv.split('=') as [string, string]));
+  const fields = Object.fromEntries(
+    line
+      .trim()
+      .split(' ')
+      .map((kv) => kv.split('=') as [string, string]),
+  );
   return { flags: fields.flags, sub: fields.sub, psub: fields.psub, multi: fields.multi, cmd: fields.cmd };
 }
 
@@ -24,8 +29,19 @@ async function clientLists(port: number): Promise<{ all: string[]; pubsub: strin
   const mon = await RawClient.connect(port);
   await mon.call(['MONITOR']);
   const q = await RawClient.connect(port);
-  const [all, pubsub, normal] = await q.call(['CLIENT', 'LIST'], ['CLIENT', 'LIST', 'TYPE', 'pubsub'], ['CLIENT', 'LIST', 'TYPE', 'normal']);
-  const lines = (b: Buffer) => b.toString().split('\r\n')[1].split('\n').filter(Boolean).map((l) => JSON.stringify(stateFields(l))).sort();
+  const [all, pubsub, normal] = await q.call(
+    ['CLIENT', 'LIST'],
+    ['CLIENT', 'LIST', 'TYPE', 'pubsub'],
+    ['CLIENT', 'LIST', 'TYPE', 'normal'],
+  );
+  const lines = (b: Buffer) =>
+    b
+      .toString()
+      .split('\r\n')[1]
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.stringify(stateFields(l)))
+      .sort();
   for (const c of [sub, mon, q]) c.close();
   return { all: lines(all), pubsub: lines(pubsub), normal: lines(normal) };
 }

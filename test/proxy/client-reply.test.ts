@@ -27,11 +27,53 @@ async function pipeline(port: number, commands: string[][], expected: number): P
 
 describe('CLIENT REPLY', () => {
   const cases: [string, string[][], number][] = [
-    ['OFF silences every reply until ON (its +OK is written)', [['CLIENT', 'REPLY', 'OFF'], ['SET', 'cr:a', '1'], ['GET', 'cr:a'], ['INCR', 'cr:a'], ['CLIENT', 'REPLY', 'ON'], ['GET', 'cr:a']], 2],
-    ['SKIP silences itself and the next command only', [['CLIENT', 'REPLY', 'SKIP'], ['SET', 'cr:b', '1'], ['GET', 'cr:b']], 1],
-    ['ON after SKIP answers +OK and unsets SKIP', [['CLIENT', 'REPLY', 'SKIP'], ['CLIENT', 'REPLY', 'ON'], ['ECHO', 'x']], 2],
-    ['errors are silenced too; a bad mode is a syntax error', [['CLIENT', 'REPLY', 'OFF'], ['NOSUCH'], ['LPUSH'], ['CLIENT', 'REPLY', 'ON'], ['CLIENT', 'REPLY', 'MAYBE'], ['CLIENT', 'REPLY']], 3],
-    ['forwarded replies arriving later are silenced in place', [['CLIENT', 'REPLY', 'SKIP'], ['RPUSH', 'cr:l', 'a', 'b'], ['CLIENT', 'REPLY', 'OFF'], ['LPOP', 'cr:l'], ['CLIENT', 'REPLY', 'ON'], ['LRANGE', 'cr:l', '0', '-1']], 2],
+    [
+      'OFF silences every reply until ON (its +OK is written)',
+      [
+        ['CLIENT', 'REPLY', 'OFF'],
+        ['SET', 'cr:a', '1'],
+        ['GET', 'cr:a'],
+        ['INCR', 'cr:a'],
+        ['CLIENT', 'REPLY', 'ON'],
+        ['GET', 'cr:a'],
+      ],
+      2,
+    ],
+    [
+      'SKIP silences itself and the next command only',
+      [
+        ['CLIENT', 'REPLY', 'SKIP'],
+        ['SET', 'cr:b', '1'],
+        ['GET', 'cr:b'],
+      ],
+      1,
+    ],
+    [
+      'ON after SKIP answers +OK and unsets SKIP',
+      [
+        ['CLIENT', 'REPLY', 'SKIP'],
+        ['CLIENT', 'REPLY', 'ON'],
+        ['ECHO', 'x'],
+      ],
+      2,
+    ],
+    [
+      'errors are silenced too; a bad mode is a syntax error',
+      [['CLIENT', 'REPLY', 'OFF'], ['NOSUCH'], ['LPUSH'], ['CLIENT', 'REPLY', 'ON'], ['CLIENT', 'REPLY', 'MAYBE'], ['CLIENT', 'REPLY']],
+      3,
+    ],
+    [
+      'forwarded replies arriving later are silenced in place',
+      [
+        ['CLIENT', 'REPLY', 'SKIP'],
+        ['RPUSH', 'cr:l', 'a', 'b'],
+        ['CLIENT', 'REPLY', 'OFF'],
+        ['LPOP', 'cr:l'],
+        ['CLIENT', 'REPLY', 'ON'],
+        ['LRANGE', 'cr:l', '0', '-1'],
+      ],
+      2,
+    ],
   ];
   for (const [name, commands, expected] of cases) {
     it(name, async () => {
@@ -47,7 +89,14 @@ describe('CLIENT REPLY', () => {
     const pub = await RawClient.connect(stack.proxy.port);
     clients.push(pub);
     await sub.call(['HELLO', '3']);
-    sub.write(encodeCommands([['CLIENT', 'REPLY', 'OFF'], ['SUBSCRIBE', 'cr:chan']].map((a) => a.map((s) => Buffer.from(s)))));
+    sub.write(
+      encodeCommands(
+        [
+          ['CLIENT', 'REPLY', 'OFF'],
+          ['SUBSCRIBE', 'cr:chan'],
+        ].map((a) => a.map((s) => Buffer.from(s))),
+      ),
+    );
     // The confirmation is a push frame: written even with replies off, as Redis 7.0 does.
     expect((await sub.replies(1))[0].toString()).toBe('>3\r\n$9\r\nsubscribe\r\n$7\r\ncr:chan\r\n:1\r\n');
     await pub.call(['CLIENT', 'ID']); // a round trip: the CLIENT REPLY OFF above was read by now

@@ -42,15 +42,19 @@ export function pythonWithRedis(): { python: string; installed: boolean } {
   const candidates = ['python3', '/usr/bin/python3'];
   for (const python of candidates) if (hasRedisPy(python)) return { python, installed: false };
   const asRoot = process.getuid?.() === 0;
-  const apt = (args: string[]) => spawnSync(asRoot ? 'apt-get' : 'sudo', asRoot ? args : ['-n', 'apt-get', ...args], {
-    stdio: 'inherit',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    timeout: 240_000,
-  });
+  const apt = (args: string[]) =>
+    spawnSync(asRoot ? 'apt-get' : 'sudo', asRoot ? args : ['-n', 'apt-get', ...args], {
+      stdio: 'inherit',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      timeout: 240_000,
+    });
   const install = () => apt(['install', '-y', '-qq', '--no-install-recommends', 'python3-redis']).status === 0;
   if (!install()) {
     apt(['update', '-qq']);
-    if (!install()) throw new Error('python3-redis is missing and `apt-get install -y python3-redis` failed: install it (Debian package python3-redis) and rerun');
+    if (!install())
+      throw new Error(
+        'python3-redis is missing and `apt-get install -y python3-redis` failed: install it (Debian package python3-redis) and rerun',
+      );
   }
   for (const python of candidates) if (hasRedisPy(python)) return { python, installed: true };
   throw new Error('python3-redis was installed but no python3 can import redis (tried python3 and /usr/bin/python3)');

@@ -23,7 +23,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const cli = (p: number, args: string[], input?: string | Buffer, timeoutMs?: number) => run('redis-cli', ['-h', '127.0.0.1', '-p', String(p), ...args], { input, timeoutMs });
+const cli = (p: number, args: string[], input?: string | Buffer, timeoutMs?: number) =>
+  run('redis-cli', ['-h', '127.0.0.1', '-p', String(p), ...args], { input, timeoutMs });
 
 async function flushBoth(): Promise<void> {
   for (const p of [port, oraclePort]) expect((await cli(p, ['FLUSHALL'])).stdout).toBe('OK\n');
@@ -55,7 +56,13 @@ describe('redis-cli', () => {
     for (const args of commands) {
       for (const mode of [[], ['--no-raw']]) {
         const [viaProxy, direct] = await Promise.all([cli(port, [...mode, ...args]), cli(oraclePort, [...mode, ...args])]);
-        expect({ args, mode, out: viaProxy.stdout, err: viaProxy.stderr, code: viaProxy.code }).toEqual({ args, mode, out: direct.stdout, err: direct.stderr, code: direct.code });
+        expect({ args, mode, out: viaProxy.stdout, err: viaProxy.stderr, code: viaProxy.code }).toEqual({
+          args,
+          mode,
+          out: direct.stdout,
+          err: direct.stderr,
+          code: direct.code,
+        });
       }
     }
   });
@@ -105,7 +112,10 @@ describe('redis-cli', () => {
   }, 180_000);
 
   it('--pipe reports the errors of failing commands', async () => {
-    const input = '*3\r\n$3\r\nSET\r\n$6\r\npipe:a\r\n$1\r\n1\r\n' + '*2\r\n$5\r\nLPUSH\r\n$6\r\npipe:a\r\n' + '*3\r\n$5\r\nLPUSH\r\n$6\r\npipe:a\r\n$1\r\nx\r\n';
+    const input =
+      '*3\r\n$3\r\nSET\r\n$6\r\npipe:a\r\n$1\r\n1\r\n' +
+      '*2\r\n$5\r\nLPUSH\r\n$6\r\npipe:a\r\n' +
+      '*3\r\n$5\r\nLPUSH\r\n$6\r\npipe:a\r\n$1\r\nx\r\n';
     const [viaProxy, direct] = await Promise.all([cli(port, ['--pipe'], input), cli(oraclePort, ['--pipe'], input)]);
     expect(direct.stdout).toContain('errors: 2, replies: 3');
     expect(viaProxy.stdout).toBe(direct.stdout);
@@ -127,8 +137,16 @@ describe('redis-cli', () => {
     await flushBoth();
     // Distinct sizes, so "biggest" does not depend on the scan order.
     const setup = [
-      'SET s:small a', 'SET s:big aaaaaaaaaaaaaaaaaaaa', 'RPUSH l:one a b c', 'RPUSH l:two a', 'HSET h:one a 1 b 2', 'SADD st:one a b c d',
-      'ZADD z:one 1 a 2 b 3 c 4 d 5 e', 'XADD x:one * f v', 'XADD x:one * f v', '',
+      'SET s:small a',
+      'SET s:big aaaaaaaaaaaaaaaaaaaa',
+      'RPUSH l:one a b c',
+      'RPUSH l:two a',
+      'HSET h:one a 1 b 2',
+      'SADD st:one a b c d',
+      'ZADD z:one 1 a 2 b 3 c 4 d 5 e',
+      'XADD x:one * f v',
+      'XADD x:one * f v',
+      '',
     ].join('\n');
     for (const p of [port, oraclePort]) await cli(p, [], setup);
     const [viaProxy, direct] = await Promise.all([cli(port, ['--bigkeys']), cli(oraclePort, ['--bigkeys'])]);
@@ -169,16 +187,32 @@ describe('redis-benchmark', () => {
   }, 150_000);
 
   it('-P 16 (pipelined) runs with no errors', async () => {
-    const result = await run('redis-benchmark', ['-h', '127.0.0.1', '-p', String(port), '-q', '-n', '20000', '-c', '10', '-P', '16', '-t', 'set,get,incr,lpush,lrange_100,mset'], { timeoutMs: 120_000 });
+    const result = await run(
+      'redis-benchmark',
+      ['-h', '127.0.0.1', '-p', String(port), '-q', '-n', '20000', '-c', '10', '-P', '16', '-t', 'set,get,incr,lpush,lrange_100,mset'],
+      { timeoutMs: 120_000 },
+    );
     expect(result.stdout + result.stderr).not.toMatch(/error|WARNING/i);
     const got = rates(result.stdout);
-    expect([...got.keys()]).toEqual(['SET', 'GET', 'INCR', 'LPUSH', 'LPUSH (needed to benchmark LRANGE)', 'LRANGE_100 (first 100 elements)', 'MSET (10 keys)']);
+    expect([...got.keys()]).toEqual([
+      'SET',
+      'GET',
+      'INCR',
+      'LPUSH',
+      'LPUSH (needed to benchmark LRANGE)',
+      'LRANGE_100 (first 100 elements)',
+      'MSET (10 keys)',
+    ]);
     for (const rate of got.values()) expect(rate).toBeGreaterThan(0);
   }, 150_000);
 
   it('-r (random keys) leaves the keys redis-benchmark wrote', async () => {
     await flushBoth();
-    const result = await run('redis-benchmark', ['-h', '127.0.0.1', '-p', String(port), '-q', '-n', '3000', '-c', '5', '-r', '100', '-t', 'set'], { timeoutMs: 60_000 });
+    const result = await run(
+      'redis-benchmark',
+      ['-h', '127.0.0.1', '-p', String(port), '-q', '-n', '3000', '-c', '5', '-r', '100', '-t', 'set'],
+      { timeoutMs: 60_000 },
+    );
     expect(result.stdout).toMatch(/SET: [\d.]+ requests per second/);
     const keys = (await cli(port, ['--scan', '--pattern', 'key:*'])).stdout.trim().split('\n');
     expect(keys.length).toBeGreaterThan(50);
@@ -220,7 +254,11 @@ describe('ioredis 5', () => {
 
       const results = await redis.pipeline().set('io:p', '1').incr('io:p').get('io:p').lpush('io:p', 'x').incr('io:n').exec();
       expect(results!.map(([err, v]) => (err ? `error: ${err.message}` : v))).toEqual([
-        'OK', 2, '2', 'error: WRONGTYPE Operation against a key holding the wrong kind of value', 1,
+        'OK',
+        2,
+        '2',
+        'error: WRONGTYPE Operation against a key holding the wrong kind of value',
+        1,
       ]);
       expect(errors).toEqual([]);
     } finally {
@@ -266,7 +304,9 @@ describe('node-redis 6', () => {
       expect(await client.hSet('nr:h', { a: '1', b: '2' })).toBe(2);
       expect(await client.hGetAll('nr:h')).toEqual({ a: '1', b: '2' });
       expect(await client.clientGetName()).toBe('nr-basic');
-      expect(await Promise.all(Array.from({ length: 500 }, () => client.incr('nr:c')))).toEqual(Array.from({ length: 500 }, (_, i) => i + 1));
+      expect(await Promise.all(Array.from({ length: 500 }, () => client.incr('nr:c')))).toEqual(
+        Array.from({ length: 500 }, (_, i) => i + 1),
+      );
       await expect(client.lPop('nr:a')).rejects.toThrow('WRONGTYPE Operation against a key holding the wrong kind of value');
       const info = await client.info('server');
       expect(info).toContain('redis_version:7.0.15');

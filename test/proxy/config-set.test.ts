@@ -20,7 +20,8 @@ async function replies(port: number, ...commands: string[][]): Promise<string[]>
   return (await c.call(...commands)).map((r) => r.toString('latin1'));
 }
 
-const REFUSAL = "-ERR command 'config|set' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags\r\n";
+const REFUSAL =
+  "-ERR command 'config|set' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags\r\n";
 
 describe('CONFIG SET', () => {
   it('encoding parameters answer as redis-server does', async () => {
@@ -41,8 +42,22 @@ describe('CONFIG SET', () => {
   });
 
   it('other parameters, alone or mixed with encoding ones, are refused; the upstream is unchanged', async () => {
-    expect(await replies(stack.proxy.port, ['CONFIG', 'SET', 'maxmemory', '1'], ['CONFIG', 'SET', 'hash-max-ziplist-entries', '1', 'maxmemory-policy', 'allkeys-lru'], ['CONFIG', 'SET', 'save', '3600 1'])).toEqual([REFUSAL, REFUSAL, REFUSAL]);
-    expect(await replies(stack.proxy.port, ['CONFIG', 'SET', 'hash-max-listpack-entries', '1'], ['HSET', 'h', 'a', '1', 'b', '2'], ['OBJECT', 'ENCODING', 'h'])).toEqual(['+OK\r\n', ':2\r\n', '$8\r\nlistpack\r\n']);
+    expect(
+      await replies(
+        stack.proxy.port,
+        ['CONFIG', 'SET', 'maxmemory', '1'],
+        ['CONFIG', 'SET', 'hash-max-ziplist-entries', '1', 'maxmemory-policy', 'allkeys-lru'],
+        ['CONFIG', 'SET', 'save', '3600 1'],
+      ),
+    ).toEqual([REFUSAL, REFUSAL, REFUSAL]);
+    expect(
+      await replies(
+        stack.proxy.port,
+        ['CONFIG', 'SET', 'hash-max-listpack-entries', '1'],
+        ['HSET', 'h', 'a', '1', 'b', '2'],
+        ['OBJECT', 'ENCODING', 'h'],
+      ),
+    ).toEqual(['+OK\r\n', ':2\r\n', '$8\r\nlistpack\r\n']);
   });
 });
 
@@ -50,9 +65,14 @@ describe('CONFIG SET', () => {
 // not the REST refusal of other databases.
 describe('COPY … DB', () => {
   it('answers as redis-server for an index that is no integer, and refuses another database', async () => {
-    const commands = [['SET', 'copy:a', 'v'], ['COPY', 'copy:a', 'copy:b', 'DB', 'notanumber'], ['COPY', 'copy:a', 'copy:b', 'DB', '0'], ['COPY', 'copy:a', 'copy:c', 'DB', '00'], ['GET', 'copy:b']];
+    const commands = [
+      ['SET', 'copy:a', 'v'],
+      ['COPY', 'copy:a', 'copy:b', 'DB', 'notanumber'],
+      ['COPY', 'copy:a', 'copy:b', 'DB', '0'],
+      ['COPY', 'copy:a', 'copy:c', 'DB', '00'],
+      ['GET', 'copy:b'],
+    ];
     expect(await replies(stack.proxy.port, ...commands)).toEqual(await replies(stack.oracle.endpoint.port, ...commands));
     expect((await replies(stack.proxy.port, ['COPY', 'copy:a', 'copy:d', 'DB', '1']))[0]).toMatch(/^-ERR .*only database 0/);
   });
 });
-

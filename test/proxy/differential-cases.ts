@@ -53,7 +53,8 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
   'config-set-refused': {
     designed: true,
     why: "CONFIG SET is refused by design (routes.ts: the upstream's configuration is managed by the service)",
-    proxy: "-ERR command 'config|set' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags\r\n",
+    proxy:
+      "-ERR command 'config|set' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags\r\n",
   },
   'config-get-curated': {
     designed: true,
@@ -63,12 +64,14 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
   'client-tracking-refused': {
     designed: true,
     why: 'client-side caching is refused by design (routes.ts: the REST upstream sends no invalidation messages)',
-    proxy: "-ERR command 'client|tracking' is not supported by respgate: client-side caching needs invalidation messages, which the REST upstream does not send\r\n",
+    proxy:
+      "-ERR command 'client|tracking' is not supported by respgate: client-side caching needs invalidation messages, which the REST upstream does not send\r\n",
   },
   'config-resetstat-refused': {
     designed: true,
     why: "CONFIG RESETSTAT is refused by design (routes.ts: the upstream's configuration is managed by the service)",
-    proxy: "-ERR command 'config|resetstat' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags\r\n",
+    proxy:
+      "-ERR command 'config|resetstat' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags\r\n",
   },
   'module-load-refused': {
     designed: true,
@@ -82,7 +85,8 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
   'swapdb-refused': {
     designed: true,
     why: 'SWAPDB is refused by design (routes.ts: one database behind the proxy)',
-    proxy: "-ERR command 'swapdb' is not supported by respgate: only database 0 exists behind the proxy (the REST upstream has a single database)\r\n",
+    proxy:
+      "-ERR command 'swapdb' is not supported by respgate: only database 0 exists behind the proxy (the REST upstream has a single database)\r\n",
   },
   'save-refused': {
     designed: true,
@@ -92,17 +96,20 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
   'client-pause-refused': {
     designed: true,
     why: "CLIENT PAUSE is refused by design (routes.ts): it could pause only this proxy's own clients while other clients of the upstream go on writing",
-    proxy: "-ERR command 'client|pause' is not supported by respgate: not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for\r\n",
+    proxy:
+      "-ERR command 'client|pause' is not supported by respgate: not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for\r\n",
   },
   'ssubscribe-refused': {
     designed: true,
     why: 'SSUBSCRIBE is refused (pubsub.ts): the REST upstream has no sharded pub/sub stream, so SPUBLISH messages could never be received; on a standalone Redis 7.0 shard channels are a namespace of their own (ssubscribe/smessage, SPUBLISH only), not plain channels',
-    proxy: "-ERR command 'ssubscribe' is not supported by respgate: the REST upstream has no sharded pub/sub stream, so messages sent with SPUBLISH cannot be received; use SUBSCRIBE and PUBLISH\r\n",
+    proxy:
+      "-ERR command 'ssubscribe' is not supported by respgate: the REST upstream has no sharded pub/sub stream, so messages sent with SPUBLISH cannot be received; use SUBSCRIBE and PUBLISH\r\n",
   },
   'move-refused': {
     designed: true,
     why: 'MOVE is refused by design (routes.ts: one database behind the proxy); the oracle (databases 1) answers its own range error',
-    proxy: "-ERR command 'move' is not supported by respgate: only database 0 exists behind the proxy (the REST upstream has a single database)\r\n",
+    proxy:
+      "-ERR command 'move' is not supported by respgate: only database 0 exists behind the proxy (the REST upstream has a single database)\r\n",
   },
 };
 
@@ -111,21 +118,23 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
  * (a wrong reply is not an expected output): a step marked with a bug only has to differ from the
  * oracle still, so the day it is fixed the suite says to compare it exactly again.
  */
-export const KNOWN_BUGS: Record<string, { why: string; fix: string }> = {
-};
+export const KNOWN_BUGS: Record<string, { why: string; fix: string }> = {};
 
 /** A step on a known bug: the proxy must still differ from the oracle (when fixed, compare it exactly). */
 export function judgeBug(where: string, id: string, oracle: Buffer, proxy: Buffer): string | undefined {
   const bug = KNOWN_BUGS[id];
   if (!bug) return `${where}: unknown bug id ${id}`;
-  if (oracle.equals(proxy)) return `${where}: known bug "${id}" is fixed (the proxy now matches the oracle): remove it from KNOWN_BUGS and compare the step exactly`;
+  if (oracle.equals(proxy))
+    return `${where}: known bug "${id}" is fixed (the proxy now matches the oracle): remove it from KNOWN_BUGS and compare the step exactly`;
   return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Step builders.
 
-const step = (compare: CompareMode) => (...args: Arg[]): Step => ({ args, compare });
+const step =
+  (compare: CompareMode) =>
+  (...args: Arg[]): Step => ({ args, compare });
 /** Unordered array (hash-table iteration order differs between two servers: their hash seeds are random). */
 const u = step('unordered');
 /** [cursor, unordered elements]. */
@@ -153,7 +162,15 @@ const BIN_VAL = Buffer.concat([ALL_BYTES, Buffer.from(ALL_BYTES).reverse()]);
 const LATIN1_KEY = Buffer.from([0x6b, 0xe9, 0xff, 0x80]);
 const UTF8_KEY = Buffer.from('clé-✓-😀', 'utf8');
 /** Byte sequences that are not UTF-8 (overlong, surrogate, above U+10FFFF, truncated, stray continuation, 5-byte lead). */
-const INVALID_UTF8 = [[0xc0, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82], [0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0x61, 0xff, 0x62]].map((b) => Buffer.from(b));
+const INVALID_UTF8 = [
+  [0xc0, 0x80],
+  [0xed, 0xa0, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xe2, 0x82],
+  [0x80],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+  [0x61, 0xff, 0x62],
+].map((b) => Buffer.from(b));
 const ONE_BYTE_KEYS = Array.from({ length: 256 }, (_, i) => Buffer.from([i]));
 
 const LONG_ARG = 'x'.repeat(300);
@@ -166,11 +183,13 @@ const DUMPS = {
   hash: '1013130000000400816602817602816702817702ff0a00d9dec5c9160fb235',
   intset: '0b0c0200000002000000010002000a006f7938b134eb202e',
   zset: '1114140000000400816102010181620283322e3504ff0a00d44c6ea4f644d9d7',
-  stream: '130110000000000000000100000000000000011d1d0000000a0001010001010181660200010201000100018176020401ff0101010101000001000a00ff55ab626ac035db',
+  stream:
+    '130110000000000000000100000000000000011d1d0000000a0001010001010181660200010201000100018176020401ff0101010101000001000a00ff55ab626ac035db',
   hll: '001548594c4c01000000000000000000008071a6844e570a006631ff02368d3234',
 };
 
-const LIB = "#!lua name=mylib\nredis.register_function('myecho', function(keys, args) return args end)\nredis.register_function{function_name='myget', callback=function(keys, args) return redis.call('GET', keys[1]) end, flags={'no-writes'}}\nredis.register_function('myset', function(keys, args) return redis.call('SET', keys[1], args[1]) end)";
+const LIB =
+  "#!lua name=mylib\nredis.register_function('myecho', function(keys, args) return args end)\nredis.register_function{function_name='myget', callback=function(keys, args) return redis.call('GET', keys[1]) end, flags={'no-writes'}}\nredis.register_function('myset', function(keys, args) return redis.call('SET', keys[1], args[1]) end)";
 const LIB2 = "#!lua name=otherlib\nredis.register_function('answer', function(keys, args) return 42 end)";
 
 export const scenarios: Scenario[] = [

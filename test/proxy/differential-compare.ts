@@ -5,11 +5,7 @@
 import { expect } from 'vitest';
 
 /** A decoded RESP2 reply, enough to normalize and re-render it. */
-export type Resp =
-  | { t: '+' | '-'; s: string }
-  | { t: ':'; n: string }
-  | { t: '$'; b: Buffer | null }
-  | { t: '*'; items: Resp[] | null };
+export type Resp = { t: '+' | '-'; s: string } | { t: ':'; n: string } | { t: '$'; b: Buffer | null } | { t: '*'; items: Resp[] | null };
 
 /** Parses one complete RESP2 reply (the runner only hands complete replies to it). */
 export function parseReply(buf: Buffer): Resp {
@@ -116,7 +112,8 @@ export const normalizers: Record<string, (r: Resp) => Resp> = {
       for (let i = 0; i + 1 < fields.length; i += 2) {
         const key = fields[i];
         const value = fields[i + 1];
-        if (key.t === '$' && key.b?.toString() === 'functions' && value.t === '*' && value.items) fields[i + 1] = { t: '*', items: sortItems(value.items) };
+        if (key.t === '$' && key.b?.toString() === 'functions' && value.t === '*' && value.items)
+          fields[i + 1] = { t: '*', items: sortItems(value.items) };
       }
       return { t: '*', items: fields } as Resp;
     });
@@ -164,7 +161,18 @@ export const normalizers: Record<string, (r: Resp) => Resp> = {
   }),
 };
 
-export type CompareMode = 'exact' | 'unordered' | 'deepUnordered' | 'unorderedPairs' | 'functionList' | 'unorderedScan' | 'maskIntegers' | 'shape' | 'clientInfo' | 'clientList' | 'info';
+export type CompareMode =
+  | 'exact'
+  | 'unordered'
+  | 'deepUnordered'
+  | 'unorderedPairs'
+  | 'functionList'
+  | 'unorderedScan'
+  | 'maskIntegers'
+  | 'shape'
+  | 'clientInfo'
+  | 'clientList'
+  | 'info';
 
 /** The string two replies are compared by under a mode (raw latin1 for `exact`). */
 export function comparable(reply: Buffer, mode: CompareMode): string {
@@ -174,7 +182,24 @@ export function comparable(reply: Buffer, mode: CompareMode): string {
 
 /** CLIENT INFO/LIST text with the fields that depend on the connection or on timing masked. */
 export function clientInfoText(text: string): string {
-  const volatile = new Set(['id', 'addr', 'laddr', 'fd', 'age', 'idle', 'qbuf', 'qbuf-free', 'argv-mem', 'multi-mem', 'rbs', 'rbp', 'obl', 'oll', 'omem', 'tot-mem']);
+  const volatile = new Set([
+    'id',
+    'addr',
+    'laddr',
+    'fd',
+    'age',
+    'idle',
+    'qbuf',
+    'qbuf-free',
+    'argv-mem',
+    'multi-mem',
+    'rbs',
+    'rbp',
+    'obl',
+    'oll',
+    'omem',
+    'tot-mem',
+  ]);
   return text
     .split('\n')
     .map((line) =>
@@ -191,7 +216,13 @@ export function clientInfoText(text: string): string {
 }
 
 /** Compares two replies after normalising them with `comparable`; a failure text, or undefined when equal. */
-export function mismatch(where: string, oracle: Buffer, proxy: Buffer, compare: string, comparableOf: (reply: Buffer) => string): string | undefined {
+export function mismatch(
+  where: string,
+  oracle: Buffer,
+  proxy: Buffer,
+  compare: string,
+  comparableOf: (reply: Buffer) => string,
+): string | undefined {
   let o: string;
   let p: string;
   try {
@@ -214,7 +245,25 @@ export function reportDifferences(failures: string[]): void {
 
 /** INFO text with the values that depend on the process or on timing masked (field names and handshake values kept). */
 export function infoLines(text: string): string[] {
-  const keep = new Set(['redis_version', 'redis_mode', 'loading', 'async_loading', 'maxmemory', 'maxmemory_human', 'maxmemory_policy', 'role', 'arch_bits', 'cluster_enabled', 'connected_slaves', 'aof_enabled', 'redis_git_sha1', 'hz', 'configured_hz', 'master_failover_state', 'repl_backlog_active']);
+  const keep = new Set([
+    'redis_version',
+    'redis_mode',
+    'loading',
+    'async_loading',
+    'maxmemory',
+    'maxmemory_human',
+    'maxmemory_policy',
+    'role',
+    'arch_bits',
+    'cluster_enabled',
+    'connected_slaves',
+    'aof_enabled',
+    'redis_git_sha1',
+    'hz',
+    'configured_hz',
+    'master_failover_state',
+    'repl_backlog_active',
+  ]);
   const dropped = /^(cmdstat_|errorstat_|latency_percentiles_usec_|total_upstream_calls:)/;
   return text
     .split('\r\n')

@@ -6,7 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { RawClient, startStack, type Stack } from '../helpers/stack.js';
 import { comparable, mismatch, printable, reportDifferences } from './differential-compare.js';
-import { KNOWN_BUGS, KNOWN_DIFFERENCES, commandCount, judgeBug, scenarios, stepOf, type Arg, type Scenario, type Step } from './differential-cases.js';
+import {
+  KNOWN_BUGS,
+  KNOWN_DIFFERENCES,
+  commandCount,
+  judgeBug,
+  scenarios,
+  stepOf,
+  type Arg,
+  type Scenario,
+  type Step,
+} from './differential-cases.js';
 
 /** The suite must not shrink silently. */
 const MIN_COMMANDS = 300;
@@ -67,16 +77,25 @@ function judge(scenario: Scenario, index: number, step: Step, oracle: Buffer, pr
     if (proxy.toString('latin1') !== expected) {
       return `${where}: known difference "${step.known}" (${known.why}) no longer holds.\n  expected proxy: ${printable(expected)}\n  actual proxy:   ${printable(proxy)}\n  oracle:         ${printable(oracle)}`;
     }
-    if (oracle.equals(proxy)) return `${where}: known difference "${step.known}" is gone (proxy now matches the oracle): remove it from KNOWN_DIFFERENCES`;
+    if (oracle.equals(proxy))
+      return `${where}: known difference "${step.known}" is gone (proxy now matches the oracle): remove it from KNOWN_DIFFERENCES`;
     return undefined;
   }
   const compare = step.compare ?? 'exact';
   return mismatch(where, oracle, proxy, compare, (reply) => comparable(reply, compare));
 }
 
-
 async function expectClosed(side: Side, scenario: Scenario): Promise<void> {
-  const [o, p] = await Promise.all([side.oracle.untilClosed().then(() => true, () => false), side.proxy.untilClosed().then(() => true, () => false)]);
+  const [o, p] = await Promise.all([
+    side.oracle.untilClosed().then(
+      () => true,
+      () => false,
+    ),
+    side.proxy.untilClosed().then(
+      () => true,
+      () => false,
+    ),
+  ]);
   expect(o, `oracle closes after the last command of "${scenario.name}"`).toBe(true);
   expect(p, `proxy closes after the last command of "${scenario.name}"`).toBe(true);
 }
@@ -124,7 +143,8 @@ describe('differential: proxy vs direct redis-server (RESP2)', () => {
   it(`has at least ${MIN_COMMANDS} commands`, () => {
     expect(commandCount()).toBeGreaterThanOrEqual(MIN_COMMANDS);
     expect(new Set(scenarios.map((s) => s.name)).size, 'scenario names are unique').toBe(scenarios.length);
-    for (const s of scenarios) for (const c of s.commands.map(stepOf)) if (c.known) expect(KNOWN_DIFFERENCES, c.known).toHaveProperty([c.known]);
+    for (const s of scenarios)
+      for (const c of s.commands.map(stepOf)) if (c.known) expect(KNOWN_DIFFERENCES, c.known).toHaveProperty([c.known]);
     for (const s of scenarios) for (const c of s.commands.map(stepOf)) if (c.bug) expect(KNOWN_BUGS, c.bug).toHaveProperty([c.bug]);
   });
 

@@ -27,7 +27,11 @@ export type FaultAction =
    * Any other fault, written by the test on the raw response (reset mid-body, truncated body, slow
    * body, redirects…); with `forwardFirst` the real upstream runs the request and its answer is given.
    */
-  | { kind: 'custom'; forwardFirst?: boolean; respond: (res: http.ServerResponse, answer: { status: number; contentType: string; body: Buffer } | undefined) => void };
+  | {
+      kind: 'custom';
+      forwardFirst?: boolean;
+      respond: (res: http.ServerResponse, answer: { status: number; contentType: string; body: Buffer } | undefined) => void;
+    };
 
 export interface FaultServer {
   url: string;
@@ -60,7 +64,11 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
     for (const [k, v] of Object.entries(req.headers)) {
       if (typeof v === 'string' && !['host', 'content-length', 'connection', 'transfer-encoding'].includes(k)) headers[k] = v;
     }
-    const res = await fetch(upstreamUrl + seen.path, { method: seen.method, headers, body: seen.method === 'GET' ? undefined : new Uint8Array(seen.body) });
+    const res = await fetch(upstreamUrl + seen.path, {
+      method: seen.method,
+      headers,
+      body: seen.method === 'GET' ? undefined : new Uint8Array(seen.body),
+    });
     return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: Buffer.from(await res.arrayBuffer()) };
   };
 
@@ -68,7 +76,12 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const seen: SeenRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: Buffer.concat(chunks), authorization: req.headers.authorization };
+      const seen: SeenRequest = {
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        body: Buffer.concat(chunks),
+        authorization: req.headers.authorization,
+      };
       fault.seen.push(seen);
       const action = fault.decide(seen);
       // An answer waits for `after` (a gate the test opens), then for delayMs.
@@ -99,7 +112,10 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
         case 'hang':
           return;
         case 'forward-then-drop':
-          forward(req, seen).then(() => req.socket.destroy(), () => req.socket.destroy());
+          forward(req, seen).then(
+            () => req.socket.destroy(),
+            () => req.socket.destroy(),
+          );
           return;
         case 'drop':
           req.socket.destroy();

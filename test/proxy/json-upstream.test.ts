@@ -120,7 +120,8 @@ function judge(where: string, step: Step, o: Buffer, p: Buffer, count: { same: n
   if (step.bug !== undefined) return judgeBug(where, step.bug, o, p);
   const script = step.args[0].toString().toUpperCase() === 'EVAL' ? JSON_MODE_DIFFERENCES[step.args[1].toString()] : undefined;
   if (script !== undefined) {
-    if (p.toString('latin1') !== script || o.equals(p)) return `${where}: the JSON-mode difference no longer holds: proxy ${printable(p)}, oracle ${printable(o)}`;
+    if (p.toString('latin1') !== script || o.equals(p))
+      return `${where}: the JSON-mode difference no longer holds: proxy ${printable(p)}, oracle ${printable(o)}`;
     count.json++;
     return undefined;
   }
@@ -163,7 +164,13 @@ async function runScenario(format: 'json' | 'auto', scenario: Scenario, burst: b
     const failures: string[] = [];
     for (let i = 0; i < steps.length; i++) {
       count.commands++;
-      const failure = judge(`${format} "${scenario.name}" ${burst ? 'burst' : 'one by one'} #${i + 1} ${steps[i].args.map((a) => printable(a, 60)).join(' ')}`, steps[i], o[i], p[i], count);
+      const failure = judge(
+        `${format} "${scenario.name}" ${burst ? 'burst' : 'one by one'} #${i + 1} ${steps[i].args.map((a) => printable(a, 60)).join(' ')}`,
+        steps[i],
+        o[i],
+        p[i],
+        count,
+      );
       if (failure) failures.push(failure);
     }
     expect(failures, failures.join('\n\n')).toEqual([]);
@@ -192,7 +199,11 @@ describe('an upstream that answers JSON only', () => {
     const c = await RawClient.connect(proxies.auto.port);
     try {
       expect((await c.call(['SET', 'k', 'v'])).map(String)).toEqual(['+OK\r\n']);
-      expect((await c.call(['GET', 'k'], ['SET', 'b', Buffer.from([0xff, 0x00])], ['GET', 'b'])).map((r) => r.toString('latin1'))).toEqual(['$1\r\nv\r\n', '+OK\r\n', '$2\r\n\xff\x00\r\n']);
+      expect((await c.call(['GET', 'k'], ['SET', 'b', Buffer.from([0xff, 0x00])], ['GET', 'b'])).map((r) => r.toString('latin1'))).toEqual([
+        '$1\r\nv\r\n',
+        '+OK\r\n',
+        '$2\r\n\xff\x00\r\n',
+      ]);
     } finally {
       c.close();
     }

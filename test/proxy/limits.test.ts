@@ -133,7 +133,9 @@ describe("larger than the upstream's max request size", () => {
     const c = await raw(p);
     const before = fault.seen.length;
     const [big] = str(await c.call(['SET', 'toolarge:k', 'z'.repeat(200 * 1024)]));
-    expect(big).toMatch(/^-ERR command too large for the upstream: its request would be \d+ bytes and the upstream accepts at most 102400 \(--upstream-max-request-size\); the command was not executed\r\n$/);
+    expect(big).toMatch(
+      /^-ERR command too large for the upstream: its request would be \d+ bytes and the upstream accepts at most 102400 \(--upstream-max-request-size\); the command was not executed\r\n$/,
+    );
     expect(fault.seen.length).toBe(before);
     const [bin] = str(await c.call([Buffer.from('SET'), Buffer.from('toolarge:b'), Buffer.alloc(200 * 1024, 0xff)]));
     expect(bin).toMatch(/^-ERR command too large for the upstream/);

@@ -49,7 +49,10 @@ function commandPart(line: Buffer): string {
 
 /** Nothing more arrives on `c` within `ms`. */
 async function silent(c: RawClient, ms = 300): Promise<boolean> {
-  return c.replies(1, ms).then(() => false, () => true);
+  return c.replies(1, ms).then(
+    () => false,
+    () => true,
+  );
 }
 
 describe('MONITOR, compared with redis-server', () => {
@@ -62,7 +65,10 @@ describe('MONITOR, compared with redis-server', () => {
       ['DEL', 'mon:k', 'mon:bin', 'mon:h'],
     ];
     const seen: Record<string, string[]> = {};
-    for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, side] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const m = await RawClient.connect(side);
       const other = await RawClient.connect(side);
       // The platform opens its Redis connection at its first command: MONITOR would show its AUTH.
@@ -83,7 +89,10 @@ describe('MONITOR, compared with redis-server', () => {
 
   it('a second MONITOR gets no reply at all; PING still answers', async () => {
     const out: Record<string, string[]> = {};
-    for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, side] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const m = await RawClient.connect(side);
       m.write(encodeCommands([['MONITOR'], ['MONITOR'], ['PING']]));
       out[name] = (await m.replies(2)).map(String);
@@ -95,7 +104,10 @@ describe('MONITOR, compared with redis-server', () => {
   });
 
   it('RESET leaves MONITOR (no more lines), even pipelined before the upstream answered', async () => {
-    for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, side] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const m = await RawClient.connect(side);
       m.write(encodeCommands([['MONITOR'], ['RESET']]));
       expect((await m.replies(2)).map(String), name).toEqual(['+OK\r\n', '+RESET\r\n']);
@@ -121,7 +133,7 @@ describe('MONITOR, compared with redis-server', () => {
     await until(() => openStreams.count === 1, 'monitor stream open');
     d.close();
     await until(() => openStreams.count === 0, 'closed after disconnect');
-    await until(async () => !(String(await store.client('LIST'))).includes('flags=O'), 'no monitor on the data store');
+    await until(async () => !String(await store.client('LIST')).includes('flags=O'), 'no monitor on the data store');
   });
 
   it('RESP3: MONITOR lines stay status replies', async () => {
@@ -141,14 +153,21 @@ describe('MONITOR, compared with redis-server', () => {
 
   it('in MONITOR mode keyspace commands are refused like on a replica, other commands still answer', async () => {
     const replies: Record<string, string[]> = {};
-    for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, side] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const m = await RawClient.connect(side);
       await m.call(['MONITOR']);
       m.write(encodeCommands([['GET', 'mon:none'], ['SET', 'mon:none', 'x'], ['PING']]));
       replies[name] = (await m.replies(3)).map(String);
       m.close();
     }
-    expect(replies.oracle).toEqual(["-ERR Replica can't interact with the keyspace\r\n", "-ERR Replica can't interact with the keyspace\r\n", '+PONG\r\n']);
+    expect(replies.oracle).toEqual([
+      "-ERR Replica can't interact with the keyspace\r\n",
+      "-ERR Replica can't interact with the keyspace\r\n",
+      '+PONG\r\n',
+    ]);
     expect(replies.proxy).toEqual(replies.oracle);
     await until(() => openStreams.count === 0, 'monitor stream closed');
   });
@@ -157,7 +176,10 @@ describe('MONITOR, compared with redis-server', () => {
 describe('clients', () => {
   it('`redis-cli monitor` prints OK then the lines, like against redis-server', async () => {
     const outputs: Record<string, string[]> = {};
-    for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, side] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const child = trackChild(spawn('redis-cli', ['-h', '127.0.0.1', '-p', String(side), 'monitor']));
       let out = '';
       child.stdout.on('data', (d) => (out += d));
@@ -213,7 +235,16 @@ describe('upstream', () => {
       },
     });
     const proxy = await startProxy(
-      { host: '127.0.0.1', port: 0, upstreamUrl: stack.platform.url, upstreamToken: stack.platform.token, upstreamTimeoutMs: 5000, upstreamConnections: 4, maxBatch: 1000, maxBulkLength: 512 * 1024 * 1024 },
+      {
+        host: '127.0.0.1',
+        port: 0,
+        upstreamUrl: stack.platform.url,
+        upstreamToken: stack.platform.token,
+        upstreamTimeoutMs: 5000,
+        upstreamConnections: 4,
+        maxBatch: 1000,
+        maxBulkLength: 512 * 1024 * 1024,
+      },
       pino({ level: 'info' }, sink),
     );
     try {

@@ -60,7 +60,16 @@ describe('200 concurrent connections', () => {
           // Interleaved: own counter, shared counter, reads, a local command, a value naming the connection.
           const commands: string[][] = [];
           for (let r = 0; r < ROUNDS; r++) {
-            commands.push(['INCR', own], ['INCR', 'ord:shared'], ['GET', own], ['ECHO', `${id}:${p}:${r}`], ['SET', tag, `conn-${id}-${p}-${r}`], ['GET', tag], ['INCRBY', own, '2'], ['PING']);
+            commands.push(
+              ['INCR', own],
+              ['INCR', 'ord:shared'],
+              ['GET', own],
+              ['ECHO', `${id}:${p}:${r}`],
+              ['SET', tag, `conn-${id}-${p}-${r}`],
+              ['GET', tag],
+              ['INCRBY', own, '2'],
+              ['PING'],
+            );
           }
           // Half the connections write their pipeline in two pieces, so pieces of different
           // connections interleave in the proxy's batches.
@@ -127,21 +136,23 @@ describe('200 concurrent connections', () => {
         c.write(bytes);
         c.close(); // gone before (most of) its replies exist
       }
-      const results = await Promise.all(survivors.map(async (c) => {
-        c.write(bytes);
-        const replies = await c.replies(commands.length, 60_000);
-        let last = 0;
-        replies.forEach((r, i) => {
-          if (i % 2 === 0) {
-            const v = int(r);
-            expect(v).toBeGreaterThan(last);
-            last = v;
-          } else {
-            expect(text(r)).toBe(bulk(String(i)));
-          }
-        });
-        return last;
-      }));
+      const results = await Promise.all(
+        survivors.map(async (c) => {
+          c.write(bytes);
+          const replies = await c.replies(commands.length, 60_000);
+          let last = 0;
+          replies.forEach((r, i) => {
+            if (i % 2 === 0) {
+              const v = int(r);
+              expect(v).toBeGreaterThan(last);
+              last = v;
+            } else {
+              expect(text(r)).toBe(bulk(String(i)));
+            }
+          });
+          return last;
+        }),
+      );
       expect(results.length).toBe(20);
       // The survivors' increments all happened (the quitters' commands may or may not have run).
       const [total] = await survivors[0].call(['GET', 'ord:drop']);
@@ -176,16 +187,18 @@ describe('a client that does not read its replies', () => {
 
     try {
       // Once the proxy has sent its commands upstream, 20 other clients do their work meanwhile.
-      await until(async () => (await forwarded()) >= base + SLOW_GETS + 1, 'the slow client\'s commands forwarded');
+      await until(async () => (await forwarded()) >= base + SLOW_GETS + 1, "the slow client's commands forwarded");
       const others = await connectMany(20);
-      await Promise.all(others.map(async (c, i) => {
-        for (let round = 0; round < 20; round++) {
-          const [set, get] = await c.call(['SET', `ord:other:${i}`, String(round)], ['GET', `ord:other:${i}`]);
-          expect(text(set)).toBe('+OK\r\n');
-          expect(text(get)).toBe(bulk(String(round)));
-        }
-        c.close();
-      }));
+      await Promise.all(
+        others.map(async (c, i) => {
+          for (let round = 0; round < 20; round++) {
+            const [set, get] = await c.call(['SET', `ord:other:${i}`, String(round)], ['GET', `ord:other:${i}`]);
+            expect(text(set)).toBe('+OK\r\n');
+            expect(text(get)).toBe(bulk(String(round)));
+          }
+          c.close();
+        }),
+      );
 
       // Now the slow client reads: every reply is there, in order.
       slow.socket.resume();

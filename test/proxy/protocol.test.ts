@@ -53,9 +53,11 @@ async function expectSameReplies(bytes: Buffer, n: number): Promise<Buffer[]> {
  */
 async function untilClose(port: number, bytes: Buffer, later?: Buffer): Promise<Buffer> {
   const c = await RawClient.connect(port);
-  const timer = later && setTimeout(() => {
-    if (!c.closed) c.socket.write(later, () => undefined);
-  }, 300);
+  const timer =
+    later &&
+    setTimeout(() => {
+      if (!c.closed) c.socket.write(later, () => undefined);
+    }, 300);
   try {
     c.write(bytes);
     return Buffer.from(await c.untilClosed(10_000));
@@ -65,7 +67,10 @@ async function untilClose(port: number, bytes: Buffer, later?: Buffer): Promise<
   }
 }
 async function getBoth(key: string): Promise<[string, string]> {
-  const [p, o] = await Promise.all([oneShot(proxyPort, encodeCommands([['GET', key]]), 1), oneShot(oraclePort, encodeCommands([['GET', key]]), 1)]);
+  const [p, o] = await Promise.all([
+    oneShot(proxyPort, encodeCommands([['GET', key]]), 1),
+    oneShot(oraclePort, encodeCommands([['GET', key]]), 1),
+  ]);
   return [p[0].toString('latin1'), o[0].toString('latin1')];
 }
 
@@ -107,11 +112,11 @@ const MIXED = Buffer.concat([
 const MIXED_REPLIES = MIXED_COMMANDS.length + 3;
 
 describe('framing', () => {
-  it('a mixed pipeline in one write gives the oracle\'s replies', async () => {
+  it("a mixed pipeline in one write gives the oracle's replies", async () => {
     await expectSameReplies(MIXED, MIXED_REPLIES);
   });
 
-  it('the mixed pipeline fed one byte at a time gives the oracle\'s replies', async () => {
+  it("the mixed pipeline fed one byte at a time gives the oracle's replies", async () => {
     const expected = await oneShot(oraclePort, MIXED, MIXED_REPLIES);
     const c = await RawClient.connect(proxyPort);
     try {
@@ -127,7 +132,7 @@ describe('framing', () => {
     }
   });
 
-  it('the mixed pipeline split in two at every byte position gives the oracle\'s replies', async () => {
+  it("the mixed pipeline split in two at every byte position gives the oracle's replies", async () => {
     const expected = show(await oneShot(oraclePort, MIXED, MIXED_REPLIES));
     const c = await RawClient.connect(proxyPort);
     try {
@@ -151,11 +156,20 @@ describe('framing', () => {
     const commands: string[][] = [];
     for (let i = 0; i < 10_000; i++) {
       switch (i % 5) {
-        case 0: commands.push(['SET', `big:${i % 997}`, `v${i}`]); break;
-        case 1: commands.push(['GET', `big:${(i * 7) % 997}`]); break;
-        case 2: commands.push(['INCR', 'big:counter']); break;
-        case 3: commands.push(['RPUSH', 'big:list', String(i)]); break;
-        default: commands.push(i % 2 === 0 ? ['PING'] : ['LLEN', 'big:list']);
+        case 0:
+          commands.push(['SET', `big:${i % 997}`, `v${i}`]);
+          break;
+        case 1:
+          commands.push(['GET', `big:${(i * 7) % 997}`]);
+          break;
+        case 2:
+          commands.push(['INCR', 'big:counter']);
+          break;
+        case 3:
+          commands.push(['RPUSH', 'big:list', String(i)]);
+          break;
+        default:
+          commands.push(i % 2 === 0 ? ['PING'] : ['LLEN', 'big:list']);
       }
     }
     const direct = await expectSameReplies(encodeCommands(commands), commands.length);
@@ -187,7 +201,7 @@ describe('inline commands', () => {
   });
 });
 
-describe('protocol errors: the oracle\'s reply, then the connection closes, later commands do not run', () => {
+describe("protocol errors: the oracle's reply, then the connection closes, later commands do not run", () => {
   // Each case: bytes that make a protocol error. A SET pipelined before it runs; one after it does not.
   // The "too big" cases have no line end: the server must give up by itself (the rest is sent
   // 300 ms later, if the connection is still open).
@@ -203,9 +217,24 @@ describe('protocol errors: the oracle\'s reply, then the connection closes, late
     { name: 'unbalanced double quotes', bad: b('set """test-key""" test-value\r\n'), error: 'unbalanced quotes in request' },
     { name: 'unbalanced single quote', bad: b("SET k 'abc\r\n"), error: 'unbalanced quotes in request' },
     { name: 'unterminated quote', bad: b('ping "\r\n'), error: 'unbalanced quotes in request' },
-    { name: 'too big inline request', bad: Buffer.concat([b('SET '), Buffer.alloc(70 * 1024, 0x61)]), error: 'too big inline request', tooBig: true },
-    { name: 'too big mbulk count string', bad: Buffer.concat([b('*'), Buffer.alloc(70 * 1024, 0x31)]), error: 'too big mbulk count string', tooBig: true },
-    { name: 'too big bulk count string', bad: Buffer.concat([b('*1\r\n$'), Buffer.alloc(70 * 1024, 0x31)]), error: 'too big bulk count string', tooBig: true },
+    {
+      name: 'too big inline request',
+      bad: Buffer.concat([b('SET '), Buffer.alloc(70 * 1024, 0x61)]),
+      error: 'too big inline request',
+      tooBig: true,
+    },
+    {
+      name: 'too big mbulk count string',
+      bad: Buffer.concat([b('*'), Buffer.alloc(70 * 1024, 0x31)]),
+      error: 'too big mbulk count string',
+      tooBig: true,
+    },
+    {
+      name: 'too big bulk count string',
+      bad: Buffer.concat([b('*1\r\n$'), Buffer.alloc(70 * 1024, 0x31)]),
+      error: 'too big bulk count string',
+      tooBig: true,
+    },
   ];
   // Redis' "Protocol desync regression" tests: a NUL stops the line search, and garbage follows.
   const garbage = Buffer.from(('A'.repeat(1024) + '\n').repeat(66));
@@ -235,7 +264,11 @@ describe('protocol errors: the oracle\'s reply, then the connection closes, late
   it('an error after pipelined forwarded commands still waits for their replies, in order', async () => {
     const cmds: string[][] = [];
     for (let i = 0; i < 50; i++) cmds.push(['INCR', 'perr:ordered']);
-    const bytes = Buffer.concat([encodeCommands([['DEL', 'perr:ordered'], ...cmds]), b('*1\r\nfoo\r\n'), encodeCommands([['INCR', 'perr:ordered']])]);
+    const bytes = Buffer.concat([
+      encodeCommands([['DEL', 'perr:ordered'], ...cmds]),
+      b('*1\r\nfoo\r\n'),
+      encodeCommands([['INCR', 'perr:ordered']]),
+    ]);
     const [proxied, direct] = await Promise.all([untilClose(proxyPort, bytes), untilClose(oraclePort, bytes)]);
     expect(show(proxied)).toBe(show(direct));
     expect(await getBoth('perr:ordered')).toEqual(['$2\r\n50\r\n', '$2\r\n50\r\n']);

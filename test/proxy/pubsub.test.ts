@@ -50,7 +50,10 @@ async function until(cond: () => boolean | Promise<boolean>, what = 'condition',
 /** Every upstream stream is closed: the platform has none open and the data store no subscriber. */
 async function streamsGone(): Promise<void> {
   await until(() => openStreams.count === 0, 'platform open streams = 0');
-  await until(async () => Number(await store.pubsub('NUMPAT')) === 0 && ((await store.pubsub('CHANNELS')) as string[]).length === 0, 'no subscription on the data store');
+  await until(
+    async () => Number(await store.pubsub('NUMPAT')) === 0 && ((await store.pubsub('CHANNELS')) as string[]).length === 0,
+    'no subscription on the data store',
+  );
 }
 
 /** How many replies Redis sends for a command (one per channel for the subscribe family). */
@@ -179,7 +182,13 @@ describe('replies and counts, byte for byte with redis-server (RESP2)', () => {
     const patterns = Array.from({ length: 20 }, (_, i) => `many:${i}*`);
     const [o, p] = await Promise.all([RawClient.connect(oraclePort), RawClient.connect(port)]);
     try {
-      for (const c of [o, p]) c.write(encodeCommands([['SUBSCRIBE', ...channels], ['PSUBSCRIBE', ...patterns]]));
+      for (const c of [o, p])
+        c.write(
+          encodeCommands([
+            ['SUBSCRIBE', ...channels],
+            ['PSUBSCRIBE', ...patterns],
+          ]),
+        );
       const [ro, rp] = await Promise.all([o.replies(120), p.replies(120)]);
       expect(rp.map(printable)).toEqual(ro.map(printable));
       await until(() => openStreams.count === 120, '120 upstream streams');
@@ -222,11 +231,15 @@ describe('messages, byte for byte with redis-server', () => {
     const channels = [Buffer.from('m:1'), Buffer.concat([Buffer.from('m:'), ALL_BYTES]), Buffer.from('m:a,b')];
     const payloads = [Buffer.from('hello'), Buffer.alloc(0), Buffer.from('a,b\r\nc\nd\re'), ALL_BYTES];
     const frames: Record<string, string[]> = {};
-    for (const [name, p] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, p] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const sub = await RawClient.connect(p);
       const pub = await RawClient.connect(p);
       await send(sub, ['SUBSCRIBE', ...channels], ['PSUBSCRIBE', 'm:*']);
-      for (const ch of channels) for (const payload of payloads) expect((await pub.call(['PUBLISH', ch, payload]))[0].toString()).toBe(':2\r\n');
+      for (const ch of channels)
+        for (const payload of payloads) expect((await pub.call(['PUBLISH', ch, payload]))[0].toString()).toBe(':2\r\n');
       const got = await sub.replies(channels.length * payloads.length * 2);
       // Order inside one channel or pattern is kept; a message and the pmessage of the same PUBLISH
       // come from two upstream streams, so their relative order may differ from Redis'.
@@ -278,7 +291,12 @@ describe('every subscriber gets every message, binary payloads included', () => 
     const viaCli = await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), '-x', 'publish', channel], { input: ALL_BYTES });
     expect(viaCli.stdout).toBe('4\n');
     const ds = stack.platform.dataStore;
-    const direct = await runWithEnv('redis-cli', ['-h', ds.host, '-p', String(ds.port), ...(ds.username ? ['--user', ds.username] : []), '-x', 'publish', channel], ALL_BYTES, { REDISCLI_AUTH: ds.password ?? '' });
+    const direct = await runWithEnv(
+      'redis-cli',
+      ['-h', ds.host, '-p', String(ds.port), ...(ds.username ? ['--user', ds.username] : []), '-x', 'publish', channel],
+      ALL_BYTES,
+      { REDISCLI_AUTH: ds.password ?? '' },
+    );
     expect(direct.stdout).toBe('4\n');
 
     const frame = Buffer.concat([Buffer.from(`*3\r\n$7\r\nmessage\r\n$3\r\nfan\r\n$256\r\n`), ALL_BYTES, Buffer.from('\r\n')]);
@@ -305,7 +323,9 @@ describe('ioredis 5', () => {
     const pub = new IORedis({ port, host: '127.0.0.1' });
     const got: string[] = [];
     sub.on('messageBuffer', (ch: Buffer, msg: Buffer) => got.push(`message ${ch} ${msg.equals(ALL_BYTES) ? '<256 bytes>' : msg}`));
-    sub.on('pmessageBuffer', (pat: Buffer, ch: Buffer, msg: Buffer) => got.push(`pmessage ${pat} ${ch} ${msg.equals(ALL_BYTES) ? '<256 bytes>' : msg}`));
+    sub.on('pmessageBuffer', (pat: Buffer, ch: Buffer, msg: Buffer) =>
+      got.push(`pmessage ${pat} ${ch} ${msg.equals(ALL_BYTES) ? '<256 bytes>' : msg}`),
+    );
     expect(await sub.subscribe('io:a', 'io:b')).toBe(2);
     expect(await sub.psubscribe('io:*')).toBe(3);
     expect(await pub.publish('io:a', ALL_BYTES)).toBe(2);
@@ -327,7 +347,11 @@ describe('node-redis 6', () => {
     const pub = createClient({ socket: { port, host: '127.0.0.1', reconnectStrategy: false }, RESP: 2 });
     await Promise.all([sub.connect(), pub.connect()]);
     const got: string[] = [];
-    await sub.subscribe(['nr:a', 'nr:b'], (msg: Buffer, ch: Buffer) => got.push(`${ch} ${msg.equals(ALL_BYTES) ? '<256 bytes>' : msg}`), true);
+    await sub.subscribe(
+      ['nr:a', 'nr:b'],
+      (msg: Buffer, ch: Buffer) => got.push(`${ch} ${msg.equals(ALL_BYTES) ? '<256 bytes>' : msg}`),
+      true,
+    );
     // String mode: the binary payload is decoded by node-redis, so only its channel is checked.
     await sub.pSubscribe('nr:*', (msg: string, ch: string) => got.push(`* ${ch} ${ch === 'nr:b' ? '<binary>' : msg}`));
     expect(await pub.publish('nr:b', ALL_BYTES)).toBe(2);
@@ -426,7 +450,10 @@ describe('RESP3 push frames', () => {
 
   it('HELLO 2 on a subscribed RESP3 connection: later messages and confirmations are RESP2 arrays, and subscribe-mode rules apply', async () => {
     const frames: Record<string, string[]> = {};
-    for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, side] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const c = await RawClient.connect(side);
       const pub = await RawClient.connect(side);
       await c.call(['HELLO', '3']); // the map holds the connection id: not compared
@@ -446,11 +473,16 @@ describe('RESP3 push frames', () => {
 
   it('a subscriber publishing to its own channel: the same frames; Redis pushes the message before the PUBLISH reply, the proxy may not', async () => {
     const frames: Record<string, string[]> = {};
-    for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, side] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const c = await RawClient.connect(side);
       await c.call(['HELLO', '3']);
       await send(c, ['SUBSCRIBE', 'self']);
-      frames[name] = (await send(c, ['PUBLISH', 'self', 'me'], ['PING']).then(async (r) => [...r, ...(await c.replies(1))])).map(printable).sort();
+      frames[name] = (await send(c, ['PUBLISH', 'self', 'me'], ['PING']).then(async (r) => [...r, ...(await c.replies(1))]))
+        .map(printable)
+        .sort();
       c.close();
     }
     expect(frames.proxy).toEqual(frames.oracle);
@@ -461,14 +493,27 @@ describe('RESP3 push frames', () => {
 describe('redis-cli', () => {
   it('`redis-cli subscribe` and `redis-cli psubscribe` print what they print against redis-server', async () => {
     const outputs: Record<string, string> = {};
-    for (const [name, p] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, p] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const sub = spawnCli(['subscribe', 'cli:a', 'cli:b'], p);
       const psub = spawnCli(['psubscribe', 'cli:*'], p);
-      await until(() => sub.out().toString().includes('cli:b\n2\n') && psub.out().toString().includes('cli:*\n1\n'), `redis-cli subscribed (${name})`);
-      for (const args of [['publish', 'cli:a', 'hello world'], ['publish', 'cli:b', ''], ['publish', 'cli:c', 'pattern only']]) {
+      await until(
+        () => sub.out().toString().includes('cli:b\n2\n') && psub.out().toString().includes('cli:*\n1\n'),
+        `redis-cli subscribed (${name})`,
+      );
+      for (const args of [
+        ['publish', 'cli:a', 'hello world'],
+        ['publish', 'cli:b', ''],
+        ['publish', 'cli:c', 'pattern only'],
+      ]) {
         await run('redis-cli', ['-h', '127.0.0.1', '-p', String(p), ...args]);
       }
-      await until(() => psub.out().toString().endsWith('cli:c\npattern only\n') && sub.out().toString().endsWith('message\ncli:b\n\n'), `redis-cli messages (${name})`);
+      await until(
+        () => psub.out().toString().endsWith('cli:c\npattern only\n') && sub.out().toString().endsWith('message\ncli:b\n\n'),
+        `redis-cli messages (${name})`,
+      );
       outputs[name] = `${sub.out()}---\n${psub.out()}`;
       sub.kill();
       psub.kill();
@@ -485,7 +530,10 @@ describe('upstream stream clean-up', () => {
     await send(c, ['SUBSCRIBE', 'cl:a', 'cl:b', 'cl:c'], ['PSUBSCRIBE', 'cl:*', 'cl:?']);
     await until(() => openStreams.count === 5, '5 streams');
     await c.call(['UNSUBSCRIBE', 'cl:b']);
-    await until(async () => openStreams.count === 4 && ((await store.pubsub('NUMSUB', 'cl:a', 'cl:b')) as unknown[]).join() === 'cl:a,1,cl:b,0', 'cl:b closed');
+    await until(
+      async () => openStreams.count === 4 && ((await store.pubsub('NUMSUB', 'cl:a', 'cl:b')) as unknown[]).join() === 'cl:a,1,cl:b,0',
+      'cl:b closed',
+    );
     await c.call(['PUNSUBSCRIBE', 'cl:?']);
     await until(async () => openStreams.count === 3 && Number(await store.pubsub('NUMPAT')) === 1, 'cl:? closed');
     await send(c, ['UNSUBSCRIBE'], ['PUNSUBSCRIBE']);
@@ -508,7 +556,12 @@ describe('upstream stream clean-up', () => {
   it('a disconnect while subscriptions are still being confirmed leaves nothing behind', async () => {
     for (let i = 0; i < 20; i++) {
       const c = await RawClient.connect(port);
-      c.write(encodeCommands([['SUBSCRIBE', `race:${i}`, 'race:x'], ['PSUBSCRIBE', 'race:*']]));
+      c.write(
+        encodeCommands([
+          ['SUBSCRIBE', `race:${i}`, 'race:x'],
+          ['PSUBSCRIBE', 'race:*'],
+        ]),
+      );
       if (i % 2 === 0) await new Promise((r) => setTimeout(r, i));
       c.close();
     }
@@ -516,7 +569,14 @@ describe('upstream stream clean-up', () => {
   });
 
   it('UNSUBSCRIBE and RESET pipelined right behind SUBSCRIBE answer in order', async () => {
-    const seq = [['SUBSCRIBE', 'pl:a', 'pl:b'], ['UNSUBSCRIBE', 'pl:a'], ['PSUBSCRIBE', 'pl:*'], ['RESET'], ['SUBSCRIBE', 'pl:c'], ['QUIT']];
+    const seq = [
+      ['SUBSCRIBE', 'pl:a', 'pl:b'],
+      ['UNSUBSCRIBE', 'pl:a'],
+      ['PSUBSCRIBE', 'pl:*'],
+      ['RESET'],
+      ['SUBSCRIBE', 'pl:c'],
+      ['QUIT'],
+    ];
     expectSame(await both(seq, true));
     await streamsGone();
   });
@@ -525,7 +585,10 @@ describe('upstream stream clean-up', () => {
 describe('a subscriber that does not read', () => {
   it('is disconnected once more than 32 MB wait for it, like Redis (client-output-buffer-limit pubsub)', async () => {
     const results: Record<string, boolean> = {};
-    for (const [name, side] of [['oracle', oraclePort], ['proxy', port]] as const) {
+    for (const [name, side] of [
+      ['oracle', oraclePort],
+      ['proxy', port],
+    ] as const) {
       const sub = await RawClient.connect(side);
       await send(sub, ['SUBSCRIBE', 'slow']);
       sub.socket.pause();
@@ -533,7 +596,10 @@ describe('a subscriber that does not read', () => {
       const big = Buffer.alloc(1024 * 1024, 'x');
       for (let i = 0; i < 48 && !sub.socket.destroyed; i++) await pub.publish('slow', big);
       sub.socket.resume();
-      results[name] = await sub.untilClosed(10_000).then(() => true, () => false);
+      results[name] = await sub.untilClosed(10_000).then(
+        () => true,
+        () => false,
+      );
       pub.disconnect();
       sub.close();
     }
@@ -628,16 +694,27 @@ describe('an upstream without the base64 event extension (the real service)', ()
         open.get(stream)!.write(data);
         return (await c.replies(1))[0].toString('utf8');
       };
-      expect(await event('subscribe/a,b', 'data: message,a,b,hello, world\n\n')).toBe('*3\r\n$7\r\nmessage\r\n$3\r\na,b\r\n$12\r\nhello, world\r\n');
+      expect(await event('subscribe/a,b', 'data: message,a,b,hello, world\n\n')).toBe(
+        '*3\r\n$7\r\nmessage\r\n$3\r\na,b\r\n$12\r\nhello, world\r\n',
+      );
       // CR or CRLF in a message would arrive as LF: several data lines joined.
-      expect(await event('subscribe/caf\u00e9', 'data: message,caf\u00e9,two\ndata: lines\n\n')).toBe('*3\r\n$7\r\nmessage\r\n$5\r\ncaf\u00e9\r\n$9\r\ntwo\nlines\r\n');
-      expect(await event('psubscribe/p*', 'data: pmessage,p*,p1,x,y\n\n')).toBe('*4\r\n$8\r\npmessage\r\n$2\r\np*\r\n$2\r\np1\r\n$3\r\nx,y\r\n');
+      expect(await event('subscribe/caf\u00e9', 'data: message,caf\u00e9,two\ndata: lines\n\n')).toBe(
+        '*3\r\n$7\r\nmessage\r\n$5\r\ncaf\u00e9\r\n$9\r\ntwo\nlines\r\n',
+      );
+      expect(await event('psubscribe/p*', 'data: pmessage,p*,p1,x,y\n\n')).toBe(
+        '*4\r\n$8\r\npmessage\r\n$2\r\np*\r\n$2\r\np1\r\n$3\r\nx,y\r\n',
+      );
       // Channel "p,2": ambiguous in plain text, cut at its first comma.
-      expect(await event('psubscribe/p*', 'data: pmessage,p*,p,2,z\n\n')).toBe('*4\r\n$8\r\npmessage\r\n$2\r\np*\r\n$1\r\np\r\n$3\r\n2,z\r\n');
+      expect(await event('psubscribe/p*', 'data: pmessage,p*,p,2,z\n\n')).toBe(
+        '*4\r\n$8\r\npmessage\r\n$2\r\np*\r\n$1\r\np\r\n$3\r\n2,z\r\n',
+      );
       // Invalid UTF-8 already became U+FFFD upstream.
       expect(await event('subscribe/a,b', 'data: message,a,b,\ufffd\n\n')).toBe('*3\r\n$7\r\nmessage\r\n$3\r\na,b\r\n$3\r\n\ufffd\r\n');
       c.close();
-      await until(() => [...open.values()].every((r) => r.destroyed || r.writableEnded || r.socket === null || r.socket.destroyed), 'fake streams closed');
+      await until(
+        () => [...open.values()].every((r) => r.destroyed || r.writableEnded || r.socket === null || r.socket.destroyed),
+        'fake streams closed',
+      );
     } finally {
       await proxy.stop();
       fake.closeAllConnections();
@@ -657,7 +734,16 @@ describe('reconnection after the upstream stream drops', () => {
       },
     });
     const proxy = await startProxy(
-      { host: '127.0.0.1', port: 0, upstreamUrl: platform.url, upstreamToken: platform.token, upstreamTimeoutMs: 5000, upstreamConnections: 4, maxBatch: 1000, maxBulkLength: 512 * 1024 * 1024 },
+      {
+        host: '127.0.0.1',
+        port: 0,
+        upstreamUrl: platform.url,
+        upstreamToken: platform.token,
+        upstreamTimeoutMs: 5000,
+        upstreamConnections: 4,
+        maxBatch: 1000,
+        maxBulkLength: 512 * 1024 * 1024,
+      },
       pino({ level: 'info' }, sink),
     );
     return { proxy, lines: () => lines };
@@ -674,7 +760,10 @@ describe('reconnection after the upstream stream drops', () => {
       const pub = await RawClient.connect(proxy.port);
       expect((await pub.call(['PUBLISH', 'rc:a', 'after']))[0].toString()).toBe(':2\r\n');
       const got = (await sub.replies(2)).map(String).sort();
-      expect(got).toEqual(['*3\r\n$7\r\nmessage\r\n$4\r\nrc:a\r\n$5\r\nafter\r\n', '*4\r\n$8\r\npmessage\r\n$4\r\nrc:*\r\n$4\r\nrc:a\r\n$5\r\nafter\r\n']);
+      expect(got).toEqual([
+        '*3\r\n$7\r\nmessage\r\n$4\r\nrc:a\r\n$5\r\nafter\r\n',
+        '*4\r\n$8\r\npmessage\r\n$4\r\nrc:*\r\n$4\r\nrc:a\r\n$5\r\nafter\r\n',
+      ]);
       const dropped = lines().filter((l) => l.includes('dropped'));
       expect(dropped).toHaveLength(2);
       expect(JSON.parse(dropped[0])).toMatchObject({ level: 40, attempt: 1 });
@@ -724,7 +813,12 @@ function spawnCli(args: string[], p = port) {
   return { out: () => Buffer.concat(chunks), kill: () => child.kill('SIGKILL') };
 }
 
-function runWithEnv(program: string, args: string[], input: Buffer, env: Record<string, string>): Promise<{ stdout: string; code: number | null }> {
+function runWithEnv(
+  program: string,
+  args: string[],
+  input: Buffer,
+  env: Record<string, string>,
+): Promise<{ stdout: string; code: number | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(program, args, { env: { ...process.env, ...env } });
     let stdout = '';

@@ -37,14 +37,17 @@ export const KNOWN_DIFFERENCES_3: Record<string, KnownDifference3> = {
   },
 };
 
-const step = (compare: Mode3) => (...args: Arg[]): Step3 => ({ args, compare });
+const step =
+  (compare: Mode3) =>
+  (...args: Arg[]): Step3 => ({ args, compare });
 const u = step('unordered');
 const m = step('maskIntegers');
 const shape = step('shape');
 const top = step('topType');
 const known = (id: string, ...args: Arg[]): Step3 => ({ args, known: id });
 
-const LIB = "#!lua name=lib3\nredis.register_function{function_name='f3', callback=function(keys, args) return 1 end, description='a description', flags={'no-writes','allow-stale'}}\nredis.register_function('g3', function(keys, args) return {1, false, 'x'} end)";
+const LIB =
+  "#!lua name=lib3\nredis.register_function{function_name='f3', callback=function(keys, args) return 1 end, description='a description', flags={'no-writes','allow-stale'}}\nredis.register_function('g3', function(keys, args) return {1, false, 'x'} end)";
 const DUMP_STRING = Buffer.from('0003666f6f0a00734939db4dc1ba97', 'hex');
 
 export const resp3Scenarios: Scenario3[] = [

@@ -115,7 +115,6 @@ function textOf(r: Resp3): { text: string; rebuild: (s: string) => Resp3 } | und
   return undefined;
 }
 
-
 export const normalizers3: Record<CompareMode, (r: Resp3) => Resp3> = {
   exact: (r) => r,
   unordered: unlessError((r) => sorted(r)),

@@ -84,7 +84,15 @@ function protocolAfter(step: Step3, reply: Buffer, before: 2 | 3): 2 | 3 {
   return before;
 }
 
-function judge(scenario: Scenario3, index: number, step: Step3, protocol: 2 | 3, oracle: Buffer, proxy: Buffer, mode: string): string | undefined {
+function judge(
+  scenario: Scenario3,
+  index: number,
+  step: Step3,
+  protocol: 2 | 3,
+  oracle: Buffer,
+  proxy: Buffer,
+  mode: string,
+): string | undefined {
   const where = `scenario "${scenario.name}" (${mode}), command #${index + 1}: ${step.args.map((a) => printable(a, 100)).join(' ')}`;
   if (step.bug !== undefined) return judgeBug(where, step.bug, oracle, proxy);
   if (step.known !== undefined) {
@@ -94,13 +102,15 @@ function judge(scenario: Scenario3, index: number, step: Step3, protocol: 2 | 3,
     const actual = proxy.toString('latin1');
     if (known3) {
       const ok = typeof known3.proxy === 'string' ? actual === known3.proxy : known3.proxy(actual);
-      if (!ok) return `${where}: known difference "${step.known}" (${known3.why}) no longer holds.\n  actual proxy: ${printable(proxy)}\n  oracle:       ${printable(oracle)}`;
+      if (!ok)
+        return `${where}: known difference "${step.known}" (${known3.why}) no longer holds.\n  actual proxy: ${printable(proxy)}\n  oracle:       ${printable(oracle)}`;
     } else {
       // A RESP2 known difference, in the connection's protocol (its reply converted like any other).
       const spec = resolveCommand(step.args)!;
       const text = typeof known2.proxy === 'string' ? known2.proxy : known2.proxy(step.args[0].toString().toLowerCase());
       const expected = protocol === 3 ? toResp3(Buffer.from(text, 'latin1'), replyShape(spec, step.args)) : Buffer.from(text, 'latin1');
-      if (!proxy.equals(expected)) return `${where}: known difference "${step.known}" (${known2.why}) no longer holds.\n  expected proxy: ${printable(expected)}\n  actual proxy:   ${printable(proxy)}\n  oracle:         ${printable(oracle)}`;
+      if (!proxy.equals(expected))
+        return `${where}: known difference "${step.known}" (${known2.why}) no longer holds.\n  expected proxy: ${printable(expected)}\n  actual proxy:   ${printable(proxy)}\n  oracle:         ${printable(oracle)}`;
     }
     if (oracle.equals(proxy)) return `${where}: known difference "${step.known}" is gone (proxy now matches the oracle)`;
     return undefined;
@@ -108,7 +118,6 @@ function judge(scenario: Scenario3, index: number, step: Step3, protocol: 2 | 3,
   const compare = step.compare ?? 'exact';
   return mismatch(where, oracle, proxy, compare, (reply) => comparable3(reply, compare));
 }
-
 
 async function run(scenario: Scenario3, burst: boolean): Promise<void> {
   await reset();
@@ -140,7 +149,16 @@ async function run(scenario: Scenario3, burst: boolean): Promise<void> {
     }
     reportDifferences(failures);
     if (scenario.closes && steps.length === stepsOf(scenario).length) {
-      const [oc, pc] = await Promise.all([side.oracle.untilClosed().then(() => true, () => false), side.proxy.untilClosed().then(() => true, () => false)]);
+      const [oc, pc] = await Promise.all([
+        side.oracle.untilClosed().then(
+          () => true,
+          () => false,
+        ),
+        side.proxy.untilClosed().then(
+          () => true,
+          () => false,
+        ),
+      ]);
       expect([oc, pc]).toEqual([true, true]);
     }
   } finally {
@@ -152,10 +170,11 @@ async function run(scenario: Scenario3, burst: boolean): Promise<void> {
 describe('differential after HELLO 3: proxy vs direct redis-server', () => {
   it('covers every command the proxy forwards that the upstream runs', () => {
     const run = new Set<string>();
-    for (const s of allScenarios) for (const step of runnable(s)) {
-      const spec = resolveCommand(step.args);
-      if (spec) run.add(spec.name);
-    }
+    for (const s of allScenarios)
+      for (const step of runnable(s)) {
+        const spec = resolveCommand(step.args);
+        if (spec) run.add(spec.name);
+      }
     const forwarded = allCommandsAndSubcommands().filter((s) => !s.subcommands && s.route === 'forward');
     const missing = forwarded.filter((s) => !run.has(s.name) && !(s.name in NOT_RUN_THROUGH_THE_PROXY)).map((s) => s.name);
     expect(missing).toEqual([]);
@@ -211,8 +230,13 @@ describe('HELLO', () => {
             p.push(b);
           }
         }
-        for (let i = 0; i < commands.length; i++) expect(comparable3(p[i], 'maskIntegers'), `${commands[i].join(' ')}: oracle ${printable(o[i])}`).toBe(comparable3(o[i], 'maskIntegers'));
-        expect(p[0].toString('latin1')).toMatch(/^%7\r\n\$6\r\nserver\r\n\$5\r\nredis\r\n\$7\r\nversion\r\n\$6\r\n7\.0\.15\r\n\$5\r\nproto\r\n:3\r\n\$2\r\nid\r\n:\d+\r\n\$4\r\nmode\r\n\$10\r\nstandalone\r\n\$4\r\nrole\r\n\$6\r\nmaster\r\n\$7\r\nmodules\r\n\*0\r\n$/);
+        for (let i = 0; i < commands.length; i++)
+          expect(comparable3(p[i], 'maskIntegers'), `${commands[i].join(' ')}: oracle ${printable(o[i])}`).toBe(
+            comparable3(o[i], 'maskIntegers'),
+          );
+        expect(p[0].toString('latin1')).toMatch(
+          /^%7\r\n\$6\r\nserver\r\n\$5\r\nredis\r\n\$7\r\nversion\r\n\$6\r\n7\.0\.15\r\n\$5\r\nproto\r\n:3\r\n\$2\r\nid\r\n:\d+\r\n\$4\r\nmode\r\n\$10\r\nstandalone\r\n\$4\r\nrole\r\n\$6\r\nmaster\r\n\$7\r\nmodules\r\n\*0\r\n$/,
+        );
       } finally {
         oracle.close();
         proxy.close();
@@ -243,11 +267,14 @@ describe('RESP3 clients', () => {
       out.hSet = await client.hSet('h', { a: '1', b: '2' });
       out.hGetAll = await client.hGetAll('h');
       out.hGetAllMissing = await client.hGetAll('nosuch');
-      out.hRandFieldWithValues = await client.hRandFieldCountWithValues('h', -1).then((r) => Array.isArray(r) ? r.length : r);
+      out.hRandFieldWithValues = await client.hRandFieldCountWithValues('h', -1).then((r) => (Array.isArray(r) ? r.length : r));
       out.sAdd = await client.sAdd('set', ['3', '1', '2']);
       out.sMembers = await client.sMembers('set');
       out.sIsMember = await client.sIsMember('set', '2');
-      out.zAdd = await client.zAdd('z', [{ score: 1, value: 'a' }, { score: 2.5, value: 'b' }]);
+      out.zAdd = await client.zAdd('z', [
+        { score: 1, value: 'a' },
+        { score: 2.5, value: 'b' },
+      ]);
       out.zRangeWithScores = await client.zRangeWithScores('z', 0, -1);
       out.zScore = await client.zScore('z', 'b');
       out.zScoreMissing = await client.zScore('z', 'nosuch');
@@ -260,7 +287,16 @@ describe('RESP3 clients', () => {
       out.xAdd = await client.xAdd('x', '1-1', { f: 'v' });
       out.xRange = await client.xRange('x', '-', '+');
       out.xRead = await client.xRead({ key: 'x', id: '0' });
-      out.multi = await client.multi().set('m', '1').incr('m').get('m').hGetAll('h').zRangeWithScores('z', 0, -1).sMembers('set').get('nosuch').exec();
+      out.multi = await client
+        .multi()
+        .set('m', '1')
+        .incr('m')
+        .get('m')
+        .hGetAll('h')
+        .zRangeWithScores('z', 0, -1)
+        .sMembers('set')
+        .get('nosuch')
+        .exec();
       out.multiError = await client
         .multi()
         .set('str', 'abc')

@@ -39,7 +39,15 @@ const DIRECT_ONLY: Scenario3 = {
   ],
 };
 
-const RESET: Arg[][] = [['FLUSHALL'], ['FUNCTION', 'FLUSH'], ['SCRIPT', 'FLUSH'], ['ACL', 'LOG', 'RESET'], ['CONFIG', 'RESETSTAT'], ['SLOWLOG', 'RESET'], ['ACL', 'DELUSER', 'resp3-alice', 'resp3-bob', 'resp3-carol']];
+const RESET: Arg[][] = [
+  ['FLUSHALL'],
+  ['FUNCTION', 'FLUSH'],
+  ['SCRIPT', 'FLUSH'],
+  ['ACL', 'LOG', 'RESET'],
+  ['CONFIG', 'RESETSTAT'],
+  ['SLOWLOG', 'RESET'],
+  ['ACL', 'DELUSER', 'resp3-alice', 'resp3-bob', 'resp3-carol'],
+];
 /** Commands after which the connection is not in the protocol the pass is about (or not in command mode). */
 const LEAVES_PROTOCOL = new Set(['hello', 'reset', 'quit', 'subscribe', 'psubscribe', 'ssubscribe', 'monitor']);
 const SCRIPT_COMMANDS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
@@ -93,7 +101,15 @@ function hasHugeInteger(reply: Buffer): boolean {
 
 /** What a script's reply is after JSON: status replies other than OK nested in `any` become bulk strings. */
 function scriptStatusesAsBulk(reply: Buffer): Buffer {
-  return Buffer.from(reply.toString('latin1').replace(/(^|\r\n)\+(?!OK\r\n)([^\r\n]*)(?=\r\n)/g, (_all, lead: string, text: string) => `${lead}$${Buffer.byteLength(text, 'latin1')}\r\n${text}`), 'latin1');
+  return Buffer.from(
+    reply
+      .toString('latin1')
+      .replace(
+        /(^|\r\n)\+(?!OK\r\n)([^\r\n]*)(?=\r\n)/g,
+        (_all, lead: string, text: string) => `${lead}$${Buffer.byteLength(text, 'latin1')}\r\n${text}`,
+      ),
+    'latin1',
+  );
 }
 
 interface Checked {
@@ -111,59 +127,79 @@ describe('reply types of Redis 7.0.15, checked on redis-server in RESP2 and RESP
   });
 
   for (const scenario of allScenarios) {
-    it(scenario.name, async () => {
-      const r2 = await runPass(scenario, 2);
-      const r3 = await runPass(scenario, 3);
-      const failures: string[] = [];
-      const steps: Step3[] = scenario.commands.map((c) => (Array.isArray(c) ? { args: c } : (c as Step3)));
-      let inMulti = false;
-      for (let i = 0; i < steps.length && i < r2.length && i < r3.length; i++) {
-        const { args, compare = 'exact', known } = steps[i];
-        const spec = resolveCommand(args);
-        if (spec && LEAVES_PROTOCOL.has(spec.container ?? spec.name)) break;
-        // Commands between MULTI and EXEC answer +QUEUED (transactions.test.ts checks EXEC's array).
-        if (spec?.name === 'multi') inMulti = true;
-        if (spec?.name === 'exec' || spec?.name === 'discard') inMulti = false;
-        if (inMulti) continue;
-        if (!spec || !['forward', 'blocking'].includes(routeOf(spec, args))) continue;
-        if (known === 'script-resp3-types') continue; // documented: RESP3-only script types cannot be recovered
-        const where = `#${i + 1} ${args.map((a) => printable(a, 60)).join(' ')}`;
-        const shape = replyShape(spec, args);
-        const converted = toResp3(r2[i], shape);
-        checked.conversions++;
-        checked.commands.add(spec.name);
-        let a: string;
-        let b: string;
-        try {
-          a = comparable3(converted, compare);
-          b = comparable3(r3[i], compare);
-        } catch (err) {
-          failures.push(`${where}: cannot compare (${(err as Error).message})\n  converted: ${printable(converted)}\n  redis:     ${printable(r3[i])}`);
-          continue;
-        }
-        if (a !== b) failures.push(`${where}: RESP2→RESP3 conversion differs from redis-server's RESP3 reply (${compare})\n  resp2:     ${printable(r2[i], 600)}\n  converted: ${printable(converted, 600)}\n  redis:     ${printable(r3[i], 600)}`);
+    it(
+      scenario.name,
+      async () => {
+        const r2 = await runPass(scenario, 2);
+        const r3 = await runPass(scenario, 3);
+        const failures: string[] = [];
+        const steps: Step3[] = scenario.commands.map((c) => (Array.isArray(c) ? { args: c } : (c as Step3)));
+        let inMulti = false;
+        for (let i = 0; i < steps.length && i < r2.length && i < r3.length; i++) {
+          const { args, compare = 'exact', known } = steps[i];
+          const spec = resolveCommand(args);
+          if (spec && LEAVES_PROTOCOL.has(spec.container ?? spec.name)) break;
+          // Commands between MULTI and EXEC answer +QUEUED (transactions.test.ts checks EXEC's array).
+          if (spec?.name === 'multi') inMulti = true;
+          if (spec?.name === 'exec' || spec?.name === 'discard') inMulti = false;
+          if (inMulti) continue;
+          if (!spec || !['forward', 'blocking'].includes(routeOf(spec, args))) continue;
+          if (known === 'script-resp3-types') continue; // documented: RESP3-only script types cannot be recovered
+          const where = `#${i + 1} ${args.map((a) => printable(a, 60)).join(' ')}`;
+          const shape = replyShape(spec, args);
+          const converted = toResp3(r2[i], shape);
+          checked.conversions++;
+          checked.commands.add(spec.name);
+          let a: string;
+          let b: string;
+          try {
+            a = comparable3(converted, compare);
+            b = comparable3(r3[i], compare);
+          } catch (err) {
+            failures.push(
+              `${where}: cannot compare (${(err as Error).message})\n  converted: ${printable(converted)}\n  redis:     ${printable(r3[i])}`,
+            );
+            continue;
+          }
+          if (a !== b)
+            failures.push(
+              `${where}: RESP2→RESP3 conversion differs from redis-server's RESP3 reply (${compare})\n  resp2:     ${printable(r2[i], 600)}\n  converted: ${printable(converted, 600)}\n  redis:     ${printable(r3[i], 600)}`,
+            );
 
-        if (hasHugeInteger(r2[i])) {
-          checked.jsonSkippedHugeIntegers++;
-          continue;
+          if (hasHugeInteger(r2[i])) {
+            checked.jsonSkippedHugeIntegers++;
+            continue;
+          }
+          const item = jsonItem(r2[i]);
+          const expected2 = SCRIPT_COMMANDS.has(spec.name) ? scriptStatusesAsBulk(r2[i]) : r2[i];
+          const expected3 = SCRIPT_COMMANDS.has(spec.name) ? toResp3(expected2, shape) : converted;
+          const from2 = jsonItemToResp(item, shape, 2);
+          const from3 = jsonItemToResp(item, shape, 3);
+          checked.jsonChecks++;
+          if (!from2.equals(expected2))
+            failures.push(
+              `${where}: /multi-exec JSON → RESP2 differs\n  json:     ${printable(JSON.stringify(item), 600)}\n  got:      ${printable(from2, 600)}\n  expected: ${printable(expected2, 600)}`,
+            );
+          if (!from3.equals(expected3))
+            failures.push(
+              `${where}: /multi-exec JSON → RESP3 differs\n  json:     ${printable(JSON.stringify(item), 600)}\n  got:      ${printable(from3, 600)}\n  expected: ${printable(expected3, 600)}`,
+            );
         }
-        const item = jsonItem(r2[i]);
-        const expected2 = SCRIPT_COMMANDS.has(spec.name) ? scriptStatusesAsBulk(r2[i]) : r2[i];
-        const expected3 = SCRIPT_COMMANDS.has(spec.name) ? toResp3(expected2, shape) : converted;
-        const from2 = jsonItemToResp(item, shape, 2);
-        const from3 = jsonItemToResp(item, shape, 3);
-        checked.jsonChecks++;
-        if (!from2.equals(expected2)) failures.push(`${where}: /multi-exec JSON → RESP2 differs\n  json:     ${printable(JSON.stringify(item), 600)}\n  got:      ${printable(from2, 600)}\n  expected: ${printable(expected2, 600)}`);
-        if (!from3.equals(expected3)) failures.push(`${where}: /multi-exec JSON → RESP3 differs\n  json:     ${printable(JSON.stringify(item), 600)}\n  got:      ${printable(from3, 600)}\n  expected: ${printable(expected3, 600)}`);
-      }
-      if (failures.length) expect.fail(`${failures.length} difference(s):\n${failures.join('\n')}`);
-    }, 60_000);
+        if (failures.length) expect.fail(`${failures.length} difference(s):\n${failures.join('\n')}`);
+      },
+      60_000,
+    );
   }
 
   it('covered every command the proxy forwards', () => {
-    const forwarded = allCommandsAndSubcommands().filter((s) => !s.subcommands && s.route === 'forward').map((s) => s.name);
+    const forwarded = allCommandsAndSubcommands()
+      .filter((s) => !s.subcommands && s.route === 'forward')
+      .map((s) => s.name);
     const missing = forwarded.filter((n) => !checked.commands.has(n));
-    expect(missing, `forwarded commands no scenario ran (${checked.conversions} replies converted, ${checked.jsonChecks} JSON checks)`).toEqual([]);
+    expect(
+      missing,
+      `forwarded commands no scenario ran (${checked.conversions} replies converted, ${checked.jsonChecks} JSON checks)`,
+    ).toEqual([]);
     expect(checked.jsonSkippedHugeIntegers).toBeLessThan(10);
   });
 });

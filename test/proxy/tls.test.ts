@@ -36,7 +36,11 @@ async function tlsProxy(authClients: 'yes' | 'no' | 'optional'): Promise<Running
 
 function ioredisTls(port: number, withClientCert: boolean): IORedis {
   const c = new IORedis({
-    port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null,
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
     tls: { ca: certs.ca, servername: 'localhost', ...(withClientCert ? { cert: certs.clientCert, key: certs.clientKey } : {}) },
   });
   cleanups.push(() => void c.disconnect());
@@ -51,9 +55,25 @@ describe('the TLS port', () => {
     await io.connect();
     expect(await io.set('tls:k', 'secure')).toBe('OK');
     expect(await io.get('tls:k')).toBe('secure');
-    const cli = await run('redis-cli', ['--tls', '--cacert', certs.caFile, '--cert', certs.clientCertFile, '--key', certs.clientKeyFile, '-h', '127.0.0.1', '-p', String(p.tlsPort), 'GET', 'tls:k']);
+    const cli = await run('redis-cli', [
+      '--tls',
+      '--cacert',
+      certs.caFile,
+      '--cert',
+      certs.clientCertFile,
+      '--key',
+      certs.clientKeyFile,
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(p.tlsPort),
+      'GET',
+      'tls:k',
+    ]);
     expect(cli.stdout.trim()).toBe('secure');
-    const noCert = await run('redis-cli', ['--tls', '--cacert', certs.caFile, '-h', '127.0.0.1', '-p', String(p.tlsPort), 'PING']).catch((e: { stdout: string; stderr: string }) => e);
+    const noCert = await run('redis-cli', ['--tls', '--cacert', certs.caFile, '-h', '127.0.0.1', '-p', String(p.tlsPort), 'PING']).catch(
+      (e: { stdout: string; stderr: string }) => e,
+    );
     expect(noCert.stdout + noCert.stderr).not.toMatch(/PONG/);
     const anon = ioredisTls(p.tlsPort!, false);
     anon.on('error', () => undefined); // the refusal is what this asserts
@@ -87,15 +107,26 @@ describe('an HTTPS upstream with a private CA (--upstream-ca-file)', () => {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
-        void fetch(platform.url + req.url, { method: req.method, headers, body: req.method === 'GET' ? undefined : new Uint8Array(Buffer.concat(chunks)) }).then(async (a) => {
+        for (const [k, v] of Object.entries(req.headers))
+          if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers[k] = v;
+        void fetch(platform.url + req.url, {
+          method: req.method,
+          headers,
+          body: req.method === 'GET' ? undefined : new Uint8Array(Buffer.concat(chunks)),
+        }).then(async (a) => {
           res.writeHead(a.status, { 'content-type': a.headers.get('content-type') ?? '' });
           res.end(Buffer.from(await a.arrayBuffer()));
         });
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          server.closeAllConnections();
+          server.close(() => r());
+        }),
+    );
     url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
 

@@ -45,7 +45,10 @@ async function open(protocol: 2 | 3): Promise<Sides> {
 }
 
 /** Sends the commands to both (one pipelined burst, or one at a time) and expects the same replies. */
-async function expectSameAsRedis(commands: Arg[][], options: { protocol?: 2 | 3; burst?: boolean; mode?: Mode; closes?: boolean } = {}): Promise<Buffer[]> {
+async function expectSameAsRedis(
+  commands: Arg[][],
+  options: { protocol?: 2 | 3; burst?: boolean; mode?: Mode; closes?: boolean } = {},
+): Promise<Buffer[]> {
   const { protocol = 2, burst = false, mode = 'exact' } = options;
   const sides = await open(protocol);
   try {
@@ -108,7 +111,18 @@ describe('transaction errors, as Redis 7.0 answers them', () => {
     expectSameEverywhere([['MULTI'], ['NOSUCH', 'x'], ['SET', 'a', '1'], ['EXEC'], ['GET', 'a']]));
 
   it('a wrong number of arguments, an unknown subcommand: EXECABORT', () =>
-    expectSameEverywhere([['MULTI'], ['GET'], ['SET', 'a', '1'], ['EXEC'], ['MULTI'], ['OBJECT', 'BOGUS', 'x'], ['EXEC'], ['MULTI'], ['CLIENT', 'NOSUCH'], ['EXEC']]));
+    expectSameEverywhere([
+      ['MULTI'],
+      ['GET'],
+      ['SET', 'a', '1'],
+      ['EXEC'],
+      ['MULTI'],
+      ['OBJECT', 'BOGUS', 'x'],
+      ['EXEC'],
+      ['MULTI'],
+      ['CLIENT', 'NOSUCH'],
+      ['EXEC'],
+    ]));
 
   it('a command flagged no-multi (SAVE): Command not allowed inside a transaction, then EXECABORT', () =>
     expectSameEverywhere([['MULTI'], ['SAVE'], ['PING'], ['EXEC']]));
@@ -117,11 +131,25 @@ describe('transaction errors, as Redis 7.0 answers them', () => {
     expectSameEverywhere([['MULTI'], ['SET', 'a', '1'], ['INCR', 'a'], ['DISCARD'], ['GET', 'a'], ['EXEC']]));
 
   it('EXEC with arguments discards the transaction; MULTI or DISCARD with arguments flag it', () =>
-    expectSameEverywhere([['MULTI'], ['SET', 'a', '1'], ['EXEC', 'x'], ['EXEC'], ['GET', 'a'], ['MULTI', 'x'], ['EXEC'], ['MULTI'], ['DISCARD', 'x'], ['SET', 'a', '2'], ['EXEC'], ['GET', 'a']]));
+    expectSameEverywhere([
+      ['MULTI'],
+      ['SET', 'a', '1'],
+      ['EXEC', 'x'],
+      ['EXEC'],
+      ['GET', 'a'],
+      ['MULTI', 'x'],
+      ['EXEC'],
+      ['MULTI'],
+      ['DISCARD', 'x'],
+      ['SET', 'a', '2'],
+      ['EXEC'],
+      ['GET', 'a'],
+    ]));
 
   it('an empty transaction answers an empty array', () => expectSameEverywhere([['MULTI'], ['EXEC'], ['MULTI'], ['DISCARD']]));
 
-  it('RESET inside MULTI leaves the transaction', () => expectSameEverywhere([['MULTI'], ['SET', 'a', '1'], ['RESET'], ['EXEC'], ['GET', 'a']]));
+  it('RESET inside MULTI leaves the transaction', () =>
+    expectSameEverywhere([['MULTI'], ['SET', 'a', '1'], ['RESET'], ['EXEC'], ['GET', 'a']]));
 
   it('QUIT inside MULTI answers OK and closes without running the queue', async () => {
     await expectSameAsRedis([['MULTI'], ['SET', 'a', '1'], ['QUIT']], { closes: true });
@@ -129,7 +157,17 @@ describe('transaction errors, as Redis 7.0 answers them', () => {
   });
 
   it('per-item runtime errors (INCR on a string, WRONGTYPE) are items of the EXEC array; the other commands run', () =>
-    expectSameEverywhere([['SET', 's', 'abc'], ['MULTI'], ['INCR', 's'], ['LPUSH', 's', 'x'], ['SET', 't', '1'], ['HGET', 's', 'f'], ['INCRBYFLOAT', 't', 'x'], ['EXEC'], ['GET', 't']]));
+    expectSameEverywhere([
+      ['SET', 's', 'abc'],
+      ['MULTI'],
+      ['INCR', 's'],
+      ['LPUSH', 's', 'x'],
+      ['SET', 't', '1'],
+      ['HGET', 's', 'f'],
+      ['INCRBYFLOAT', 't', 'x'],
+      ['EXEC'],
+      ['GET', 't'],
+    ]));
 });
 
 describe('EXEC arrays of mixed reply types (RESP2 and RESP3)', () => {
@@ -221,8 +259,23 @@ describe('EXEC arrays of mixed reply types (RESP2 and RESP3)', () => {
     expectSameEverywhere([['MULTI'], ['PING'], ['CLIENT', 'INFO'], ['EXEC']], { mode: 'clientInfo' }));
 
   it('HELLO inside a transaction switches the protocol for the replies after it', async () => {
-    await expectSameAsRedis([['MULTI'], ['HGETALL', 'nosuch'], ['HELLO', '3'], ['HGETALL', 'nosuch'], ['GET', 'nosuch'], ['ZADD', 'z', 'INCR', '1', 'm'], ['EXEC'], ['GET', 'x']], { mode: 'maskIntegers' });
-    await expectSameAsRedis([['MULTI'], ['SMEMBERS', 'nosuch'], ['HELLO', '2'], ['SMEMBERS', 'nosuch'], ['EXEC']], { protocol: 3, mode: 'maskIntegers' });
+    await expectSameAsRedis(
+      [
+        ['MULTI'],
+        ['HGETALL', 'nosuch'],
+        ['HELLO', '3'],
+        ['HGETALL', 'nosuch'],
+        ['GET', 'nosuch'],
+        ['ZADD', 'z', 'INCR', '1', 'm'],
+        ['EXEC'],
+        ['GET', 'x'],
+      ],
+      { mode: 'maskIntegers' },
+    );
+    await expectSameAsRedis([['MULTI'], ['SMEMBERS', 'nosuch'], ['HELLO', '2'], ['SMEMBERS', 'nosuch'], ['EXEC']], {
+      protocol: 3,
+      mode: 'maskIntegers',
+    });
   });
 
   it('a transaction waits for the connection’s earlier commands and goes before its later ones', async () => {
@@ -267,7 +320,6 @@ describe('designed differences', () => {
       '$-1\r\n',
     ]);
   });
-
 });
 
 describe('script replies inside MULTI: a nested status OK (the JSON of /multi-exec base64-encodes it)', () => {
@@ -289,7 +341,9 @@ describe('script replies inside MULTI: a nested status OK (the JSON of /multi-ex
 
 describe('binary arguments (the transaction travels as one EVAL in the path form)', () => {
   const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, b) => b));
-  const PICKLE = Buffer.from([0x80, 0x04, 0x95, 0x1f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x8c, 0x08, 0xff, 0xfe, 0x0d, 0x0a, 0x00, 0x2e]);
+  const PICKLE = Buffer.from([
+    0x80, 0x04, 0x95, 0x1f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x8c, 0x08, 0xff, 0xfe, 0x0d, 0x0a, 0x00, 0x2e,
+  ]);
 
   it('every byte value in keys, fields and values, with every reply type, is byte-identical to Redis', () =>
     expectSameEverywhere([
@@ -312,7 +366,9 @@ describe('binary arguments (the transaction travels as one EVAL in the path form
     ]));
 
   it('an empty transaction and a binary transaction after plain commands keep their order', () =>
-    expectSameAsRedis([['SET', 'a', '1'], ['MULTI'], ['APPEND', 'a', Buffer.from([0xc3, 0x28])], ['GET', 'a'], ['EXEC'], ['GET', 'a']], { burst: true }));
+    expectSameAsRedis([['SET', 'a', '1'], ['MULTI'], ['APPEND', 'a', Buffer.from([0xc3, 0x28])], ['GET', 'a'], ['EXEC'], ['GET', 'a']], {
+      burst: true,
+    }));
 });
 
 describe('atomicity', () => {

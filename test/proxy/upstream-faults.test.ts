@@ -85,7 +85,9 @@ describe('upstream stopped mid-run, then started again on the same port', () => 
         expect(replies[3]).toBe(`$${`r${rounds}`.length}\r\nr${rounds}\r\n`);
         for (const r of [replies[0], replies[2]]) {
           if (r.startsWith('-')) {
-            expect(r).toMatch(/^-ERR upstream (unavailable|connection failed|timed out)[^\r\n]*; (the outcome of this command is unknown|the command was not executed)\r\n$/);
+            expect(r).toMatch(
+              /^-ERR upstream (unavailable|connection failed|timed out)[^\r\n]*; (the outcome of this command is unknown|the command was not executed)\r\n$/,
+            );
             expect(r).not.toContain(own.token);
             errorsSeen.push(r);
           } else if (at === 'restarted' && phase === 'restarted') {
@@ -109,7 +111,9 @@ describe('upstream stopped mid-run, then started again on the same port', () => 
     expect(proxy.connections()).toBe(4);
     const fresh = await connect(proxy);
     expect(texts(await fresh.call(['PING']))).toEqual(['+PONG\r\n']);
-    expect(texts(await fresh.call(['GET', 'x']))[0]).toMatch(/^-ERR upstream unavailable: connect ECONNREFUSED 127\.0\.0\.1:\d+; the command was not executed\r\n$/);
+    expect(texts(await fresh.call(['GET', 'x']))[0]).toMatch(
+      /^-ERR upstream unavailable: connect ECONNREFUSED 127\.0\.0\.1:\d+; the command was not executed\r\n$/,
+    );
 
     own = await startTestPlatform({ httpPort: port, token });
     phase = 'restarted';
@@ -152,7 +156,11 @@ describe('an upstream that never answers', () => {
     const many = await Promise.all(Array.from({ length: 30 }, () => connect(proxy)));
     const started = Date.now();
     const all = await Promise.all(many.map((m, i) => m.call(['GET', `slow:${i}`])));
-    expect(all.every(([r]) => /^-ERR upstream timed out after 500 ms; (the outcome of this command is unknown|the command was not executed)\r\n$/.test(text(r)))).toBe(true);
+    expect(
+      all.every(([r]) =>
+        /^-ERR upstream timed out after 500 ms; (the outcome of this command is unknown|the command was not executed)\r\n$/.test(text(r)),
+      ),
+    ).toBe(true);
     expect(Date.now() - started).toBeLessThan(3 * 500 + 1500);
 
     // The upstream recovers: the same connection works again.
@@ -170,17 +178,72 @@ describe('HTTP errors and malformed answers', () => {
     c = await connect(proxy);
   });
 
-  const cases: Array<{ name: string; answer: { status: number; contentType?: string; body: string }; commands: number; reply: string | RegExp }> = [
-    { name: '500 with a JSON error', answer: { status: 500, body: '{"error":"ERR boom"}' }, commands: 2, reply: `-ERR upstream failed (HTTP 500: ERR boom); ${UNKNOWN}\r\n` },
-    { name: '500 with an HTML page', answer: { status: 500, contentType: 'text/html', body: '<html><body>Internal\nServer Error</body></html>' }, commands: 1, reply: `-ERR upstream failed (HTTP 500: <html><body>Internal Server Error</body></html>); ${UNKNOWN}\r\n` },
-    { name: '503 with an empty body', answer: { status: 503, contentType: 'text/plain', body: '' }, commands: 3, reply: `-ERR upstream failed (HTTP 503); ${UNKNOWN}\r\n` },
-    { name: '404 (wrong URL)', answer: { status: 404, contentType: 'text/plain', body: 'Not Found' }, commands: 1, reply: `-ERR upstream refused the request (HTTP 404: Not Found) (check the upstream URL, --upstream-url); ${NOT_EXECUTED}\r\n` },
-    { name: '200 resp2 with fewer replies than commands', answer: { status: 200, contentType: 'application/octet-stream', body: '+OK\r\n' }, commands: 2, reply: `-ERR upstream sent a malformed answer (1 replies for 2 commands); ${UNKNOWN}\r\n` },
-    { name: '200 resp2 cut in the middle of a reply', answer: { status: 200, contentType: 'application/octet-stream', body: '+OK\r\n$10\r\nabc' }, commands: 2, reply: `-ERR upstream sent a malformed answer (1 complete replies then an incomplete one, for 2 commands); ${UNKNOWN}\r\n` },
-    { name: '200 resp2 with more replies than commands', answer: { status: 200, contentType: 'application/octet-stream', body: '+OK\r\n+OK\r\n:1\r\n' }, commands: 2, reply: /^-ERR upstream sent a malformed answer \([^\r\n]*\); the outcome of this command is unknown\r\n$/ },
-    { name: '200 with garbage bytes', answer: { status: 200, contentType: 'application/octet-stream', body: 'hello world' }, commands: 1, reply: /^-ERR upstream sent a malformed answer \([^\r\n]*\); the outcome of this command is unknown\r\n$/ },
-    { name: '200 with JSON instead of resp2', answer: { status: 200, body: '[{"result":"OK"}]' }, commands: 1, reply: `-ERR upstream sent a malformed answer (HTTP 200 with JSON instead of resp2 bytes: the upstream ignores Upstash-Response-Format: resp2 (start the proxy with --upstream-format auto or json to convert JSON answers)); ${UNKNOWN}\r\n` },
-    { name: '200 with an HTML page', answer: { status: 200, contentType: 'text/html', body: '<html></html>' }, commands: 1, reply: `-ERR upstream sent a malformed answer (HTTP 200 with content-type 'text/html'); ${UNKNOWN}\r\n` },
+  const cases: Array<{
+    name: string;
+    answer: { status: number; contentType?: string; body: string };
+    commands: number;
+    reply: string | RegExp;
+  }> = [
+    {
+      name: '500 with a JSON error',
+      answer: { status: 500, body: '{"error":"ERR boom"}' },
+      commands: 2,
+      reply: `-ERR upstream failed (HTTP 500: ERR boom); ${UNKNOWN}\r\n`,
+    },
+    {
+      name: '500 with an HTML page',
+      answer: { status: 500, contentType: 'text/html', body: '<html><body>Internal\nServer Error</body></html>' },
+      commands: 1,
+      reply: `-ERR upstream failed (HTTP 500: <html><body>Internal Server Error</body></html>); ${UNKNOWN}\r\n`,
+    },
+    {
+      name: '503 with an empty body',
+      answer: { status: 503, contentType: 'text/plain', body: '' },
+      commands: 3,
+      reply: `-ERR upstream failed (HTTP 503); ${UNKNOWN}\r\n`,
+    },
+    {
+      name: '404 (wrong URL)',
+      answer: { status: 404, contentType: 'text/plain', body: 'Not Found' },
+      commands: 1,
+      reply: `-ERR upstream refused the request (HTTP 404: Not Found) (check the upstream URL, --upstream-url); ${NOT_EXECUTED}\r\n`,
+    },
+    {
+      name: '200 resp2 with fewer replies than commands',
+      answer: { status: 200, contentType: 'application/octet-stream', body: '+OK\r\n' },
+      commands: 2,
+      reply: `-ERR upstream sent a malformed answer (1 replies for 2 commands); ${UNKNOWN}\r\n`,
+    },
+    {
+      name: '200 resp2 cut in the middle of a reply',
+      answer: { status: 200, contentType: 'application/octet-stream', body: '+OK\r\n$10\r\nabc' },
+      commands: 2,
+      reply: `-ERR upstream sent a malformed answer (1 complete replies then an incomplete one, for 2 commands); ${UNKNOWN}\r\n`,
+    },
+    {
+      name: '200 resp2 with more replies than commands',
+      answer: { status: 200, contentType: 'application/octet-stream', body: '+OK\r\n+OK\r\n:1\r\n' },
+      commands: 2,
+      reply: /^-ERR upstream sent a malformed answer \([^\r\n]*\); the outcome of this command is unknown\r\n$/,
+    },
+    {
+      name: '200 with garbage bytes',
+      answer: { status: 200, contentType: 'application/octet-stream', body: 'hello world' },
+      commands: 1,
+      reply: /^-ERR upstream sent a malformed answer \([^\r\n]*\); the outcome of this command is unknown\r\n$/,
+    },
+    {
+      name: '200 with JSON instead of resp2',
+      answer: { status: 200, body: '[{"result":"OK"}]' },
+      commands: 1,
+      reply: `-ERR upstream sent a malformed answer (HTTP 200 with JSON instead of resp2 bytes: the upstream ignores Upstash-Response-Format: resp2 (start the proxy with --upstream-format auto or json to convert JSON answers)); ${UNKNOWN}\r\n`,
+    },
+    {
+      name: '200 with an HTML page',
+      answer: { status: 200, contentType: 'text/html', body: '<html></html>' },
+      commands: 1,
+      reply: `-ERR upstream sent a malformed answer (HTTP 200 with content-type 'text/html'); ${UNKNOWN}\r\n`,
+    },
   ];
 
   for (const { name, answer, commands, reply } of cases) {
@@ -219,11 +282,14 @@ describe('HTTP errors and malformed answers', () => {
     const d = await connect(down);
     // The text says ECONNREFUSED and "not executed": the error came from the refused connection, not a timeout.
     const replies = texts(await d.call(['SET', 'refused', '1'], ['ECHO', 'still here']));
-    expect(replies).toEqual([`-ERR upstream unavailable: connect ECONNREFUSED 127.0.0.1:${port}; ${NOT_EXECUTED}\r\n`, '$10\r\nstill here\r\n']);
+    expect(replies).toEqual([
+      `-ERR upstream unavailable: connect ECONNREFUSED 127.0.0.1:${port}; ${NOT_EXECUTED}\r\n`,
+      '$10\r\nstill here\r\n',
+    ]);
   });
 });
 
-describe('failures in the middle of one client\'s pipeline', () => {
+describe("failures in the middle of one client's pipeline", () => {
   let proxy: RunningProxy;
 
   beforeAll(async () => {
@@ -238,21 +304,40 @@ describe('failures in the middle of one client\'s pipeline', () => {
     // call is in flight while it sends the next commands.
     const gates = [deferred(), deferred()];
     let failing = 0;
-    fault.decide = (req) => (req.body.includes('mid:fail') ? { kind: 'answer', status: 500, body: '{"error":"ERR injected"}', after: gates[failing++].promise } : { kind: 'forward' });
+    fault.decide = (req) =>
+      req.body.includes('mid:fail')
+        ? { kind: 'answer', status: 500, body: '{"error":"ERR injected"}', after: gates[failing++].promise }
+        : { kind: 'forward' };
     const failed = `-ERR upstream failed (HTTP 500: ERR injected); ${UNKNOWN}\r\n`;
     const seen = () => fault.seen.filter((r) => r.body.includes('mid:')).length;
     const before = seen();
 
     // Call 1 fails with write 2 queued behind it; write 2 goes next.
-    c.write(encodeCommands([['SET', 'mid:a', '1'], ['GET', 'mid:fail']]));
+    c.write(
+      encodeCommands([
+        ['SET', 'mid:a', '1'],
+        ['GET', 'mid:fail'],
+      ]),
+    );
     await until(() => seen() === before + 1, 'call 1 at the upstream');
     c.write(encodeCommands([['GET', 'mid:a'], ['INCR', 'mid:c'], ['PING'], ['ECHO', 'z']]));
     gates[0].resolve();
     const early = texts(await c.replies(6, 10_000));
     // Write 3 is one call and fails whole, with write 4 queued behind it; write 4 goes last.
-    c.write(encodeCommands([['INCR', 'mid:c'], ['GET', 'mid:fail'], ['INCR', 'mid:c']]));
+    c.write(
+      encodeCommands([
+        ['INCR', 'mid:c'],
+        ['GET', 'mid:fail'],
+        ['INCR', 'mid:c'],
+      ]),
+    );
     await until(() => seen() === before + 3, 'call 3 at the upstream');
-    c.write(encodeCommands([['INCR', 'mid:c'], ['GET', 'mid:c']]));
+    c.write(
+      encodeCommands([
+        ['INCR', 'mid:c'],
+        ['GET', 'mid:c'],
+      ]),
+    );
     gates[1].resolve();
     const replies = [...early, ...texts(await c.replies(5, 10_000))];
     // Commands that shared a call with `mid:fail` failed with it (the upstream rejected the call).

@@ -58,7 +58,10 @@ async function expectSameAsRedis(steps: Step[], protocol: 2 | 3 = 2): Promise<st
     }
     const [oracle, proxy] = replies;
     for (let i = 0; i < oracle.length; i++) {
-      expect(proxy[i], `RESP${protocol} reply #${i + 1}\n  oracle: ${printable(Buffer.from(oracle[i], 'latin1'))}\n  proxy:  ${printable(Buffer.from(proxy[i], 'latin1'))}`).toBe(oracle[i]);
+      expect(
+        proxy[i],
+        `RESP${protocol} reply #${i + 1}\n  oracle: ${printable(Buffer.from(oracle[i], 'latin1'))}\n  proxy:  ${printable(Buffer.from(proxy[i], 'latin1'))}`,
+      ).toBe(oracle[i]);
     }
     return proxy;
   } finally {
@@ -87,7 +90,17 @@ describe('WATCH semantics, as Redis 7.0 answers them', () => {
     bothProtocols([['SET', 'k', '1'], ['WATCH', 'k'], ['GET', 'k'], ['MULTI'], ['SET', 'k', '2'], ['GET', 'k'], ['EXEC'], ['GET', 'k']]));
 
   it('a key changed by another client after WATCH: EXEC answers null and nothing runs', () =>
-    bothProtocols([['SET', 'k', '1'], ['WATCH', 'k'], { other: ['SET', 'k', '5'] }, ['MULTI'], ['SET', 'k', '2'], ['SET', 'other', 'x'], ['EXEC'], ['GET', 'k'], ['EXISTS', 'other']]));
+    bothProtocols([
+      ['SET', 'k', '1'],
+      ['WATCH', 'k'],
+      { other: ['SET', 'k', '5'] },
+      ['MULTI'],
+      ['SET', 'k', '2'],
+      ['SET', 'other', 'x'],
+      ['EXEC'],
+      ['GET', 'k'],
+      ['EXISTS', 'other'],
+    ]));
 
   it('a change made while queueing (after MULTI) also aborts', () =>
     bothProtocols([['WATCH', 'k'], ['MULTI'], { other: ['INCR', 'k'] }, ['SET', 'k', '2'], ['EXEC'], ['GET', 'k']]));
@@ -95,7 +108,14 @@ describe('WATCH semantics, as Redis 7.0 answers them', () => {
   it('a missing key created by another client, a key deleted, a key of another type: null', async () => {
     await bothProtocols([['WATCH', 'k'], { other: ['SET', 'k', 'v'] }, ['MULTI'], ['PING'], ['EXEC']]);
     await bothProtocols([['SET', 'k', 'v'], ['WATCH', 'k'], { other: ['DEL', 'k'] }, ['MULTI'], ['PING'], ['EXEC']]);
-    await bothProtocols([['HSET', 'h', 'f', 'v'], ['WATCH', 'h'], { other: ['HSET', 'h', 'g', 'w'] }, ['MULTI'], ['HGETALL', 'h'], ['EXEC']]);
+    await bothProtocols([
+      ['HSET', 'h', 'f', 'v'],
+      ['WATCH', 'h'],
+      { other: ['HSET', 'h', 'g', 'w'] },
+      ['MULTI'],
+      ['HGETALL', 'h'],
+      ['EXEC'],
+    ]);
   });
 
   it('a change of the key’s expiry (EXPIRE, PERSIST) aborts', async () => {
@@ -108,11 +128,34 @@ describe('WATCH semantics, as Redis 7.0 answers them', () => {
 
   it('a key that expires after WATCH aborts the EXEC (Redis ≥ 6.0.9)', () =>
     // 400 ms leave WATCH ample time to run before the expiry, even on a loaded machine.
-    expectSameAsRedis([['SET', 'k', 'v', 'PX', '400'], ['WATCH', 'k'], { expired: 'k' }, ['MULTI'], ['SET', 'x', '1'], ['EXEC'], ['EXISTS', 'x']]));
+    expectSameAsRedis([
+      ['SET', 'k', 'v', 'PX', '400'],
+      ['WATCH', 'k'],
+      { expired: 'k' },
+      ['MULTI'],
+      ['SET', 'x', '1'],
+      ['EXEC'],
+      ['EXISTS', 'x'],
+    ]));
 
   it('several keys: one changed is enough; other keys unchanged run', async () => {
-    await bothProtocols([['MSET', 'a', '1', 'b', '2'], ['WATCH', 'a', 'b', 'c'], { other: ['SET', 'c', '3'] }, ['MULTI'], ['INCR', 'a'], ['EXEC']]);
-    await bothProtocols([['MSET', 'a', '1', 'b', '2'], ['WATCH', 'a'], ['WATCH', 'b', 'a'], { other: ['SET', 'z', '3'] }, ['MULTI'], ['INCR', 'a'], ['EXEC']]);
+    await bothProtocols([
+      ['MSET', 'a', '1', 'b', '2'],
+      ['WATCH', 'a', 'b', 'c'],
+      { other: ['SET', 'c', '3'] },
+      ['MULTI'],
+      ['INCR', 'a'],
+      ['EXEC'],
+    ]);
+    await bothProtocols([
+      ['MSET', 'a', '1', 'b', '2'],
+      ['WATCH', 'a'],
+      ['WATCH', 'b', 'a'],
+      { other: ['SET', 'z', '3'] },
+      ['MULTI'],
+      ['INCR', 'a'],
+      ['EXEC'],
+    ]);
   });
 
   it('UNWATCH forgets the keys: EXEC runs after a change', () =>
@@ -123,8 +166,7 @@ describe('WATCH semantics, as Redis 7.0 answers them', () => {
     await bothProtocols([['WATCH', 'k'], ['MULTI'], ['EXEC'], { other: ['SET', 'k', '5'] }, ['MULTI'], ['INCR', 'k'], ['EXEC']]);
   });
 
-  it('RESET unwatches', () =>
-    bothProtocols([['WATCH', 'k'], ['RESET'], { other: ['SET', 'k', '5'] }, ['MULTI'], ['INCR', 'k'], ['EXEC']]));
+  it('RESET unwatches', () => bothProtocols([['WATCH', 'k'], ['RESET'], { other: ['SET', 'k', '5'] }, ['MULTI'], ['INCR', 'k'], ['EXEC']]));
 
   it('WATCH inside MULTI is refused without aborting; UNWATCH inside MULTI is queued and answers OK', async () => {
     await bothProtocols([['MULTI'], ['WATCH', 'k'], ['SET', 'k', '1'], ['EXEC']]);
@@ -143,7 +185,16 @@ describe('WATCH semantics, as Redis 7.0 answers them', () => {
   it('binary keys and values, pipelined in one burst', async () => {
     const key = Buffer.from([0x00, 0xff, 0x0d, 0x0a, 0x80]);
     const value = Buffer.from([0xfe, 0x00, 0xc3]);
-    await bothProtocols([['SET', key, value], ['WATCH', key, 'plain'], ['MULTI'], ['GET', key], ['SET', key, Buffer.concat([value, value])], ['LPOP', 'nolist', '1'], ['EXEC'], ['GET', key]]);
+    await bothProtocols([
+      ['SET', key, value],
+      ['WATCH', key, 'plain'],
+      ['MULTI'],
+      ['GET', key],
+      ['SET', key, Buffer.concat([value, value])],
+      ['LPOP', 'nolist', '1'],
+      ['EXEC'],
+      ['GET', key],
+    ]);
     await bothProtocols([['SET', key, value], ['WATCH', key], { other: ['APPEND', key, value] }, ['MULTI'], ['GET', key], ['EXEC']]);
   });
 
@@ -152,7 +203,19 @@ describe('WATCH semantics, as Redis 7.0 answers them', () => {
       const c = await RawClient.connect(port);
       try {
         await c.call(['FLUSHALL']);
-        const replies = await c.call(['SET', 'k', '1'], ['WATCH', 'k'], ['MULTI'], ['INCR', 'k'], ['EXEC'], ['WATCH', 'k'], ['INCR', 'k'], ['MULTI'], ['INCR', 'k'], ['EXEC'], ['GET', 'k']);
+        const replies = await c.call(
+          ['SET', 'k', '1'],
+          ['WATCH', 'k'],
+          ['MULTI'],
+          ['INCR', 'k'],
+          ['EXEC'],
+          ['WATCH', 'k'],
+          ['INCR', 'k'],
+          ['MULTI'],
+          ['INCR', 'k'],
+          ['EXEC'],
+          ['GET', 'k'],
+        );
         return replies.map((r) => r.toString('latin1'));
       } finally {
         c.close();
@@ -190,17 +253,23 @@ describe('optimistic locking with real clients', () => {
   it('50 ioredis clients running WATCH / GET / MULTI / SET increments end at the exact total', async () => {
     const CLIENTS = 50;
     const INCREMENTS = 4;
-    const clients = Array.from({ length: CLIENTS }, () => new IORedis({ port: stack.proxy.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 }));
+    const clients = Array.from(
+      { length: CLIENTS },
+      () => new IORedis({ port: stack.proxy.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 }),
+    );
     try {
       await Promise.all(clients.map((c) => c.connect()));
       await clients[0].set('counter', '0');
       let retries = 0;
       await Promise.all(
         clients.map(async (c) => {
-          for (let n = 0; n < INCREMENTS; ) {
+          for (let n = 0; n < INCREMENTS;) {
             await c.watch('counter');
             const value = Number(await c.get('counter'));
-            const result = await c.multi().set('counter', String(value + 1)).exec();
+            const result = await c
+              .multi()
+              .set('counter', String(value + 1))
+              .exec();
             if (result === null) retries++;
             else n++;
           }
@@ -274,7 +343,9 @@ describe('limits of the EVAL form', () => {
       for (let i = 0; i < 3950; i++) mset.push(`k${i}`, 'v'); // 7901 arguments
       const replies = await c.call(['WATCH', 'w'], ['MULTI'], ['SET', 'before', '1'], mset, ['EXEC'], ['EXISTS', 'before', 'k0']);
       expect(replies.slice(0, 4).map(String)).toEqual(['+OK\r\n', '+OK\r\n', '+QUEUED\r\n', '+QUEUED\r\n']);
-      expect(replies[4].toString()).toBe('-ERR command 2 of the transaction has 7901 arguments, and a transaction with watched keys or binary arguments runs as one upstream script, whose commands take at most 7900; split the command (the transaction was not sent)\r\n');
+      expect(replies[4].toString()).toBe(
+        '-ERR command 2 of the transaction has 7901 arguments, and a transaction with watched keys or binary arguments runs as one upstream script, whose commands take at most 7900; split the command (the transaction was not sent)\r\n',
+      );
       expect(replies[5].toString()).toBe(':0\r\n');
       // 7900 arguments (the limit) run.
       const rpush = ['RPUSH', 'l', ...Array.from({ length: 7898 }, (_, i) => String(i))];

@@ -37,28 +37,49 @@ const value: fc.Arbitrary<Value> = fc.letrec<{ value: Value }>((tie) => ({
     line.map((v) => ({ t: 'verbatim' as const, v })),
     fc.record({ t: fc.constantFrom('array' as const, 'set' as const, 'push' as const), items: fc.array(tie('value'), { maxLength: 4 }) }),
     fc.array(fc.tuple(tie('value'), tie('value')), { maxLength: 3 }).map((pairs) => ({ t: 'map' as const, pairs })),
-    fc.record({ pairs: fc.array(fc.tuple(tie('value'), tie('value')), { maxLength: 2 }), of: tie('value') }).map((a) => ({ t: 'attribute' as const, ...a })),
+    fc
+      .record({ pairs: fc.array(fc.tuple(tie('value'), tie('value')), { maxLength: 2 }), of: tie('value') })
+      .map((a) => ({ t: 'attribute' as const, ...a })),
   ),
 })).value;
 
 function write(w: ReplyWriter, v: Value): void {
   switch (v.t) {
-    case 'simple': return void w.simple(v.v);
-    case 'error': return void w.error(v.v);
-    case 'integer': return void w.integer(v.v);
-    case 'bulk': return void w.bulk(v.v);
-    case 'nullArray': return void w.nullArray();
-    case 'double': return void w.double(v.v);
-    case 'boolean': return void w.boolean(v.v);
-    case 'big': return void w.bigNumber(v.v);
-    case 'verbatim': return void w.verbatim(v.v);
-    case 'array': w.arrayHeader(v.items.length); return v.items.forEach((i) => write(w, i));
-    case 'set': w.setHeader(v.items.length); return v.items.forEach((i) => write(w, i));
-    case 'push': w.pushHeader(v.items.length); return v.items.forEach((i) => write(w, i));
-    case 'map': w.mapHeader(v.pairs.length); return v.pairs.forEach(([k, x]) => (write(w, k), write(w, x)));
+    case 'simple':
+      return void w.simple(v.v);
+    case 'error':
+      return void w.error(v.v);
+    case 'integer':
+      return void w.integer(v.v);
+    case 'bulk':
+      return void w.bulk(v.v);
+    case 'nullArray':
+      return void w.nullArray();
+    case 'double':
+      return void w.double(v.v);
+    case 'boolean':
+      return void w.boolean(v.v);
+    case 'big':
+      return void w.bigNumber(v.v);
+    case 'verbatim':
+      return void w.verbatim(v.v);
+    case 'array':
+      w.arrayHeader(v.items.length);
+      return v.items.forEach((i) => write(w, i));
+    case 'set':
+      w.setHeader(v.items.length);
+      return v.items.forEach((i) => write(w, i));
+    case 'push':
+      w.pushHeader(v.items.length);
+      return v.items.forEach((i) => write(w, i));
+    case 'map':
+      w.mapHeader(v.pairs.length);
+      return v.pairs.forEach(([k, x]) => (write(w, k), write(w, x)));
     case 'attribute':
       if (w.protocol === 2) return write(w, v.of); // RESP2 has no attributes
-      w.attributeHeader(v.pairs.length); v.pairs.forEach(([k, x]) => (write(w, k), write(w, x))); return write(w, v.of);
+      w.attributeHeader(v.pairs.length);
+      v.pairs.forEach(([k, x]) => (write(w, k), write(w, x)));
+      return write(w, v.of);
   }
 }
 
@@ -70,27 +91,33 @@ function encode(v: Value, protocol: 2 | 3): Buffer {
 
 describe('scanReply and splitReplies', () => {
   it('find the end of each reply of a sequence, in RESP2 and RESP3', () => {
-    fc.assert(fc.property(fc.array(value, { minLength: 1, maxLength: 5 }), fc.constantFrom(2 as const, 3 as const), (values, protocol) => {
-      const replies = values.map((v) => encode(v, protocol));
-      const all = Buffer.concat(replies);
-      expect(splitReplies(all, replies.length)).toEqual(replies);
-      // Not one reply more or less than there is.
-      expect(splitReplies(all, replies.length + 1)).toBeUndefined();
-      if (replies.length > 1) expect(splitReplies(all, replies.length - 1)).toBeUndefined();
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 1, maxLength: 5 }), fc.constantFrom(2 as const, 3 as const), (values, protocol) => {
+        const replies = values.map((v) => encode(v, protocol));
+        const all = Buffer.concat(replies);
+        expect(splitReplies(all, replies.length)).toEqual(replies);
+        // Not one reply more or less than there is.
+        expect(splitReplies(all, replies.length + 1)).toBeUndefined();
+        if (replies.length > 1) expect(splitReplies(all, replies.length - 1)).toBeUndefined();
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('for every cut of a reply: "need more", with a length past the cut and no more than the reply', () => {
-    fc.assert(fc.property(value, fc.constantFrom(2 as const, 3 as const), (v, protocol) => {
-      const reply = encode(v, protocol);
-      for (let cut = 0; cut < reply.length; cut++) {
-        const r = scanReply(reply.subarray(0, cut), 0);
-        expect(r, `cut at ${cut} of ${JSON.stringify(reply.toString('latin1'))}`).toBeLessThan(0);
-        expect(-r).toBeGreaterThan(cut);
-        expect(-r).toBeLessThanOrEqual(reply.length);
-      }
-      expect(scanReply(reply, 0)).toBe(reply.length);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(value, fc.constantFrom(2 as const, 3 as const), (v, protocol) => {
+        const reply = encode(v, protocol);
+        for (let cut = 0; cut < reply.length; cut++) {
+          const r = scanReply(reply.subarray(0, cut), 0);
+          expect(r, `cut at ${cut} of ${JSON.stringify(reply.toString('latin1'))}`).toBeLessThan(0);
+          expect(-r).toBeGreaterThan(cut);
+          expect(-r).toBeLessThanOrEqual(reply.length);
+        }
+        expect(scanReply(reply, 0)).toBe(reply.length);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('the shortest replies, cut after their type byte, ask for exactly their length', () => {

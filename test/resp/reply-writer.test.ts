@@ -50,8 +50,7 @@ function splitFrames(buf: Buffer): Buffer[] {
   return out;
 }
 
-const inline = (args: string[]) =>
-  args.map((a) => `"${a.replace(/["\\]/g, (c) => '\\' + c)}"`).join(' ') + '\r\n';
+const inline = (args: string[]) => args.map((a) => `"${a.replace(/["\\]/g, (c) => '\\' + c)}"`).join(' ') + '\r\n';
 
 /**
  * Sends the commands on a fresh connection (after HELLO 3 for RESP3) and returns the reply frames, one
@@ -82,11 +81,13 @@ function capture(protocol: Protocol, cmds: string[][]): Promise<Buffer[]> {
 
 beforeAll(async () => {
   port = await freePort();
-  redis = trackChild(spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes'],
-    { stdio: 'ignore' },
-  ));
+  redis = trackChild(
+    spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--enable-debug-command', 'yes'],
+      { stdio: 'ignore' },
+    ),
+  );
   for (let i = 0; i < 200; i++) {
     try {
       const [pong] = await capture(2, [['PING']]);
@@ -111,17 +112,55 @@ const bigValue = 'v'.repeat(5000) + '\u00e9\u4e2d';
 const CASES: Case[] = [
   ['+OK', [['SET', 'w:k', 'v']], (w) => w.simple('OK')],
   ['+PONG', [['PING']], (w) => w.simple('PONG')],
-  [':n', [['DEL', 'w:n'], ['INCRBY', 'w:n', '-42']], (w) => w.integer(0).integer(-42)],
-  [':big', [['DEL', 'w:n2'], ['INCRBY', 'w:n2', '9223372036854775807']], (w) => w.integer(0).integer(9223372036854775807n)],
-  ['$ bulk', [['SET', 'w:s', 'hello'], ['GET', 'w:s']], (w) => w.simple('OK').bulk('hello')],
-  ['$ empty bulk', [['SET', 'w:e', ''], ['GET', 'w:e']], (w) => w.simple('OK').bulk(Buffer.alloc(0))],
-  ['$ large utf-8 bulk', [['SET', 'w:l', bigValue], ['GET', 'w:l']], (w) => w.simple('OK').bulk(Buffer.from(bigValue))],
+  [
+    ':n',
+    [
+      ['DEL', 'w:n'],
+      ['INCRBY', 'w:n', '-42'],
+    ],
+    (w) => w.integer(0).integer(-42),
+  ],
+  [
+    ':big',
+    [
+      ['DEL', 'w:n2'],
+      ['INCRBY', 'w:n2', '9223372036854775807'],
+    ],
+    (w) => w.integer(0).integer(9223372036854775807n),
+  ],
+  [
+    '$ bulk',
+    [
+      ['SET', 'w:s', 'hello'],
+      ['GET', 'w:s'],
+    ],
+    (w) => w.simple('OK').bulk('hello'),
+  ],
+  [
+    '$ empty bulk',
+    [
+      ['SET', 'w:e', ''],
+      ['GET', 'w:e'],
+    ],
+    (w) => w.simple('OK').bulk(Buffer.alloc(0)),
+  ],
+  [
+    '$ large utf-8 bulk',
+    [
+      ['SET', 'w:l', bigValue],
+      ['GET', 'w:l'],
+    ],
+    (w) => w.simple('OK').bulk(Buffer.from(bigValue)),
+  ],
   ['null bulk', [['GET', 'w:missing']], (w) => w.bulk(null)],
   ['null array', [['LMPOP', '1', 'w:nolist', 'LEFT']], (w) => w.nullArray()],
   ['-ERR', [['FOO', 'a']], (w) => w.error("ERR unknown command 'FOO', with args beginning with: 'a' ")],
   [
     '-WRONGTYPE',
-    [['SET', 'w:t', 'x'], ['LPUSH', 'w:t', 'y']],
+    [
+      ['SET', 'w:t', 'x'],
+      ['LPUSH', 'w:t', 'y'],
+    ],
     (w) => w.simple('OK').error('WRONGTYPE Operation against a key holding the wrong kind of value'),
   ],
   [
@@ -131,12 +170,20 @@ const CASES: Case[] = [
   ],
   [
     'map (HGETALL)',
-    [['DEL', 'w:h'], ['HSET', 'w:h', 'f', 'v'], ['HGETALL', 'w:h']],
+    [
+      ['DEL', 'w:h'],
+      ['HSET', 'w:h', 'f', 'v'],
+      ['HGETALL', 'w:h'],
+    ],
     (w) => w.integer(0).integer(1).mapHeader(1).bulk('f').bulk('v'),
   ],
   [
     'set (SMEMBERS)',
-    [['DEL', 'w:set'], ['SADD', 'w:set', 'm'], ['SMEMBERS', 'w:set']],
+    [
+      ['DEL', 'w:set'],
+      ['SADD', 'w:set', 'm'],
+      ['SMEMBERS', 'w:set'],
+    ],
     (w) => w.integer(0).integer(1).setHeader(1).bulk('m'),
   ],
   ['empty map', [['HGETALL', 'w:nohash']], (w) => w.mapHeader(0)],
@@ -159,9 +206,26 @@ const CASES: Case[] = [
 ];
 
 const SCORES = [
-  '1.1', '3', '-0', '1e20', '0.0001', '0.00001', 'inf', '-inf', '1e16', '1e17', '123456789012345678',
-  '1000000000000000.25', '1000000000000000.75', '2.5e-300', '-1.5', '0.1', '5e-324', '1.7976931348623157e308',
-  '0.30000000000000004', '-123.456',
+  '1.1',
+  '3',
+  '-0',
+  '1e20',
+  '0.0001',
+  '0.00001',
+  'inf',
+  '-inf',
+  '1e16',
+  '1e17',
+  '123456789012345678',
+  '1000000000000000.25',
+  '1000000000000000.75',
+  '2.5e-300',
+  '-1.5',
+  '0.1',
+  '5e-324',
+  '1.7976931348623157e308',
+  '0.30000000000000004',
+  '-123.456',
 ];
 
 describe.each([2, 3] as Protocol[])('RESP%i replies match redis-server', (protocol) => {
@@ -173,7 +237,10 @@ describe.each([2, 3] as Protocol[])('RESP%i replies match redis-server', (protoc
   });
 
   it('attribute and push (DEBUG PROTOCOL attrib / push)', async () => {
-    const frames = await capture(protocol, [['DEBUG', 'PROTOCOL', 'attrib'], ['DEBUG', 'PROTOCOL', 'push']]);
+    const frames = await capture(protocol, [
+      ['DEBUG', 'PROTOCOL', 'attrib'],
+      ['DEBUG', 'PROTOCOL', 'push'],
+    ]);
     const w = new ReplyWriter(protocol);
     if (protocol === 3) {
       w.attributeHeader(1).bulk('key-popularity').arrayHeader(2).bulk('key:123').integer(90);
@@ -190,7 +257,10 @@ describe.each([2, 3] as Protocol[])('RESP%i replies match redis-server', (protoc
   });
 
   it('pub/sub messages use push frames in RESP3 and arrays in RESP2', async () => {
-    const frames = await capture(protocol, [['SUBSCRIBE', 'chan'], ['UNSUBSCRIBE', 'chan']]);
+    const frames = await capture(protocol, [
+      ['SUBSCRIBE', 'chan'],
+      ['UNSUBSCRIBE', 'chan'],
+    ]);
     const w = new ReplyWriter(protocol);
     w.pushHeader(3).bulk('subscribe').bulk('chan').integer(1);
     w.pushHeader(3).bulk('unsubscribe').bulk('chan').integer(0);
@@ -236,9 +306,15 @@ describe('hard-coded Redis 7.0 bytes', () => {
     expect(enc(2, (w) => w.integer(-7))).toBe(':-7\r\n');
     expect(enc(2, (w) => w.bulk(null))).toBe('$-1\r\n');
     expect(enc(2, (w) => w.nullArray())).toBe('*-1\r\n');
-    expect(enc(2, (w) => w.arrayHeader(2).arrayHeader(1).bulk('a').bulk(Buffer.from([0, 255])))).toBe(
-      '*2\r\n*1\r\n$1\r\na\r\n$2\r\n\x00\xff\r\n',
-    );
+    expect(
+      enc(2, (w) =>
+        w
+          .arrayHeader(2)
+          .arrayHeader(1)
+          .bulk('a')
+          .bulk(Buffer.from([0, 255])),
+      ),
+    ).toBe('*2\r\n*1\r\n$1\r\na\r\n$2\r\n\x00\xff\r\n');
     expect(enc(2, (w) => w.mapHeader(2))).toBe('*4\r\n');
     expect(enc(2, (w) => w.setHeader(2).pushHeader(3))).toBe('*2\r\n*3\r\n');
     expect(enc(2, (w) => w.double(1.5).double(Infinity).double(-Infinity))).toBe('$3\r\n1.5\r\n$3\r\ninf\r\n$4\r\n-inf\r\n');
@@ -250,9 +326,7 @@ describe('hard-coded Redis 7.0 bytes', () => {
   it('RESP3', () => {
     expect(enc(3, (w) => w.bulk(null).nullArray().nullBulk())).toBe('_\r\n_\r\n_\r\n');
     expect(enc(3, (w) => w.mapHeader(2).setHeader(1).pushHeader(3).attributeHeader(1))).toBe('%2\r\n~1\r\n>3\r\n|1\r\n');
-    expect(enc(3, (w) => w.double(3).double(-Infinity).double(NaN).double(0.1))).toBe(
-      ',3\r\n,-inf\r\n,nan\r\n,0.10000000000000001\r\n',
-    );
+    expect(enc(3, (w) => w.double(3).double(-Infinity).double(NaN).double(0.1))).toBe(',3\r\n,-inf\r\n,nan\r\n,0.10000000000000001\r\n');
     expect(enc(3, (w) => w.boolean(true).boolean(false))).toBe('#t\r\n#f\r\n');
     expect(enc(3, (w) => w.bigNumber('-12345678901234567890'))).toBe('(-12345678901234567890\r\n');
     expect(enc(3, (w) => w.verbatim('This is a verbatim\nstring'))).toBe('=29\r\ntxt:This is a verbatim\nstring\r\n');

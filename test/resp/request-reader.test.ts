@@ -419,7 +419,10 @@ describe('inline commands (sdssplitargs)', () => {
   });
 
   it('a line may end in LF alone, and a lone CR is not a line end', () => {
-    expect(commands(readAll([b('ECHO a\nECHO b\r\n')]).results)).toEqual([['ECHO', 'a'], ['ECHO', 'b']]);
+    expect(commands(readAll([b('ECHO a\nECHO b\r\n')]).results)).toEqual([
+      ['ECHO', 'a'],
+      ['ECHO', 'b'],
+    ]);
     expect(readAll([b('ECHO a\r')]).results).toEqual([]);
   });
 
@@ -574,18 +577,14 @@ describe('property: any binary multibulk round-trips under any chunking', () => 
 
   it('small arguments, all 256 byte values', () => {
     fc.assert(
-      fc.property(
-        fc.array(command, { minLength: 1, maxLength: 20 }),
-        fc.array(fc.nat(), { maxLength: 30 }),
-        (cmds, rawCuts) => {
-          const bytes = Buffer.concat(cmds.map((c) => encodeCommand(c)));
-          const cuts = rawCuts.map((c) => c % (bytes.length + 1));
-          const { results } = readAll(splitAt(bytes, cuts));
-          expect(results.map((r) => (r.kind === 'command' ? r.args.map((a) => [...a]) : r.message))).toEqual(
-            cmds.map((c) => c.map((a) => [...a])),
-          );
-        },
-      ),
+      fc.property(fc.array(command, { minLength: 1, maxLength: 20 }), fc.array(fc.nat(), { maxLength: 30 }), (cmds, rawCuts) => {
+        const bytes = Buffer.concat(cmds.map((c) => encodeCommand(c)));
+        const cuts = rawCuts.map((c) => c % (bytes.length + 1));
+        const { results } = readAll(splitAt(bytes, cuts));
+        expect(results.map((r) => (r.kind === 'command' ? r.args.map((a) => [...a]) : r.message))).toEqual(
+          cmds.map((c) => c.map((a) => [...a])),
+        );
+      }),
       { numRuns: 500 },
     );
   });

@@ -17,13 +17,21 @@ function readBack(bytes: Buffer): Buffer[][] {
 
 describe('encodeCommands', () => {
   it('writes Redis multibulk requests byte for byte', () => {
-    expect(encodeCommands([['SET', 'k', 'v'], ['GET', Buffer.from('k')]]).toString()).toBe('*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n');
+    expect(
+      encodeCommands([
+        ['SET', 'k', 'v'],
+        ['GET', Buffer.from('k')],
+      ]).toString(),
+    ).toBe('*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n');
     expect(encodeCommands([['SET', 'clé', 'ünïcödé 🎉']]).toString()).toBe('*3\r\n$3\r\nSET\r\n$4\r\nclé\r\n$16\r\nünïcödé 🎉\r\n');
     expect(encodeCommands([])).toEqual(Buffer.alloc(0));
   });
 
   it('round-trips any text or binary arguments, all-string batches and mixed ones alike', () => {
-    const arg: fc.Arbitrary<Arg> = fc.oneof(fc.string({ unit: 'grapheme' }), fc.uint8Array().map((a) => Buffer.from(a)));
+    const arg: fc.Arbitrary<Arg> = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.uint8Array().map((a) => Buffer.from(a)),
+    );
     fc.assert(
       fc.property(fc.array(fc.array(arg, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 8 }), (commands) => {
         const expected = commands.map((c) => c.map((a) => (typeof a === 'string' ? Buffer.from(a) : a)));

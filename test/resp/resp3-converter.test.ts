@@ -29,16 +29,24 @@ describe('toResp3', () => {
   });
 
   it('maps, sets, pairs, doubles, verbatim text, booleans', () => {
-    expect(conv('*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n', mapOf('bulk'))).toBe('%2\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n');
-    expect(conv('*2\r\n*2\r\n$1\r\nk\r\n*0\r\n*2\r\n$1\r\nl\r\n*-1\r\n', mapOf(arrayOf('any'), undefined, { resp2: 'nested' }))).toBe('%2\r\n$1\r\nk\r\n*0\r\n$1\r\nl\r\n_\r\n');
+    expect(conv('*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n', mapOf('bulk'))).toBe(
+      '%2\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n',
+    );
+    expect(conv('*2\r\n*2\r\n$1\r\nk\r\n*0\r\n*2\r\n$1\r\nl\r\n*-1\r\n', mapOf(arrayOf('any'), undefined, { resp2: 'nested' }))).toBe(
+      '%2\r\n$1\r\nk\r\n*0\r\n$1\r\nl\r\n_\r\n',
+    );
     expect(conv('*2\r\n$1\r\na\r\n$1\r\nb\r\n', setOf('bulk'))).toBe('~2\r\n$1\r\na\r\n$1\r\nb\r\n');
-    expect(conv('*4\r\n$1\r\na\r\n$3\r\n1.5\r\n$1\r\nb\r\n$3\r\ninf\r\n', pairsOf('bulk', 'double'))).toBe('*2\r\n*2\r\n$1\r\na\r\n,1.5\r\n*2\r\n$1\r\nb\r\n,inf\r\n');
+    expect(conv('*4\r\n$1\r\na\r\n$3\r\n1.5\r\n$1\r\nb\r\n$3\r\ninf\r\n', pairsOf('bulk', 'double'))).toBe(
+      '*2\r\n*2\r\n$1\r\na\r\n,1.5\r\n*2\r\n$1\r\nb\r\n,inf\r\n',
+    );
     expect(conv('$2\r\nhi\r\n', 'verbatim')).toBe('=6\r\ntxt:hi\r\n');
     expect(conv(':1\r\n', 'bool')).toBe('#t\r\n');
     expect(conv(':0\r\n', 'bool')).toBe('#f\r\n');
     expect(conv(':2\r\n', 'bool')).toBe(':2\r\n');
     const fields = mapOf('any', { ratio: 'double' });
-    expect(conv('*4\r\n$5\r\nratio\r\n$3\r\n0.5\r\n$5\r\nother\r\n$3\r\n0.5\r\n', fields)).toBe('%2\r\n$5\r\nratio\r\n,0.5\r\n$5\r\nother\r\n$3\r\n0.5\r\n');
+    expect(conv('*4\r\n$5\r\nratio\r\n$3\r\n0.5\r\n$5\r\nother\r\n$3\r\n0.5\r\n', fields)).toBe(
+      '%2\r\n$5\r\nratio\r\n,0.5\r\n$5\r\nother\r\n$3\r\n0.5\r\n',
+    );
   });
 
   it('falls back to copying (nulls converted) when the reply does not have the expected shape', () => {
@@ -59,13 +67,24 @@ describe('toResp3', () => {
       return [bulk, bulk];
     }),
     fc.integer().map((n): [string, string] => [`:${n}\r\n`, `:${n}\r\n`]),
-    fc.constantFrom<[string, string]>(['$-1\r\n', '_\r\n'], ['*-1\r\n', '_\r\n'], ['+OK\r\n', '+OK\r\n'], ['-ERR e\r\n', '-ERR e\r\n'], ['$3\r\n1.5\r\n', '$3\r\n1.5\r\n']),
+    fc.constantFrom<[string, string]>(
+      ['$-1\r\n', '_\r\n'],
+      ['*-1\r\n', '_\r\n'],
+      ['+OK\r\n', '+OK\r\n'],
+      ['-ERR e\r\n', '-ERR e\r\n'],
+      ['$3\r\n1.5\r\n', '$3\r\n1.5\r\n'],
+    ),
   );
   const pair: fc.Arbitrary<[string, string]> = fc.letrec<{ r: [string, string] }>((tie) => ({
     r: fc.oneof(
       { depthSize: 'small' },
       leaf,
-      fc.array(tie('r'), { maxLength: 6 }).map((items): [string, string] => [`*${items.length}\r\n${items.map((i) => i[0]).join('')}`, `*${items.length}\r\n${items.map((i) => i[1]).join('')}`]),
+      fc
+        .array(tie('r'), { maxLength: 6 })
+        .map((items): [string, string] => [
+          `*${items.length}\r\n${items.map((i) => i[0]).join('')}`,
+          `*${items.length}\r\n${items.map((i) => i[1]).join('')}`,
+        ]),
     ),
   })).r;
   const reply = pair.map((p) => p[0]);

@@ -59,22 +59,77 @@ const slowBody = (res: http.ServerResponse) => {
   let i = 0;
   const t = setInterval(() => {
     if (i < bytes.length && !res.destroyed) res.write(bytes.subarray(i, ++i));
-    else { clearInterval(t); res.end(); }
+    else {
+      clearInterval(t);
+      res.end();
+    }
   }, 400);
   res.on('close', () => clearInterval(t));
 };
 
 const cases: Array<{ name: string; action: FaultAction; reply: RegExp }> = [
-  { name: 'reset mid-response', action: { kind: 'custom', forwardFirst: true, respond: resetMidBody }, reply: /^-ERR upstream connection failed: .*; the outcome of this command is unknown\r\n$/ },
-  { name: 'truncated body', action: { kind: 'custom', forwardFirst: true, respond: truncated }, reply: /^-ERR upstream connection failed: .*; the outcome of this command is unknown\r\n$/ },
-  { name: 'slow body', action: { kind: 'custom', respond: slowBody }, reply: new RegExp(`^-ERR upstream timed out after ${TIMEOUT_MS} ms; the outcome of this command is unknown\\r\\n$`) },
-  { name: '429 with Retry-After', action: { kind: 'custom', respond: (res) => { res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' }); res.end('{"error":"ERR max daily request limit exceeded"}'); } }, reply: /^-ERR upstream refused the request \(HTTP 429: ERR max daily request limit exceeded\); the command was not executed\r\n$/ },
-  { name: '500', action: { kind: 'answer', status: 500, body: '{"error":"ERR boom"}' }, reply: /^-ERR upstream failed \(HTTP 500: ERR boom\); the outcome of this command is unknown\r\n$/ },
-  { name: '502', action: { kind: 'answer', status: 502, contentType: 'text/html', body: '<h1>Bad Gateway</h1>' }, reply: /^-ERR upstream failed \(HTTP 502: <h1>Bad Gateway<\/h1>\); the outcome/ },
-  { name: '503', action: { kind: 'answer', status: 503, contentType: 'text/plain', body: 'overloaded' }, reply: /^-ERR upstream failed \(HTTP 503: overloaded\)/ },
-  { name: 'redirect 307', action: { kind: 'custom', respond: (res) => { res.writeHead(307, { location: 'http://127.0.0.1:1/elsewhere' }); res.end(); } }, reply: /^-ERR upstream refused the request \(HTTP 307\) \(check the upstream URL, --upstream-url\); the command was not executed\r\n$/ },
-  { name: 'wrong content type', action: { kind: 'answer', status: 200, contentType: 'text/plain', body: '+OK\r\n' }, reply: /^-ERR upstream sent a malformed answer \(HTTP 200 with content-type 'text\/plain'\)/ },
-  { name: 'invalid resp2', action: { kind: 'answer', status: 200, contentType: 'application/octet-stream', body: '?garbage\r\n' }, reply: /^-ERR upstream sent a malformed answer/ },
+  {
+    name: 'reset mid-response',
+    action: { kind: 'custom', forwardFirst: true, respond: resetMidBody },
+    reply: /^-ERR upstream connection failed: .*; the outcome of this command is unknown\r\n$/,
+  },
+  {
+    name: 'truncated body',
+    action: { kind: 'custom', forwardFirst: true, respond: truncated },
+    reply: /^-ERR upstream connection failed: .*; the outcome of this command is unknown\r\n$/,
+  },
+  {
+    name: 'slow body',
+    action: { kind: 'custom', respond: slowBody },
+    reply: new RegExp(`^-ERR upstream timed out after ${TIMEOUT_MS} ms; the outcome of this command is unknown\\r\\n$`),
+  },
+  {
+    name: '429 with Retry-After',
+    action: {
+      kind: 'custom',
+      respond: (res) => {
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' });
+        res.end('{"error":"ERR max daily request limit exceeded"}');
+      },
+    },
+    reply: /^-ERR upstream refused the request \(HTTP 429: ERR max daily request limit exceeded\); the command was not executed\r\n$/,
+  },
+  {
+    name: '500',
+    action: { kind: 'answer', status: 500, body: '{"error":"ERR boom"}' },
+    reply: /^-ERR upstream failed \(HTTP 500: ERR boom\); the outcome of this command is unknown\r\n$/,
+  },
+  {
+    name: '502',
+    action: { kind: 'answer', status: 502, contentType: 'text/html', body: '<h1>Bad Gateway</h1>' },
+    reply: /^-ERR upstream failed \(HTTP 502: <h1>Bad Gateway<\/h1>\); the outcome/,
+  },
+  {
+    name: '503',
+    action: { kind: 'answer', status: 503, contentType: 'text/plain', body: 'overloaded' },
+    reply: /^-ERR upstream failed \(HTTP 503: overloaded\)/,
+  },
+  {
+    name: 'redirect 307',
+    action: {
+      kind: 'custom',
+      respond: (res) => {
+        res.writeHead(307, { location: 'http://127.0.0.1:1/elsewhere' });
+        res.end();
+      },
+    },
+    reply: /^-ERR upstream refused the request \(HTTP 307\) \(check the upstream URL, --upstream-url\); the command was not executed\r\n$/,
+  },
+  {
+    name: 'wrong content type',
+    action: { kind: 'answer', status: 200, contentType: 'text/plain', body: '+OK\r\n' },
+    reply: /^-ERR upstream sent a malformed answer \(HTTP 200 with content-type 'text\/plain'\)/,
+  },
+  {
+    name: 'invalid resp2',
+    action: { kind: 'answer', status: 200, contentType: 'application/octet-stream', body: '?garbage\r\n' },
+    reply: /^-ERR upstream sent a malformed answer/,
+  },
 ];
 
 describe('faults on plain commands', () => {
@@ -159,7 +214,9 @@ describe('chaos: writes under random upstream faults', () => {
   it('every SET that got +OK holds its value upstream; every "not executed" SET did nothing', async () => {
     const rnd = mulberry32(12);
     const actions: FaultAction[] = [
-      { kind: 'forward' }, { kind: 'forward' }, { kind: 'forward' },
+      { kind: 'forward' },
+      { kind: 'forward' },
+      { kind: 'forward' },
       { kind: 'forward-then-drop' },
       { kind: 'drop' },
       { kind: 'answer', status: 500, body: '{"error":"ERR chaos"}' },
@@ -171,13 +228,15 @@ describe('chaos: writes under random upstream faults', () => {
     const outcomes = new Map<string, { value: string; reply: string }>();
     try {
       const conns = await Promise.all(Array.from({ length: 8 }, () => connect()));
-      await Promise.all(conns.map(async (c, ci) => {
-        for (let round = 0; round < 10; round++) {
-          const cmds = Array.from({ length: 5 }, (_, i) => ['SET', `chaos:${ci}:${round}:${i}`, `v${ci}-${round}-${i}`]);
-          const replies = str(await c.call(...cmds));
-          cmds.forEach((cmd, i) => outcomes.set(cmd[1], { value: cmd[2], reply: replies[i] }));
-        }
-      }));
+      await Promise.all(
+        conns.map(async (c, ci) => {
+          for (let round = 0; round < 10; round++) {
+            const cmds = Array.from({ length: 5 }, (_, i) => ['SET', `chaos:${ci}:${round}:${i}`, `v${ci}-${round}-${i}`]);
+            const replies = str(await c.call(...cmds));
+            cmds.forEach((cmd, i) => outcomes.set(cmd[1], { value: cmd[2], reply: replies[i] }));
+          }
+        }),
+      );
     } finally {
       fault.decide = () => ({ kind: 'forward' });
     }

@@ -23,11 +23,23 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** Secrets of this run: long random-looking strings, so a hit is never a coincidence. */
 const secret = (name: string) => `${name}-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
 const S = {
-  token: secret('tok'), readonly: secret('rotok'), requirepass: secret('pass'), filePass: secret('filepass'), wrongToken: secret('wrongtok'),
-  alicePass: secret('alicepw'), aliceWrong: secret('alicewrong'), accountKey: secret('acctkey'), wrongPass: secret('wrongpass'),
+  token: secret('tok'),
+  readonly: secret('rotok'),
+  requirepass: secret('pass'),
+  filePass: secret('filepass'),
+  wrongToken: secret('wrongtok'),
+  alicePass: secret('alicepw'),
+  aliceWrong: secret('alicewrong'),
+  accountKey: secret('acctkey'),
+  wrongPass: secret('wrongpass'),
 };
 
-interface Proc { child: ChildProcess; stdout: string; stderr: string; exited: Promise<number | null> }
+interface Proc {
+  child: ChildProcess;
+  stdout: string;
+  stderr: string;
+  exited: Promise<number | null>;
+}
 
 function start(args: string[], ready: RegExp): Promise<Proc & { match: RegExpMatchArray }> {
   const env: Record<string, string> = {};
@@ -37,10 +49,25 @@ function start(args: string[], ready: RegExp): Promise<Proc & { match: RegExpMat
   return new Promise((resolve, reject) => {
     const check = () => {
       const m = p.stdout.match(ready);
-      if (m) resolve({ ...p, get stdout() { return p.stdout; }, get stderr() { return p.stderr; }, match: m });
+      if (m)
+        resolve({
+          ...p,
+          get stdout() {
+            return p.stdout;
+          },
+          get stderr() {
+            return p.stderr;
+          },
+          match: m,
+        });
     };
-    child.stdout!.on('data', (d: Buffer) => { p.stdout += d.toString(); check(); });
-    child.stderr!.on('data', (d: Buffer) => { p.stderr += d.toString(); });
+    child.stdout!.on('data', (d: Buffer) => {
+      p.stdout += d.toString();
+      check();
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      p.stderr += d.toString();
+    });
     void p.exited.then((code) => reject(new Error(`respgate ${args[0]} exited (${code}) before it was ready: ${p.stderr}`)));
   });
 }
@@ -49,20 +76,64 @@ describe('a whole run: no secret in any log line, error, INFO, CLIENT LIST or MO
   it('uses every secret, then finds none of them', async () => {
     const passFile = path.join(dir, 'requirepass');
     writeFileSync(passFile, S.filePass + '\n');
-    const dev = await start(['dev', '--port', '0', '--http-port', '0', '--vector-port', '0', '--queue-port', '0', '--token', S.token, '--readonly-token', S.readonly,
-      '--requirepass', S.requirepass, '--account-key', S.accountKey, '--log-level', 'trace'], /Key-value REST API\s+(http:\/\/\S+)[\s\S]*Press Ctrl\+C/);
+    const dev = await start(
+      [
+        'dev',
+        '--port',
+        '0',
+        '--http-port',
+        '0',
+        '--vector-port',
+        '0',
+        '--queue-port',
+        '0',
+        '--token',
+        S.token,
+        '--readonly-token',
+        S.readonly,
+        '--requirepass',
+        S.requirepass,
+        '--account-key',
+        S.accountKey,
+        '--log-level',
+        'trace',
+      ],
+      /Key-value REST API\s+(http:\/\/\S+)[\s\S]*Press Ctrl\+C/,
+    );
     const url = dev.match[1];
     const devPort = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(dev.stdout)![1]);
-    const passThrough = await start(['proxy', '--port', '0', '--upstream-url', url, '--log-level', 'trace'], /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/);
-    const acl = await start(['proxy', '--port', '0', '--upstream-url', url, '--upstream-token', S.token, '--acl-users', '--requirepass-file', passFile, '--log-level', 'trace'],
-      /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/);
+    const passThrough = await start(
+      ['proxy', '--port', '0', '--upstream-url', url, '--log-level', 'trace'],
+      /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/,
+    );
+    const acl = await start(
+      [
+        'proxy',
+        '--port',
+        '0',
+        '--upstream-url',
+        url,
+        '--upstream-token',
+        S.token,
+        '--acl-users',
+        '--requirepass-file',
+        passFile,
+        '--log-level',
+        'trace',
+      ],
+      /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/,
+    );
     const seen: string[] = []; // every reply the clients got
-    const setUser = await fetch(`${url}/acl/setuser/alice/on/>${S.alicePass}/~*/+@all`, { headers: { authorization: `Bearer ${S.token}` } });
+    const setUser = await fetch(`${url}/acl/setuser/alice/on/>${S.alicePass}/~*/+@all`, {
+      headers: { authorization: `Bearer ${S.token}` },
+    });
     expect(setUser.status).toBe(200);
 
     // The dev stack's proxy, with redis-cli.
     const cli = async (port: number, ...args: string[]) => {
-      const r = await run('redis-cli', ['-p', String(port), '--no-auth-warning', ...args]).catch((e: { stdout: string; stderr: string }) => e);
+      const r = await run('redis-cli', ['-p', String(port), '--no-auth-warning', ...args]).catch(
+        (e: { stdout: string; stderr: string }) => e,
+      );
       seen.push(r.stdout, r.stderr);
       return r.stdout;
     };
@@ -75,15 +146,26 @@ describe('a whole run: no secret in any log line, error, INFO, CLIENT LIST or MO
     const ptPort = Number(passThrough.match[1]);
     const io = new IORedis({ port: ptPort, password: S.token, lazyConnect: true });
     await io.connect();
-    seen.push(String(await io.get('sec:k')), await io.client('LIST') as string, await io.info());
+    seen.push(String(await io.get('sec:k')), (await io.client('LIST')) as string, await io.info());
     await io.quit();
     const ro = new IORedis({ port: ptPort, password: S.readonly, lazyConnect: true });
     await ro.connect();
     seen.push(String(await ro.set('sec:k', 'x').catch((e: Error) => e.message)));
     await ro.quit();
-    const wrong = new IORedis({ port: ptPort, password: S.wrongToken, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    const wrong = new IORedis({
+      port: ptPort,
+      password: S.wrongToken,
+      lazyConnect: true,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+    });
     wrong.on('error', (e: Error) => seen.push(e.message));
-    seen.push(await wrong.connect().then(() => 'connected', (e: Error) => e.message));
+    seen.push(
+      await wrong.connect().then(
+        () => 'connected',
+        (e: Error) => e.message,
+      ),
+    );
     wrong.disconnect();
     expect(seen.join('\n')).toContain('WRONGPASS');
 
@@ -92,7 +174,15 @@ describe('a whole run: no secret in any log line, error, INFO, CLIENT LIST or MO
     const monitor = await RawClient.connect(aclPort);
     expect((await monitor.call(['AUTH', S.filePass], ['MONITOR'])).map(String)).toEqual(['+OK\r\n', '+OK\r\n']);
     const c = await RawClient.connect(aclPort);
-    const replies = (await c.call(['AUTH', 'alice', S.aliceWrong], ['AUTH', 'alice', S.alicePass], ['SET', 'sec:a', 'x'], ['AUTH', 'default', S.wrongPass], ['CLIENT', 'LIST'])).map(String);
+    const replies = (
+      await c.call(
+        ['AUTH', 'alice', S.aliceWrong],
+        ['AUTH', 'alice', S.alicePass],
+        ['SET', 'sec:a', 'x'],
+        ['AUTH', 'default', S.wrongPass],
+        ['CLIENT', 'LIST'],
+      )
+    ).map(String);
     seen.push(...replies);
     expect(replies.slice(0, 3)).toEqual(['-WRONGPASS invalid username-password pair or user is disabled.\r\n', '+OK\r\n', '+OK\r\n']);
     await until(() => monitor.peek().includes('sec:a'), 'MONITOR to show the SET');
@@ -118,8 +208,22 @@ describe('graceful shutdown (SIGTERM)', () => {
     try {
       let slow = false;
       fault.decide = () => (slow ? { kind: 'forward', delayMs: 700 } : { kind: 'forward' });
-      const p = await start(['proxy', '--port', '0', '--upstream-url', fault.url, '--upstream-token', platform.token, '--shutdown-timeout', '3000', '--log-level', 'warn'],
-        /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/);
+      const p = await start(
+        [
+          'proxy',
+          '--port',
+          '0',
+          '--upstream-url',
+          fault.url,
+          '--upstream-token',
+          platform.token,
+          '--shutdown-timeout',
+          '3000',
+          '--log-level',
+          'warn',
+        ],
+        /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/,
+      );
       const port = Number(p.match[1]);
       const blocked = await RawClient.connect(port);
       const busy = await RawClient.connect(port);
@@ -132,7 +236,15 @@ describe('graceful shutdown (SIGTERM)', () => {
       p.child.kill('SIGTERM');
       expect((await inFlight).map(String)).toEqual(['+OK\r\n']);
       // No new connections once it stops accepting.
-      await until(async () => !(await RawClient.connect(port).then((c) => (c.close(), true), () => false)), 'the listener to close', 3000);
+      await until(
+        async () =>
+          !(await RawClient.connect(port).then(
+            (c) => (c.close(), true),
+            () => false,
+          )),
+        'the listener to close',
+        3000,
+      );
       await blocked.untilClosed(5000);
       expect(await p.exited).toBe(0);
       expect(Date.now() - started).toBeLessThan(5000);

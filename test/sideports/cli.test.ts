@@ -58,29 +58,49 @@ describe('help and configuration errors', () => {
     expect(top.stdout).toMatch(/^ {2}vector /m);
     expect(top.stdout).toMatch(/^ {2}queue /m);
     const dev = (await respgate(['dev', '--help'])).stdout.replace(/\s+/g, ' ');
-    for (const [flag, env] of [['--vector-port', 'RESPGATE_VECTOR_PORT'], ['--vector-index', 'RESPGATE_VECTOR_INDEX'], ['--queue-port', 'RESPGATE_QUEUE_PORT']]) {
+    for (const [flag, env] of [
+      ['--vector-port', 'RESPGATE_VECTOR_PORT'],
+      ['--vector-index', 'RESPGATE_VECTOR_INDEX'],
+      ['--queue-port', 'RESPGATE_QUEUE_PORT'],
+    ]) {
       expect(dev).toContain(flag);
       expect(dev).toContain(env);
     }
     const vector = (await respgate(['vector', '--help'])).stdout.replace(/\s+/g, ' ');
-    for (const env of ['RESPGATE_VECTOR_URL', 'RESPGATE_VECTOR_TOKEN', 'RESPGATE_VECTOR_PORT', 'RESPGATE_REQUIREPASS', 'RESPGATE_HOST']) expect(vector).toContain(env);
+    for (const env of ['RESPGATE_VECTOR_URL', 'RESPGATE_VECTOR_TOKEN', 'RESPGATE_VECTOR_PORT', 'RESPGATE_REQUIREPASS', 'RESPGATE_HOST'])
+      expect(vector).toContain(env);
     const queue = (await respgate(['queue', '--help'])).stdout.replace(/\s+/g, ' ');
-    for (const env of ['RESPGATE_QUEUE_URL', 'RESPGATE_QUEUE_TOKEN', 'RESPGATE_QUEUE_PORT', 'RESPGATE_ACCOUNT_URL', 'RESPGATE_ACCOUNT_EMAIL', 'RESPGATE_ACCOUNT_KEY']) expect(queue).toContain(env);
+    for (const env of [
+      'RESPGATE_QUEUE_URL',
+      'RESPGATE_QUEUE_TOKEN',
+      'RESPGATE_QUEUE_PORT',
+      'RESPGATE_ACCOUNT_URL',
+      'RESPGATE_ACCOUNT_EMAIL',
+      'RESPGATE_ACCOUNT_KEY',
+    ])
+      expect(queue).toContain(env);
   });
 
   it('names the missing or bad setting and the fix', async () => {
     const clean = { UPSTASH_VECTOR_REST_URL: '', UPSTASH_VECTOR_REST_TOKEN: '', QSTASH_URL: '', QSTASH_TOKEN: '' };
     const noUrl = await respgate(['vector'], clean);
     expect(noUrl.code).toBe(1);
-    expect(noUrl.stderr).toContain('configuration error: no --vector-url: give --vector-url (or RESPGATE_VECTOR_URL / UPSTASH_VECTOR_REST_URL)');
+    expect(noUrl.stderr).toContain(
+      'configuration error: no --vector-url: give --vector-url (or RESPGATE_VECTOR_URL / UPSTASH_VECTOR_REST_URL)',
+    );
     const redisUrl = await respgate(['vector', '--vector-url', 'redis://localhost:6379', '--vector-token', 't'], clean);
     expect(redisUrl.stderr).toContain("--vector-url must be an http:// or https:// REST URL, got 'redis://…'");
     const noToken = await respgate(['queue', '--queue-url', 'http://127.0.0.1:1/queue'], clean);
     expect(noToken.stderr).toContain('no queue token: give --queue-token (or RESPGATE_QUEUE_TOKEN / QSTASH_TOKEN)');
-    const halfAccount = await respgate(['queue', '--queue-url', 'http://127.0.0.1:1/queue', '--queue-token', 't', '--account-email', 'a@b.c'], clean);
+    const halfAccount = await respgate(
+      ['queue', '--queue-url', 'http://127.0.0.1:1/queue', '--queue-token', 't', '--account-email', 'a@b.c'],
+      clean,
+    );
     expect(halfAccount.stderr).toContain('the account API needs both --account-email and --account-key');
     const badIndex = await respgate(['dev', '--vector-index', 'nope', '--port', '0', '--http-port', '0'], clean);
-    expect(badIndex.stderr).toContain("--vector-index 'nope' is not an index of the local platform; choose one of dense, dense-data, sparse, hybrid (or add it with --vector-config)");
+    expect(badIndex.stderr).toContain(
+      "--vector-index 'nope' is not an index of the local platform; choose one of dense, dense-data, sparse, hybrid (or add it with --vector-config)",
+    );
     const badPort = await respgate(['dev', '--vector-port', 'lots'], clean);
     expect(badPort.stderr).toContain("--vector-port must be a TCP port number from 0 to 65535, got 'lots'");
   });
@@ -96,7 +116,11 @@ describe('running', () => {
   });
 
   it('the dev stack starts both side ports after the platform and prints redis-cli lines for them', async () => {
-    const { child, output } = await startRespgate(['dev', '--port', '0', '--http-port', '0', '--queue-port', '0', '--log-level', 'silent'], /Press Ctrl\+C/, { RESPGATE_VECTOR_PORT: '0' });
+    const { child, output } = await startRespgate(
+      ['dev', '--port', '0', '--http-port', '0', '--queue-port', '0', '--log-level', 'silent'],
+      /Press Ctrl\+C/,
+      { RESPGATE_VECTOR_PORT: '0' },
+    );
     try {
       const vector = Number(/Vector side port \(VSIM…\)\s+redis:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
       const queue = Number(/Queue side port \(QPUBLISH…\)\s+redis:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
@@ -106,7 +130,7 @@ describe('running', () => {
       const q = new IORedis({ port: queue });
       // The dev stack's vector side port serves the 384-dimension "dense" index.
       expect(await v.call('VADD', 'k', 'VALUES', '2', '1', '2', 'a').catch((e: Error) => e.message)).toMatch(/got 2 but set has 384/);
-      expect(Object.keys(Object.fromEntries(chunk(await q.call('QKEYS', 'GET') as string[])))).toEqual(['current', 'next']);
+      expect(Object.keys(Object.fromEntries(chunk((await q.call('QKEYS', 'GET')) as string[])))).toEqual(['current', 'next']);
       v.disconnect();
       q.disconnect();
     } finally {
@@ -115,7 +139,10 @@ describe('running', () => {
   });
 
   it('--vector-port off leaves the vector side port out', async () => {
-    const { child, output } = await startRespgate(['dev', '--port', '0', '--http-port', '0', '--queue-port', '0', '--vector-port', 'off', '--log-level', 'silent'], /Press Ctrl\+C/);
+    const { child, output } = await startRespgate(
+      ['dev', '--port', '0', '--http-port', '0', '--queue-port', '0', '--vector-port', 'off', '--log-level', 'silent'],
+      /Press Ctrl\+C/,
+    );
     try {
       expect(output).not.toContain('Vector side port');
       expect(output).toContain('Queue side port');
@@ -126,9 +153,13 @@ describe('running', () => {
 
   it('`respgate vector` and `respgate queue` serve a remote platform given by URL and token (env vars)', async () => {
     const vec = await startRespgate(['vector', '--vector-port', '0', '--requirepass', 'pw'], /vector side port ready/, {
-      RESPGATE_VECTOR_URL: `${platform.url}/vector/dense`, RESPGATE_VECTOR_TOKEN: platform.token,
+      RESPGATE_VECTOR_URL: `${platform.url}/vector/dense`,
+      RESPGATE_VECTOR_TOKEN: platform.token,
     });
-    const que = await startRespgate(['queue', '--queue-port', '0'], /queue side port ready/, { QSTASH_URL: `${platform.url}/queue`, QSTASH_TOKEN: platform.token });
+    const que = await startRespgate(['queue', '--queue-port', '0'], /queue side port ready/, {
+      QSTASH_URL: `${platform.url}/queue`,
+      QSTASH_TOKEN: platform.token,
+    });
     try {
       expect(vec.output).not.toContain(platform.token);
       const vport = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(vec.output)![1]);

@@ -26,7 +26,10 @@ export async function raw(port: number, commands: (string | Buffer)[][], count =
   try {
     return await new Promise<Buffer[]>((resolve, reject) => {
       let buf = Buffer.alloc(0);
-      const timer = setTimeout(() => reject(new Error(`no ${count} replies within 5 s; got ${JSON.stringify(buf.toString('latin1'))}`)), 5000);
+      const timer = setTimeout(
+        () => reject(new Error(`no ${count} replies within 5 s; got ${JSON.stringify(buf.toString('latin1'))}`)),
+        5000,
+      );
       socket.on('error', reject);
       socket.on('data', (chunk) => {
         buf = Buffer.concat([buf, chunk]);

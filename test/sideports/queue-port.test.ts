@@ -58,7 +58,22 @@ beforeEach(async () => {
 
 describe('QPUBLISH', () => {
   it('publishes to a URL with options as arguments; the destination gets body, method and headers', async () => {
-    const reply = obj(await io.call('QPUBLISH', `${dest.url}/hook`, '{"a":1}', 'METHOD', 'PUT', 'CONTENT-TYPE', 'application/json', 'HEADER', 'X-Trace', 't-1', 'RETRIES', '2'));
+    const reply = obj(
+      await io.call(
+        'QPUBLISH',
+        `${dest.url}/hook`,
+        '{"a":1}',
+        'METHOD',
+        'PUT',
+        'CONTENT-TYPE',
+        'application/json',
+        'HEADER',
+        'X-Trace',
+        't-1',
+        'RETRIES',
+        '2',
+      ),
+    );
     expect(reply.messageId).toMatch(/^msg_/);
     const [got] = await dest.waitFor(1);
     expect(got.method).toBe('PUT');
@@ -71,7 +86,9 @@ describe('QPUBLISH', () => {
 
   it('answers a RESP3 map to node-redis, and binary bodies arrive byte for byte', async () => {
     const bytes = Buffer.from([0, 1, 2, 254, 255, 13, 10]);
-    const m = await nr.withTypeMapping({ [RESP_TYPES.MAP]: Map }).sendCommand(['QPUBLISH', dest.url, bytes, 'CONTENT-TYPE', 'application/octet-stream']) as Map<string, unknown>;
+    const m = (await nr
+      .withTypeMapping({ [RESP_TYPES.MAP]: Map })
+      .sendCommand(['QPUBLISH', dest.url, bytes, 'CONTENT-TYPE', 'application/octet-stream'])) as Map<string, unknown>;
     expect(m).toBeInstanceOf(Map);
     expect(String(m.get('messageId'))).toMatch(/^msg_/);
     const [got] = await dest.waitFor(1);
@@ -85,7 +102,10 @@ describe('QPUBLISH', () => {
     const [failure] = await other.waitFor(1);
     const callbackBody = JSON.parse(failure.body.toString());
     expect(callbackBody.sourceMessageId).toBe(messageId);
-    const list = await until(async () => obj(await io.call('QDLQ', 'LIST', 'URL', dest.url)), (l) => (l.messages as unknown[]).length > 0);
+    const list = await until(
+      async () => obj(await io.call('QDLQ', 'LIST', 'URL', dest.url)),
+      (l) => (l.messages as unknown[]).length > 0,
+    );
     const entry = obj((list.messages as unknown[])[0]);
     expect(entry.messageId).toBe(messageId);
     expect(entry.dlqId).toBe(callbackBody.dlqId);
@@ -94,7 +114,10 @@ describe('QPUBLISH', () => {
     const third = await dest.waitFor(3);
     expect(third[2].body.toString()).toBe('job');
     // A retried entry leaves the DLQ (as on the service); a second delete finds nothing.
-    await until(async () => obj(await io.call('QDLQ', 'LIST', 'URL', dest.url)), (l) => (l.messages as unknown[]).length === 0);
+    await until(
+      async () => obj(await io.call('QDLQ', 'LIST', 'URL', dest.url)),
+      (l) => (l.messages as unknown[]).length === 0,
+    );
     await expect(io.call('QDLQ', 'DEL', entry.dlqId)).rejects.toThrow(/queue service error \(HTTP 404\)/);
   });
 
@@ -150,15 +173,15 @@ describe('QGROUP', () => {
     const g = obj(await io.call('QGROUP', 'GET', 'team'));
     expect(g.name).toBe('team');
     expect((g.endpoints as unknown[]).map((e) => obj(e).url).sort()).toEqual([`${dest.url}/a`, `${other.url}/b`].sort());
-    expect((await io.call('QGROUP', 'LIST') as unknown[]).map((x) => obj(x).name)).toContain('team');
-    const fan = await io.call('QPUBLISH', 'team', 'hello all') as unknown[];
+    expect(((await io.call('QGROUP', 'LIST')) as unknown[]).map((x) => obj(x).name)).toContain('team');
+    const fan = (await io.call('QPUBLISH', 'team', 'hello all')) as unknown[];
     expect(fan).toHaveLength(2);
     expect(fan.map((x) => obj(x).messageId).every((id) => /^msg_/.test(id))).toBe(true);
     const [[a], [b]] = await Promise.all([dest.waitFor(1), other.waitFor(1)]);
     expect(a.body.toString()).toBe('hello all');
     expect(b.headers['upstash-topic-name']).toBe('team');
     await io.call('QGROUP', 'REMOVE', 'team', `${dest.url}/a`);
-    expect((obj(await io.call('QGROUP', 'GET', 'team')).endpoints as unknown[])).toHaveLength(1);
+    expect(obj(await io.call('QGROUP', 'GET', 'team')).endpoints as unknown[]).toHaveLength(1);
     await io.call('QGROUP', 'DEL', 'team');
     await expect(io.call('QGROUP', 'GET', 'team')).rejects.toThrow(/queue service error \(HTTP 404\)/);
   });
@@ -179,11 +202,13 @@ describe('QGROUP', () => {
 
 describe('QSCHEDULE', () => {
   it('CREATE, GET, LIST, PAUSE, RESUME, DEL', async () => {
-    const { scheduleId } = obj(await io.call('QSCHEDULE', 'CREATE', dest.url, '*/5 * * * *', 'tick', 'RETRIES', '1', 'HEADER', 'X-Kind', 'cron'));
+    const { scheduleId } = obj(
+      await io.call('QSCHEDULE', 'CREATE', dest.url, '*/5 * * * *', 'tick', 'RETRIES', '1', 'HEADER', 'X-Kind', 'cron'),
+    );
     expect(scheduleId).toMatch(/^scd_/);
     const s = obj(await io.call('QSCHEDULE', 'GET', scheduleId));
     expect(s).toMatchObject({ scheduleId, cron: '*/5 * * * *', destination: dest.url });
-    expect((await io.call('QSCHEDULE', 'LIST') as unknown[]).map((x) => obj(x).scheduleId)).toContain(scheduleId);
+    expect(((await io.call('QSCHEDULE', 'LIST')) as unknown[]).map((x) => obj(x).scheduleId)).toContain(scheduleId);
     await io.call('QSCHEDULE', 'PAUSE', scheduleId);
     expect(obj(await io.call('QSCHEDULE', 'GET', scheduleId)).isPaused).toBe(1);
     await io.call('QSCHEDULE', 'RESUME', scheduleId);
@@ -202,7 +227,7 @@ describe('QQUEUE and QENQUEUE', () => {
   it('UPSERT with PARALLELISM, GET, LIST, enqueue delivers, PAUSE/RESUME, DEL', async () => {
     await io.call('QQUEUE', 'UPSERT', 'orders', 'PARALLELISM', '2');
     expect(obj(await io.call('QQUEUE', 'GET', 'orders'))).toMatchObject({ name: 'orders', parallelism: 2 });
-    expect((await io.call('QQUEUE', 'LIST') as unknown[]).map((x) => obj(x).name)).toContain('orders');
+    expect(((await io.call('QQUEUE', 'LIST')) as unknown[]).map((x) => obj(x).name)).toContain('orders');
     const r = obj(await io.call('QENQUEUE', 'orders', dest.url, 'order-1'));
     expect(r.messageId).toMatch(/^msg_/);
     const [got] = await dest.waitFor(1);
@@ -229,25 +254,36 @@ describe('QKEYS and QEVENTS', () => {
   it('QEVENTS lists the log of a message', async () => {
     const { messageId } = obj(await io.call('QPUBLISH', dest.url, 'logged'));
     await dest.waitFor(1);
-    const log = await until(async () => obj(await io.call('QEVENTS', 'MESSAGE', messageId)), (l) => (l.events as unknown[]).some((e) => obj(e).state === 'DELIVERED'));
+    const log = await until(
+      async () => obj(await io.call('QEVENTS', 'MESSAGE', messageId)),
+      (l) => (l.events as unknown[]).some((e) => obj(e).state === 'DELIVERED'),
+    );
     expect((log.events as unknown[]).every((e) => obj(e).messageId === messageId)).toBe(true);
   });
 });
 
 describe('ACCOUNT (no account API configured)', () => {
   it('names the flags to set, and checks the budget range locally first', async () => {
-    await expect(io.call('ACCOUNT', 'DISABLE-PRODPACK', 'u1')).rejects.toThrow(/ACCOUNT commands need the account API: give --account-url, --account-email and --account-key/);
-    await expect(io.call('ACCOUNT', 'BUDGET', 'u1', '5')).rejects.toThrow(/budget must be 0 \(no limit\) or from 20 to 10000 dollars, got 5/);
+    await expect(io.call('ACCOUNT', 'DISABLE-PRODPACK', 'u1')).rejects.toThrow(
+      /ACCOUNT commands need the account API: give --account-url, --account-email and --account-key/,
+    );
+    await expect(io.call('ACCOUNT', 'BUDGET', 'u1', '5')).rejects.toThrow(
+      /budget must be 0 \(no limit\) or from 20 to 10000 dollars, got 5/,
+    );
     await expect(io.call('ACCOUNT', 'BUDGET', 'u1', 'ten')).rejects.toThrow(/budget is not an integer/);
   });
 });
 
 describe('ACCOUNT against the local account API', () => {
   it('USERS/USER read the instance; DISABLE-PRODPACK, ENABLE-PRODPACK and BUDGET change it (+OK)', async () => {
-    const acct = await queuePort({ url: `${platform.url}/queue`, token: platform.token, account: { url: `${platform.url}/account/v2`, email: ACCOUNT.email, apiKey: ACCOUNT.key } });
+    const acct = await queuePort({
+      url: `${platform.url}/queue`,
+      token: platform.token,
+      account: { url: `${platform.url}/account/v2`, email: ACCOUNT.email, apiKey: ACCOUNT.key },
+    });
     const a = new IORedis({ port: acct.port });
     try {
-      const [first] = await a.call('ACCOUNT', 'USERS') as unknown[];
+      const [first] = (await a.call('ACCOUNT', 'USERS')) as unknown[];
       const id = obj(first).id as string;
       expect(await a.call('ACCOUNT', 'DISABLE-PRODPACK', id)).toBe('OK');
       expect(obj(await a.call('ACCOUNT', 'USER', id)).prod_pack_enabled).toBe(0);
@@ -256,14 +292,22 @@ describe('ACCOUNT against the local account API', () => {
       expect(await a.call('ACCOUNT', 'BUDGET', id, '120')).toBe('OK');
       expect(obj(await a.call('ACCOUNT', 'USER', id)).budget).toBe(120);
       expect(await a.call('ACCOUNT', 'BUDGET', id, '0')).toBe('OK');
-      await expect(a.call('ACCOUNT', 'BUDGET', id, '10001')).rejects.toThrow(/budget must be 0 \(no limit\) or from 20 to 10000 dollars, got 10001/);
-      await expect(a.call('ACCOUNT', 'USER', 'nobody')).rejects.toThrow(/^ERR account service error \(HTTP 404\): queue instance nobody not found/);
+      await expect(a.call('ACCOUNT', 'BUDGET', id, '10001')).rejects.toThrow(
+        /budget must be 0 \(no limit\) or from 20 to 10000 dollars, got 10001/,
+      );
+      await expect(a.call('ACCOUNT', 'USER', 'nobody')).rejects.toThrow(
+        /^ERR account service error \(HTTP 404\): queue instance nobody not found/,
+      );
       await expect(a.call('ACCOUNT', 'LIMIT', id)).rejects.toThrow(/unknown subcommand 'LIMIT'. Try ACCOUNT HELP/);
     } finally {
       a.disconnect();
       await acct.stop();
     }
-    const wrong = await queuePort({ url: `${platform.url}/queue`, token: platform.token, account: { url: `${platform.url}/account/v2`, email: ACCOUNT.email, apiKey: 'wrong-key' } });
+    const wrong = await queuePort({
+      url: `${platform.url}/queue`,
+      token: platform.token,
+      account: { url: `${platform.url}/account/v2`, email: ACCOUNT.email, apiKey: 'wrong-key' },
+    });
     const w = new IORedis({ port: wrong.port });
     try {
       const err = await w.call('ACCOUNT', 'USERS').catch((e: Error) => e.message);

@@ -26,20 +26,33 @@ afterAll(async () => {
 describe('handshake and connection commands', () => {
   it('answers PING, ECHO, SELECT 0 and HELLO 2/3 with the bytes Redis sends', async () => {
     const [pong, hi, echo, sel0, sel1, hello3, ping3, hello2] = await rawText(open.port, [
-      ['PING'], ['PING', 'hi'], ['ECHO', 'x y'], ['SELECT', '0'], ['SELECT', '1'], ['HELLO', '3'], ['PING', 'z'], ['HELLO', '2'],
+      ['PING'],
+      ['PING', 'hi'],
+      ['ECHO', 'x y'],
+      ['SELECT', '0'],
+      ['SELECT', '1'],
+      ['HELLO', '3'],
+      ['PING', 'z'],
+      ['HELLO', '2'],
     ]);
     expect(pong).toBe('+PONG\r\n');
     expect(hi).toBe('$2\r\nhi\r\n');
     expect(echo).toBe('$3\r\nx y\r\n');
     expect(sel0).toBe('+OK\r\n');
     expect(sel1).toBe('-ERR DB index is out of range\r\n');
-    expect(hello3).toMatch(/^%7\r\n\$6\r\nserver\r\n\$5\r\nredis\r\n\$7\r\nversion\r\n\$6\r\n7\.0\.15\r\n\$5\r\nproto\r\n:3\r\n\$2\r\nid\r\n:\d+\r\n/);
+    expect(hello3).toMatch(
+      /^%7\r\n\$6\r\nserver\r\n\$5\r\nredis\r\n\$7\r\nversion\r\n\$6\r\n7\.0\.15\r\n\$5\r\nproto\r\n:3\r\n\$2\r\nid\r\n:\d+\r\n/,
+    );
     expect(ping3).toBe('$1\r\nz\r\n');
     expect(hello2).toMatch(/^\*14\r\n\$6\r\nserver\r\n/);
   });
 
   it('refuses bad HELLO versions and options like Redis', async () => {
-    const replies = await rawText(open.port, [['HELLO', '4'], ['HELLO', 'x'], ['HELLO', '3', 'BOGUS']]);
+    const replies = await rawText(open.port, [
+      ['HELLO', '4'],
+      ['HELLO', 'x'],
+      ['HELLO', '3', 'BOGUS'],
+    ]);
     expect(replies).toEqual([
       '-NOPROTO unsupported protocol version\r\n',
       '-ERR Protocol version is not an integer or out of range\r\n',
@@ -60,7 +73,12 @@ describe('handshake and connection commands', () => {
 
   it('keeps CLIENT SETNAME/GETNAME/ID/SETINFO per connection', async () => {
     const [set, get, id, info, bad, badAttr] = await rawText(open.port, [
-      ['CLIENT', 'SETNAME', 'worker-1'], ['CLIENT', 'GETNAME'], ['CLIENT', 'ID'], ['CLIENT', 'SETINFO', 'LIB-NAME', 'mylib'], ['CLIENT', 'SETNAME', 'a b'], ['CLIENT', 'SETINFO', 'color', 'x'],
+      ['CLIENT', 'SETNAME', 'worker-1'],
+      ['CLIENT', 'GETNAME'],
+      ['CLIENT', 'ID'],
+      ['CLIENT', 'SETINFO', 'LIB-NAME', 'mylib'],
+      ['CLIENT', 'SETNAME', 'a b'],
+      ['CLIENT', 'SETINFO', 'color', 'x'],
     ]);
     expect(set).toBe('+OK\r\n');
     expect(get).toBe('$8\r\nworker-1\r\n');
@@ -115,7 +133,14 @@ describe('handshake and connection commands', () => {
 
 describe('AUTH with --requirepass', () => {
   it('answers NOAUTH before AUTH, WRONGPASS for a bad password, then serves commands', async () => {
-    const replies = await rawText(locked.port, [['VCARD', 'x'], ['AUTH', 'nope'], ['AUTH', 'bob', 's3cret'], ['PING'], ['AUTH', 's3cret'], ['PING']]);
+    const replies = await rawText(locked.port, [
+      ['VCARD', 'x'],
+      ['AUTH', 'nope'],
+      ['AUTH', 'bob', 's3cret'],
+      ['PING'],
+      ['AUTH', 's3cret'],
+      ['PING'],
+    ]);
     expect(replies).toEqual([
       '-NOAUTH Authentication required.\r\n',
       '-WRONGPASS invalid username-password pair or user is disabled.\r\n',
@@ -127,21 +152,29 @@ describe('AUTH with --requirepass', () => {
   });
 
   it('HELLO needs AUTH when not authenticated, and HELLO 3 AUTH default <pass> works', async () => {
-    const [noauth, hello] = await rawText(locked.port, [['HELLO', '3'], ['HELLO', '3', 'AUTH', 'default', 's3cret']]);
+    const [noauth, hello] = await rawText(locked.port, [
+      ['HELLO', '3'],
+      ['HELLO', '3', 'AUTH', 'default', 's3cret'],
+    ]);
     expect(noauth).toMatch(/^-NOAUTH HELLO must be called with the client already authenticated/);
     expect(hello).toMatch(/^%7\r\n/);
   });
 
   it('a long command pipelined right after AUTH is read with the authenticated limits, as Redis does', async () => {
     const values = Array.from({ length: 20 }, (_, i) => String(i));
-    const [ok, reply] = await rawText(locked.port, [['AUTH', 's3cret'], ['VADD', 'k', 'VALUES', '20', ...values, 'e']]);
+    const [ok, reply] = await rawText(locked.port, [
+      ['AUTH', 's3cret'],
+      ['VADD', 'k', 'VALUES', '20', ...values, 'e'],
+    ]);
     expect(ok).toBe('+OK\r\n');
     expect(reply).toMatch(/^-ERR Vector dimension mismatch - got 20 but set has 384/);
   });
 
   it('AUTH without a configured password answers like Redis', async () => {
     const [r] = await rawText(open.port, [['AUTH', 'x']]);
-    expect(r).toBe('-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n');
+    expect(r).toBe(
+      '-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?\r\n',
+    );
   });
 
   it('ioredis and node-redis connect with a password', async () => {
@@ -162,11 +195,11 @@ describe('AUTH with --requirepass', () => {
 describe('discovery: COMMAND, COMMAND DOCS, HELP', () => {
   it('COMMAND COUNT/LIST/INFO describe the side port commands', async () => {
     const io = new IORedis({ port: open.port });
-    const count = await io.call('COMMAND', 'COUNT') as number;
-    const list = await io.call('COMMAND', 'LIST') as string[];
+    const count = (await io.call('COMMAND', 'COUNT')) as number;
+    const list = (await io.call('COMMAND', 'LIST')) as string[];
     expect(list).toEqual(expect.arrayContaining(['qpublish', 'qgroup', 'qdlq', 'account', 'ping', 'hello']));
     expect(count).toBe(list.length);
-    const [info, missing] = await io.call('COMMAND', 'INFO', 'qpublish', 'nope') as unknown[][];
+    const [info, missing] = (await io.call('COMMAND', 'INFO', 'qpublish', 'nope')) as unknown[][];
     expect(info.slice(0, 2)).toEqual(['qpublish', -3]);
     expect(missing).toBeNull();
     io.disconnect();
@@ -174,7 +207,7 @@ describe('discovery: COMMAND, COMMAND DOCS, HELP', () => {
 
   it('COMMAND DOCS gives summary, group and arguments (RESP2 flat, RESP3 map)', async () => {
     const io = new IORedis({ port: locked.port, password: 's3cret' });
-    const docs = await io.call('COMMAND', 'DOCS', 'vadd') as unknown[];
+    const docs = (await io.call('COMMAND', 'DOCS', 'vadd')) as unknown[];
     expect(docs[0]).toBe('vadd');
     const fields = docs[1] as unknown[];
     expect(fields[fields.indexOf('group') + 1]).toBe('vector_set');
@@ -182,7 +215,10 @@ describe('discovery: COMMAND, COMMAND DOCS, HELP', () => {
     io.disconnect();
     const nr = createClient({ socket: { port: locked.port }, password: 's3cret', RESP: 3 });
     await nr.connect();
-    const m = await nr.withTypeMapping({ [RESP_TYPES.MAP]: Map }).sendCommand(['COMMAND', 'DOCS', 'vsim']) as Map<string, Map<string, unknown>>;
+    const m = (await nr.withTypeMapping({ [RESP_TYPES.MAP]: Map }).sendCommand(['COMMAND', 'DOCS', 'vsim'])) as Map<
+      string,
+      Map<string, unknown>
+    >;
     expect(m.get('vsim')!.get('summary')).toMatch(/similar/);
     await nr.quit();
   });
@@ -197,13 +233,13 @@ describe('discovery: COMMAND, COMMAND DOCS, HELP', () => {
 
   it('HELP lists the commands, HELP <cmd> and <CMD> HELP explain one, container HELP lists subcommands', async () => {
     const io = new IORedis({ port: open.port });
-    const all = await io.call('HELP') as string[];
+    const all = (await io.call('HELP')) as string[];
     expect(all.join('\n')).toContain('QPUBLISH destination body');
     expect(all.join('\n')).toContain('QDLQ LIST');
-    const one = await io.call('HELP', 'qpublish') as string[];
+    const one = (await io.call('HELP', 'qpublish')) as string[];
     expect(one[0]).toMatch(/^QPUBLISH destination body .*\[RETRIES retries\]/);
     expect(await io.call('QPUBLISH', 'HELP')).toEqual(one);
-    const group = await io.call('QGROUP', 'HELP') as string[];
+    const group = (await io.call('QGROUP', 'HELP')) as string[];
     expect(group[0]).toBe('QGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:');
     expect(group).toContain('ADD group url [url ...]');
     await expect(io.call('HELP', 'nope')).rejects.toThrow(/unknown command 'nope'/);

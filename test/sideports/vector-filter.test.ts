@@ -5,7 +5,7 @@ import { translateFilter } from '../../src/sideports/vector-filter.js';
 describe('translateFilter', () => {
   it.each([
     ['.year > 1950 and .genre == "drama"', "year > 1950 AND genre = 'drama'"],
-    ['(.a == 1 || .b != \'x\') && .c <= -2.5', "(a = 1 OR b != 'x') AND c <= -2.5"],
+    ["(.a == 1 || .b != 'x') && .c <= -2.5", "(a = 1 OR b != 'x') AND c <= -2.5"],
     ['"x" in .tags', "tags CONTAINS 'x'"],
     ['.g in ["a", "b"]', "g IN ('a', 'b')"],
     ['.n in [1, 2.5e3]', 'n IN (1, 2.5e3)'],

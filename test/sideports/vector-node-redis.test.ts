@@ -41,12 +41,12 @@ describe.each([2, 3] as const)('node-redis vector-set API, RESP%i', (RESP) => {
       expect(await client.vSetAttr(key, 'pt:A', { size: 'big' })).toBe(true);
       expect(await client.vGetAttr(key, 'pt:A')).toEqual({ size: 'big' });
       expect(await client.vGetAttr(key, 'pt:B')).toBeNull();
-      const info = await client.vInfo(key) as Record<string, unknown>;
+      const info = (await client.vInfo(key)) as Record<string, unknown>;
       expect(Number(info['vector-dim'])).toBe(2);
       expect(Number(info.size)).toBe(5);
       expect(await client.vSim(key, [0.9, 0.1], { COUNT: 2 })).toEqual(['pt:E', 'pt:A']);
       expect(await client.vSim(key, 'pt:A', { FILTER: '.size == "big"' })).toEqual(['pt:A']);
-      const scored = await client.vSimWithScores(key, [1, 1], { COUNT: 1 }) as Record<string, number>;
+      const scored = (await client.vSimWithScores(key, [1, 1], { COUNT: 1 })) as Record<string, number>;
       expect(Object.keys(scored)).toEqual(['pt:A']);
       expect(scored['pt:A']).toBeCloseTo(1, 6);
       expect(['pt:A', 'pt:B', 'pt:C', 'pt:D', 'pt:E']).toContain(await client.vRandMember(key));
@@ -65,7 +65,9 @@ describe.each([2, 3] as const)('node-redis vector-set API, RESP%i', (RESP) => {
 describe('VRANGE', () => {
   it('refuses bad bounds and extra arguments like Redis', async () => {
     const [bound, extra, count] = await rawText(port.port, [
-      ['VRANGE', 'k', 'a', '+'], ['VRANGE', 'k', '-', '+', '1', '2'], ['VRANGE', 'k', '-', '+', 'x'],
+      ['VRANGE', 'k', 'a', '+'],
+      ['VRANGE', 'k', '-', '+', '1', '2'],
+      ['VRANGE', 'k', '-', '+', 'x'],
     ]);
     expect(bound).toBe('-ERR min or max not valid string range item: use -, +, [element or (element\r\n');
     expect(extra).toBe('-ERR syntax error\r\n');

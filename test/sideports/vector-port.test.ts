@@ -37,7 +37,8 @@ beforeAll(async () => {
       { name: 'hybrid', type: 'HYBRID', dimension: 2, similarityFunction: 'COSINE' },
     ],
   });
-  for (const name of ['dense', 'text', 'sparse', 'hybrid']) ports[name] = await vectorPort({ url: `${platform.url}/vector/${name}`, token: platform.token });
+  for (const name of ['dense', 'text', 'sparse', 'hybrid'])
+    ports[name] = await vectorPort({ url: `${platform.url}/vector/${name}`, token: platform.token });
   io = new IORedis({ port: ports.dense.port });
   io3 = createClient({ socket: { port: ports.dense.port }, RESP: 3 });
   await io3.connect();
@@ -74,7 +75,7 @@ describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
     expect(await io.call('VEMB', 'pts', 'x')).toEqual(['0.5', '0.25', '1']);
     expect(await io3.sendCommand(['VEMB', 'pts', 'x'])).toEqual([0.5, 0.25, 1]);
     expect(await io.call('VEMB', 'pts', 'nope')).toBeNull();
-    const [type, blob, norm] = await io.callBuffer('VEMB', 'pts', 'x', 'RAW') as Buffer[];
+    const [type, blob, norm] = (await io.callBuffer('VEMB', 'pts', 'x', 'RAW')) as Buffer[];
     expect(type.toString()).toBe('f32');
     expect(blob.equals(fp32([0.5, 0.25, 1]))).toBe(true);
     expect(Number(norm.toString())).toBeCloseTo(Math.hypot(0.5, 0.25, 1), 6);
@@ -98,7 +99,7 @@ describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
       ['VADD', 'pts', 'e', 'x', 'y'],
       ['VDIM', 'nothing-here'],
     ]);
-    expect(dim).toBe('-ERR Vector dimension mismatch - got 2 but set has 3 (the index\'s dimension is fixed: send 3 values)\r\n');
+    expect(dim).toBe("-ERR Vector dimension mismatch - got 2 but set has 3 (the index's dimension is fixed: send 3 values)\r\n");
     expect(reduce).toMatch(/^-ERR REDUCE is not supported by the vector side port/);
     expect(notNum).toBe("-ERR invalid vector specification: 'x' is not a number\r\n");
     expect(blob).toMatch(/^-ERR invalid vector specification: an FP32 blob is 4 bytes per dimension/);
@@ -107,7 +108,9 @@ describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
     expect(count).toMatch(/^-ERR invalid vector specification: the count must be a whole number/);
     expect(noVector).toMatch(/^-ERR syntax error: the vector is FP32 blob, VALUES/);
     expect(vdim).toBe('-ERR key does not exist\r\n');
-    await expect(io.call('VLINKS', 'pts', 'a')).rejects.toThrow(/ERR VLINKS is not supported by the vector side port: the vector service does not expose/);
+    await expect(io.call('VLINKS', 'pts', 'a')).rejects.toThrow(
+      /ERR VLINKS is not supported by the vector side port: the vector service does not expose/,
+    );
     expect(await io.call('VCARD', 'pts')).toBe(0);
     const [arity] = await rawText(ports.dense.port, [['VCARD']]);
     expect(arity).toBe("-ERR wrong number of arguments for 'vcard' command\r\n");
@@ -130,7 +133,10 @@ describe('pipelines', () => {
     p.call('VREM', 'pts', 'a');
     p.call('VISMEMBER', 'pts', 'a');
     const out = (await p.exec())!;
-    expect(out.slice(0, 2)).toEqual([[null, 1], [null, 1]]);
+    expect(out.slice(0, 2)).toEqual([
+      [null, 1],
+      [null, 1],
+    ]);
     expect((out[2][0] as Error).message).toMatch(/Vector dimension mismatch - got 2 but set has 3/);
     expect(out[3]).toEqual([null, 0]);
     expect((out[4][0] as Error).message).toMatch(/invalid vector specification/);
@@ -143,13 +149,16 @@ describe('VSIM', () => {
   it('returns names by similarity; WITHSCORES as RESP2 flat pairs and a RESP3 map of doubles', async () => {
     await points();
     expect(await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0')).toEqual(['a', 'c', 'b']);
-    const flat = await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0', 'WITHSCORES', 'COUNT', '2') as string[];
+    const flat = (await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0', 'WITHSCORES', 'COUNT', '2')) as string[];
     expect(flat[0]).toBe('a');
     expect(Number(flat[1])).toBeCloseTo(1, 6);
     expect(flat[2]).toBe('c');
     const cos = 0.9 / Math.hypot(0.9, 0.1);
     expect(Number(flat[3])).toBeCloseTo((1 + cos) / 2, 5);
-    const m = await io3.withTypeMapping({ [RESP_TYPES.MAP]: Map }).sendCommand(['VSIM', 'pts', 'ELE', 'b', 'WITHSCORES']) as Map<string, number>;
+    const m = (await io3.withTypeMapping({ [RESP_TYPES.MAP]: Map }).sendCommand(['VSIM', 'pts', 'ELE', 'b', 'WITHSCORES'])) as Map<
+      string,
+      number
+    >;
     expect([...m.keys()]).toEqual(['b', 'c', 'a']);
     expect(m.get('b')).toBeCloseTo(1, 6);
     expect(m.get('a')).toBeCloseTo(0.5, 6);
@@ -164,7 +173,9 @@ describe('VSIM', () => {
     expect(await io.call(...(q as [string]), 'FILTER', '.genre in ["action", "comedy"] || .year < 1951')).toEqual(['m1', 'm3']);
     expect(await io.call(...(q as [string]), 'WHERE', "year >= 1999 AND genre != 'action'")).toEqual(['m2']);
     expect(await io.call(...(q as [string]), 'COUNT', '1', 'WITHATTRIBS')).toEqual(['m1', '{"year":1950,"genre":"drama"}']);
-    const both = await io3.withTypeMapping({ [RESP_TYPES.MAP]: Map }).sendCommand([...q, 'COUNT', '1', 'WITHSCORES', 'WITHATTRIBS']) as Map<string, [number, string]>;
+    const both = (await io3
+      .withTypeMapping({ [RESP_TYPES.MAP]: Map })
+      .sendCommand([...q, 'COUNT', '1', 'WITHSCORES', 'WITHATTRIBS'])) as Map<string, [number, string]>;
     expect(both.get('m1')![0]).toBeCloseTo(1, 6);
     expect(JSON.parse(both.get('m1')![1])).toEqual({ year: 1950, genre: 'drama' });
     await expect(io.call(...(q as [string]), 'FILTER', '.year + 1 > 2000')).rejects.toThrow(/arithmetic has no counterpart.*use WHERE/);
@@ -186,11 +197,11 @@ describe('VSIM', () => {
 describe('attributes', () => {
   it('VSETATTR/VGETATTR round-trip; "" removes them; VADD without SETATTR keeps them', async () => {
     await io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'a', 'SETATTR', '{"k":1}');
-    expect(JSON.parse(await io.call('VGETATTR', 'pts', 'a') as string)).toEqual({ k: 1 });
+    expect(JSON.parse((await io.call('VGETATTR', 'pts', 'a')) as string)).toEqual({ k: 1 });
     await io.call('VADD', 'pts', 'VALUES', '3', '0', '1', '0', 'a');
-    expect(JSON.parse(await io.call('VGETATTR', 'pts', 'a') as string)).toEqual({ k: 1 });
+    expect(JSON.parse((await io.call('VGETATTR', 'pts', 'a')) as string)).toEqual({ k: 1 });
     expect(await io.call('VSETATTR', 'pts', 'a', '{"k":2,"tags":["x"]}')).toBe(1);
-    expect(JSON.parse(await io.call('VGETATTR', 'pts', 'a') as string)).toEqual({ k: 2, tags: ['x'] });
+    expect(JSON.parse((await io.call('VGETATTR', 'pts', 'a')) as string)).toEqual({ k: 2, tags: ['x'] });
     expect(await io.call('VSETATTR', 'pts', 'a', '')).toBe(1);
     expect(await io.call('VGETATTR', 'pts', 'a')).toBeNull();
     expect(await io.call('VSETATTR', 'pts', 'ghost', '{"k":1}')).toBe(0);
@@ -220,14 +231,14 @@ describe('VREM, VREMBY, VSCAN, VFETCH, VRANDMEMBER, VINFO, DEL, KEYS', () => {
     let cursor = '0';
     let pages = 0;
     do {
-      const [next, items] = await io.call('VSCAN', 'pts', cursor, 'COUNT', '3') as [string, string[]];
+      const [next, items] = (await io.call('VSCAN', 'pts', cursor, 'COUNT', '3')) as [string, string[]];
       seen.push(...items);
       cursor = next;
       pages++;
     } while (cursor !== '0' && pages < 10);
     expect(seen.sort()).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6', 'other']);
     expect(pages).toBe(3);
-    const [end, withAttrs] = await io.call('VSCAN', 'pts', '0', 'PREFIX', 'e', 'COUNT', '100', 'WITHATTRIBS') as [string, string[]];
+    const [end, withAttrs] = (await io.call('VSCAN', 'pts', '0', 'PREFIX', 'e', 'COUNT', '100', 'WITHATTRIBS')) as [string, string[]];
     expect(end).toBe('0');
     expect(withAttrs).toHaveLength(14);
     expect(JSON.parse(withAttrs[withAttrs.indexOf('e3') + 1])).toEqual({ i: 3 });
@@ -237,10 +248,10 @@ describe('VREM, VREMBY, VSCAN, VFETCH, VRANDMEMBER, VINFO, DEL, KEYS', () => {
   it('VFETCH by ids (null for absent) and by prefix', async () => {
     await points();
     await io.call('VSETATTR', 'pts', 'a', '{"x":1}');
-    const [a, none] = await io.call('VFETCH', 'pts', 'IDS', '2', 'a', 'zz', 'WITHATTRIBS', 'WITHVECTORS') as unknown[];
+    const [a, none] = (await io.call('VFETCH', 'pts', 'IDS', '2', 'a', 'zz', 'WITHATTRIBS', 'WITHVECTORS')) as unknown[];
     expect(obj(a)).toEqual({ id: 'a', vector: ['1', '0', '0'], attributes: '{"x":1}' });
     expect(none).toBeNull();
-    const byPrefix = await io.call('VFETCH', 'pts', 'PREFIX', 'c') as unknown[];
+    const byPrefix = (await io.call('VFETCH', 'pts', 'PREFIX', 'c')) as unknown[];
     expect(byPrefix.map((r) => obj(r).id)).toEqual(['c']);
     await expect(io.call('VFETCH', 'pts', 'WITHVECTORS', 'WITHDATA')).rejects.toThrow(/VFETCH needs IDS count id … or PREFIX prefix/);
   });
@@ -248,8 +259,8 @@ describe('VREM, VREMBY, VSCAN, VFETCH, VRANDMEMBER, VINFO, DEL, KEYS', () => {
   it('VRANDMEMBER: one, distinct with a positive count, repeats allowed with a negative count', async () => {
     await points();
     expect(['a', 'b', 'c']).toContain(await io.call('VRANDMEMBER', 'pts'));
-    expect((await io.call('VRANDMEMBER', 'pts', '10') as string[]).sort()).toEqual(['a', 'b', 'c']);
-    const two = await io.call('VRANDMEMBER', 'pts', '2') as string[];
+    expect(((await io.call('VRANDMEMBER', 'pts', '10')) as string[]).sort()).toEqual(['a', 'b', 'c']);
+    const two = (await io.call('VRANDMEMBER', 'pts', '2')) as string[];
     expect(new Set(two).size).toBe(2);
     expect(await io.call('VRANDMEMBER', 'pts', '-5')).toHaveLength(5);
     expect(await io.call('VRANDMEMBER', 'empty')).toBeNull();
@@ -262,7 +273,7 @@ describe('VREM, VREMBY, VSCAN, VFETCH, VRANDMEMBER, VINFO, DEL, KEYS', () => {
     const info = obj(await io.call('VINFO', 'pts'));
     expect(info).toMatchObject({ 'quant-type': 'f32', 'vector-dim': 3, size: 3, 'index-type': 'DENSE', 'similarity-function': 'COSINE' });
     expect(await io.call('VINFO', 'nothing')).toBeNull();
-    expect((await io.call('KEYS', '*') as string[]).sort()).toEqual(expect.arrayContaining(['movies', 'pts']));
+    expect(((await io.call('KEYS', '*')) as string[]).sort()).toEqual(expect.arrayContaining(['movies', 'pts']));
     expect(await io.call('KEYS', 'mov*')).toEqual(['movies']);
     expect(await io.call('DEL', 'pts', 'movies', 'never')).toBe(2);
     expect(await io.call('VCARD', 'pts')).toBe(0);
@@ -273,10 +284,14 @@ describe('extensions: text (DATA), sparse, hybrid', () => {
   it('DATA embeds text on an index with an embedding model, VSIM DATA queries it, WITHDATA returns it', async () => {
     expect(await text.call('VADD', 'docs', 'DATA', 'the quick brown fox', 'fox')).toBe(1);
     await text.call('VADD', 'docs', 'DATA', 'a slow green turtle', 'turtle');
-    const r = await text.call('VSIM', 'docs', 'DATA', 'quick fox', 'WITHDATA', 'COUNT', '1') as string[];
+    const r = (await text.call('VSIM', 'docs', 'DATA', 'quick fox', 'WITHDATA', 'COUNT', '1')) as string[];
     expect(r).toEqual(['fox', 'the quick brown fox']);
-    await expect(io.call('VADD', 'pts', 'DATA', 'hello', 'h')).rejects.toThrow(/vector service error \(HTTP 422\): Embedding data for this index is not allowed/);
-    await expect(text.call('VSIM', 'docs', 'VALUES', '2', '1', '0', 'QUERYMODE', 'DENSE')).rejects.toThrow(/QUERYMODE applies to text queries only/);
+    await expect(io.call('VADD', 'pts', 'DATA', 'hello', 'h')).rejects.toThrow(
+      /vector service error \(HTTP 422\): Embedding data for this index is not allowed/,
+    );
+    await expect(text.call('VSIM', 'docs', 'VALUES', '2', '1', '0', 'QUERYMODE', 'DENSE')).rejects.toThrow(
+      /QUERYMODE applies to text queries only/,
+    );
   });
 
   it('SPARSE vectors on a sparse index; VEMB shows indices and values', async () => {
@@ -285,14 +300,18 @@ describe('extensions: text (DATA), sparse, hybrid', () => {
     expect(await sparse.call('VSIM', 'sp', 'SPARSE', '1', '7', '2', 'WITHSCORES')).toEqual(['s1', '0.5']);
     expect(obj(await sparse.call('VEMB', 'sp', 's1'))).toEqual({ indices: [1, 7], values: ['0.5', '0.25'] });
     await expect(sparse.call('VDIM', 'sp')).rejects.toThrow(/the index is sparse/);
-    await expect(sparse.call('VADD', 'sp', 'SPARSE', '1', '-3', '1', 's3')).rejects.toThrow(/a sparse index is a whole number from 0 to 2147483647/);
+    await expect(sparse.call('VADD', 'sp', 'SPARSE', '1', '-3', '1', 's3')).rejects.toThrow(
+      /a sparse index is a whole number from 0 to 2147483647/,
+    );
   });
 
   it('hybrid: VALUES plus SPARSE in one VADD and one VSIM, with a fusion algorithm', async () => {
     await hybrid.call('VADD', 'h', 'VALUES', '2', '1', '0', 'SPARSE', '1', '5', '1', 'h1');
     await hybrid.call('VADD', 'h', 'VALUES', '2', '0', '1', 'SPARSE', '1', '6', '1', 'h2');
     expect(await hybrid.call('VSIM', 'h', 'VALUES', '2', '1', '0', 'SPARSE', '1', '5', '1')).toEqual(['h1', 'h2']);
-    expect((await hybrid.call('VSIM', 'h', 'VALUES', '2', '0', '1', 'SPARSE', '1', '6', '1', 'FUSION', 'DBSF', 'COUNT', '1'))).toEqual(['h2']);
+    expect(await hybrid.call('VSIM', 'h', 'VALUES', '2', '0', '1', 'SPARSE', '1', '6', '1', 'FUSION', 'DBSF', 'COUNT', '1')).toEqual([
+      'h2',
+    ]);
     await expect(hybrid.call('VSIM', 'h', 'VALUES', '2', '0', '1', 'FUSION', 'MAX')).rejects.toThrow(/FUSION must be one of RRF, DBSF/);
   });
 });
@@ -301,7 +320,9 @@ describe('names and upstream faults', () => {
   it('binary-safe where JSON allows: UTF-8 names round-trip, other bytes are refused with the reason', async () => {
     expect(await io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'caf\u00e9 \u2603')).toBe(1);
     expect(await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0')).toEqual(['caf\u00e9 \u2603']);
-    await expect(io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', Buffer.from([0xff, 0xfe]))).rejects.toThrow(/ERR the element name must be valid UTF-8/);
+    await expect(io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', Buffer.from([0xff, 0xfe]))).rejects.toThrow(
+      /ERR the element name must be valid UTF-8/,
+    );
     await expect(io.call('VCARD', Buffer.from([0xc3]))).rejects.toThrow(/ERR the key \(namespace\) must be valid UTF-8/);
   });
 
@@ -310,7 +331,9 @@ describe('names and upstream faults', () => {
     const c = new IORedis({ port: dead.port });
     try {
       const err = await c.call('VCARD', 'x').catch((e: Error) => e.message);
-      expect(err).toMatch(/^ERR vector service unavailable: http:\/\/127\.0\.0\.1:1 unreachable: ECONNREFUSED; the command was not confirmed/);
+      expect(err).toMatch(
+        /^ERR vector service unavailable: http:\/\/127\.0\.0\.1:1 unreachable: ECONNREFUSED; the command was not confirmed/,
+      );
       expect(err).not.toContain('secret-token-value');
       expect(await c.ping()).toBe('PONG');
     } finally {
@@ -321,7 +344,9 @@ describe('names and upstream faults', () => {
 
   it('a slow index past --upstream-timeout gives an error naming the limit', async () => {
     const http = await import('node:http');
-    const slow = http.createServer(() => { /* never answers */ });
+    const slow = http.createServer(() => {
+      /* never answers */
+    });
     await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(slow.address() as { port: number }).port}/vector/dense`;
     const p = await vectorPort({ url, token: 't', timeoutMs: 300 });

@@ -15,9 +15,21 @@ const SOCKETS = new Set(['node:net', 'node:tls', 'net', 'tls', 'node:dgram', 'dg
 const RULES: RoomRule[] = [
   { room: 'src/resp/', forbidden: (t) => HTTP.has(t), why: 'resp/ knows no HTTP' },
   { room: 'src/upstream/', forbidden: (t) => SOCKETS.has(t), why: 'upstream/ knows no sockets' },
-  { room: 'src/proxy/', forbidden: (t) => t.startsWith('src/platform/'), why: 'proxy/ reaches the platform only over HTTP through upstream/' },
-  { room: 'src/sideports/', forbidden: (t) => t.startsWith('src/platform/'), why: 'sideports/ reach the platform only over HTTP through upstream/' },
-  { room: 'src/platform/', forbidden: (t) => t.startsWith('src/proxy/') || t.startsWith('src/sideports/'), why: 'platform/ never imports proxy/ or sideports/' },
+  {
+    room: 'src/proxy/',
+    forbidden: (t) => t.startsWith('src/platform/'),
+    why: 'proxy/ reaches the platform only over HTTP through upstream/',
+  },
+  {
+    room: 'src/sideports/',
+    forbidden: (t) => t.startsWith('src/platform/'),
+    why: 'sideports/ reach the platform only over HTTP through upstream/',
+  },
+  {
+    room: 'src/platform/',
+    forbidden: (t) => t.startsWith('src/proxy/') || t.startsWith('src/sideports/'),
+    why: 'platform/ never imports proxy/ or sideports/',
+  },
 ];
 
 describe('the import graph of src/', () => {
@@ -28,7 +40,9 @@ describe('the import graph of src/', () => {
     expect(graph.edges.get('src/proxy/server.ts')).toEqual(expect.arrayContaining(['node:net', 'src/proxy/session.ts', 'src/config.ts']));
     // Every relative import resolves to a module of src/ (a typo or a moved file would hide edges).
     for (const [module, targets] of graph.edges) {
-      for (const t of targets) if (t.startsWith('src/')) expect(graph.edges.has(t) || (!t.endsWith('.ts') && existsSync(path.join(root, t))), `${module} imports ${t}`).toBe(true);
+      for (const t of targets)
+        if (t.startsWith('src/'))
+          expect(graph.edges.has(t) || (!t.endsWith('.ts') && existsSync(path.join(root, t))), `${module} imports ${t}`).toBe(true);
     }
   });
 
@@ -69,7 +83,7 @@ describe('the checks themselves', () => {
       "const g = await import('./g.js');",
       "// import x from './commented.js';",
       "/* import y from './block.js'; */",
-      "const s = 'import z from \"./in-string.js\"'; // a string, not an import",
+      'const s = \'import z from "./in-string.js"\'; // a string, not an import',
     ].join('\n');
     expect(importsOf(source)).toEqual(['./a.js', './b.js', './c.js', './e.js', './f.js', './side-effect.js', './g.js']);
   });
@@ -83,16 +97,25 @@ describe('the checks themselves', () => {
       ['e', ['e']],
     ]);
     expect(findCycles(edges)).toEqual([['a', 'b', 'c'], ['e']]);
-    expect(findCycles(new Map([['a', ['b']], ['b', []]]))).toEqual([]);
+    expect(
+      findCycles(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('find a rule broken through another module', () => {
-    const graph = { edges: new Map([
-      ['src/resp/x.ts', ['src/util/y.ts']],
-      ['src/util/y.ts', ['undici']],
-      ['src/platform/p.ts', ['src/proxy/q.ts']],
-      ['src/proxy/q.ts', []],
-    ]) };
+    const graph = {
+      edges: new Map([
+        ['src/resp/x.ts', ['src/util/y.ts']],
+        ['src/util/y.ts', ['undici']],
+        ['src/platform/p.ts', ['src/proxy/q.ts']],
+        ['src/proxy/q.ts', []],
+      ]),
+    };
     expect(breaches(graph, RULES)).toEqual([
       'src/resp/x.ts: resp/ knows no HTTP (src/resp/x.ts → src/util/y.ts → undici)',
       'src/platform/p.ts: platform/ never imports proxy/ or sideports/ (src/platform/p.ts → src/proxy/q.ts)',

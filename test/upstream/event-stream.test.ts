@@ -5,13 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStreams } from '../../src/platform/kv/events.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
-import {
-  decodePubsubEvent,
-  EventStreamClient,
-  ResilientEventStream,
-  streamPath,
-  type StreamEnd,
-} from '../../src/upstream/event-stream.js';
+import { decodePubsubEvent, EventStreamClient, ResilientEventStream, streamPath, type StreamEnd } from '../../src/upstream/event-stream.js';
 import { command, startTestPlatform } from '../helpers/platform.js';
 
 let p: RunningPlatform;
@@ -58,7 +52,11 @@ async function fakeServer(respond: (req: http.IncomingMessage, res: http.ServerR
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     dropAll: () => sockets.forEach((s) => s.destroy()),
-    stop: () => new Promise<void>((r) => { sockets.forEach((s) => s.destroy()); server.close(() => r()); }),
+    stop: () =>
+      new Promise<void>((r) => {
+        sockets.forEach((s) => s.destroy());
+        server.close(() => r());
+      }),
   };
 }
 
@@ -79,17 +77,36 @@ describe('decodePubsubEvent', () => {
 
   it('decodes the base64 format exactly, commas and line breaks included', () => {
     expect(decodePubsubEvent(`subscribe,${e('a,b')},1`, true, b('a,b'))).toEqual({ type: 'subscribe', name: b('a,b'), count: 1 });
-    expect(decodePubsubEvent(`message,${e('a,b')},${e('x,\r\ny')}`, true, b('a,b'))).toEqual({ type: 'message', channel: b('a,b'), message: b('x,\r\ny') });
-    expect(decodePubsubEvent(`pmessage,${e('*')},${e('c,d')},${e(ALL_BYTES)}`, true, b('*'))).toEqual({ type: 'pmessage', pattern: b('*'), channel: b('c,d'), message: ALL_BYTES });
+    expect(decodePubsubEvent(`message,${e('a,b')},${e('x,\r\ny')}`, true, b('a,b'))).toEqual({
+      type: 'message',
+      channel: b('a,b'),
+      message: b('x,\r\ny'),
+    });
+    expect(decodePubsubEvent(`pmessage,${e('*')},${e('c,d')},${e(ALL_BYTES)}`, true, b('*'))).toEqual({
+      type: 'pmessage',
+      pattern: b('*'),
+      channel: b('c,d'),
+      message: ALL_BYTES,
+    });
     expect(decodePubsubEvent('message,,', true, b(''))).toEqual({ type: 'message', channel: b(''), message: b('') });
   });
 
   it('decodes the plain format, using the known channel or pattern to find where it ends', () => {
     expect(decodePubsubEvent('subscribe,a,b,1', false, b('a,b'))).toEqual({ type: 'subscribe', name: b('a,b'), count: 1 });
     expect(decodePubsubEvent('message,a,b,x,y', false, b('a,b'))).toEqual({ type: 'message', channel: b('a,b'), message: b('x,y') });
-    expect(decodePubsubEvent('pmessage,p,*,ch,x,y', false, b('p,*'))).toEqual({ type: 'pmessage', pattern: b('p,*'), channel: b('ch'), message: b('x,y') });
+    expect(decodePubsubEvent('pmessage,p,*,ch,x,y', false, b('p,*'))).toEqual({
+      type: 'pmessage',
+      pattern: b('p,*'),
+      channel: b('ch'),
+      message: b('x,y'),
+    });
     // The documented ambiguity: a pmessage channel holding a comma is cut at its first comma.
-    expect(decodePubsubEvent('pmessage,*,c,d,msg', false, b('*'))).toEqual({ type: 'pmessage', pattern: b('*'), channel: b('c'), message: b('d,msg') });
+    expect(decodePubsubEvent('pmessage,*,c,d,msg', false, b('*'))).toEqual({
+      type: 'pmessage',
+      pattern: b('*'),
+      channel: b('c'),
+      message: b('d,msg'),
+    });
     expect(decodePubsubEvent('message,other,x', false, b('mine'))).toEqual({ type: 'message', channel: b('other'), message: b('x') });
     expect(decodePubsubEvent('nonsense', false, b('x'))).toBeUndefined();
     expect(decodePubsubEvent('weird,x,y', true, b('x'))).toBeUndefined();
@@ -107,7 +124,11 @@ describe('EventStreamClient against the platform', () => {
     expect(seen.opened).toBe(true);
     expect(decodePubsubEvent(seen.events[0], true, channel)).toEqual({ type: 'subscribe', name: channel, count: 1 });
     const seg = [...channel].map((x) => '%' + x.toString(16).padStart(2, '0')).join('');
-    await fetch(`${p.url}/publish/${seg}`, { method: 'POST', headers: { Authorization: `Bearer ${p.token}` }, body: new Uint8Array(ALL_BYTES) });
+    await fetch(`${p.url}/publish/${seg}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${p.token}` },
+      body: new Uint8Array(ALL_BYTES),
+    });
     await until(() => seen.events.length === 2);
     expect(decodePubsubEvent(seen.events[1], true, channel)).toEqual({ type: 'message', channel, message: ALL_BYTES });
     stream.close();
@@ -152,7 +173,9 @@ describe('EventStreamClient against other servers', () => {
     const server = await fakeServer((req, res) => {
       asked = req.headers['respgate-event-encoding'] as string;
       res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-      const text = Buffer.from('data: subscribe,ch,1\n\ndata: message,ch,h\u00e9llo\n\n: keepalive\n\ndata: message,ch,two\ndata: lines\n\n');
+      const text = Buffer.from(
+        'data: subscribe,ch,1\n\ndata: message,ch,h\u00e9llo\n\n: keepalive\n\ndata: message,ch,two\ndata: lines\n\n',
+      );
       const cut = text.indexOf(0xc3) + 1; // inside the two bytes of é
       res.write(text.subarray(0, cut));
       setTimeout(() => res.write(text.subarray(cut)), 20);
@@ -235,7 +258,11 @@ describe('ResilientEventStream', () => {
     });
     const client = new EventStreamClient({ url: server.url, token: FAKE_TOKEN, timeoutMs: 2000 });
     const { log, handlers } = resilientLog();
-    new ResilientEventStream(client, { kind: 'subscribe', channel: Buffer.from('c') }, handlers, { confirmTimeoutMs: 2000, minDelayMs: 5, maxDelayMs: 20 });
+    new ResilientEventStream(client, { kind: 'subscribe', channel: Buffer.from('c') }, handlers, {
+      confirmTimeoutMs: 2000,
+      minDelayMs: 5,
+      maxDelayMs: 20,
+    });
     await until(() => log.length === 1);
     mode = 'down';
     server.dropAll();

@@ -80,7 +80,13 @@ describe('exchange deadline', () => {
     const a = standIn();
     const before = exchange(a.dispatcher, request, 1000);
     a.handler().onResponseError!(undefined as unknown as Dispatcher.DispatchController, refused);
-    expect(await before).toEqual({ ok: false, problem: 'connect ECONNREFUSED 127.0.0.1:1', notSent: true, timedOut: false, code: 'ECONNREFUSED' });
+    expect(await before).toEqual({
+      ok: false,
+      problem: 'connect ECONNREFUSED 127.0.0.1:1',
+      notSent: true,
+      timedOut: false,
+      code: 'ECONNREFUSED',
+    });
 
     const b = standIn();
     const after = exchange(b.dispatcher, request, 1000);
@@ -93,7 +99,10 @@ describe('exchange deadline', () => {
   it('describes an AggregateError by its first cause', async () => {
     const { dispatcher, handler } = standIn();
     const pending = exchange(dispatcher, request, 1000);
-    const err = Object.assign(new AggregateError([new Error('connect ECONNREFUSED ::1:8079'), new Error('connect ECONNREFUSED 127.0.0.1:8079')], ''), { code: 'ECONNREFUSED' });
+    const err = Object.assign(
+      new AggregateError([new Error('connect ECONNREFUSED ::1:8079'), new Error('connect ECONNREFUSED 127.0.0.1:8079')], ''),
+      { code: 'ECONNREFUSED' },
+    );
     handler().onResponseError!(undefined as unknown as Dispatcher.DispatchController, err);
     expect(await pending).toMatchObject({ problem: 'connect ECONNREFUSED ::1:8079', notSent: true });
   });

@@ -8,11 +8,9 @@ describe('parseJsonExactIntegers', () => {
       { result: 9223372036854775807n },
       { result: -9223372036854775808n },
     ]);
-    expect(parseJsonExactIntegers('[{"result":"OTIyMzM3MjAzNjg1NDc3NTgwNw=="},{"result":1.5e300},{"error":"ERR 12345678901234567890"}]')).toEqual([
-      { result: 'OTIyMzM3MjAzNjg1NDc3NTgwNw==' },
-      { result: 1.5e300 },
-      { error: 'ERR 12345678901234567890' },
-    ]);
+    expect(
+      parseJsonExactIntegers('[{"result":"OTIyMzM3MjAzNjg1NDc3NTgwNw=="},{"result":1.5e300},{"error":"ERR 12345678901234567890"}]'),
+    ).toEqual([{ result: 'OTIyMzM3MjAzNjg1NDc3NTgwNw==' }, { result: 1.5e300 }, { error: 'ERR 12345678901234567890' }]);
     expect(parseJsonExactIntegers('"a\\"12345678901234567890"')).toBe('a"12345678901234567890');
   });
 

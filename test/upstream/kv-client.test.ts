@@ -175,7 +175,16 @@ describe('KvClient against the local platform', () => {
       '$0\r\n\r\n',
     ]);
     // JSON run, binary, JSON run, then one request per binary command, then JSON, in order
-    expect(requests.map((r) => r.path)).toEqual(['/pipeline', '/APPEND/o%3Alog', '/pipeline', '/SET/%FF/', '/STRLEN', '/HSET/%FE/', '/HGET/%FE/', '/pipeline']);
+    expect(requests.map((r) => r.path)).toEqual([
+      '/pipeline',
+      '/APPEND/o%3Alog',
+      '/pipeline',
+      '/SET/%FF/',
+      '/STRLEN',
+      '/HSET/%FE/',
+      '/HGET/%FE/',
+      '/pipeline',
+    ]);
   });
 
   it('answers a command with a binary name in the path form', async () => {
@@ -220,7 +229,13 @@ describe('KvClient against the local platform', () => {
   });
 
   it('answers a command the upstream refuses in place, the others normally', async () => {
-    const replies = await kv.pipeline([cmd('SET', 'r:a', '1'), cmd('BLPOP', 'r:list', '0'), cmd('GET', 'r:a'), cmd('WATCH', 'r:a'), cmd('INCR', 'r:a')]);
+    const replies = await kv.pipeline([
+      cmd('SET', 'r:a', '1'),
+      cmd('BLPOP', 'r:list', '0'),
+      cmd('GET', 'r:a'),
+      cmd('WATCH', 'r:a'),
+      cmd('INCR', 'r:a'),
+    ]);
     expect(replies[0].toString()).toBe('+OK\r\n');
     expect(replies[1].toString()).toMatch(/^-ERR .*blpop/i);
     expect(replies[2].toString()).toBe('$1\r\n1\r\n');
@@ -239,7 +254,14 @@ describe('KvClient against the local platform', () => {
   it('runs a transaction as one /multi-exec', async () => {
     await oracle.send([['DEL', 't:a']]);
     const { result: outcome, requests } = await recordRequests(() =>
-      kv.transaction([cmd('SET', 't:a', '1'), cmd('INCR', 't:a'), cmd('GET', 't:a'), cmd('LPUSH', 't:a', 'x'), cmd('GET', 't:missing'), cmd('ECHO', 'é')]),
+      kv.transaction([
+        cmd('SET', 't:a', '1'),
+        cmd('INCR', 't:a'),
+        cmd('GET', 't:a'),
+        cmd('LPUSH', 't:a', 'x'),
+        cmd('GET', 't:missing'),
+        cmd('ECHO', 'é'),
+      ]),
     );
     expect(requests.map((r) => r.path)).toEqual(['/multi-exec']);
     expect(outcome).toEqual({
@@ -279,11 +301,16 @@ describe('KvClient against the local platform', () => {
     const wrong = client({ url: p.url, token: secret });
     try {
       const replies = await wrong.pipeline([cmd('SET', 'w:a', '1'), cmd('GET', 'w:a')]);
-      expect(text(replies)).toEqual(Array(2).fill('-ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)\r\n'));
+      expect(text(replies)).toEqual(
+        Array(2).fill('-ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)\r\n'),
+      );
       const [bin] = await wrong.pipeline([cmd('GET', Buffer.from([0xff]))]);
       expect(bin.toString()).toMatch(/^-ERR upstream authentication failed/);
       const outcome = await wrong.transaction([cmd('GET', 'w:a')]);
-      expect(outcome).toEqual({ kind: 'failed', error: 'ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)' });
+      expect(outcome).toEqual({
+        kind: 'failed',
+        error: 'ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)',
+      });
       expect(JSON.stringify([text(replies), outcome])).not.toContain(secret);
     } finally {
       await wrong.close();
@@ -341,14 +368,18 @@ describe('KvClient when the upstream goes away and comes back', () => {
       const replies = await kv.pipeline([cmd('SET', 'd:a', '2'), cmd('GET', 'd:a'), cmd('GET', Buffer.from([0xff]))]);
       // Bounded by the deadline (generously: the machine may be loaded), not by the test's own timeout.
       expect(Date.now() - started).toBeLessThan(1000 + 2000);
-      for (const r of replies) expect(r.toString()).toMatch(/^-ERR upstream unavailable: .*ECONNREFUSED.*; the command was not executed\r\n$/);
+      for (const r of replies)
+        expect(r.toString()).toMatch(/^-ERR upstream unavailable: .*ECONNREFUSED.*; the command was not executed\r\n$/);
       expect(replies[0].toString()).not.toContain(token);
       const tx = await kv.transaction([cmd('GET', 'd:a')]);
       expect(tx.kind === 'failed' && tx.error).toMatch(/^ERR upstream unavailable: .*ECONNREFUSED.*the transaction was not executed$/);
 
       p = await startTestPlatform({ httpPort: port, token });
       expect(text(await kv.pipeline([cmd('SET', 'd:a', '3'), cmd('GET', 'd:a')]))).toEqual(['+OK\r\n', '$1\r\n3\r\n']);
-      expect(await kv.transaction([cmd('GET', 'd:a')])).toEqual({ kind: 'executed', items: [{ result: Buffer.from('3').toString('base64') }] });
+      expect(await kv.transaction([cmd('GET', 'd:a')])).toEqual({
+        kind: 'executed',
+        items: [{ result: Buffer.from('3').toString('base64') }],
+      });
     } finally {
       await kv.close();
       await p.stop();
@@ -432,9 +463,13 @@ describe('KvClient against a faulty upstream', () => {
       return replies[0].toString();
     };
     try {
-      expect(await one((res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"ERR boom\\r\\nsecond line, token fault-token-abcdefgh"}'))).toBe(
-        '-ERR upstream failed (HTTP 500: ERR boom second line, token [redacted]); the outcome of this command is unknown\r\n',
-      );
+      expect(
+        await one((res) =>
+          res
+            .writeHead(500, { 'content-type': 'application/json' })
+            .end('{"error":"ERR boom\\r\\nsecond line, token fault-token-abcdefgh"}'),
+        ),
+      ).toBe('-ERR upstream failed (HTTP 500: ERR boom second line, token [redacted]); the outcome of this command is unknown\r\n');
       expect(await one((res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad gateway</html>'))).toBe(
         '-ERR upstream failed (HTTP 502: <html>Bad gateway</html>); the outcome of this command is unknown\r\n',
       );
@@ -444,7 +479,9 @@ describe('KvClient against a faulty upstream', () => {
       expect(await one((res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('+OK\r\n$5\r\nab'))).toBe(
         '-ERR upstream sent a malformed answer (1 complete replies then an incomplete one, for 2 commands); the outcome of this command is unknown\r\n',
       );
-      expect(await one((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[{"result":"OK"},{"result":"1"}]'))).toMatch(
+      expect(
+        await one((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[{"result":"OK"},{"result":"1"}]')),
+      ).toMatch(
         /^-ERR upstream sent a malformed answer \(HTTP 200 with JSON instead of resp2 bytes.*outcome of this command is unknown\r\n$/,
       );
       expect(
@@ -454,18 +491,34 @@ describe('KvClient against a faulty upstream', () => {
           setTimeout(() => res.socket?.destroy(), 20);
         }),
       ).toMatch(/^-ERR upstream connection failed: .*; the outcome of this command is unknown\r\n$/);
-      expect(await one((res) => res.socket?.destroy())).toMatch(/^-ERR upstream connection failed: .*other side closed.*; the outcome of this command is unknown\r\n$/);
+      expect(await one((res) => res.socket?.destroy())).toMatch(
+        /^-ERR upstream connection failed: .*other side closed.*; the outcome of this command is unknown\r\n$/,
+      );
       expect(await one((res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('not here'))).toBe(
         '-ERR upstream refused the request (HTTP 404: not here) (check the upstream URL, --upstream-url); the command was not executed\r\n',
       );
-      expect(await one((res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('+OK\r\n'), [cmd('GET', Buffer.from([0xff]))])).toBe('+OK\r\n');
+      expect(
+        await one(
+          (res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('+OK\r\n'),
+          [cmd('GET', Buffer.from([0xff]))],
+        ),
+      ).toBe('+OK\r\n');
 
       answers.push((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('not json'));
-      expect(await kv.transaction([cmd('GET', 'a')])).toEqual({ kind: 'failed', error: 'ERR upstream sent a malformed answer (HTTP 200 whose body is not JSON); the outcome of the transaction is unknown' });
+      expect(await kv.transaction([cmd('GET', 'a')])).toEqual({
+        kind: 'failed',
+        error: 'ERR upstream sent a malformed answer (HTTP 200 whose body is not JSON); the outcome of the transaction is unknown',
+      });
       answers.push((res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[{"result":1}]'));
-      expect(await kv.transaction([cmd('GET', 'a'), cmd('GET', 'b')])).toEqual({ kind: 'failed', error: 'ERR upstream sent a malformed answer (1 items for 2 commands); the outcome of the transaction is unknown' });
+      expect(await kv.transaction([cmd('GET', 'a'), cmd('GET', 'b')])).toEqual({
+        kind: 'failed',
+        error: 'ERR upstream sent a malformed answer (1 items for 2 commands); the outcome of the transaction is unknown',
+      });
       answers.push((res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"overloaded"}'));
-      expect(await kv.transaction([cmd('GET', 'a')])).toEqual({ kind: 'failed', error: 'ERR upstream failed (HTTP 503: overloaded); the outcome of the transaction is unknown' });
+      expect(await kv.transaction([cmd('GET', 'a')])).toEqual({
+        kind: 'failed',
+        error: 'ERR upstream failed (HTTP 503: overloaded); the outcome of the transaction is unknown',
+      });
     } finally {
       await kv.close();
       await server.close();
@@ -514,7 +567,11 @@ describe('KvClient against a faulty upstream', () => {
   });
 
   it('rejects a base URL that is not http(s) without echoing secrets', () => {
-    expect(() => new KvClient({ url: 'redis://x', token: 't', timeoutMs: 1, connections: 1, maxRequestBytes: 1 })).toThrow(/http:\/\/ or https:\/\//);
-    expect(() => new KvClient({ url: 'not a url', token: 't', timeoutMs: 1, connections: 1, maxRequestBytes: 1 })).toThrow(/not a valid URL/);
+    expect(() => new KvClient({ url: 'redis://x', token: 't', timeoutMs: 1, connections: 1, maxRequestBytes: 1 })).toThrow(
+      /http:\/\/ or https:\/\//,
+    );
+    expect(() => new KvClient({ url: 'not a url', token: 't', timeoutMs: 1, connections: 1, maxRequestBytes: 1 })).toThrow(
+      /not a valid URL/,
+    );
   });
 });

@@ -32,7 +32,10 @@ return {1, used + n, budget}`;
 export class Billing {
   private id: string | undefined;
 
-  constructor(private readonly redis: Redis, readonly pricePerMessage = DEFAULT_MESSAGE_PRICE) {
+  constructor(
+    private readonly redis: Redis,
+    readonly pricePerMessage = DEFAULT_MESSAGE_PRICE,
+  ) {
     redis.defineCommand('rgCharge', { numberOfKeys: 2, lua: CHARGE });
   }
 
@@ -72,12 +75,19 @@ export class Billing {
   async charge(messages: number): Promise<string | undefined> {
     if (messages === 0) return undefined;
     const id = await this.instanceId();
-    const [ok, used, budget] = (await (this.redis as unknown as { rgCharge(...a: string[]): Promise<number[]> })
-      .rgCharge(K.instance(id), K.usage(id), String(messages), String(this.pricePerMessage), month()));
+    const [ok, used, budget] = await (this.redis as unknown as { rgCharge(...a: string[]): Promise<number[]> }).rgCharge(
+      K.instance(id),
+      K.usage(id),
+      String(messages),
+      String(this.pricePerMessage),
+      month(),
+    );
     if (ok === 1) return undefined;
     const spent = (used * this.pricePerMessage).toFixed(2);
-    return `monthly budget of $${budget} reached ($${spent} spent on ${used} messages this month at $${this.pricePerMessage} per message): ` +
-      `raise it with PATCH /account/v2/queue/update-budget/${id} {"budget": <dollars>} or set it to 0 for no limit`;
+    return (
+      `monthly budget of $${budget} reached ($${spent} spent on ${used} messages this month at $${this.pricePerMessage} per message): ` +
+      `raise it with PATCH /account/v2/queue/update-budget/${id} {"budget": <dollars>} or set it to 0 for no limit`
+    );
   }
 }
 

@@ -13,7 +13,10 @@ const DEFAULT_EMAIL = 'dev@respgate.local';
 const ACCOUNT_KEY = 'ra:account-key';
 
 class AccountError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -39,7 +42,11 @@ export async function startAccountArea(ctx: AreaContext): Promise<AreaServer> {
   };
 
   async function route(req: http.IncomingMessage, path: string): Promise<unknown> {
-    if (!authorized(req)) throw new AccountError(401, 'Unauthorized: send HTTP Basic credentials <account email>:<account key> (--account-email, --account-key)');
+    if (!authorized(req))
+      throw new AccountError(
+        401,
+        'Unauthorized: send HTTP Basic credentials <account email>:<account key> (--account-email, --account-key)',
+      );
     const m = /^\/v2\/(?:queue|qstash)\/([a-z-]+)(?:\/([^/]+))?$/.exec(path);
     if (!m) throw new AccountError(404, `no such endpoint: ${req.method} /account${path}`);
     const [, operation, rawId] = m;
@@ -47,7 +54,12 @@ export async function startAccountArea(ctx: AreaContext): Promise<AreaServer> {
     const method = req.method ?? 'GET';
     if (operation === 'users' && method === 'GET' && id === undefined) return [instanceView(await billing.instance(instanceId))];
     if (id === undefined) throw new AccountError(404, `no such endpoint: ${method} /account${path}`);
-    const expected: Record<string, string> = { 'disable-prodpack': 'POST', 'enable-prodpack': 'POST', 'update-budget': 'PATCH', user: 'GET' };
+    const expected: Record<string, string> = {
+      'disable-prodpack': 'POST',
+      'enable-prodpack': 'POST',
+      'update-budget': 'PATCH',
+      user: 'GET',
+    };
     if (!(operation in expected)) throw new AccountError(404, `no such endpoint: ${method} /account${path}`);
     if (method !== expected[operation]) throw new AccountError(405, `${operation} takes ${expected[operation]}, not ${method}`);
     const instance = await billing.instance(id);
@@ -106,7 +118,10 @@ function parseBudget(text: string): number {
   }
   const budget = (body as { budget?: unknown } | null)?.budget;
   if (typeof budget !== 'number' || !Number.isInteger(budget) || !(budget === 0 || (budget >= 20 && budget <= 10000))) {
-    throw new AccountError(400, `invalid budget ${JSON.stringify(budget ?? null)}: it must be a whole number of dollars, 0 (no limit) or from 20 to 10000`);
+    throw new AccountError(
+      400,
+      `invalid budget ${JSON.stringify(budget ?? null)}: it must be a whole number of dollars, 0 (no limit) or from 20 to 10000`,
+    );
   }
   return budget;
 }

@@ -22,10 +22,20 @@ function atLeast(v: ServerVersion, min: ServerVersion): boolean {
 
 /** The Redis version that has each emulated command natively. */
 const NATIVE_SINCE: Record<string, ServerVersion> = {
-  hexpire: [7, 4, 0], hpexpire: [7, 4, 0], hexpireat: [7, 4, 0], hpexpireat: [7, 4, 0], httl: [7, 4, 0], hpttl: [7, 4, 0],
-  hexpiretime: [7, 4, 0], hpexpiretime: [7, 4, 0], hpersist: [7, 4, 0],
-  hgetdel: [8, 0, 0], hgetex: [8, 0, 0], hsetex: [8, 0, 0],
-  xdelex: [8, 2, 0], xackdel: [8, 2, 0],
+  hexpire: [7, 4, 0],
+  hpexpire: [7, 4, 0],
+  hexpireat: [7, 4, 0],
+  hpexpireat: [7, 4, 0],
+  httl: [7, 4, 0],
+  hpttl: [7, 4, 0],
+  hexpiretime: [7, 4, 0],
+  hpexpiretime: [7, 4, 0],
+  hpersist: [7, 4, 0],
+  hgetdel: [8, 0, 0],
+  hgetex: [8, 0, 0],
+  hsetex: [8, 0, 0],
+  xdelex: [8, 2, 0],
+  xackdel: [8, 2, 0],
 };
 
 const text = (a: Arg): string => (typeof a === 'string' ? a : a.toString('latin1'));
@@ -42,11 +52,18 @@ const arityError = (name: string) => `ERR wrong number of arguments for '${name}
 
 /** `FIELDS numfields field…` from args[from]: the fields, or an error in Redis 8's words. */
 function fieldsBlock(args: Arg[], from: number, name: string, perField = 1): { fields: Arg[] } | { error: string } {
-  if (from >= args.length || upper(args[from]) !== 'FIELDS') return { error: 'ERR Mandatory argument FIELDS is missing or not at the right position' };
+  if (from >= args.length || upper(args[from]) !== 'FIELDS')
+    return { error: 'ERR Mandatory argument FIELDS is missing or not at the right position' };
   const n = Number(text(args[from + 1] ?? ''));
   if (!Number.isInteger(n) || n <= 0) return { error: 'ERR Number of fields must be a positive integer' };
   const rest = args.slice(from + 2);
-  if (rest.length !== n * perField) return { error: name === 'hsetex' ? 'ERR wrong number of arguments for \'hsetex\' command' : 'ERR The `numfields` parameter must match the number of arguments' };
+  if (rest.length !== n * perField)
+    return {
+      error:
+        name === 'hsetex'
+          ? "ERR wrong number of arguments for 'hsetex' command"
+          : 'ERR The `numfields` parameter must match the number of arguments',
+    };
   return { fields: rest };
 }
 
@@ -167,7 +184,11 @@ function streamDelete(args: Arg[], name: 'xdelex' | 'xackdel'): CompatPlan {
   const ids = args.slice(i + 2);
   if (ids.length !== n) return { error: 'ERR The `numids` parameter must match the number of arguments' };
   if (!ids.every((id) => /^\d+-\d+$/.test(text(id)))) return { error: 'ERR Invalid stream ID specified as stream command argument' };
-  return evalPlan(STREAM_DELETE_SCRIPT, [args[1]], [name === 'xackdel' ? 'ACKDEL' : 'DELEX', policy, name === 'xackdel' ? args[2] : '', ...ids]);
+  return evalPlan(
+    STREAM_DELETE_SCRIPT,
+    [args[1]],
+    [name === 'xackdel' ? 'ACKDEL' : 'DELEX', policy, name === 'xackdel' ? args[2] : '', ...ids],
+  );
 }
 
 /**
@@ -180,11 +201,16 @@ export function compatPlan(command: Arg[], server: ServerVersion = [7, 0, 15]): 
   // A newer data store (--redis-server, --redis-url) runs its own commands.
   const native = NATIVE_SINCE[name];
   if (native && atLeast(server, native)) return undefined;
-  if (name === 'bitop' && command.length > 1 && ['DIFF', 'DIFF1', 'ANDOR', 'ONE'].includes(upper(command[1])) && atLeast(server, [8, 2, 0])) return undefined;
+  if (name === 'bitop' && command.length > 1 && ['DIFF', 'DIFF1', 'ANDOR', 'ONE'].includes(upper(command[1])) && atLeast(server, [8, 2, 0]))
+    return undefined;
   switch (name) {
     case 'copy':
       // The real service answers 0 (NOT_COPIED) where Redis 7.0 errors "source and destination objects are the same".
-      if (command.length >= 3 && Buffer.compare(Buffer.from(command[1]), Buffer.from(command[2])) === 0 && !command.slice(3).some((a) => upper(a) === 'DB')) {
+      if (
+        command.length >= 3 &&
+        Buffer.compare(Buffer.from(command[1]), Buffer.from(command[2])) === 0 &&
+        !command.slice(3).some((a) => upper(a) === 'DB')
+      ) {
         return evalPlan('return 0', [command[1]], []);
       }
       return undefined;

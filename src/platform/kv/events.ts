@@ -102,7 +102,12 @@ export async function startStream(
 
 /** SSE framing; a payload with line breaks becomes several data lines of one event (per the SSE spec). */
 function sseData(text: string): string {
-  return text.includes('\n') || text.includes('\r') ? text.split(/\r\n|\r|\n/).map((l) => `data: ${l}\n`).join('') + '\n' : `data: ${text}\n\n`;
+  return text.includes('\n') || text.includes('\r')
+    ? text
+        .split(/\r\n|\r|\n/)
+        .map((l) => `data: ${l}\n`)
+        .join('') + '\n'
+    : `data: ${text}\n\n`;
 }
 
 /** `+OK` → `OK`; `+1721284005.242090 [0 127.0.0.1:5000] "GET" "k"` → the same text without `+`. */

@@ -27,7 +27,16 @@ type Planned =
    * for error texts; `library`: it needs the JSON library; `fallback`: what to send instead when the
    * user may not run the rewritten form (TYPE without EVAL_RO); `filter`: a reply post-processing step.
    */
-  | { kind: 'redis'; command: Arg[]; write: boolean; exclusive: boolean; json?: string; library?: boolean; fallback?: Arg[]; filter?: ReplyFilter }
+  | {
+      kind: 'redis';
+      command: Arg[];
+      write: boolean;
+      exclusive: boolean;
+      json?: string;
+      library?: boolean;
+      fallback?: Arg[];
+      filter?: ReplyFilter;
+    }
   | { kind: 'reply'; reply: Buffer }
   | { kind: 'resttoken'; user: Arg; password: Arg };
 
@@ -50,7 +59,12 @@ export class Executor {
 
   /** Reads the data store's version (once, at start). */
   async init(): Promise<void> {
-    const [info, jsonSet] = await this.principals.admin((conn) => conn.send([['INFO', 'server'], ['COMMAND', 'INFO', 'JSON.SET']]));
+    const [info, jsonSet] = await this.principals.admin((conn) =>
+      conn.send([
+        ['INFO', 'server'],
+        ['COMMAND', 'INFO', 'JSON.SET'],
+      ]),
+    );
     this.serverVersion = parseServerVersion(info.toString('latin1'));
     // A data store with the RedisJSON module (--redis-url) runs JSON.* itself: no library, no rewrites.
     this.nativeJson = /^\*1\r\n\*[1-9]/.test(jsonSet.toString('latin1')); // an entry, not a nil
@@ -143,7 +157,9 @@ export class Executor {
       clean = true;
       const queued = replies.slice(1, -1);
       const exec = replies[replies.length - 1];
-      const queueError = queued.map((r, i) => errorText(jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)).find((e) => e !== undefined);
+      const queueError = queued
+        .map((r, i) => errorText(jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r))
+        .find((e) => e !== undefined);
       if (queueError) return { error: queueError };
       const execError = errorText(exec);
       if (execError) return { error: execError };
@@ -157,21 +173,40 @@ export class Executor {
 
   private plan(command: Arg[], inTransaction: boolean): Planned {
     // ACL RESTTOKEN is the platform's own subcommand; Redis does not know it.
-    if (command.length >= 2 && command[0].length === 3 && String(command[0]).toLowerCase() === 'acl' && String(command[1]).toLowerCase() === 'resttoken') {
+    if (
+      command.length >= 2 &&
+      command[0].length === 3 &&
+      String(command[0]).toLowerCase() === 'acl' &&
+      String(command[1]).toLowerCase() === 'resttoken'
+    ) {
       if (command.length !== 4) return { kind: 'reply', reply: errorReply("ERR wrong number of arguments for 'acl|resttoken' command") };
       if (inTransaction) return { kind: 'reply', reply: errorReply('ERR ACL RESTTOKEN is not allowed inside a transaction') };
       return { kind: 'resttoken', user: command[2], password: command[3] };
     }
     const json = rewriteJsonCommand(command);
     if (json && this.emulateJson) {
-      return { kind: 'redis', command: json.command, write: json.write, exclusive: false, json: json.name, library: json.library, ...(json.library ? {} : { fallback: command }) };
+      return {
+        kind: 'redis',
+        command: json.command,
+        write: json.write,
+        exclusive: false,
+        json: json.name,
+        library: json.library,
+        ...(json.library ? {} : { fallback: command }),
+      };
     }
     const compat = compatPlan(command, this.serverVersion);
     if (compat && 'error' in compat) return { kind: 'reply', reply: errorReply(compat.error) };
     if (compat) {
       const sent = compat.command;
       const sentSpec = resolveCommand(sent);
-      return { kind: 'redis', command: sent, write: sentSpec !== undefined && !sentSpec.flags.has('readonly'), exclusive: false, json: String(command[0]).toLowerCase() };
+      return {
+        kind: 'redis',
+        command: sent,
+        write: sentSpec !== undefined && !sentSpec.flags.has('readonly'),
+        exclusive: false,
+        json: String(command[0]).toLowerCase(),
+      };
     }
     const spec = resolveCommand(command);
     const refusal = platformRefusal(command, spec ?? null);
@@ -181,7 +216,12 @@ export class Executor {
       const targets = spec.name === 'acl|setuser' ? command.slice(2, 3) : command.slice(2);
       const reserved = targets.map(String).find((u) => this.reservedUsers.includes(u));
       if (reserved) {
-        return { kind: 'reply', reply: errorReply(`ERR the user '${reserved}' belongs to the REST tokens and cannot be changed; create another user with ACL SETUSER`) };
+        return {
+          kind: 'reply',
+          reply: errorReply(
+            `ERR the user '${reserved}' belongs to the REST tokens and cannot be changed; create another user with ACL SETUSER`,
+          ),
+        };
       }
     }
     const filtered = this.emulateJson && !inTransaction ? replyFilterFor(command) : undefined;
@@ -201,7 +241,12 @@ export class Executor {
    * the library is loaded again and those commands are sent again (their FCALL did nothing; they then run
    * after the rest of the pipeline, see docs/json.md). A user whose ACL lacks EVAL_RO gets a plain TYPE.
    */
-  private async fixJsonReplies(conn: RedisConnection, plan: Planned[], replies: Buffer[], jsonAt: Array<string | undefined>): Promise<void> {
+  private async fixJsonReplies(
+    conn: RedisConnection,
+    plan: Planned[],
+    replies: Buffer[],
+    jsonAt: Array<string | undefined>,
+  ): Promise<void> {
     if (!this.jsonLibrary || !jsonAt.some((n) => n !== undefined)) return;
     const redo: number[] = [];
     let reload = false;
@@ -218,7 +263,10 @@ export class Executor {
     }
     if (reload) await this.loadJsonLibrary();
     if (redo.length > 0) {
-      const again = await this.send(conn, redo.map((i) => (plan[i] as { command: Arg[] }).command));
+      const again = await this.send(
+        conn,
+        redo.map((i) => (plan[i] as { command: Arg[] }).command),
+      );
       redo.forEach((i, n) => (replies[i] = again[n]));
     }
     for (let i = 0; i < replies.length; i++) if (jsonAt[i] !== undefined) replies[i] = translateJsonError(replies[i], jsonAt[i]!);
@@ -254,7 +302,14 @@ export class Executor {
         const [types] = await this.send(conn, [['EVAL_RO', TYPES_SCRIPT, String(page.keys.length), ...page.keys]]);
         const items = types[0] === 0x2a ? arrayElements(types) : undefined;
         // Without EVAL_RO for this user (or on failure): every key typed by its own TYPE.
-        const each = items ?? (await this.send(conn, page.keys.map((k) => ['TYPE', k]))).map((t) => bulkOf(t.toString('latin1', 1, t.length - 2)));
+        const each =
+          items ??
+          (
+            await this.send(
+              conn,
+              page.keys.map((k) => ['TYPE', k]),
+            )
+          ).map((t) => bulkOf(t.toString('latin1', 1, t.length - 2)));
         replies[i] = page.withTypes(each);
         continue;
       }
@@ -340,4 +395,3 @@ export class CredentialsRevokedError extends Error {}
 
 /** Commands that hold connection state or block it, so they may not share a pipelined connection. */
 const EXCLUSIVE = new Set(['multi', 'exec', 'wait']);
-

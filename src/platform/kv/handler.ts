@@ -62,7 +62,11 @@ export class KvHandler {
     const base64 = encoding !== undefined;
     const resp2 = format?.toLowerCase() === 'resp2';
     if (base64 && resp2) {
-      return this.json(res, 400, errorJson('ERR Upstash-Encoding: base64 cannot be combined with Upstash-Response-Format: resp2 (resp2 is already binary-safe)'));
+      return this.json(
+        res,
+        400,
+        errorJson('ERR Upstash-Encoding: base64 cannot be combined with Upstash-Response-Format: resp2 (resp2 is already binary-safe)'),
+      );
     }
 
     let body: Buffer;
@@ -71,8 +75,13 @@ export class KvHandler {
     } catch (err) {
       if (err instanceof BodyTooLargeError) {
         const actual = err.actual + Buffer.byteLength(req.url ?? '');
-        return this.json(res, 400, errorJson(
-          `ERR max request size exceeded. Limit: ${this.limits.maxRequestSize} bytes, Actual: ${actual} bytes. See https://upstash.com/docs/redis/troubleshooting/max_request_size_exceeded for details`));
+        return this.json(
+          res,
+          400,
+          errorJson(
+            `ERR max request size exceeded. Limit: ${this.limits.maxRequestSize} bytes, Actual: ${actual} bytes. See https://upstash.com/docs/redis/troubleshooting/max_request_size_exceeded for details`,
+          ),
+        );
       }
       throw err;
     }
@@ -89,10 +98,20 @@ export class KvHandler {
         case 'subscribe':
         case 'psubscribe':
         case 'monitor':
-          return await startStream(req, res, principal, request.kind, request.kind === 'monitor' ? undefined : request.channel,
-            { 'upstash-sync-token': this.syncToken() }, (status, error) => this.json(res, status, errorJson(error)));
+          return await startStream(
+            req,
+            res,
+            principal,
+            request.kind,
+            request.kind === 'monitor' ? undefined : request.channel,
+            { 'upstash-sync-token': this.syncToken() },
+            (status, error) => this.json(res, status, errorJson(error)),
+          );
         case 'command': {
-          const { replies: [reply], wrote } = await this.executor.run(principal, [request.command]);
+          const {
+            replies: [reply],
+            wrote,
+          } = await this.executor.run(principal, [request.command]);
           if (wrote) this.writes++;
           const isError = reply[0] === 0x2d;
           if (resp2) return this.binary(res, isError ? 400 : 200, reply);
@@ -140,12 +159,20 @@ export class KvHandler {
 
   private json(res: ServerResponse, status: number, text: string): void {
     if (res.headersSent) return void res.end();
-    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'upstash-sync-token': this.syncToken() });
+    res.writeHead(status, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text),
+      'upstash-sync-token': this.syncToken(),
+    });
     res.end(text);
   }
 
   private binary(res: ServerResponse, status: number, bytes: Buffer): void {
-    res.writeHead(status, { 'Content-Type': 'application/octet-stream', 'Content-Length': bytes.length, 'upstash-sync-token': this.syncToken() });
+    res.writeHead(status, {
+      'Content-Type': 'application/octet-stream',
+      'Content-Length': bytes.length,
+      'upstash-sync-token': this.syncToken(),
+    });
     res.end(bytes);
   }
 }

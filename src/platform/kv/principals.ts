@@ -18,9 +18,23 @@ export const READONLY_USER = 'default_ro';
 
 /** ACL rules of the Read Only user: reads, minus the powerful ones the real service also refuses. */
 export const READONLY_ACL = [
-  'on', '~*', '&*', '+@read', '-@dangerous', '-keys', '-scan',
-  '+ping', '+echo', '+time', '+eval_ro', '+evalsha_ro', '+fcall_ro',
-  '+subscribe', '+psubscribe', '+unsubscribe', '+punsubscribe',
+  'on',
+  '~*',
+  '&*',
+  '+@read',
+  '-@dangerous',
+  '-keys',
+  '-scan',
+  '+ping',
+  '+echo',
+  '+time',
+  '+eval_ro',
+  '+evalsha_ro',
+  '+fcall_ro',
+  '+subscribe',
+  '+psubscribe',
+  '+unsubscribe',
+  '+punsubscribe',
 ];
 
 export class Principals {
@@ -47,7 +61,10 @@ export class Principals {
     try {
       const [reply] = await admin.send([['ACL', 'SETUSER', READONLY_USER, 'reset', ...READONLY_ACL, `>${roPassword}`]]);
       const err = errorText(reply);
-      if (err) throw new Error(`cannot create the Read Only user '${READONLY_USER}' in the data store (${err}); the Redis user of --redis-url needs ACL permissions`);
+      if (err)
+        throw new Error(
+          `cannot create the Read Only user '${READONLY_USER}' in the data store (${err}); the Redis user of --redis-url needs ACL permissions`,
+        );
     } finally {
       admin.close();
     }

@@ -12,7 +12,6 @@ export type KvRequest =
   | { kind: 'monitor' }
   | { kind: 'invalid'; error: string };
 
-
 export function parseKvRequest(rawPath: string, rawQuery: string, body: Buffer): KvRequest {
   const segments = rawPath.split('/').slice(1);
   if (segments.length === 1 && segments[0] === '') {
@@ -97,4 +96,3 @@ function toCommand(value: unknown): Arg[] | string {
 function invalid(error: string): KvRequest {
   return { kind: 'invalid', error };
 }
-

@@ -15,7 +15,13 @@ export class Deliverer {
 
   constructor(private readonly maxResponseBody: number) {}
 
-  async attempt(url: string, method: string, headers: Record<string, string | string[]>, body: Buffer, timeoutMs: number): Promise<AttemptOutcome> {
+  async attempt(
+    url: string,
+    method: string,
+    headers: Record<string, string | string[]>,
+    body: Buffer,
+    timeoutMs: number,
+  ): Promise<AttemptOutcome> {
     try {
       const res = await request(url, {
         dispatcher: this.agent,
@@ -40,9 +46,10 @@ export class Deliverer {
       return { response: { status: res.statusCode, headers: out, body: Buffer.concat(chunks) } };
     } catch (err) {
       const e = err as Error & { code?: string };
-      const why = e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT'
-        ? `the endpoint did not answer within the timeout of ${timeoutMs} ms`
-        : `${e.code ?? e.name}: ${e.message}`;
+      const why =
+        e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT'
+          ? `the endpoint did not answer within the timeout of ${timeoutMs} ms`
+          : `${e.code ?? e.name}: ${e.message}`;
       return { error: why };
     }
   }

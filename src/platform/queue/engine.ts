@@ -34,7 +34,10 @@ export interface EngineDeps {
 
 /** A failed attempt that will be retried after `delayMs` (read by the backoff strategy). */
 class DeliveryFailure extends Error {
-  constructor(message: string, readonly delayMs: number) {
+  constructor(
+    message: string,
+    readonly delayMs: number,
+  ) {
     super(message);
   }
 }
@@ -104,12 +107,14 @@ export class Engine {
       (byQueue.get(key) ?? byQueue.set(key, []).get(key)!).push(m);
     }
     const now = Date.now();
-    await Promise.all([...byQueue].map(([key, list]) => {
-      const queue = this.queues.get(key) ?? this.open(key, 1);
-      return list.length === 1
-        ? queue.add(list[0].kind, list[0], this.jobOptions(list[0], now))
-        : queue.addBulk(list.map((m) => ({ name: m.kind, data: m, opts: this.jobOptions(m, now) })));
-    }));
+    await Promise.all(
+      [...byQueue].map(([key, list]) => {
+        const queue = this.queues.get(key) ?? this.open(key, 1);
+        return list.length === 1
+          ? queue.add(list[0].kind, list[0], this.jobOptions(list[0], now))
+          : queue.addBulk(list.map((m) => ({ name: m.kind, data: m, opts: this.jobOptions(m, now) })));
+      }),
+    );
   }
 
   private jobOptions(m: QueuedMessage, now: number): JobsOptions {
@@ -136,7 +141,9 @@ export class Engine {
   async pending(): Promise<Job<QueuedMessage>[]> {
     const all: Job<QueuedMessage>[] = [];
     for (const queue of this.queues.values()) {
-      all.push(...((await queue.getJobs(['waiting', 'delayed', 'paused', 'prioritized', 'active', 'waiting-children'])) as Job<QueuedMessage>[]));
+      all.push(
+        ...((await queue.getJobs(['waiting', 'delayed', 'paused', 'prioritized', 'active', 'waiting-children'])) as Job<QueuedMessage>[]),
+      );
     }
     return all.filter(Boolean);
   }
@@ -185,14 +192,18 @@ export class Engine {
     const response = outcome.response;
     const bodyText = response?.body.toString('utf8');
     const textual = response !== undefined && Buffer.from(bodyText!, 'utf8').equals(response.body);
-    const dlqId = await this.deps.records.addToDlq(m.messageId, {
-      message: messageView(m),
-      job: m,
-      responseStatus: status,
-      responseHeader: response?.headers,
-      ...(response ? (textual ? { responseBody: bodyText } : { responseBodyBase64: response.body.toString('base64') }) : {}),
-      createdAt: Date.now(),
-    }, newDlqId());
+    const dlqId = await this.deps.records.addToDlq(
+      m.messageId,
+      {
+        message: messageView(m),
+        job: m,
+        responseStatus: status,
+        responseHeader: response?.headers,
+        ...(response ? (textual ? { responseBody: bodyText } : { responseBodyBase64: response.body.toString('base64') }) : {}),
+        createdAt: Date.now(),
+      },
+      newDlqId(),
+    );
     if (m.failureCallback) await this.publishCallback(m, 'failure-callback', outcome, retried, dlqId);
     this.event(m, 'FAILED', { error: nonRetryable ? `${error} (Upstash-NonRetryable-Error)` : error, responseStatus: status });
   }
@@ -219,7 +230,13 @@ export class Engine {
   }
 
   /** The callback message of spec 2.5, published like any message (its id derives from the attempt, so a redone attempt does not send it twice). */
-  private async publishCallback(m: QueuedMessage, kind: 'callback' | 'failure-callback', outcome: AttemptOutcome, retried: number, dlqId?: string): Promise<void> {
+  private async publishCallback(
+    m: QueuedMessage,
+    kind: 'callback' | 'failure-callback',
+    outcome: AttemptOutcome,
+    retried: number,
+    dlqId?: string,
+  ): Promise<void> {
     const settings = kind === 'callback' ? m.callback! : m.failureCallback!;
     const messageId = kind === 'callback' ? `${m.messageId}_cb${retried}` : `${m.messageId}_fcb`;
     const refused = await this.deps.billing.charge(1);
@@ -296,7 +313,6 @@ export class Engine {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await this.deps.deliverer.close(abandoned);
   }
-
 }
 
 function header(response: EndpointResponse | undefined, name: string): string | undefined {

@@ -1,6 +1,9 @@
 // Errors of the queue area, answered as the real service does: a status and {"error": "..."}.
 export class QueueError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -2,11 +2,21 @@
 // one of its values (values ORed, fields ANDed), as the service's list endpoints filter.
 
 export interface Filterable {
-  url: string; topicName?: string; queueName?: string; scheduleId?: string; labels?: string[]; callerIp?: string; createdAt?: number;
+  url: string;
+  topicName?: string;
+  queueName?: string;
+  scheduleId?: string;
+  labels?: string[];
+  callerIp?: string;
+  createdAt?: number;
 }
 
 export function messageFilter(q: URLSearchParams): (m: Filterable, time?: number) => boolean {
-  const list = (name: string) => q.getAll(name).flatMap((v) => v.split(',')).filter(Boolean);
+  const list = (name: string) =>
+    q
+      .getAll(name)
+      .flatMap((v) => v.split(','))
+      .filter(Boolean);
   const urls = list('url');
   const topics = [...list('topicName'), ...list('urlGroup')];
   const queues = list('queueName');

@@ -16,7 +16,12 @@ import { Signer } from './signer.js';
 export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   const { config, log, internalEndpoint: ep } = ctx;
   const connection: ConnectionOptions = {
-    host: ep.host, port: ep.port, username: ep.username, password: ep.password, db: ep.db ?? 0, maxRetriesPerRequest: null,
+    host: ep.host,
+    port: ep.port,
+    username: ep.username,
+    password: ep.password,
+    db: ep.db ?? 0,
+    maxRetriesPerRequest: null,
     // Commands issued in the same tick share one write: fewer syscalls per delivery under load.
     enableAutoPipelining: true,
   };
@@ -28,7 +33,12 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   const billing = new Billing(redis, config.queueMessagePrice);
   const deliverer = new Deliverer(config.maxRequestSize);
   const engine = new Engine({
-    connection, records, signer, deliverer, billing, log,
+    connection,
+    records,
+    signer,
+    deliverer,
+    billing,
+    log,
     backoffScale: config.queueBackoffScale ?? 1,
     concurrency: config.queueConcurrency ?? 200,
   });
@@ -37,7 +47,11 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   const schedules = new Schedules(connection, records, publisher, log);
   const routes = new QueueRoutes({
     token: () => config.queueToken || config.token,
-    records, engine, publisher, schedules, billing,
+    records,
+    engine,
+    publisher,
+    schedules,
+    billing,
     maxBodySize: config.maxRequestSize,
     keys: () => keys,
     rotateKeys: async () => {

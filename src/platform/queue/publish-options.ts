@@ -42,8 +42,18 @@ export interface PublishOptions extends DeliverySettings {
 
 /** Header names never forwarded by Upstash-Header-Forward: transport and credentials. */
 const NOT_FORWARDED = new Set([
-  'host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'authorization', 'upgrade',
-  'proxy-authorization', 'te', 'trailer', 'expect', 'accept-encoding',
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'authorization',
+  'upgrade',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'expect',
+  'accept-encoding',
 ]);
 
 /**
@@ -118,13 +128,19 @@ export function readPublishOptions(h: PublishHeaders): PublishOptions {
   const notBefore = h.get('upstash-not-before');
   let notBeforeMs: number | undefined;
   if (notBefore !== undefined) {
-    if (!/^\d+$/.test(notBefore.trim())) throw badRequest(`invalid Upstash-Not-Before header value '${notBefore}': it must be a Unix time in seconds, such as ${Math.floor(Date.now() / 1000) + 60}`);
+    if (!/^\d+$/.test(notBefore.trim()))
+      throw badRequest(
+        `invalid Upstash-Not-Before header value '${notBefore}': it must be a Unix time in seconds, such as ${Math.floor(Date.now() / 1000) + 60}`,
+      );
     notBeforeMs = Number(notBefore) * 1000;
   }
   const deduplicationId = h.get('upstash-deduplication-id');
   if (deduplicationId !== undefined && deduplicationId.includes(':')) throw badRequest("DeduplicationId cannot contain ':'");
   const cbd = h.get('upstash-content-based-deduplication');
-  const labels = (h.get('upstash-label') ?? '').split(',').map((l) => l.trim()).filter(Boolean);
+  const labels = (h.get('upstash-label') ?? '')
+    .split(',')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return {
     ...settings,
     notBeforeMs,
@@ -155,7 +171,8 @@ function readDelivery(h: PublishHeaders, infix: string, header: HeaderMap): Deli
   const retriesText = h.get(name('Retries'));
   let retries = DEFAULT_RETRIES;
   if (retriesText !== undefined) {
-    if (!/^\d+$/.test(retriesText.trim())) throw badRequest(`invalid ${name('Retries')} header value '${retriesText}': it must be a whole number >= 0`);
+    if (!/^\d+$/.test(retriesText.trim()))
+      throw badRequest(`invalid ${name('Retries')} header value '${retriesText}': it must be a whole number >= 0`);
     retries = Number(retriesText);
   }
   const retryDelay = h.get(name('Retry-Delay'));
@@ -191,7 +208,8 @@ export function checkUrl(url: string, what = 'destination'): URL {
   try {
     parsed = new URL(url);
   } catch {
-    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) throw badRequest(`invalid ${what} url: endpoint has invalid scheme, add http:// or https://`);
+    if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url))
+      throw badRequest(`invalid ${what} url: endpoint has invalid scheme, add http:// or https://`);
     throw badRequest(`invalid ${what} url: '${url}' is not a valid URL`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {

@@ -29,7 +29,11 @@ export interface PublishResult {
 }
 
 export class Publisher {
-  constructor(private readonly records: QueueRecords, private readonly engine: Engine, private readonly billing: Billing) {}
+  constructor(
+    private readonly records: QueueRecords,
+    private readonly engine: Engine,
+    private readonly billing: Billing,
+  ) {}
 
   /** `group` tells whether the answer is an array (URL group) or one object (URL). */
   async publish(req: PublishRequest): Promise<{ group: boolean; results: PublishResult[] }> {
@@ -42,7 +46,10 @@ export class Publisher {
       endpoints = [{ url: req.destination }];
     } else {
       const group = await this.records.getGroup(req.destination);
-      if (!group) throw notFound(`topic ${req.destination} not found: create it with POST /v2/topics/${req.destination}/endpoints, or publish to a URL (http:// or https://)`);
+      if (!group)
+        throw notFound(
+          `topic ${req.destination} not found: create it with POST /v2/topics/${req.destination}/endpoints, or publish to a URL (http:// or https://)`,
+        );
       endpoints = group.endpoints;
       topicName = group.name;
       defaults = group.headers;
@@ -124,6 +131,16 @@ export function checkQueueName(name: string): void {
 function deduplicationKey(options: PublishOptions, m: QueuedMessage, body: Buffer): string | undefined {
   if (options.deduplicationId) return `${options.deduplicationId}|${m.url}`;
   if (!options.contentBasedDeduplication) return undefined;
-  return 'content|' + createHash('sha256').update(m.url).update('\0').update(m.method).update('\0')
-    .update(JSON.stringify(m.header)).update('\0').update(body).digest('base64url');
+  return (
+    'content|' +
+    createHash('sha256')
+      .update(m.url)
+      .update('\0')
+      .update(m.method)
+      .update('\0')
+      .update(JSON.stringify(m.header))
+      .update('\0')
+      .update(body)
+      .digest('base64url')
+  );
 }

@@ -114,7 +114,9 @@ export class QueueRecords {
   }
 
   async listGroups(): Promise<UrlGroup[]> {
-    return Object.values(await this.redis.hgetall(K.topics)).map((t) => JSON.parse(t) as UrlGroup).sort((a, b) => a.createdAt - b.createdAt);
+    return Object.values(await this.redis.hgetall(K.topics))
+      .map((t) => JSON.parse(t) as UrlGroup)
+      .sort((a, b) => a.createdAt - b.createdAt);
   }
 
   async putGroup(group: UrlGroup): Promise<void> {
@@ -132,7 +134,9 @@ export class QueueRecords {
   }
 
   async listQueues(): Promise<NamedQueue[]> {
-    return Object.values(await this.redis.hgetall(K.queues)).map((t) => JSON.parse(t) as NamedQueue).sort((a, b) => a.createdAt - b.createdAt);
+    return Object.values(await this.redis.hgetall(K.queues))
+      .map((t) => JSON.parse(t) as NamedQueue)
+      .sort((a, b) => a.createdAt - b.createdAt);
   }
 
   async putQueue(queue: NamedQueue): Promise<void> {
@@ -147,7 +151,7 @@ export class QueueRecords {
   /** Returns the message id that already holds `id`, or undefined when this message takes it. */
   async claimDeduplicationId(id: string, messageId: string): Promise<string | undefined> {
     const set = await this.redis.set(K.dedup(id), messageId, 'EX', DEDUP_WINDOW_S, 'NX');
-    return set === 'OK' ? undefined : (await this.redis.get(K.dedup(id))) ?? undefined;
+    return set === 'OK' ? undefined : ((await this.redis.get(K.dedup(id))) ?? undefined);
   }
 
   async releaseDeduplicationId(id: string): Promise<void> {
@@ -159,7 +163,8 @@ export class QueueRecords {
   async addToDlq(messageId: string, entry: Omit<DlqEntry, 'dlqId'>, dlqId: string): Promise<string> {
     const claimed = await this.redis.hsetnx(K.dlqByMessage, messageId, dlqId);
     if (!claimed) return (await this.redis.hget(K.dlqByMessage, messageId))!;
-    await this.redis.multi()
+    await this.redis
+      .multi()
       .hset(K.dlq, dlqId, JSON.stringify({ dlqId, ...entry }))
       .zadd(K.dlqOrder, entry.createdAt, dlqId)
       .exec();
@@ -182,7 +187,8 @@ export class QueueRecords {
   async deleteDlq(entries: DlqEntry[]): Promise<number> {
     if (entries.length === 0) return 0;
     const ids = entries.map((e) => e.dlqId);
-    const [[, deleted]] = (await this.redis.multi()
+    const [[, deleted]] = (await this.redis
+      .multi()
       .hdel(K.dlq, ...ids)
       .zrem(K.dlqOrder, ...ids)
       .hdel(K.dlqByMessage, ...entries.map((e) => String(e.message.messageId)))
@@ -197,7 +203,9 @@ export class QueueRecords {
   }
 
   async listSchedules(): Promise<ScheduleRecord[]> {
-    return Object.values(await this.redis.hgetall(K.schedules)).map((t) => JSON.parse(t) as ScheduleRecord).sort((a, b) => a.createdAt - b.createdAt);
+    return Object.values(await this.redis.hgetall(K.schedules))
+      .map((t) => JSON.parse(t) as ScheduleRecord)
+      .sort((a, b) => a.createdAt - b.createdAt);
   }
 
   async putSchedule(s: ScheduleRecord): Promise<void> {
@@ -230,7 +238,11 @@ export class QueueRecords {
   }
 
   /** Events newest first, from before `cursor` (exclusive); returns the page and the next cursor. */
-  async readEvents(cursor: string | undefined, count: number, keep: (e: LogEvent) => boolean): Promise<{ events: LogEvent[]; cursor?: string }> {
+  async readEvents(
+    cursor: string | undefined,
+    count: number,
+    keep: (e: LogEvent) => boolean,
+  ): Promise<{ events: LogEvent[]; cursor?: string }> {
     await this.flushEvents(); // a reader sees what was logged before it asked
     const events: LogEvent[] = [];
     const [cursorEntry, cursorIndex] = cursor ? cursor.split('.') : [undefined, undefined];

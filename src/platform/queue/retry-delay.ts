@@ -73,7 +73,8 @@ export function parseRetryDelay(text: string): Node {
       args.push(sum());
     }
     expect(')');
-    if (args.length < fn.arity[0] || args.length > fn.arity[1]) fail(`${t} takes ${fn.arity[0] === fn.arity[1] ? fn.arity[0] : `${fn.arity[0]} or more`} argument(s)`);
+    if (args.length < fn.arity[0] || args.length > fn.arity[1])
+      fail(`${t} takes ${fn.arity[0] === fn.arity[1] ? fn.arity[0] : `${fn.arity[0]} or more`} argument(s)`);
     return { kind: 'call', fn: t, args };
   };
   if (tokens.length === 0) fail('it is empty');
@@ -84,10 +85,14 @@ export function parseRetryDelay(text: string): Node {
 
 export function evaluateRetryDelay(tree: Node, retried: number): number {
   switch (tree.kind) {
-    case 'num': return tree.value;
-    case 'var': return retried;
-    case 'neg': return -evaluateRetryDelay(tree.arg, retried);
-    case 'call': return FUNCTIONS[tree.fn].apply(...tree.args.map((a) => evaluateRetryDelay(a, retried)));
+    case 'num':
+      return tree.value;
+    case 'var':
+      return retried;
+    case 'neg':
+      return -evaluateRetryDelay(tree.arg, retried);
+    case 'call':
+      return FUNCTIONS[tree.fn].apply(...tree.args.map((a) => evaluateRetryDelay(a, retried)));
     case 'bin': {
       const l = evaluateRetryDelay(tree.left, retried);
       const r = evaluateRetryDelay(tree.right, retried);

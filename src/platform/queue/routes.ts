@@ -29,7 +29,8 @@ export interface RouteDeps {
   rotateKeys: () => Promise<{ current: string; next: string }>;
 }
 
-const UNAUTHORIZED = 'Unauthorized: the token is missing or invalid; send Authorization: Bearer <QSTASH_TOKEN> (or ?qstash_token=<QSTASH_TOKEN> on a publish)';
+const UNAUTHORIZED =
+  'Unauthorized: the token is missing or invalid; send Authorization: Bearer <QSTASH_TOKEN> (or ?qstash_token=<QSTASH_TOKEN> on a publish)';
 
 export class QueueRoutes {
   constructor(private readonly d: RouteDeps) {}
@@ -43,7 +44,10 @@ export class QueueRoutes {
       await this.route({ req, res, parts, query, rawPath: path, rawQuery });
     } catch (err) {
       if (err instanceof QueueError) return send(res, err.status, { error: err.message });
-      if (err instanceof BodyTooLargeError) return send(res, 413, { error: `message body too large: ${err.actual} bytes, the limit is ${this.d.maxBodySize} bytes (--max-request-size)` });
+      if (err instanceof BodyTooLargeError)
+        return send(res, 413, {
+          error: `message body too large: ${err.actual} bytes, the limit is ${this.d.maxBodySize} bytes (--max-request-size)`,
+        });
       if (err instanceof SyntaxError) return send(res, 400, { error: `the request body is not valid JSON: ${err.message}` });
       throw err;
     }
@@ -51,7 +55,7 @@ export class QueueRoutes {
 
   private authorized(req: http.IncomingMessage, query: URLSearchParams): boolean {
     const auth = req.headers.authorization;
-    const given = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : query.get('qstash_token') ?? query.get('queue_token');
+    const given = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : (query.get('qstash_token') ?? query.get('queue_token'));
     if (!given) return false;
     const a = Buffer.from(given);
     const b = Buffer.from(this.d.token());
@@ -97,7 +101,8 @@ export class QueueRoutes {
 
   // --- publish, enqueue, batch
   private async publish(c: Call, destination: string, queueName?: string): Promise<void> {
-    if (!destination) throw badRequest('no destination: publish to /v2/publish/<https://your.endpoint/path> or /v2/publish/<url group name>');
+    if (!destination)
+      throw badRequest('no destination: publish to /v2/publish/<https://your.endpoint/path> or /v2/publish/<url group name>');
     const body = await readBody(c.req, this.d.maxBodySize);
     const { group, results } = await this.d.publisher.publish({
       destination,
@@ -117,9 +122,13 @@ export class QueueRoutes {
     const answers: unknown[] = [];
     for (const [i, item] of items.entries()) {
       const it = item as { destination?: unknown; headers?: Record<string, string>; body?: unknown; queue?: unknown };
-      if (typeof it?.destination !== 'string' || it.destination === '') throw badRequest(`batch item ${i}: destination (a URL or a URL group name) is required`);
+      if (typeof it?.destination !== 'string' || it.destination === '')
+        throw badRequest(`batch item ${i}: destination (a URL or a URL group name) is required`);
       const headers = Object.entries(it.headers ?? {}).map(([k, v]) => [k, String(v)] as [string, string]);
-      const body = it.body === undefined || it.body === null ? Buffer.alloc(0) : Buffer.from(typeof it.body === 'string' ? it.body : JSON.stringify(it.body));
+      const body =
+        it.body === undefined || it.body === null
+          ? Buffer.alloc(0)
+          : Buffer.from(typeof it.body === 'string' ? it.body : JSON.stringify(it.body));
       const { group, results } = await this.d.publisher.publish({
         destination: it.destination,
         headers,
@@ -141,8 +150,9 @@ export class QueueRoutes {
     }
     const group = await r.getGroup(name);
     if (sub === 'endpoints') {
-      const body = await readJson(c) as { endpoints?: Array<{ name?: string; url?: string }> };
-      if (!Array.isArray(body.endpoints) || body.endpoints.length === 0) throw badRequest('the body must be {"endpoints": [{"name"?: "...", "url": "https://..."}]} with at least one endpoint');
+      const body = (await readJson(c)) as { endpoints?: Array<{ name?: string; url?: string }> };
+      if (!Array.isArray(body.endpoints) || body.endpoints.length === 0)
+        throw badRequest('the body must be {"endpoints": [{"name"?: "...", "url": "https://..."}]} with at least one endpoint');
       const now = Date.now();
       if (method === 'POST') {
         checkGroupName(name);
@@ -160,7 +170,8 @@ export class QueueRoutes {
       }
       if (method === 'DELETE') {
         if (!group) throw notFound(topicNotFound(name));
-        const drop = (x: { name?: string; url: string }) => body.endpoints!.some((e) => (e.url !== undefined && e.url === x.url) || (e.name !== undefined && e.name === x.name));
+        const drop = (x: { name?: string; url: string }) =>
+          body.endpoints!.some((e) => (e.url !== undefined && e.url === x.url) || (e.name !== undefined && e.name === x.name));
         group.endpoints = group.endpoints.filter((x) => !drop(x));
         group.updatedAt = now;
         // A group with no endpoint left is removed, as the service does.
@@ -180,7 +191,7 @@ export class QueueRoutes {
       }
       if (method === 'PATCH') {
         if (!group) throw notFound(topicNotFound(name));
-        const body = await readJson(c) as { headers?: Record<string, unknown> };
+        const body = (await readJson(c)) as { headers?: Record<string, unknown> };
         if (typeof body.headers !== 'object' || body.headers === null || Array.isArray(body.headers)) {
           throw badRequest('the body must be {"headers": {"<Header-Name>": "value" or ["value", …]}}');
         }
@@ -232,14 +243,21 @@ export class QueueRoutes {
     if (!name) {
       if (method === 'GET') return send(c.res, 200, await Promise.all((await r.listQueues()).map((q) => this.queueView(q))));
       if (method === 'POST') {
-        const body = await readJson(c) as { queueName?: unknown; parallelism?: unknown; paused?: unknown };
+        const body = (await readJson(c)) as { queueName?: unknown; parallelism?: unknown; paused?: unknown };
         if (typeof body.queueName !== 'string') throw badRequest('queueName is required: {"queueName": "my-queue", "parallelism": 1}');
         checkQueueName(body.queueName);
         const parallelism = body.parallelism ?? 1;
-        if (typeof parallelism !== 'number' || !Number.isInteger(parallelism) || parallelism < 1) throw badRequest(`parallelism must be a whole number >= 1, got ${JSON.stringify(parallelism)}`);
+        if (typeof parallelism !== 'number' || !Number.isInteger(parallelism) || parallelism < 1)
+          throw badRequest(`parallelism must be a whole number >= 1, got ${JSON.stringify(parallelism)}`);
         const now = Date.now();
         const existing = await r.getQueue(body.queueName);
-        const q = { name: body.queueName, createdAt: existing?.createdAt ?? now, updatedAt: now, parallelism, paused: body.paused === true };
+        const q = {
+          name: body.queueName,
+          createdAt: existing?.createdAt ?? now,
+          updatedAt: now,
+          parallelism,
+          paused: body.paused === true,
+        };
         await r.putQueue(q);
         await this.d.engine.openNamedQueue(q);
         return send(c.res, 200);
@@ -264,7 +282,14 @@ export class QueueRoutes {
   }
 
   private async queueView(q: { name: string; createdAt: number; updatedAt: number; parallelism: number; paused: boolean }) {
-    return { createdAt: q.createdAt, updatedAt: q.updatedAt, name: q.name, parallelism: q.parallelism, lag: await this.d.engine.lag(q.name), paused: q.paused };
+    return {
+      createdAt: q.createdAt,
+      updatedAt: q.updatedAt,
+      name: q.name,
+      parallelism: q.parallelism,
+      lag: await this.d.engine.lag(q.name),
+      paused: q.paused,
+    };
   }
 
   // --- dead letter queue
@@ -420,14 +445,19 @@ export class QueueRoutes {
     const state = q.getAll('state');
     const keep = messageFilter(q);
     const count = Math.min(1000, Math.max(1, Number(q.get('count') ?? 100) || 100));
-    const { events, cursor } = await this.d.records.readEvents(q.get('cursor') || undefined, count, (e: LogEvent) =>
-      (ids.length === 0 || ids.includes(e.messageId)) && (state.length === 0 || state.includes(e.state)) && keep(e, e.time));
+    const { events, cursor } = await this.d.records.readEvents(
+      q.get('cursor') || undefined,
+      count,
+      (e: LogEvent) =>
+        (ids.length === 0 || ids.includes(e.messageId)) && (state.length === 0 || state.includes(e.state)) && keep(e, e.time),
+    );
     send(c.res, 200, { ...(cursor ? { cursor } : {}), events });
   }
 }
 
 function checkGroupName(name: string): void {
-  if (!/^[A-Za-z0-9_-]{1,100}$/.test(name)) throw badRequest(`invalid url group name '${name}': use letters, digits, '-' and '_' (at most 100)`);
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(name))
+    throw badRequest(`invalid url group name '${name}': use letters, digits, '-' and '_' (at most 100)`);
 }
 
 const topicNotFound = (name: string) => `topic ${name} not found`;

@@ -14,11 +14,18 @@ export class Schedules {
   private readonly queue: Queue;
   private readonly worker: Worker;
 
-  constructor(connection: ConnectionOptions, private readonly records: QueueRecords, private readonly publisher: Publisher, private readonly log: Logger) {
+  constructor(
+    connection: ConnectionOptions,
+    private readonly records: QueueRecords,
+    private readonly publisher: Publisher,
+    private readonly log: Logger,
+  ) {
     this.queue = new Queue(SCHEDULE_QUEUE, { connection, prefix: BULL_PREFIX });
     this.queue.on('error', (err) => log.warn({ err: String(err) }, 'schedules: redis error'));
     this.worker = new Worker(SCHEDULE_QUEUE, (job: Job<{ scheduleId: string }>) => this.tick(job.data.scheduleId), {
-      connection, prefix: BULL_PREFIX, concurrency: 8,
+      connection,
+      prefix: BULL_PREFIX,
+      concurrency: 8,
     });
     this.worker.on('error', (err) => log.warn({ err: String(err) }, 'schedules: worker error'));
   }
@@ -41,9 +48,15 @@ export class Schedules {
   private async arm(record: ScheduleRecord): Promise<void> {
     const { pattern, tz } = splitCron(record.cron);
     try {
-      await this.queue.upsertJobScheduler(record.scheduleId, { pattern, ...(tz ? { tz } : {}) }, { name: 'tick', data: { scheduleId: record.scheduleId } });
+      await this.queue.upsertJobScheduler(
+        record.scheduleId,
+        { pattern, ...(tz ? { tz } : {}) },
+        { name: 'tick', data: { scheduleId: record.scheduleId } },
+      );
     } catch (err) {
-      throw badRequest(`invalid cron expression '${record.cron}': ${(err as Error).message} (example: */5 * * * *, optionally prefixed by CRON_TZ=Europe/Berlin)`);
+      throw badRequest(
+        `invalid cron expression '${record.cron}': ${(err as Error).message} (example: */5 * * * *, optionally prefixed by CRON_TZ=Europe/Berlin)`,
+      );
     }
   }
 

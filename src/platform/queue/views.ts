@@ -2,7 +2,13 @@
 import type { DlqEntry, UrlGroup } from './records.js';
 
 export function groupView(g: UrlGroup) {
-  return { createdAt: g.createdAt, updatedAt: g.updatedAt, name: g.name, endpoints: g.endpoints, ...(g.headers ? { headers: g.headers } : {}) };
+  return {
+    createdAt: g.createdAt,
+    updatedAt: g.updatedAt,
+    name: g.name,
+    endpoints: g.endpoints,
+    ...(g.headers ? { headers: g.headers } : {}),
+  };
 }
 
 export function dlqView(e: DlqEntry) {

@@ -173,7 +173,8 @@ export class RedisConnection {
 
   private fail(err: Error): void {
     if (this.closedError) return;
-    this.closedError = err instanceof ConnectionLostError ? err : new ConnectionLostError(`connection to redis-server failed: ${err.message}`);
+    this.closedError =
+      err instanceof ConnectionLostError ? err : new ConnectionLostError(`connection to redis-server failed: ${err.message}`);
     this.socket.destroy();
     for (const p of this.queue.splice(0)) p.reject(this.closedError);
     this.onClose?.(this.closedError);

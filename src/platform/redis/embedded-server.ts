@@ -43,9 +43,25 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
     const port = options.port ?? (await freePort());
     // Config comes from stdin ('-') so the password never appears on a command line.
     const args = [
-      '-', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-      '--dir', dir, '--daemonize', 'no', '--databases', String(options.databases ?? 16),
-      '--logfile', '', '--loglevel', 'warning',
+      '-',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--daemonize',
+      'no',
+      '--databases',
+      String(options.databases ?? 16),
+      '--logfile',
+      '',
+      '--loglevel',
+      'warning',
     ];
     const child = spawn(binary, args, { stdio: ['pipe', 'ignore', 'pipe'] });
     child.stdin!.on('error', () => undefined);

@@ -91,7 +91,13 @@ export class EmbedderError extends Error {}
 /** A client of an OpenAI-compatible embeddings API (`POST <url>/embeddings`, body {model, input}). */
 export class OpenAiEmbedder implements DenseEmbedder {
   private readonly endpoint: string;
-  constructor(url: string, readonly model: string, private readonly apiKey: string | undefined, private readonly dimension: number, private readonly timeoutMs = 30_000) {
+  constructor(
+    url: string,
+    readonly model: string,
+    private readonly apiKey: string | undefined,
+    private readonly dimension: number,
+    private readonly timeoutMs = 30_000,
+  ) {
     const base = url.replace(/\/+$/, '');
     this.endpoint = base.endsWith('/embeddings') ? base : `${base}/embeddings`;
   }
@@ -106,7 +112,9 @@ export class OpenAiEmbedder implements DenseEmbedder {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      throw new EmbedderError(`The embedding service at ${this.endpoint} could not be reached (${(err as Error).message}); check --vector-embeddings-url`);
+      throw new EmbedderError(
+        `The embedding service at ${this.endpoint} could not be reached (${(err as Error).message}); check --vector-embeddings-url`,
+      );
     }
     const text = await res.text();
     if (!res.ok) throw new EmbedderError(`The embedding service at ${this.endpoint} answered ${res.status}: ${text.slice(0, 200)}`);
@@ -117,13 +125,17 @@ export class OpenAiEmbedder implements DenseEmbedder {
       throw new EmbedderError(`The embedding service at ${this.endpoint} did not answer JSON`);
     }
     if (!Array.isArray(body.data) || body.data.length !== texts.length) {
-      throw new EmbedderError(`The embedding service at ${this.endpoint} returned ${body.data?.length ?? 'no'} embeddings for ${texts.length} texts`);
+      throw new EmbedderError(
+        `The embedding service at ${this.endpoint} returned ${body.data?.length ?? 'no'} embeddings for ${texts.length} texts`,
+      );
     }
     const out = new Array<Float32Array>(texts.length);
     body.data.forEach((d, i) => {
       const e = d.embedding;
       if (!Array.isArray(e) || e.length !== this.dimension) {
-        throw new EmbedderError(`The embedding model ${this.model} returned ${Array.isArray(e) ? e.length : 'no'} dimensions, but the index has ${this.dimension}`);
+        throw new EmbedderError(
+          `The embedding model ${this.model} returned ${Array.isArray(e) ? e.length : 'no'} dimensions, but the index has ${this.dimension}`,
+        );
       }
       out[d.index ?? i] = Float32Array.from(e);
     });

@@ -137,7 +137,10 @@ function globToRegExp(glob: string): RegExp {
 
 class Parser {
   private i = 0;
-  constructor(private readonly src: string, private readonly tokens: Token[]) {}
+  constructor(
+    private readonly src: string,
+    private readonly tokens: Token[],
+  ) {}
 
   parse(): Predicate {
     if (this.tokens.length === 0) return () => true;
@@ -163,7 +166,9 @@ class Parser {
 
   private unexpected(wanted: string): FilterSyntaxError {
     const t = this.peek();
-    return t ? syntax(this.src, t.pos, `expected ${wanted}, found '${t.text}'`) : syntax(this.src, this.src.length, `expected ${wanted}, found the end of the filter`);
+    return t
+      ? syntax(this.src, t.pos, `expected ${wanted}, found '${t.text}'`)
+      : syntax(this.src, this.src.length, `expected ${wanted}, found the end of the filter`);
   }
 
   private or(): Predicate {
@@ -256,8 +261,14 @@ class Parser {
           };
         default: {
           if (typeof value !== 'number') throw syntax(this.src, opPos, `'${t.text}' compares numbers only`);
-          const cmp = t.text === '<' ? (a: number) => a < value : t.text === '<=' ? (a: number) => a <= value
-            : t.text === '>' ? (a: number) => a > value : (a: number) => a >= value;
+          const cmp =
+            t.text === '<'
+              ? (a: number) => a < value
+              : t.text === '<='
+                ? (a: number) => a <= value
+                : t.text === '>'
+                  ? (a: number) => a > value
+                  : (a: number) => a >= value;
           return (m) => {
             const f = get(m);
             return typeof f === 'number' && cmp(f);
@@ -293,7 +304,9 @@ class Parser {
         return Array.isArray(f) && f.some((e) => equal(e, value)) !== negate;
       };
     }
-    throw this.unexpected(negate ? "GLOB, IN or CONTAINS after NOT" : 'an operator (=, !=, <, <=, >, >=, GLOB, NOT GLOB, IN, NOT IN, CONTAINS, NOT CONTAINS)');
+    throw this.unexpected(
+      negate ? 'GLOB, IN or CONTAINS after NOT' : 'an operator (=, !=, <, <=, >, >=, GLOB, NOT GLOB, IN, NOT IN, CONTAINS, NOT CONTAINS)',
+    );
   }
 }
 

@@ -75,7 +75,12 @@ export class VectorHttpApi {
       await this.route(req, res, path, new URLSearchParams(query));
     } catch (err) {
       if (err instanceof VectorError) return sendError(res, err.status, err.message);
-      if (err instanceof BodyTooLargeError) return sendError(res, 413, `The request body is ${err.actual} bytes, more than the limit of ${this.maxRequestSize} (--max-request-size)`);
+      if (err instanceof BodyTooLargeError)
+        return sendError(
+          res,
+          413,
+          `The request body is ${err.actual} bytes, more than the limit of ${this.maxRequestSize} (--max-request-size)`,
+        );
       throw err;
     } finally {
       this.inFlight--;
@@ -88,7 +93,10 @@ export class VectorHttpApi {
     const entry = this.indexes.get(indexName);
     if (!entry) {
       req.resume();
-      throw new VectorError(404, `Index '${indexName}' does not exist on this platform; its indexes are ${[...this.indexes.keys()].join(', ')} (more with --vector-config)`);
+      throw new VectorError(
+        404,
+        `Index '${indexName}' does not exist on this platform; its indexes are ${[...this.indexes.keys()].join(', ')} (more with --vector-config)`,
+      );
     }
     const access = this.authenticate(req, entry.tokens);
     const opName = parts[1] ?? '';
@@ -101,7 +109,10 @@ export class VectorHttpApi {
     if (method !== 'POST' && !op.methods.includes(method)) {
       req.resume();
       res.setHeader('Allow', ['POST', ...op.methods.filter((m) => m !== 'POST')].join(', '));
-      throw new VectorError(405, `Method ${method} is not allowed for ${opName}; use ${['POST', ...op.methods.filter((m) => m !== 'POST')].join(' or ')}`);
+      throw new VectorError(
+        405,
+        `Method ${method} is not allowed for ${opName}; use ${['POST', ...op.methods.filter((m) => m !== 'POST')].join(' or ')}`,
+      );
     }
     const rest = parts.slice(2);
     if (rest.length > 0 && !op.namespaced) {
@@ -117,7 +128,8 @@ export class VectorHttpApi {
     let body: unknown;
     const text = raw.toString('utf8').trim();
     if (text === '') {
-      if (!BODYLESS.has(opName)) throw new VectorError(400, 'Failed to parse the request body as JSON: the body is empty; send a JSON object');
+      if (!BODYLESS.has(opName))
+        throw new VectorError(400, 'Failed to parse the request body as JSON: the body is empty; send a JSON object');
     } else {
       try {
         body = JSON.parse(text);

@@ -15,7 +15,10 @@ function denseEmbedderFor(cfg: VectorIndexConfig, ctx: AreaContext): DenseEmbedd
   if (cfg.denseEmbedder === 'local') return new LocalLexicalEmbedder(cfg.dimension!);
   if (cfg.denseEmbedder === 'openai') {
     const url = cfg.embeddingsUrl ?? ctx.config.vectorEmbeddingsUrl;
-    if (!url) throw new Error(`vector index '${cfg.name}' uses the "openai" embedder but no endpoint is set: give --vector-embeddings-url (RESPGATE_VECTOR_EMBEDDINGS_URL) or "embeddingsUrl" in --vector-config`);
+    if (!url)
+      throw new Error(
+        `vector index '${cfg.name}' uses the "openai" embedder but no endpoint is set: give --vector-embeddings-url (RESPGATE_VECTOR_EMBEDDINGS_URL) or "embeddingsUrl" in --vector-config`,
+      );
     const model = cfg.embeddingsModel ?? ctx.config.vectorEmbeddingsModel ?? 'text-embedding-3-small';
     return new OpenAiEmbedder(url, model, cfg.embeddingsKey ?? ctx.config.vectorEmbeddingsKey, cfg.dimension!);
   }
@@ -30,12 +33,20 @@ export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
   const tuning: SearchTuning = { ...DEFAULT_TUNING, busy: () => (api?.inFlight ?? 0) > 0, ...ctx.config.vectorTuning };
   const indexes = new Map<string, { index: VectorIndex; tokens: IndexTokens }>();
   for (const cfg of configs) {
-    const index = new VectorIndex(cfg, new VectorStore(ctx.internal.pool, cfg.name), denseEmbedderFor(cfg, ctx), cfg.sparseEmbedder ? new Bm25Embedder() : undefined,
-      cfg.hnswThreshold === undefined ? tuning : { ...tuning, hnswThreshold: cfg.hnswThreshold });
+    const index = new VectorIndex(
+      cfg,
+      new VectorStore(ctx.internal.pool, cfg.name),
+      denseEmbedderFor(cfg, ctx),
+      cfg.sparseEmbedder ? new Bm25Embedder() : undefined,
+      cfg.hnswThreshold === undefined ? tuning : { ...tuning, hnswThreshold: cfg.hnswThreshold },
+    );
     await index.load();
     indexes.set(cfg.name, {
       index,
-      tokens: { token: cfg.token ?? ctx.config.vectorToken ?? ctx.config.token, readonlyToken: cfg.readonlyToken ?? ctx.config.readonlyToken },
+      tokens: {
+        token: cfg.token ?? ctx.config.vectorToken ?? ctx.config.token,
+        readonlyToken: cfg.readonlyToken ?? ctx.config.readonlyToken,
+      },
     });
   }
   api = new VectorHttpApi(indexes, ctx.config.maxRequestSize);
@@ -45,8 +56,14 @@ export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
     banner() {
       const lines = ['  Vector indexes (@upstash/vector: Index.fromEnv() after pasting the two lines of an index)'];
       for (const [name, { index, tokens }] of indexes) {
-        const kind = [index.config.type, index.config.dimension ? `${index.config.dimension} dimensions, ${index.metric}` : '',
-          index.config.denseEmbedder ? `${index.config.denseEmbedder} embedder` : '', index.config.sparseEmbedder ? 'BM25' : ''].filter(Boolean).join(', ');
+        const kind = [
+          index.config.type,
+          index.config.dimension ? `${index.config.dimension} dimensions, ${index.metric}` : '',
+          index.config.denseEmbedder ? `${index.config.denseEmbedder} embedder` : '',
+          index.config.sparseEmbedder ? 'BM25' : '',
+        ]
+          .filter(Boolean)
+          .join(', ');
         lines.push(`    ${name} (${kind})`);
         lines.push(`      export UPSTASH_VECTOR_REST_URL=${ctx.baseUrl()}/vector/${name}`);
         lines.push(`      export UPSTASH_VECTOR_REST_TOKEN=${tokens.token}`);

@@ -52,7 +52,12 @@ export class Namespace {
   private scratch = new Float32Array(0);
   private closed = false;
 
-  constructor(readonly name: string, private readonly dimension: number, readonly metric: Metric, private readonly tuning: SearchTuning) {
+  constructor(
+    readonly name: string,
+    private readonly dimension: number,
+    readonly metric: Metric,
+    private readonly tuning: SearchTuning,
+  ) {
     this.matrix = new Float32Array(Math.max(1, dimension) * 64);
     this.norms = new Float32Array(64);
   }
@@ -78,7 +83,13 @@ export class Namespace {
   }
 
   /** Inserts or replaces a record. */
-  put(id: string, dense: Float32Array | undefined, sparse: SparseVector | undefined, metadata: Metadata | undefined, data: string | undefined): void {
+  put(
+    id: string,
+    dense: Float32Array | undefined,
+    sparse: SparseVector | undefined,
+    metadata: Metadata | undefined,
+    data: string | undefined,
+  ): void {
     this.remove(id);
     const slot = this.freeSlots.pop() ?? this.bySlot.length;
     const rec: VectorRecord = { id, slot, hasDense: dense !== undefined, sparse, metadata, data };
@@ -187,8 +198,10 @@ export class Namespace {
 
   /** Exact search over every record with a dense vector, or over `only` slots. */
   exactDense(q: Float32Array, k: number, predicate: Predicate | undefined, only: Set<number> | undefined): Scored[] {
-    if (!only && this.records.size >= NATIVE_EXACT_FROM) return predicate ? this.nativeExactOver(q, k, this.passing(predicate)) : this.nativeExact(q, k);
-    if (only && only.size >= NATIVE_EXACT_FROM) { // e.g. many vectors still waiting for the graph
+    if (!only && this.records.size >= NATIVE_EXACT_FROM)
+      return predicate ? this.nativeExactOver(q, k, this.passing(predicate)) : this.nativeExact(q, k);
+    if (only && only.size >= NATIVE_EXACT_FROM) {
+      // e.g. many vectors still waiting for the graph
       const slots: number[] = [];
       for (const slot of only) {
         const rec = this.bySlot[slot];
@@ -214,7 +227,14 @@ export class Namespace {
   private nativeExact(q: Float32Array, k: number): Scored[] {
     const rows = this.bySlot.length;
     const count = Math.min(rows, k + this.freeSlots.length);
-    const found = usearch.exactSearch(this.matrix.subarray(0, rows * this.dimension), ownBuffer(q), this.dimension, count, USEARCH_METRIC[this.metric], 1) as Matches;
+    const found = usearch.exactSearch(
+      this.matrix.subarray(0, rows * this.dimension),
+      ownBuffer(q),
+      this.dimension,
+      count,
+      USEARCH_METRIC[this.metric],
+      1,
+    ) as Matches;
     const out: Scored[] = [];
     for (let i = 0; i < found.keys.length && out.length < k; i++) {
       const slot = Number(found.keys[i]);
@@ -239,9 +259,17 @@ export class Namespace {
     if (slots.length === 0) return [];
     if (this.scratch.length < slots.length * d) this.scratch = new Float32Array(slots.length * d * 2);
     slots.forEach((slot, row) => this.scratch.set(this.matrix.subarray(slot * d, (slot + 1) * d), row * d));
-    const found = usearch.exactSearch(this.scratch.subarray(0, slots.length * d), ownBuffer(q), d, Math.min(k, slots.length), USEARCH_METRIC[this.metric], 1) as Matches;
+    const found = usearch.exactSearch(
+      this.scratch.subarray(0, slots.length * d),
+      ownBuffer(q),
+      d,
+      Math.min(k, slots.length),
+      USEARCH_METRIC[this.metric],
+      1,
+    ) as Matches;
     const out: Scored[] = [];
-    for (let i = 0; i < found.keys.length; i++) out.push({ key: slots[Number(found.keys[i])], score: scoreFromDistance(this.metric, found.distances[i]) });
+    for (let i = 0; i < found.keys.length; i++)
+      out.push({ key: slots[Number(found.keys[i])], score: scoreFromDistance(this.metric, found.distances[i]) });
     return out;
   }
 

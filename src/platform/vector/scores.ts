@@ -102,9 +102,12 @@ export function f32(x: number): number {
   const e = Math.floor(Math.log10(Math.abs(f)));
   for (let p = 1; p <= 9; p++) {
     const k = p - 1 - e;
-    const n = k >= 0 && k <= 22 ? Math.round(f * POW10[k]) / POW10[k]
-      : k < 0 && k >= -22 ? Math.round(f / POW10[-k]) * POW10[-k]
-        : Number(f.toPrecision(p));
+    const n =
+      k >= 0 && k <= 22
+        ? Math.round(f * POW10[k]) / POW10[k]
+        : k < 0 && k >= -22
+          ? Math.round(f / POW10[-k]) * POW10[-k]
+          : Number(f.toPrecision(p));
     if (Math.fround(n) === f) return n;
   }
   return f;

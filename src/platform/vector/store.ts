@@ -48,12 +48,14 @@ function decode(buf: Buffer, pos = 0): { value: Resp; end: number } {
       throw new Error(`internal store: ${line}`);
     case 0x3a: // :
       return { value: Number(line), end: lineEnd + 2 };
-    case 0x24: { // $
+    case 0x24: {
+      // $
       const n = Number(line);
       if (n < 0) return { value: null, end: lineEnd + 2 };
       return { value: buf.subarray(lineEnd + 2, lineEnd + 2 + n), end: lineEnd + 4 + n };
     }
-    default: { // *
+    default: {
+      // *
       const n = Number(line);
       const items: Resp[] = [];
       let at = lineEnd + 2;
@@ -69,7 +71,10 @@ function decode(buf: Buffer, pos = 0): { value: Resp; end: number } {
 
 export class VectorStore {
   private readonly prefix: string;
-  constructor(private readonly pool: RedisPool, indexName: string) {
+  constructor(
+    private readonly pool: RedisPool,
+    indexName: string,
+  ) {
     this.prefix = `respgate:vector:${indexName}:`;
   }
 

@@ -10,7 +10,10 @@ import type { VectorIndexConfig } from './config.js';
 import type { StoredRecord, VectorStore } from './store.js';
 
 export class VectorError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -55,8 +58,10 @@ interface ResumableQuery {
   lastUsed: number;
 }
 
-const missing = (field: string) => new VectorError(422, `Failed to deserialize the JSON body into the target type: missing field \`${field}\``);
-const invalid = (field: string, expected: string) => new VectorError(422, `Failed to deserialize the JSON body into the target type: ${field}: invalid type, expected ${expected}`);
+const missing = (field: string) =>
+  new VectorError(422, `Failed to deserialize the JSON body into the target type: missing field \`${field}\``);
+const invalid = (field: string, expected: string) =>
+  new VectorError(422, `Failed to deserialize the JSON body into the target type: ${field}: invalid type, expected ${expected}`);
 const NO_EMBEDDER = 'Embedding data for this index is not allowed. The index must be created with an embedding model to use it.';
 
 export class VectorIndex {
@@ -91,11 +96,15 @@ export class VectorIndex {
 
   /** Loads the stored records (a restart on a kept internal Redis loses nothing). */
   async load(): Promise<void> {
-    const stored = await this.store.claimConfig(JSON.stringify({ type: this.config.type, dimension: this.dimension, similarityFunction: this.metric }));
+    const stored = await this.store.claimConfig(
+      JSON.stringify({ type: this.config.type, dimension: this.dimension, similarityFunction: this.metric }),
+    );
     const was = JSON.parse(stored) as { type: string; dimension: number; similarityFunction: string };
     if (was.type !== this.config.type || was.dimension !== this.dimension || was.similarityFunction !== this.metric) {
-      throw new Error(`vector index '${this.name}' was stored as ${was.type} (dimension ${was.dimension}, ${was.similarityFunction}) in the internal Redis, ` +
-        `now configured as ${this.config.type} (dimension ${this.dimension}, ${this.metric}): restore its configuration, or give it another name`);
+      throw new Error(
+        `vector index '${this.name}' was stored as ${was.type} (dimension ${was.dimension}, ${was.similarityFunction}) in the internal Redis, ` +
+          `now configured as ${this.config.type} (dimension ${this.dimension}, ${this.metric}): restore its configuration, or give it another name`,
+      );
     }
     for (const name of await this.store.namespaces()) {
       const ns = this.namespace(name, true);
@@ -129,11 +138,13 @@ export class VectorIndex {
       if (this.hasDense) {
         if (o.vector === undefined) throw missing('vector');
         rec.dense = this.parseDense(o.vector);
-      } else if (o.vector !== undefined) throw new VectorError(422, 'This index does not support dense vectors: it is a SPARSE index; send `sparseVector`');
+      } else if (o.vector !== undefined)
+        throw new VectorError(422, 'This index does not support dense vectors: it is a SPARSE index; send `sparseVector`');
       if (this.hasSparse) {
         if (o.sparseVector === undefined) throw missing('sparseVector');
         rec.sparse = parseSparse(o.sparseVector);
-      } else if (o.sparseVector !== undefined) throw new VectorError(422, 'This index does not support sparse vectors: it is a DENSE index; send `vector`');
+      } else if (o.sparseVector !== undefined)
+        throw new VectorError(422, 'This index does not support sparse vectors: it is a DENSE index; send `vector`');
       return rec;
     });
     await this.write(nsName, records);
@@ -150,7 +161,10 @@ export class VectorIndex {
     const texts = items.map((i) => i.data);
     const dense = this.denseEmbedder ? await this.embedDense(texts) : undefined;
     const sparse = this.sparseEmbedder?.embed(texts, 'document');
-    await this.write(nsName, items.map((item, i) => ({ ...item, dense: dense?.[i], sparse: sparse?.[i] })));
+    await this.write(
+      nsName,
+      items.map((item, i) => ({ ...item, dense: dense?.[i], sparse: sparse?.[i] })),
+    );
     return 'Success';
   }
 
@@ -167,12 +181,17 @@ export class VectorIndex {
     const id = parseId(o.id);
     const ns = this.namespace(nsName);
     const mode = String(o.metadataUpdateMode ?? 'OVERWRITE').toUpperCase();
-    if (mode !== 'OVERWRITE' && mode !== 'PATCH') throw new VectorError(422, 'Failed to deserialize the JSON body into the target type: metadataUpdateMode: unknown variant, expected `OVERWRITE` or `PATCH`');
+    if (mode !== 'OVERWRITE' && mode !== 'PATCH')
+      throw new VectorError(
+        422,
+        'Failed to deserialize the JSON body into the target type: metadataUpdateMode: unknown variant, expected `OVERWRITE` or `PATCH`',
+      );
     if (o.vector === undefined && o.sparseVector === undefined && o.data === undefined && o.metadata === undefined) {
       throw new VectorError(400, 'Nothing to update: give at least one of vector, sparseVector, data or metadata');
     }
     let dense = o.vector === undefined ? undefined : this.hasDense ? this.parseDense(o.vector) : notSupported('dense vectors', 'SPARSE');
-    let sparse = o.sparseVector === undefined ? undefined : this.hasSparse ? parseSparse(o.sparseVector) : notSupported('sparse vectors', 'DENSE');
+    let sparse =
+      o.sparseVector === undefined ? undefined : this.hasSparse ? parseSparse(o.sparseVector) : notSupported('sparse vectors', 'DENSE');
     const data = parseData(o.data);
     const rec = ns.records.get(id);
     if (!rec) return { updated: 0 };
@@ -187,8 +206,11 @@ export class VectorIndex {
       metadata = mode === 'PATCH' && m ? mergePatch(rec.metadata ?? {}, m) : m;
     }
     const stored: StoredRecord = {
-      id, metadata, data: data ?? rec.data,
-      dense: dense ?? ns.dense(rec), sparse: sparse ?? rec.sparse,
+      id,
+      metadata,
+      data: data ?? rec.data,
+      dense: dense ?? ns.dense(rec),
+      sparse: sparse ?? rec.sparse,
     };
     await this.store.put(nsName, [stored]);
     const current = ns.records.get(id);
@@ -251,7 +273,7 @@ export class VectorIndex {
     const items = asItems(body);
     const runs = await Promise.all(items.map((item) => this.prepareQuery(nsName, asObject(item), byData)));
     const results = runs.map((q) => q.records(q.page(q.topK, Math.max(q.topK, FUSION_CANDIDATES))));
-    return Array.isArray(body) && body.length > 1 ? results : results[0] ?? [];
+    return Array.isArray(body) && body.length > 1 ? results : (results[0] ?? []);
   }
 
   /** Validates one query object (and embeds its data) into a search that can be run page by page. */
@@ -262,9 +284,17 @@ export class VectorIndex {
     const predicate = o.filter === undefined || o.filter === '' ? undefined : compileFilter(o.filter);
     const include: Include = { vectors: o.includeVectors === true, metadata: o.includeMetadata === true, data: o.includeData === true };
     const weighting = o.weightingStrategy === undefined ? undefined : String(o.weightingStrategy).toUpperCase();
-    if (weighting !== undefined && weighting !== 'IDF') throw new VectorError(422, 'Failed to deserialize the JSON body into the target type: weightingStrategy: unknown variant, expected `IDF`');
+    if (weighting !== undefined && weighting !== 'IDF')
+      throw new VectorError(
+        422,
+        'Failed to deserialize the JSON body into the target type: weightingStrategy: unknown variant, expected `IDF`',
+      );
     const fusion = String(o.fusionAlgorithm ?? 'RRF').toUpperCase();
-    if (fusion !== 'RRF' && fusion !== 'DBSF') throw new VectorError(422, 'Failed to deserialize the JSON body into the target type: fusionAlgorithm: unknown variant, expected `RRF` or `DBSF`');
+    if (fusion !== 'RRF' && fusion !== 'DBSF')
+      throw new VectorError(
+        422,
+        'Failed to deserialize the JSON body into the target type: fusionAlgorithm: unknown variant, expected `RRF` or `DBSF`',
+      );
 
     let dense: Float32Array | undefined;
     let sparse: SparseVector | undefined;
@@ -272,10 +302,18 @@ export class VectorIndex {
       if (o.data === undefined) throw missing('data');
       const text = parseData(o.data)!;
       const mode = String(o.queryMode ?? 'HYBRID').toUpperCase();
-      if (!['HYBRID', 'DENSE', 'SPARSE'].includes(mode)) throw new VectorError(422, 'Failed to deserialize the JSON body into the target type: queryMode: unknown variant, expected `HYBRID`, `DENSE` or `SPARSE`');
+      if (!['HYBRID', 'DENSE', 'SPARSE'].includes(mode))
+        throw new VectorError(
+          422,
+          'Failed to deserialize the JSON body into the target type: queryMode: unknown variant, expected `HYBRID`, `DENSE` or `SPARSE`',
+        );
       if (this.denseEmbedder && mode !== 'SPARSE') dense = (await this.embedDense([text]))[0];
       if (this.sparseEmbedder && mode !== 'DENSE') sparse = this.sparseEmbedder.embed([text], 'query')[0];
-      if (!dense && !sparse) throw new VectorError(400, `queryMode ${mode} needs a ${mode === 'SPARSE' ? 'sparse' : 'dense'} embedding model, and this index has none; use queryMode ${mode === 'SPARSE' ? 'DENSE' : 'SPARSE'} or HYBRID`);
+      if (!dense && !sparse)
+        throw new VectorError(
+          400,
+          `queryMode ${mode} needs a ${mode === 'SPARSE' ? 'sparse' : 'dense'} embedding model, and this index has none; use queryMode ${mode === 'SPARSE' ? 'DENSE' : 'SPARSE'} or HYBRID`,
+        );
     } else {
       if (o.vector !== undefined) dense = this.hasDense ? this.parseDense(o.vector) : notSupported('dense vectors', 'SPARSE');
       if (o.sparseVector !== undefined) sparse = this.hasSparse ? parseSparse(o.sparseVector) : notSupported('sparse vectors', 'DENSE');
@@ -288,9 +326,15 @@ export class VectorIndex {
       const skip = exclude?.size ?? 0;
       const keep = (list: Scored[], n: number) => (exclude ? list.filter((s) => !exclude.has(s.key)) : list).slice(0, n);
       if (dense && sparse) {
-        const lists = [keep(ns.searchDense(dense, pool + skip, predicate), pool), keep(ns.searchSparse(sparse, pool + skip, predicate, useIdf), pool)];
+        const lists = [
+          keep(ns.searchDense(dense, pool + skip, predicate), pool),
+          keep(ns.searchSparse(sparse, pool + skip, predicate, useIdf), pool),
+        ];
         const fused = fusion === 'DBSF' ? fuseDbsf(lists) : fuseRrf(lists);
-        return [...fused].map(([key, score]) => ({ key, score })).sort((a, b) => b.score - a.score).slice(0, k);
+        return [...fused]
+          .map(([key, score]) => ({ key, score }))
+          .sort((a, b) => b.score - a.score)
+          .slice(0, k);
       }
       return keep(dense ? ns.searchDense(dense, k + skip, predicate) : ns.searchSparse(sparse!, k + skip, predicate, useIdf), k);
     };
@@ -322,7 +366,11 @@ export class VectorIndex {
     if (o.cursor === undefined) throw missing('cursor');
     if (o.limit === undefined) throw missing('limit');
     const cursor = Number(o.cursor === '' ? 0 : o.cursor);
-    if (!Number.isSafeInteger(cursor) || cursor < 0) throw new VectorError(400, `Invalid cursor '${String(o.cursor)}': use "0" for the first page, then the nextCursor of the previous page`);
+    if (!Number.isSafeInteger(cursor) || cursor < 0)
+      throw new VectorError(
+        400,
+        `Invalid cursor '${String(o.cursor)}': use "0" for the first page, then the nextCursor of the previous page`,
+      );
     if (typeof o.limit !== 'number' || !Number.isInteger(o.limit) || o.limit < 0) throw invalid('limit', 'a non-negative integer');
     if (o.prefix !== undefined && typeof o.prefix !== 'string') throw invalid('prefix', 'a string');
     const ns = this.namespace(nsName);
@@ -361,7 +409,15 @@ export class VectorIndex {
       dimension: this.dimension,
       similarityFunction: this.hasDense ? this.metric : 'DOT_PRODUCT',
       indexType: this.config.type,
-      ...(this.hasDense ? { denseIndex: { dimension: this.dimension, similarityFunction: this.metric, ...(this.denseEmbedder ? { embeddingModel: this.denseEmbedder.model } : {}) } } : {}),
+      ...(this.hasDense
+        ? {
+            denseIndex: {
+              dimension: this.dimension,
+              similarityFunction: this.metric,
+              ...(this.denseEmbedder ? { embeddingModel: this.denseEmbedder.model } : {}),
+            },
+          }
+        : {}),
       ...(this.hasSparse ? { sparseIndex: this.sparseEmbedder ? { embeddingModel: this.sparseEmbedder.model } : {} } : {}),
       namespaces,
     };
@@ -384,7 +440,13 @@ export class VectorIndex {
     // Each page of a resumable query is its own search: topK (then additionalK) candidates of each side,
     // fused, leaving out what was returned (vector-js's expected hybrid DBSF pages follow this).
     const first = query.page(query.topK, query.topK);
-    this.resumable.set(uuid, { namespace: nsName, query, served: new Set(first.map((s) => s.key)), maxIdleMs: maxIdle * 1000, lastUsed: Date.now() });
+    this.resumable.set(uuid, {
+      namespace: nsName,
+      query,
+      served: new Set(first.map((s) => s.key)),
+      maxIdleMs: maxIdle * 1000,
+      lastUsed: Date.now(),
+    });
     return { uuid, scores: query.records(first) };
   }
 
@@ -392,9 +454,12 @@ export class VectorIndex {
     const o = asObject(body);
     const q = this.findResumable(o.uuid);
     const additionalK = o.additionalK;
-    if (typeof additionalK !== 'number' || !Number.isInteger(additionalK) || additionalK < 0) throw additionalK === undefined ? missing('additionalK') : invalid('additionalK', 'a non-negative integer');
-    if (q.served.size + additionalK > MAX_TOP_K * 10) throw new VectorError(400, `A resumable query returns at most ${MAX_TOP_K * 10} results`);
-    if (this.namespaces.get(q.namespace) !== q.query.ns) throw new VectorError(404, `Namespace ${q.namespace} for the index ${this.name} does not exist`);
+    if (typeof additionalK !== 'number' || !Number.isInteger(additionalK) || additionalK < 0)
+      throw additionalK === undefined ? missing('additionalK') : invalid('additionalK', 'a non-negative integer');
+    if (q.served.size + additionalK > MAX_TOP_K * 10)
+      throw new VectorError(400, `A resumable query returns at most ${MAX_TOP_K * 10} results`);
+    if (this.namespaces.get(q.namespace) !== q.query.ns)
+      throw new VectorError(404, `Namespace ${q.namespace} for the index ${this.name} does not exist`);
     const next = q.query.page(additionalK, additionalK, q.served);
     for (const s of next) q.served.add(s.key);
     q.lastUsed = Date.now();
@@ -412,7 +477,11 @@ export class VectorIndex {
     if (uuid === undefined) throw missing('uuid');
     this.sweepResumable();
     const q = this.resumable.get(String(uuid));
-    if (!q) throw new VectorError(404, `Resumable query ${String(uuid)} does not exist: it was stopped or idle longer than its maxIdle; start another resumable query`);
+    if (!q)
+      throw new VectorError(
+        404,
+        `Resumable query ${String(uuid)} does not exist: it was stopped or idle longer than its maxIdle; start another resumable query`,
+      );
     return q;
   }
 
@@ -467,7 +536,8 @@ function asItems(body: unknown): unknown[] {
 }
 
 function asObject(v: unknown): Json {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new VectorError(422, 'Failed to deserialize the JSON body into the target type: invalid type, expected a JSON object');
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new VectorError(422, 'Failed to deserialize the JSON body into the target type: invalid type, expected a JSON object');
   return v as Json;
 }
 
@@ -496,9 +566,15 @@ function parseSparse(v: unknown): SparseVector {
   if (!o || typeof o !== 'object' || Array.isArray(o)) throw invalid('sparseVector', 'an object with indices and values');
   if (o.indices === undefined) throw missing('indices');
   if (o.values === undefined) throw missing('values');
-  if (!Array.isArray(o.indices) || !o.indices.every((i) => Number.isInteger(i) && i >= 0 && i <= 0xffffffff)) throw invalid('sparseVector.indices', 'a sequence of non-negative 32-bit integers');
-  if (!Array.isArray(o.values) || !o.values.every((x) => typeof x === 'number' && Number.isFinite(x))) throw invalid('sparseVector.values', 'a sequence of numbers');
-  if (o.indices.length !== o.values.length) throw new VectorError(422, `Sparse vector indices and values must have the same length: ${o.indices.length} indices, ${o.values.length} values`);
+  if (!Array.isArray(o.indices) || !o.indices.every((i) => Number.isInteger(i) && i >= 0 && i <= 0xffffffff))
+    throw invalid('sparseVector.indices', 'a sequence of non-negative 32-bit integers');
+  if (!Array.isArray(o.values) || !o.values.every((x) => typeof x === 'number' && Number.isFinite(x)))
+    throw invalid('sparseVector.values', 'a sequence of numbers');
+  if (o.indices.length !== o.values.length)
+    throw new VectorError(
+      422,
+      `Sparse vector indices and values must have the same length: ${o.indices.length} indices, ${o.values.length} values`,
+    );
   if (new Set(o.indices).size !== o.indices.length) throw new VectorError(422, 'Sparse vector indices must be unique');
   const order = o.indices.map((_, i) => i).sort((a, b) => (o.indices as number[])[a] - (o.indices as number[])[b]);
   return { indices: order.map((i) => (o.indices as number[])[i]), values: order.map((i) => Math.fround((o.values as number[])[i])) };
@@ -538,7 +614,8 @@ function mergePatch(target: Metadata, patch: Metadata): Metadata {
   const out: Metadata = { ...target };
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
-    else if (typeof v === 'object' && !Array.isArray(v) && typeof out[k] === 'object' && out[k] !== null && !Array.isArray(out[k])) out[k] = mergePatch(out[k] as Metadata, v as Metadata);
+    else if (typeof v === 'object' && !Array.isArray(v) && typeof out[k] === 'object' && out[k] !== null && !Array.isArray(out[k]))
+      out[k] = mergePatch(out[k] as Metadata, v as Metadata);
     else if (typeof v === 'object' && !Array.isArray(v)) out[k] = mergePatch({}, v as Metadata);
     else out[k] = v;
   }

@@ -45,7 +45,8 @@ export const client: Handler = ({ conn, server }, args) => {
       // networking.c: argc 3 or 4; the reason is checked before the id. A connection of this proxy
       // blocked in an emulated blocking command ends it with the timeout reply or an UNBLOCKED error.
       if (args.length !== 3 && args.length !== 4) return subcommandSyntaxError(args);
-      if (args.length === 4 && !['timeout', 'error'].includes(lower(args[3]))) return errorReply('ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR');
+      if (args.length === 4 && !['timeout', 'error'].includes(lower(args[3])))
+        return errorReply('ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR');
       const id = parseLongLong(args[2]);
       if (id === undefined) return NOT_INTEGER;
       const reason = args.length === 4 && lower(args[3]) === 'error' ? 'error' : 'timeout';
@@ -98,7 +99,8 @@ function kill(conn: Connection, all: Connection[], args: Buffer[]): LocalResult 
       }
       case 'type': {
         const type = lower(value);
-        if (!['normal', 'master', 'slave', 'replica', 'pubsub'].includes(type)) return errorReply(`ERR Unknown client type '${value.toString()}'`);
+        if (!['normal', 'master', 'slave', 'replica', 'pubsub'].includes(type))
+          return errorReply(`ERR Unknown client type '${value.toString()}'`);
         tests.push((c) => clientType(c) === (type === 'slave' ? 'replica' : type));
         break;
       }
@@ -124,7 +126,11 @@ function kill(conn: Connection, all: Connection[], args: Buffer[]): LocalResult 
     }
   }
   const matched = all.filter((c) => (!skipMe || c !== conn) && tests.every((t) => t(c)));
-  return closeMatching(conn, matched, reply(conn.protocol, (w) => w.integer(matched.length)));
+  return closeMatching(
+    conn,
+    matched,
+    reply(conn.protocol, (w) => w.integer(matched.length)),
+  );
 }
 
 /** Redis' client types as CLIENT LIST shows them: MONITOR connections are replicas to Redis. */
@@ -149,7 +155,8 @@ function clientList(all: Connection[], args: Buffer[]): Connection[] | Buffer {
   const opt = lower(args[2]);
   if (opt === 'type' && args.length === 4) {
     const type = lower(args[3]);
-    if (!['normal', 'master', 'replica', 'slave', 'pubsub'].includes(type)) return errorReply(`ERR Unknown client type '${args[3].toString()}'`);
+    if (!['normal', 'master', 'replica', 'slave', 'pubsub'].includes(type))
+      return errorReply(`ERR Unknown client type '${args[3].toString()}'`);
     // networking.c getClientType: a MONITOR client counts as normal, a subscriber as pubsub.
     if (type === 'pubsub') return all.filter((c) => c.pushes.subscriptionCount > 0);
     if (type === 'normal') return all.filter((c) => c.pushes.subscriptionCount === 0);

@@ -39,13 +39,18 @@ export const auth: Handler = ({ conn, server }, args) => {
   if (args.length > 3) return SYNTAX;
   if (!server.auth.required) {
     if (args.length === 2) {
-      return errorReply('ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?');
+      return errorReply(
+        'ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?',
+      );
     }
     // AUTH default <anything> succeeds for a default user without a password, as in Redis.
     return args[1].toString() === 'default' ? OK : WRONGPASS;
   }
   const user = args.length === 3 ? args[1].toString() : 'default';
-  return { kind: 'defer', run: () => login(conn, server, user, args[args.length - 1]).then((error) => (error === undefined ? OK : errorReply(error))) };
+  return {
+    kind: 'defer',
+    run: () => login(conn, server, user, args[args.length - 1]).then((error) => (error === undefined ? OK : errorReply(error))),
+  };
 };
 
 /** Authenticates the connection (or leaves it unauthenticated, as Redis does after a failed AUTH); the error text or undefined. */
@@ -95,14 +100,19 @@ export const hello: Handler = ({ conn, server }, args) => {
       return finish();
     }
     const [user, password] = credentials;
-    return { kind: 'defer', run: () => login(conn, server, user.toString(), password).then((error) => (error === undefined ? finish() : errorReply(error))) };
+    return {
+      kind: 'defer',
+      run: () => login(conn, server, user.toString(), password).then((error) => (error === undefined ? finish() : errorReply(error))),
+    };
   }
   return finish();
 };
 
 function helloReply(conn: Connection, protocol: Protocol, setname: Buffer | undefined): Buffer {
   if (!conn.authenticated) {
-    return errorReply('NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time');
+    return errorReply(
+      'NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time',
+    );
   }
   if (setname !== undefined) {
     if (!validClientName(setname)) return INVALID_CLIENT_NAME;

@@ -14,7 +14,9 @@ export function helpReply(protocol: Protocol, lines: readonly string[]): Buffer 
 /** addReplySubcommandSyntaxError (server.c): a known subcommand called with the wrong arguments. */
 export function subcommandSyntaxError(args: Buffer[]): Buffer {
   const sub = args[1].subarray(0, 128).toString('latin1');
-  return errorReply(`ERR unknown subcommand or wrong number of arguments for '${sub}'. Try ${args[0].toString('latin1').toUpperCase()} HELP.`);
+  return errorReply(
+    `ERR unknown subcommand or wrong number of arguments for '${sub}'. Try ${args[0].toString('latin1').toUpperCase()} HELP.`,
+  );
 }
 
 export const COMMAND_HELP: readonly string[] = [

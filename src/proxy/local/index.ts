@@ -13,7 +13,22 @@ import { wait } from './wait.js';
 
 export type { LocalContext, LocalResult };
 
-const handlers: Record<string, Handler> = { ping, echo, quit, reset, select, auth, hello, client, info, command, config, module, slowlog, wait };
+const handlers: Record<string, Handler> = {
+  ping,
+  echo,
+  quit,
+  reset,
+  select,
+  auth,
+  hello,
+  client,
+  info,
+  command,
+  config,
+  module,
+  slowlog,
+  wait,
+};
 
 export function runLocalCommand(ctx: LocalContext, spec: CommandSpec, args: Buffer[]): LocalResult {
   const handler = handlers[spec.container ?? spec.name];

@@ -56,12 +56,25 @@ export const config: Handler = ({ conn }, args) => {
  * these is accepted (+OK) and changes nothing, so apps and test suites that tune them go on.
  */
 const ENCODING_PARAMETERS = new Set([
-  'hash-max-listpack-entries', 'hash-max-listpack-value', 'hash-max-ziplist-entries', 'hash-max-ziplist-value',
-  'set-max-intset-entries', 'zset-max-listpack-entries', 'zset-max-listpack-value', 'zset-max-ziplist-entries',
-  'zset-max-ziplist-value', 'list-max-listpack-size', 'list-max-ziplist-size', 'list-compress-depth',
-  'stream-node-max-bytes', 'stream-node-max-entries', 'hll-sparse-max-bytes',
+  'hash-max-listpack-entries',
+  'hash-max-listpack-value',
+  'hash-max-ziplist-entries',
+  'hash-max-ziplist-value',
+  'set-max-intset-entries',
+  'zset-max-listpack-entries',
+  'zset-max-listpack-value',
+  'zset-max-ziplist-entries',
+  'zset-max-ziplist-value',
+  'list-max-listpack-size',
+  'list-max-ziplist-size',
+  'list-compress-depth',
+  'stream-node-max-bytes',
+  'stream-node-max-entries',
+  'hll-sparse-max-bytes',
 ]);
-const MANAGED_CONFIG_REFUSAL = errorReply("ERR command 'config|set' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags");
+const MANAGED_CONFIG_REFUSAL = errorReply(
+  "ERR command 'config|set' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags",
+);
 
 /** config.c configSetCommand, for the encoding parameters: pairs, each value an integer (memory units for the byte sizes). */
 function configSet(args: Buffer[]): Buffer {
@@ -78,8 +91,10 @@ function configSet(args: Buffer[]): Buffer {
     if (same) continue;
     const value = args[i + 1].toString('latin1');
     const memory = name.endsWith('-bytes') || name.endsWith('-value');
-    if (memory && !/^\d+([kmg]b?)?$/i.test(value)) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument must be a memory value`);
-    if (!memory && !/^-?\d+$/.test(value)) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument couldn't be parsed into an integer`);
+    if (memory && !/^\d+([kmg]b?)?$/i.test(value))
+      return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument must be a memory value`);
+    if (!memory && !/^-?\d+$/.test(value))
+      return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument couldn't be parsed into an integer`);
   }
   return OK;
 }

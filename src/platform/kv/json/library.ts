@@ -43,7 +43,10 @@ export class JsonLibrary {
     try {
       const [reply] = await conn.send([['FUNCTION', 'LOAD', 'REPLACE', JSON_LIBRARY_SOURCE]]);
       const err = errorText(reply);
-      if (err) throw new Error(`cannot load the JSON function library into the data store (${err}); the Redis user of --redis-url needs FUNCTION LOAD`);
+      if (err)
+        throw new Error(
+          `cannot load the JSON function library into the data store (${err}); the Redis user of --redis-url needs FUNCTION LOAD`,
+        );
     } finally {
       conn.close();
     }

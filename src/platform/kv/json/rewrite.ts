@@ -82,7 +82,14 @@ export function rewriteJsonCommand(command: Arg[]): JsonRewrite | undefined {
   const keys = spec.keys(command);
   return {
     library: true,
-    command: [spec.write ? 'FCALL' : 'FCALL_RO', spec.write ? 'respgate_json' : 'respgate_json_ro', String(keys.length), ...keys, spec.sub, ...command.slice(1)],
+    command: [
+      spec.write ? 'FCALL' : 'FCALL_RO',
+      spec.write ? 'respgate_json' : 'respgate_json_ro',
+      String(keys.length),
+      ...keys,
+      spec.sub,
+      ...command.slice(1),
+    ],
     write: spec.write,
     name,
   };
@@ -92,6 +99,7 @@ export function rewriteJsonCommand(command: Arg[]): JsonRewrite | undefined {
 export function translateJsonError(reply: Buffer, name: string): Buffer {
   if (reply[0] !== 0x2d) return reply;
   const text = reply.toString('utf8');
-  if (text.startsWith('-NOPERM') && /'(fcall|eval)(_ro)?'/.test(text)) return Buffer.from(text.replace(/'(fcall|eval)(_ro)?'/, `'${name}'`));
+  if (text.startsWith('-NOPERM') && /'(fcall|eval)(_ro)?'/.test(text))
+    return Buffer.from(text.replace(/'(fcall|eval)(_ro)?'/, `'${name}'`));
   return reply;
 }

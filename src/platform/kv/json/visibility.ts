@@ -81,7 +81,9 @@ export function withoutJsonLibrary(reply: Buffer): Buffer {
 }
 
 /** The keys of a SCAN reply ([cursor, [keys…]]) and a way to rebuild it with some of them. */
-export function scanKeys(reply: Buffer): { keys: Buffer[]; rebuild(keep: boolean[]): Buffer; withTypes(types: Buffer[]): Buffer } | undefined {
+export function scanKeys(
+  reply: Buffer,
+): { keys: Buffer[]; rebuild(keep: boolean[]): Buffer; withTypes(types: Buffer[]): Buffer } | undefined {
   const parts = arrayElements(reply);
   if (!parts || parts.length !== 2) return undefined;
   const keys = arrayElements(parts[1]);
