@@ -138,7 +138,7 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
     "accepted for parameters that only tune encodings (hash-max-listpack-entries, …): they change no reply; every other parameter is refused: the upstream's configuration is managed by the service",
   ),
   'config|rewrite': refused(MANAGED_CONFIG),
-  'config|resetstat': refused(MANAGED_CONFIG),
+  'config|resetstat': local("resets the proxy's own statistics (INFO commandstats, errorstats, total_error_replies)"),
   save: refused(MANAGED_PERSISTENCE),
   bgsave: refused(MANAGED_PERSISTENCE),
   bgrewriteaof: refused(MANAGED_PERSISTENCE),

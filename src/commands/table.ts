@@ -50,7 +50,7 @@ export interface CommandSpec {
 export type CheckResult =
   | { ok: true; spec: CommandSpec }
   /** `error`: Redis' text without the leading `-`; `errorBytes`: the same, byte-exact even when it echoes binary arguments. */
-  | { ok: false; error: string; errorBytes: Buffer };
+  | { ok: false; error: string; errorBytes: Buffer; /** The command, when it exists (wrong arity). */ spec?: CommandSpec };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Building the table.
@@ -174,14 +174,14 @@ export function checkCommand(args: readonly (string | Buffer)[]): CheckResult {
   if (!arityOk(spec, args.length)) {
     const text = `wrong number of arguments for '${spec.name}' command`;
     // server.c rejectCommand: a rejected EXEC also discards the transaction (multi.c execCommandAbort).
-    return fail(Buffer.from(spec.name === 'exec' ? `EXECABORT Transaction discarded because of: ${text}` : `ERR ${text}`));
+    return fail(Buffer.from(spec.name === 'exec' ? `EXECABORT Transaction discarded because of: ${text}` : `ERR ${text}`), spec);
   }
   return { ok: true, spec };
 }
 
-function fail(bytes: Buffer): CheckResult {
+function fail(bytes: Buffer, spec?: CommandSpec): CheckResult {
   for (let i = 0; i < bytes.length; i++) if (bytes[i] === 13 || bytes[i] === 10) bytes[i] = 32;
-  return { ok: false, error: bytes.toString('utf8'), errorBytes: bytes };
+  return { ok: false, error: bytes.toString('utf8'), errorBytes: bytes, spec };
 }
 
 /** A C-string view of an argument (`%.Ns`): up to the first NUL byte, at most `max` bytes. */

@@ -9,6 +9,7 @@ import type { EventStreamClient } from '../upstream/event-stream.js';
 import type { Credential } from '../upstream/kv-client.js';
 import type { ClientAuth } from './auth.js';
 import type { Batcher } from './batcher.js';
+import type { CommandStats } from './command-stats.js';
 import type { Slowlog } from './slowlog.js';
 
 /** Where replies of one connection go, in request order; also replies no command asked for. */
@@ -99,6 +100,8 @@ export interface ServerState {
   readonly auth: ClientAuth;
   /** SLOWLOG's record. */
   readonly slowlog: Slowlog;
+  /** INFO commandstats and errorstats. */
+  readonly commandStats: CommandStats;
   /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */
   traffic(): { input: number; output: number };
 }

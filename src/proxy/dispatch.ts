@@ -12,7 +12,7 @@ import { planBlocking } from './blocking.js';
 import type { PushState, ReplyMode } from './context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type LocalContext } from './local/index.js';
-import { errorReply, NOAUTH, refusal, REPLICA_KEYSPACE } from './replies.js';
+import { errorReply, NOAUTH, QUEUED, refusal, REPLICA_KEYSPACE } from './replies.js';
 import type { ReplyQueue } from './reply-queue.js';
 import type { Transaction } from './transaction.js';
 
@@ -51,6 +51,8 @@ const SUBSCRIBED_MODE_COMMANDS = new Set([
 const PUSH_CONFIRMED = new Set(['subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe', 'sunsubscribe']);
 const MINUS = Buffer.from('-');
 const CRLF = Buffer.from('\r\n');
+/** A command whose replies come as pushes (SUBSCRIBE …): counted as a call when it starts. */
+const NO_REPLY_YET = Buffer.alloc(0);
 
 export function dispatch(t: DispatchTarget, args: Buffer[]): void {
   const from = t.replies.nextPosition;
@@ -69,59 +71,73 @@ export function dispatch(t: DispatchTarget, args: Buffer[]): void {
 
 function dispatchCommand(t: DispatchTarget, args: Buffer[]): void {
   t.lastCommandAt = Date.now();
+  const startedAt = performance.now();
+  const stats = t.local.server.commandStats;
   const check = checkCommand(args);
   if (!check.ok) {
     // Like Redis: existence and arity are checked before authentication. Inside MULTI a rejected
     // command flags the transaction, and a rejected EXEC discards it (its error says so).
     t.transaction.checkFailed(check.error);
-    return t.replies.answer(Buffer.concat([MINUS, check.errorBytes, CRLF]));
+    const reply = Buffer.concat([MINUS, check.errorBytes, CRLF]);
+    stats.rejected(check.spec?.name, reply);
+    return t.replies.answer(reply);
   }
   const spec = check.spec;
   t.lastCommand = spec.name;
-  if (!t.authenticated && !spec.flags.has('no_auth')) return reject(t, NOAUTH);
+  if (!t.authenticated && !spec.flags.has('no_auth')) return reject(t, spec, NOAUTH);
   // A MONITOR connection is a replica to Redis (networking flags CLIENT_SLAVE|CLIENT_MONITOR).
   if (t.pushes.monitoring && (spec.flags.has('readonly') || spec.flags.has('write') || spec.flags.has('may_replicate'))) {
-    return reject(t, REPLICA_KEYSPACE);
+    return reject(t, spec, REPLICA_KEYSPACE);
   }
   if (t.protocol === 2 && t.pushes.subscriptionCount > 0) {
     const name = spec.container ?? spec.name;
     if (!SUBSCRIBED_MODE_COMMANDS.has(name)) {
       return reject(
         t,
+        spec,
         errorReply(
           `ERR Can't execute '${spec.name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context`,
         ),
       );
     }
-    if (name === 'ping') return t.replies.answer(t.pushes.subscribedPing(args));
+    if (name === 'ping') return ran(t, spec.name, startedAt, t.pushes.subscribedPing(args));
   }
-  if (t.transaction.open) return inTransaction(t, spec, args);
+  if (t.transaction.open) return inTransaction(t, spec, args, startedAt);
   switch (routeOf(spec, args)) {
     case 'forward':
-      return forward(t, args, t.protocol === 3 ? replyShape(spec, args) : undefined, undefined);
+      return forward(t, spec.name, args, t.protocol === 3 ? replyShape(spec, args) : undefined, undefined);
     case 'local':
-      return runLocal(t, spec, args);
+      return runLocal(t, spec, args, startedAt);
     case 'refused':
-      return t.replies.answer(refusal(spec));
+      // Not run anywhere: a rejected call (the reason is in the error).
+      return reject(t, spec, refusal(spec));
     case 'blocking':
-      return blocking(t, spec, args);
+      return blocking(t, spec, args, startedAt);
     case 'stream':
+      stats.ran(spec.name, 0, NO_REPLY_YET);
       return t.pushes.handle(spec, args);
     case 'transaction':
-      return spec.name === 'watch' ? watch(t, args) : t.replies.answer(t.transaction.outside(spec));
+      return spec.name === 'watch' ? watch(t, args, startedAt) : ran(t, spec.name, startedAt, t.transaction.outside(spec));
   }
+}
+
+/** A reply known now of a command that ran: counted (INFO commandstats), then queued for the client. */
+function ran(t: DispatchTarget, name: string, startedAt: number, reply: Buffer): void {
+  t.local.server.commandStats.ran(name, (performance.now() - startedAt) * 1000, reply);
+  t.replies.answer(reply);
 }
 
 /** WATCH: reads the keys' fingerprints upstream, in order with the connection's commands (transaction.ts). */
-function watch(t: DispatchTarget, args: Buffer[]): void {
+function watch(t: DispatchTarget, args: Buffer[], startedAt: number): void {
   const call = t.transaction.watch(args.slice(1));
-  if (Buffer.isBuffer(call)) return t.replies.answer(call);
-  forward(t, call.command, undefined, call.record);
+  if (Buffer.isBuffer(call)) return ran(t, 'watch', startedAt, call);
+  forward(t, 'watch', call.command, undefined, call.record);
 }
 
 /** An error for a command Redis rejects before running it: inside MULTI it also flags the transaction. */
-function reject(t: DispatchTarget, reply: Buffer): void {
+function reject(t: DispatchTarget, spec: CommandSpec, reply: Buffer): void {
   t.transaction.rejected();
+  t.local.server.commandStats.rejected(spec.name, reply);
   t.replies.answer(reply);
 }
 
@@ -132,46 +148,68 @@ function reject(t: DispatchTarget, reply: Buffer): void {
  */
 function forward(
   t: DispatchTarget,
+  name: string,
   args: Buffer[],
   shape: ReplyShape | undefined,
   transform: ((reply: Buffer) => Buffer) | undefined,
 ): void {
-  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt: performance.now() });
+  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt: performance.now(), name });
 }
 
 /**
  * A blocking command (BLPOP, BZPOPMIN, XREAD BLOCK …): emulated by polling (blocking.ts). It waits
  * behind the connection's earlier commands and holds back its later ones until it is answered.
  */
-function blocking(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): void {
+function blocking(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedAt: number): void {
   const plan = planBlocking(spec, args);
-  if (Buffer.isBuffer(plan)) return t.replies.answer(plan);
-  t.pending.push({ kind: 'blocking', plan, slot: t.replies.take(), shape: t.protocol === 3 ? replyShape(spec, args) : undefined });
+  if (Buffer.isBuffer(plan)) return ran(t, spec.name, startedAt, plan);
+  t.pending.push({
+    kind: 'blocking',
+    plan,
+    slot: t.replies.take(),
+    shape: t.protocol === 3 ? replyShape(spec, args) : undefined,
+    name: spec.name,
+    readAt: startedAt,
+  });
 }
 
-function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): void {
+function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedAt: number): void {
   const result = runLocalCommand(t.local, spec, args);
-  if (Buffer.isBuffer(result)) return t.replies.answer(result);
-  if (result.kind === 'forward') return forward(t, result.args, undefined, result.transform);
-  if (result.kind === 'defer') return t.defer(result.run());
-  t.replies.answer(result.reply);
+  if (Buffer.isBuffer(result)) return ran(t, spec.name, startedAt, result);
+  if (result.kind === 'forward') return forward(t, spec.name, result.args, undefined, result.transform);
+  if (result.kind === 'defer') {
+    const stats = t.local.server.commandStats;
+    return t.defer(
+      result.run().then((reply) => {
+        stats.ran(spec.name, (performance.now() - startedAt) * 1000, reply);
+        return reply;
+      }),
+    );
+  }
+  ran(t, spec.name, startedAt, result.reply);
   t.closeAfterReplies();
 }
 
-function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): void {
+function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedAt: number): void {
   const action = t.transaction.inside(spec, args);
+  const stats = t.local.server.commandStats;
   switch (action.kind) {
     case 'reply':
+      // A queued command runs (and counts) at EXEC; DISCARD, a nested MULTI, WATCH run now.
+      if (action.reply === QUEUED) return t.replies.answer(action.reply);
+      return ran(t, spec.name, startedAt, action.reply);
     case 'reject':
+      stats.rejected(spec.name, action.reply);
       return t.replies.answer(action.reply);
     case 'run-now':
-      return runLocal(t, spec, args);
+      return runLocal(t, spec, args, startedAt);
     case 'exec': {
       const exec = t.transaction.exec(
         (s, a) => runLocalCommand(t.local, s, a),
         () => t.protocol,
+        (name, reply) => stats.ran(name, 0, reply),
       );
-      if (Buffer.isBuffer(exec)) return t.replies.answer(exec);
+      if (Buffer.isBuffer(exec)) return ran(t, 'exec', startedAt, exec);
       t.pending.push({
         kind: 'transaction',
         commands: exec.commands,
@@ -179,6 +217,7 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[]): vo
         slot: t.replies.take(),
         watch: exec.watch,
         protocol: exec.protocol,
+        readAt: startedAt,
       });
     }
   }

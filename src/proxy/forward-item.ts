@@ -14,8 +14,10 @@ export interface CommandItem {
   shape: ReplyShape | undefined;
   /** Rewrites the reply after that (INFO's keyspace line). */
   transform: ((reply: Buffer) => Buffer) | undefined;
-  /** performance.now() when the command was read (latency histogram, SLOWLOG). */
+  /** performance.now() when the command was read (latency histogram, SLOWLOG, INFO commandstats). */
   readAt?: number;
+  /** The client's command, for INFO commandstats (`client|list`; `watch` for WATCH's fingerprint read). */
+  name?: string;
 }
 
 /** MULTI … EXEC: the queued commands, sent as one /multi-exec call; `parts` builds the EXEC array. */
@@ -28,6 +30,8 @@ export interface TransactionItem {
   watch?: WatchedKeys;
   /** The protocol at EXEC (the null EXEC's form); 2 when absent. */
   protocol?: Protocol;
+  /** performance.now() when EXEC was read (INFO commandstats). */
+  readAt?: number;
 }
 
 /** A blocking command emulated by polling (blocking.ts): it holds the connection's barrier while it polls. */
@@ -36,10 +40,17 @@ export interface BlockingItem {
   plan: BlockingPlan;
   slot: number;
   shape: ReplyShape | undefined;
+  /** The command and when it was read, for INFO commandstats. */
+  name?: string;
+  readAt?: number;
 }
 
 export type ForwardItem = CommandItem | TransactionItem | BlockingItem;
 
-/** One reply of an EXEC array: known at EXEC (local commands), or item `index` of the /multi-exec answer. */
-export type ExecPart =
-  { reply: Buffer } | { index: number; shape: ReplyShape; protocol: Protocol; transform: ((reply: Buffer) => Buffer) | undefined };
+/**
+ * One reply of an EXEC array: known at EXEC (local commands), or item `index` of the /multi-exec
+ * answer; `name` is the queued command's (INFO commandstats counts it when EXEC runs it).
+ */
+export type ExecPart = { name: string } & (
+  { reply: Buffer } | { index: number; shape: ReplyShape; protocol: Protocol; transform: ((reply: Buffer) => Buffer) | undefined }
+);

@@ -10,6 +10,7 @@ import { EventStreamClient } from '../upstream/event-stream.js';
 import { KvClient } from '../upstream/kv-client.js';
 import { ClientAuth } from './auth.js';
 import { Batcher } from './batcher.js';
+import { CommandStats } from './command-stats.js';
 import type { ProxyContext, ServerState } from './context.js';
 import { explainRequestSizeErrors } from './limits-hint.js';
 import { createProxyMetrics, type ConnectionState } from './proxy-metrics.js';
@@ -123,6 +124,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     stats: batcher.stats,
     requirepass: config.requirepass,
     slowlog,
+    commandStats: new CommandStats(),
     traffic,
     auth,
   };

@@ -227,11 +227,17 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     let out = item.shape === undefined ? reply : toResp3(reply, item.shape);
     if (item.transform) out = item.transform(out);
     this.replies.fill(item.slot, out);
-    if (item.readAt !== undefined) this.ctx.ops.commandDone(this, item.args, item.readAt);
+    if (item.readAt !== undefined) {
+      this.ctx.ops.commandDone(this, item.args, item.readAt);
+      if (item.name) this.ctx.server.commandStats.ran(item.name, (performance.now() - item.readAt) * 1000, out);
+    }
   }
 
   deliverTransaction(item: TransactionItem, outcome: TransactionOutcome): void {
-    this.replies.fill(item.slot, transactionReply(item.parts, outcome, item.protocol ?? 2));
+    const stats = this.ctx.server.commandStats;
+    const reply = transactionReply(item.parts, outcome, item.protocol ?? 2, (name, r) => stats.ran(name, 0, r));
+    if (item.readAt !== undefined) stats.ran('exec', (performance.now() - item.readAt) * 1000, reply);
+    this.replies.fill(item.slot, reply);
   }
 
   afterBatch(): void {
@@ -258,6 +264,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       this.blocking = undefined;
       // A RESP3 connection times out with RESP3's null.
       const isNull = item.shape !== undefined && (reply.equals(NULL_ARRAY) || reply.equals(NULL_BULK));
+      if (item.name && item.readAt !== undefined)
+        this.ctx.server.commandStats.ran(item.name, (performance.now() - item.readAt) * 1000, reply);
       this.replies.fill(item.slot, isNull ? NULL3 : item.shape === undefined ? reply : toResp3(reply, item.shape));
       release();
     });

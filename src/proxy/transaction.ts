@@ -180,7 +180,7 @@ export class Transaction {
    * CLIENT INFO shows); the others make one /multi-exec call, returned here. A Buffer when nothing
    * goes upstream: EXECABORT, the empty array, or the array of local replies.
    */
-  exec(runLocal: (spec: CommandSpec, args: Buffer[]) => LocalResult, protocolNow: () => Protocol): Buffer | ExecCall {
+  exec(runLocal: (spec: CommandSpec, args: Buffer[]) => LocalResult, protocolNow: () => Protocol, ran?: PartCounter): Buffer | ExecCall {
     const queue = this.queue!;
     const watch = this.watched;
     if (this.failed || (queue.length === 0 && watch === undefined)) {
@@ -193,33 +193,43 @@ export class Transaction {
     const commands: Buffer[][] = [];
     for (const q of queue) {
       if (q.spec.name === 'unwatch') {
-        parts.push({ reply: OK });
+        parts.push({ name: q.spec.name, reply: OK });
         continue;
       }
       if (!q.local) {
         // The protocol at this point of EXEC: a queued HELLO changes it for the replies after it.
-        parts.push({ index: commands.length, shape: replyShape(q.spec, q.args), protocol: protocolNow(), transform: undefined });
+        parts.push({
+          name: q.spec.name,
+          index: commands.length,
+          shape: replyShape(q.spec, q.args),
+          protocol: protocolNow(),
+          transform: undefined,
+        });
         commands.push(q.args);
         continue;
       }
       const result = runLocal(q.spec, q.args);
       if (Buffer.isBuffer(result)) {
-        parts.push({ reply: result });
+        parts.push({ name: q.spec.name, reply: result });
       } else if (result.kind === 'forward') {
         // The command needs an upstream answer (INFO's keyspace line): it joins the transaction.
-        parts.push({ index: commands.length, shape: 'bulk', protocol: 2, transform: result.transform });
+        parts.push({ name: q.spec.name, index: commands.length, shape: 'bulk', protocol: 2, transform: result.transform });
         commands.push(result.args);
       } else if (result.kind === 'defer') {
         // The answer needs the upstream (a token or ACL user to check): not run inside EXEC.
         parts.push({
+          name: q.spec.name,
           reply: errorReply(`ERR respgate cannot run '${q.spec.name}' with upstream credentials inside MULTI: authenticate before MULTI`),
         });
       } else {
-        parts.push({ reply: errorReply(`ERR respgate internal error: '${q.spec.name}' cannot run inside a transaction`) });
+        parts.push({
+          name: q.spec.name,
+          reply: errorReply(`ERR respgate internal error: '${q.spec.name}' cannot run inside a transaction`),
+        });
       }
     }
     if (this.queue === queue) this.discard();
-    return commands.length === 0 && watch === undefined ? execArray(parts, []) : { commands, parts, watch, protocol };
+    return commands.length === 0 && watch === undefined ? execArray(parts, [], ran) : { commands, parts, watch, protocol };
   }
 
   private reject(reply: Buffer): InMulti {
@@ -228,13 +238,16 @@ export class Transaction {
   }
 }
 
+/** Called with each command EXEC ran and its reply (INFO commandstats). */
+export type PartCounter = (name: string, reply: Buffer) => void;
+
 /** The outcome of a transaction's upstream call: the EXEC array, the null EXEC, or the error that replaces it. */
-export function transactionReply(parts: ExecPart[], outcome: TransactionOutcome, protocol: Protocol): Buffer {
+export function transactionReply(parts: ExecPart[], outcome: TransactionOutcome, protocol: Protocol, ran?: PartCounter): Buffer {
   switch (outcome.kind) {
     case 'executed':
-      return execArray(parts, outcome.items);
+      return execArray(parts, outcome.items, ran);
     case 'executed-script':
-      return execArray(parts, outcome.replies);
+      return execArray(parts, outcome.replies, ran);
     case 'aborted':
       return protocol === 3 ? NULL3 : NULL_ARRAY;
     case 'discarded':
@@ -271,10 +284,11 @@ function scriptItemToResp(reply: Buffer, shape: ReplyShape, protocol: Protocol):
 }
 
 /** The EXEC array: each part's reply, from the proxy or from item `index` of the upstream's answer. */
-function execArray(parts: ExecPart[], items: ExecutedItems | Buffer[]): Buffer {
+function execArray(parts: ExecPart[], items: ExecutedItems | Buffer[], ran: PartCounter | undefined): Buffer {
   const out: Buffer[] = [Buffer.from(`*${parts.length}\r\n`)];
   for (const part of parts) {
     if ('reply' in part) {
+      ran?.(part.name, part.reply);
       out.push(part.reply);
       continue;
     }
@@ -286,6 +300,7 @@ function execArray(parts: ExecPart[], items: ExecutedItems | Buffer[]): Buffer {
           ? scriptItemToResp(item, part.shape, part.protocol)
           : jsonItemToResp(item, part.shape, part.protocol);
     if (part.transform) reply = part.transform(reply);
+    ran?.(part.name, reply);
     out.push(reply);
   }
   return Buffer.concat(out);

@@ -135,6 +135,7 @@ describe('proxy routes', () => {
       'command|list',
       'config|get',
       'config|set',
+      'config|resetstat',
     ]);
     expectRoute('local', [
       'client|setname',
@@ -169,7 +170,7 @@ describe('proxy routes', () => {
       'swapdb',
       'move',
     ]);
-    expectRoute('refused', ['config|rewrite', 'config|resetstat', 'save', 'bgsave', 'bgrewriteaof', 'client|tracking', 'script|debug']);
+    expectRoute('refused', ['config|rewrite', 'save', 'bgsave', 'bgrewriteaof', 'client|tracking', 'script|debug']);
     expectRoute('refused', ['cluster|info', 'cluster|slots', 'cluster|help', 'readonly', 'readwrite', 'asking']);
     expectRoute('forward', [
       'get',

@@ -67,12 +67,6 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
     proxy:
       "-ERR command 'client|tracking' is not supported by respgate: client-side caching needs invalidation messages, which the REST upstream does not send\r\n",
   },
-  'config-resetstat-refused': {
-    designed: true,
-    why: "CONFIG RESETSTAT is refused by design (routes.ts: the upstream's configuration is managed by the service)",
-    proxy:
-      "-ERR command 'config|resetstat' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags\r\n",
-  },
   'module-load-refused': {
     designed: true,
     why: 'MODULE LOAD is refused by design (routes.ts); the oracle refuses too, with its enable-module-command text',
@@ -1231,7 +1225,7 @@ export const scenarios: Scenario[] = [
       ['CLIENT', 'REPLY', 'ON'],
       ['CLIENT', 'REPLY', 'MAYBE'],
       known('client-tracking-refused', 'CLIENT', 'TRACKING', 'off'),
-      known('config-resetstat-refused', 'CONFIG', 'RESETSTAT'),
+      ['CONFIG', 'RESETSTAT'],
       known('module-load-refused', 'MODULE', 'LOAD', '/nonexistent.so'),
       ['RESET', 'x'],
       ['QUIT', 'x'],

@@ -186,7 +186,7 @@ const SECTIONS: Record<string, Section> = {
     ['tracking_total_items', 0],
     ['tracking_total_prefixes', 0],
     ['unexpected_error_replies', 0],
-    ['total_error_replies', 0],
+    ['total_error_replies', server.commandStats.totalErrorReplies],
     ['dump_payload_sanitizations', 0],
     ['total_reads_processed', 0],
     ['total_writes_processed', 0],
@@ -224,9 +224,9 @@ const SECTIONS: Record<string, Section> = {
     ];
   },
   modules: () => [],
-  // The proxy keeps no per-command or per-error statistics: the sections exist, empty (as on a fresh Redis).
-  commandstats: () => [],
-  errorstats: () => [],
+  // The commands the proxy ran and the errors it answered (command-stats.ts).
+  commandstats: ({ server }) => server.commandStats.commandLines(),
+  errorstats: ({ server }) => server.commandStats.errorLines(),
   latencystats: () => [],
   cluster: () => [['cluster_enabled', 0]],
   keyspace: () => [],

@@ -42,10 +42,15 @@ export const command: Handler = ({ conn }, args) => {
   }
 };
 
-export const config: Handler = ({ conn }, args) => {
+export const config: Handler = ({ conn, server }, args) => {
   const sub = lower(args[1]);
   if (sub === 'help') return helpReply(conn.protocol, CONFIG_HELP);
   if (sub === 'set') return configSet(args);
+  if (sub === 'resetstat') {
+    // The proxy's own statistics (INFO commandstats, errorstats, total_error_replies); the upstream's are the service's.
+    server.commandStats.reset();
+    return OK;
+  }
   return configGet(conn.protocol, args.slice(2));
 };
 

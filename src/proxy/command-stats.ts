@@ -1,0 +1,90 @@
+// INFO commandstats and errorstats as Redis 7.0 keeps them (server.c call(), incrCommandStatsOnError,
+// networking.c afterErrorReply), for the commands the proxy runs: a command that ran counts a call
+// and its time (a forwarded one from when it was read to its upstream reply), and a failed call when
+// it answered an error; a command refused before running (arity, NOAUTH, a state that forbids it, a
+// command the proxy does not run) counts a rejected call; every error reply counts under its prefix
+// (`-WRONGTYPE …` → WRONGTYPE), an unknown command included (it has no cmdstat line, as in Redis).
+
+interface CommandCounters {
+  calls: number;
+  usec: number;
+  rejected: number;
+  failed: number;
+}
+
+/** Redis looks for the prefix's end within the first 32 bytes; no space there counts as ERR. */
+const PREFIX_SEARCH = 32;
+const MINUS = 0x2d;
+const BANG = 0x21;
+
+export class CommandStats {
+  private readonly commands = new Map<string, CommandCounters>();
+  private readonly errors = new Map<string, number>();
+  /** INFO stats total_error_replies. */
+  totalErrorReplies = 0;
+
+  /** A command that ran; `reply` says whether it failed (an error reply). */
+  ran(name: string, usec: number, reply: Buffer): void {
+    const c = this.counters(name);
+    c.calls++;
+    c.usec += Math.max(0, Math.round(usec));
+    if (this.countError(reply)) c.failed++;
+  }
+
+  /** A command refused before it ran; undefined `name`: an unknown command (only its error counts). */
+  rejected(name: string | undefined, reply: Buffer): void {
+    const isError = this.countError(reply);
+    if (name !== undefined && isError) this.counters(name).rejected++;
+  }
+
+  /** CONFIG RESETSTAT. */
+  reset(): void {
+    this.commands.clear();
+    this.errors.clear();
+    this.totalErrorReplies = 0;
+  }
+
+  /** `cmdstat_<name>` lines (server.c genRedisInfoString). */
+  commandLines(): Array<[string, string]> {
+    return [...this.commands].map(([name, c]) => [
+      `cmdstat_${name}`,
+      `calls=${c.calls},usec=${c.usec},usec_per_call=${(c.calls ? c.usec / c.calls : 0).toFixed(2)},rejected_calls=${c.rejected},failed_calls=${c.failed}`,
+    ]);
+  }
+
+  /** `errorstat_<PREFIX>` lines, sorted as Redis' radix tree lists them. */
+  errorLines(): Array<[string, string]> {
+    return [...this.errors]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([prefix, count]) => [`errorstat_${prefix}`, `count=${count}`]);
+  }
+
+  private counters(name: string): CommandCounters {
+    let c = this.commands.get(name);
+    if (!c) this.commands.set(name, (c = { calls: 0, usec: 0, rejected: 0, failed: 0 }));
+    return c;
+  }
+
+  /** True when `reply` is an error (RESP2 `-`, RESP3 blob error `!`); it is then counted. */
+  private countError(reply: Buffer): boolean {
+    const prefix = errorPrefix(reply);
+    if (prefix === undefined) return false;
+    this.totalErrorReplies++;
+    this.errors.set(prefix, (this.errors.get(prefix) ?? 0) + 1);
+    return true;
+  }
+}
+
+/** The error's first word (`WRONGTYPE`), `ERR` when none ends within 32 bytes; undefined for a reply that is no error. */
+export function errorPrefix(reply: Buffer): string | undefined {
+  let start: number;
+  if (reply[0] === MINUS) start = 1;
+  else if (reply[0] === BANG) start = reply.indexOf(10) + 1;
+  else return undefined;
+  const end = Math.min(reply.length, start + PREFIX_SEARCH - 1);
+  for (let i = start; i < end; i++) {
+    if (reply[i] === 0x20) return i > start ? reply.toString('latin1', start, i) : 'ERR';
+    if (reply[i] === 13) break;
+  }
+  return 'ERR';
+}
