@@ -20,6 +20,12 @@ interface Waiter {
   endWith: Buffer | undefined;
   /** The group's poll that is this waiter's first (a WRONGTYPE from it is answered; later ones are not). */
   firstPoll: number;
+  /**
+   * A write through this proxy to its keys was answered before its first poll was: that write came
+   * after the blocking command (XREADGROUP then DEL from another connection), so the first poll's
+   * error is one Redis gives a client already blocked.
+   */
+  writtenBeforeFirstPoll: boolean;
 }
 
 interface Group {
@@ -42,6 +48,11 @@ interface Group {
 }
 
 const NULL_ARRAY = Buffer.from('*-1\r\n');
+/** blocked.c: what a client blocked in XREADGROUP gets when its stream goes or its group is destroyed. */
+const STREAM_GONE = errorReply('UNBLOCKED the stream key no longer exists');
+const GROUP_GONE = errorReply('NOGROUP the consumer group this client was blocked on no longer exists');
+/** Commands that empty the database: every group polls at once (they name no key). */
+const FLUSHES = new Set(['flushall', 'flushdb']);
 
 function isNull(reply: Buffer): boolean {
   return reply.length <= 5 && (reply.equals(NULL_ARRAY) || reply.toString('latin1') === '$-1\r\n' || reply.toString('latin1') === '_\r\n');
@@ -76,7 +87,15 @@ export class BlockingHub {
 
   /** Blocks a client; `done` is called once, asynchronously, unless cancelled. */
   wait(plan: BlockingPlan, maxIntervalMs: number, done: (reply: Buffer) => void): BlockingRun {
-    const waiter: Waiter = { plan, done, finished: false, deadline: undefined, endWith: undefined, firstPoll: 0 };
+    const waiter: Waiter = {
+      plan,
+      done,
+      finished: false,
+      deadline: undefined,
+      endWith: undefined,
+      firstPoll: 0,
+      writtenBeforeFirstPoll: false,
+    };
     let group: Group | undefined;
     const join = (command: Buffer[]) => {
       if (waiter.finished) return;
@@ -142,15 +161,23 @@ export class BlockingHub {
    * Every argument is looked up (scripts, LMPOP… carry keys anywhere): a false match costs one poll.
    */
   written(args: Buffer[]): void {
+    if (args.length > 0 && args[0].length <= 8 && FLUSHES.has(args[0].toString('latin1').toLowerCase())) {
+      for (const g of this.groups.values()) this.wakeGroup(g);
+      return;
+    }
     for (let i = 1; i < args.length; i++) {
       const groups = this.byKey.get(args[i].toString('latin1'));
       if (!groups) continue;
-      for (const g of groups) {
-        this.stats.wakeups++;
-        if (g.inFlight) g.woken = true;
-        else this.restart(g);
-      }
+      for (const g of groups) this.wakeGroup(g);
     }
+  }
+
+  private wakeGroup(g: Group): void {
+    this.stats.wakeups++;
+    // A waiter whose first poll has not come back yet (polls counts polls started).
+    for (const w of g.waiters) if (w.firstPoll > g.polls || (w.firstPoll === g.polls && g.inFlight)) w.writtenBeforeFirstPoll = true;
+    if (g.inFlight) g.woken = true;
+    else this.restart(g);
   }
 
   /** Ends a waiter with `reply` now, or when the poll in flight for it comes back empty. */
@@ -213,6 +240,7 @@ export class BlockingHub {
   }
 
   private answered(group: Group, reply: Buffer, seq: number): void {
+    if (group.plan.endsWhenStreamLost && this.streamLost(group, reply, seq)) return;
     if (reply.subarray(0, 10).toString('latin1') === '-WRONGTYPE') {
       // Redis checks the type when the command is called; a client already blocked is not answered
       // when the key later holds another type (it waits for the key to become a list/zset/stream again).
@@ -247,6 +275,32 @@ export class BlockingHub {
     if (group.woken) return this.restart(group);
     group.timer = setTimeout(() => this.step(group), group.interval);
     group.interval = Math.min(group.interval * 2, group.maxIntervalMs);
+  }
+
+  /**
+   * XREADGROUP already blocked (a private group: one waiter): the poll's WRONGTYPE means the stream
+   * key now holds another type, its NOGROUP that the key or the group is gone; one TYPE per stream
+   * tells which (a stream still there lost its group). True when the waiter is being answered so.
+   */
+  private streamLost(group: Group, reply: Buffer, seq: number): boolean {
+    const head = group.waiters[0] as Waiter | undefined;
+    if (!head || (head.firstPoll >= seq && !head.writtenBeforeFirstPoll)) return false;
+    const prefix = reply.subarray(0, 10).toString('latin1');
+    const finishAll = (error: Buffer) => {
+      for (const w of group.waiters.splice(0)) this.finish(w, error);
+      this.drop(group);
+    };
+    if (prefix === '-WRONGTYPE') {
+      finishAll(STREAM_GONE);
+      return true;
+    }
+    if (!prefix.startsWith('-NOGROUP ')) return false;
+    group.inFlight = true;
+    void this.poll((group.plan.keys ?? []).map((k) => [Buffer.from('TYPE'), k])).then((types) => {
+      group.inFlight = false;
+      finishAll(types.every((t) => t.toString('latin1').includes('stream')) ? GROUP_GONE : STREAM_GONE);
+    });
+    return true;
   }
 
   /** Every waiter left while the poll that took this data was in flight: put it back. */

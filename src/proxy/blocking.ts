@@ -23,6 +23,11 @@ export interface BlockingPlan {
   wakes?: Buffer[];
   /** The commands that put back what a poll took when no client is left to take it. */
   restore?: (reply: Buffer) => Buffer[][] | undefined;
+  /**
+   * XREADGROUP: once blocked, a stream that is deleted or changes type ends the wait with Redis'
+   * UNBLOCKED error, a destroyed group with its NOGROUP one (blocked.c), not with the poll's error.
+   */
+  endsWhenStreamLost?: boolean;
 }
 
 export interface BlockingRun {
@@ -230,6 +235,7 @@ function planXread(group: boolean, args: Buffer[]): BlockingPlan | Buffer {
     keys.push(...names.slice(0, Math.floor(names.length / 2)));
   }
   const plan: BlockingPlan = { poll, timeoutMs: timeout ?? 0, timeoutReply: NULL_ARRAY, keys };
+  if (group) plan.endsWhenStreamLost = true;
   if (group || deferred || streams < 0) return plan;
   // XREAD `$`: the stream's last id, resolved once now, so that only entries added later are read.
   const rest = poll.length - streams - 1;

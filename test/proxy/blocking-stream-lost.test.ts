@@ -1,0 +1,157 @@
+// A client blocked in XREADGROUP whose stream goes away (DEL, SET, a transaction that makes it a set,
+// FLUSHALL) or whose group is destroyed: Redis 7.0.15 answers it with an error (blocked.c; the
+// scenarios of tests/unit/type/stream-cgroups.tcl). The same scenario runs on a direct redis-server
+// and through the proxy; the blocked client's reply must be byte-identical. Then the hub alone: a
+// write answered before the blocked client's first poll counts as a write after the command.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { lookupCommand } from '../../src/commands/table.js';
+import { BlockingHub } from '../../src/proxy/blocking-hub.js';
+import { planBlocking, type BlockingPlan } from '../../src/proxy/blocking.js';
+import { RawClient, startStack, type Stack } from '../helpers/stack.js';
+import { until } from '../helpers/wait.js';
+
+let stack: Stack;
+const clients: RawClient[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ blockPollIntervalMs: 50 });
+});
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await stack?.stop();
+});
+
+async function connect(port: number): Promise<RawClient> {
+  const c = await RawClient.connect(port);
+  clients.push(c);
+  return c;
+}
+
+async function infoField(c: RawClient, section: string, field: string): Promise<number> {
+  const [reply] = await c.call(['INFO', section]);
+  return Number(new RegExp(`${field}:(\\d+)`).exec(reply.toString())![1]);
+}
+
+/**
+ * Blocks a client in XREADGROUP … BLOCK 0 on `port`, waits until it is blocked (through the proxy: until
+ * its first poll has come back empty, i.e. a second poll was made), runs `change` from another
+ * connection and returns the blocked client's reply.
+ */
+async function scenario(port: number, viaProxy: boolean, change: string[][]): Promise<string> {
+  const [blocked, other] = await Promise.all([connect(port), connect(port)]);
+  await other.call(['FLUSHALL'], ['XADD', 'mystream', '666', 'f', 'v'], ['XGROUP', 'CREATE', 'mystream', 'mygroup', '$']);
+  const before = viaProxy ? await infoField(other, 'stats', 'total_upstream_calls') : 0;
+  blocked.write(
+    '*9\r\n$10\r\nXREADGROUP\r\n$5\r\nGROUP\r\n$7\r\nmygroup\r\n$5\r\nAlice\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$8\r\nmystream\r\n$1\r\n>\r\n',
+  );
+  await until(async () => (await infoField(other, 'clients', 'blocked_clients')) === 1, 'client blocked');
+  if (viaProxy) await until(async () => (await infoField(other, 'stats', 'total_upstream_calls')) >= before + 2, 'first poll answered');
+  await other.call(...change);
+  const [reply] = await blocked.replies(1);
+  return reply.toString('latin1');
+}
+
+describe('XREADGROUP blocked when its stream or group goes: the same error as Redis', () => {
+  const cases: [string, string[][], string][] = [
+    ['key deleted', [['DEL', 'mystream']], '-UNBLOCKED the stream key no longer exists\r\n'],
+    ['key type changed with SET', [['SET', 'mystream', 'val1']], '-UNBLOCKED the stream key no longer exists\r\n'],
+    [
+      'key type changed with a transaction',
+      [['MULTI'], ['DEL', 'mystream'], ['SADD', 'mystream', 'e1'], ['EXEC']],
+      '-UNBLOCKED the stream key no longer exists\r\n',
+    ],
+    ['flushed database', [['FLUSHALL']], '-UNBLOCKED the stream key no longer exists\r\n'],
+    [
+      'group destroyed',
+      [['XGROUP', 'DESTROY', 'mystream', 'mygroup']],
+      '-NOGROUP the consumer group this client was blocked on no longer exists\r\n',
+    ],
+  ];
+  for (const [name, change, expected] of cases) {
+    it(name, async () => {
+      const direct = await scenario(stack.oracle.endpoint.port, false, change);
+      const proxied = await scenario(stack.proxy.port, true, change);
+      expect(direct).toBe(expected);
+      expect(proxied).toBe(direct);
+    });
+  }
+
+  it('XREADGROUP on a stream that is already gone still answers the call-time NOGROUP, and the error is counted', async () => {
+    const run = async (port: number) => {
+      const c = await connect(port);
+      const [, , reply] = await c.call(
+        ['FLUSHALL'],
+        ['CONFIG', 'RESETSTAT'],
+        ['XREADGROUP', 'GROUP', 'mygroup', 'Alice', 'BLOCK', '0', 'STREAMS', 'mystream', '>'],
+      );
+      const [stats] = await c.call(['INFO', 'commandstats']);
+      return [reply.toString(), /cmdstat_xreadgroup:calls=1,.*,rejected_calls=0,failed_calls=1/.test(stats.toString())];
+    };
+    const direct = await run(stack.oracle.endpoint.port);
+    expect(await run(stack.proxy.port)).toEqual(direct);
+    expect(direct[0]).toMatch(/^-NOGROUP No such key 'mystream'/);
+    expect(direct[1]).toBe(true);
+  });
+});
+
+describe('BlockingHub: XREADGROUP and a write that overtakes its first poll', () => {
+  beforeEach(() => vi.useFakeTimers({ now: 0 }));
+  afterEach(() => vi.useRealTimers());
+  const settle = () => vi.advanceTimersByTimeAsync(0);
+  const b = (s: string) => Buffer.from(s);
+  const xreadgroup = (): BlockingPlan => {
+    const words = ['XREADGROUP', 'GROUP', 'g', 'c', 'BLOCK', '0', 'STREAMS', 's', '>'];
+    const p = planBlocking(lookupCommand(words[0])!, words.map(b));
+    if (Buffer.isBuffer(p)) throw new Error(p.toString());
+    return p;
+  };
+
+  function scripted() {
+    const calls: { commands: Buffer[][]; answer: (replies: Buffer[]) => void }[] = [];
+    const hub = new BlockingHub((commands) => new Promise<Buffer[]>((answer) => calls.push({ commands, answer })));
+    return { calls, hub };
+  }
+
+  it('DEL answered while the first poll is in flight: the poll NOGROUP is the stream lost after blocking', async () => {
+    const { calls, hub } = scripted();
+    const done = vi.fn();
+    hub.wait(xreadgroup(), 100, done);
+    await settle();
+    hub.written([b('DEL'), b('s')]);
+    calls[0].answer([b("-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option\r\n")]);
+    await settle();
+    expect(calls[1].commands.map((c) => c.map(String))).toEqual([['TYPE', 's']]);
+    calls[1].answer([b('+none\r\n')]);
+    await settle();
+    expect(String(done.mock.calls[0][0])).toBe('-UNBLOCKED the stream key no longer exists\r\n');
+    expect(hub.pollers).toBe(0);
+  });
+
+  it('no write before it: the first poll NOGROUP is the call-time error, as is', async () => {
+    const { calls, hub } = scripted();
+    const done = vi.fn();
+    hub.wait(xreadgroup(), 100, done);
+    await settle();
+    const nogroup = "-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option\r\n";
+    calls[0].answer([b(nogroup)]);
+    await settle();
+    expect(calls).toHaveLength(1);
+    expect(String(done.mock.calls[0][0])).toBe(nogroup);
+  });
+
+  it('a stream still there after NOGROUP lost its group', async () => {
+    const { calls, hub } = scripted();
+    const done = vi.fn();
+    hub.wait(xreadgroup(), 100, done);
+    await settle();
+    calls[0].answer([b('*-1\r\n')]);
+    hub.written([b('XGROUP'), b('DESTROY'), b('s'), b('g')]);
+    await settle();
+    calls[1].answer([b("-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option\r\n")]);
+    await settle();
+    calls[2].answer([b('+stream\r\n')]);
+    await settle();
+    expect(String(done.mock.calls[0][0])).toBe('-NOGROUP the consumer group this client was blocked on no longer exists\r\n');
+  });
+});
