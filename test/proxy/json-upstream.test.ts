@@ -3,7 +3,8 @@
 // would ignore it, so the platform answers JSON. The proxy, in `--upstream-format json` and `auto`,
 // must turn those JSON answers back into Redis' bytes by reply type: every scenario of the
 // differential suite (test/proxy/differential-cases.ts) runs against a direct redis-server, one by
-// one and as a pipelined burst. `resp2` mode against the same double fails with a clear error.
+// one and as a pipelined burst, in RESP2 and (json mode) in RESP3 after HELLO 3 with the scenarios of
+// resp3-cases.ts too. `resp2` mode against the same double fails with a clear error.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import { startTestPlatform } from '../helpers/platform.js';
 import { RawClient, startTestProxy } from '../helpers/stack.js';
 import { comparable, mismatch, printable } from './differential-compare.js';
 import { KNOWN_DIFFERENCES, commandCount, judgeBug, scenarios, stepOf, type Arg, type Scenario, type Step } from './differential-cases.js';
+import { allScenarios, run3, type Override } from './resp3-run.js';
 
 const RESET_COMMANDS: Arg[][] = [['FLUSHALL'], ['FUNCTION', 'FLUSH'], ['SCRIPT', 'FLUSH']];
 
@@ -255,4 +257,20 @@ describe('an upstream that answers JSON only', () => {
       }
     });
   }
+
+  describe('--upstream-format json: the RESP3 scenarios after HELLO 3, byte for byte against redis-server', () => {
+    const ports = () => ({ oracle: oracle.endpoint.port, proxy: proxies.json.port });
+    /** The same losses as in RESP2, with the same bytes (a bulk string is a bulk string in RESP3). */
+    const jsonLosses: Override = (step, _protocol, o, p) => {
+      const pinned = step.args[0].toString().toUpperCase() === 'EVAL' ? JSON_MODE_DIFFERENCES[step.args[1].toString()] : undefined;
+      if (pinned === undefined) return undefined;
+      return p.toString('latin1') === pinned && !o.equals(p)
+        ? null
+        : `the JSON-mode difference no longer holds: proxy ${printable(p)}, oracle ${printable(o)}`;
+    };
+    for (const scenario of allScenarios) {
+      it(`${scenario.name} — one by one`, () => run3(ports(), scenario, false, jsonLosses), 60_000);
+      it(`${scenario.name} — pipelined burst`, () => run3(ports(), scenario, true, jsonLosses), 60_000);
+    }
+  });
 });
