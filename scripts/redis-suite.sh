@@ -7,6 +7,12 @@
 #   scripts/redis-suite.sh unit/type/list unit/multi   # some units
 #   REDIS_SRC=/path/to/redis-7.0.15 scripts/redis-suite.sh   # a source tree you already have
 #   UNIT_TIMEOUT=600 scripts/redis-suite.sh      # seconds per unit and side (default 300)
+#   scripts/redis-suite.sh --acl-users unit/scripting   # the proxy in ACL users mode (below)
+#
+# --acl-users: the proxy runs with --acl-users (AUTH <user> <password> becomes that user's upstream
+# token, through ACL RESTTOKEN) and a password for `default`; the suite has no password option, so a
+# small relay (scripts/redis-suite-auth-relay.py) authenticates each of its connections as `default`
+# first. Tests that create an ACL user and AUTH as it (scripting's "Script ACL check") can then run.
 #
 # The source tree comes from Debian's `redis` source package (the same 7.0.15 as redis-server):
 # REDIS_SRC, else .cache/redis-src (fetched once with /work/shared/tools/get-redis-src when
@@ -37,6 +43,8 @@ default_units=(
   unit/bitfield unit/geo unit/scan unit/sort unit/dump unit/multi unit/pubsub unit/scripting unit/functions
   unit/info-command unit/protocol unit/quit
 )
+acl_users=no
+if [ "${1:-}" = --acl-users ]; then acl_users=yes; shift; fi
 units=("$@")
 [ ${#units[@]} -eq 0 ] && units=("${default_units[@]}")
 timeout_s=${UNIT_TIMEOUT:-300}
@@ -46,6 +54,9 @@ timeout_s=${UNIT_TIMEOUT:-300}
 skip_tags=(--tags -needs:debug --tags -needs:repl --tags -needs:save --tags -needs:config-maxmemory
   --tags -needs:config-resetstat --tags -needs:pfdebug --tags -needs:latency --tags -needs:local-process)
 
+# The suite's own test-server port is searched from --baseport - 32: a base of its own per run, so two
+# runs at once do not take the same port.
+baseport=$((30000 + (RANDOM % 300) * 64))
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 work=$(mktemp -d)
 pids=()
@@ -58,18 +69,30 @@ pids+=($!)
 
 proxy_port=$(free_port)
 http_port=$(free_port)
-"$root/bin/respgate" dev --port "$proxy_port" --http-port "$http_port" --vector-port "$(free_port)" --queue-port "$(free_port)" --log-level warn >"$work/dev.log" 2>&1 &
+auth_flags=()
+if [ $acl_users = yes ]; then
+  export RELAY_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+  auth_flags=(--acl-users --requirepass "$RELAY_PASSWORD")
+fi
+"$root/bin/respgate" dev --port "$proxy_port" --http-port "$http_port" --vector-port "$(free_port)" --queue-port "$(free_port)" --log-level warn "${auth_flags[@]}" >"$work/dev.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 300); do
   grep -q ready "$work/dev.log" 2>/dev/null && redis-cli -p "$direct_port" ping >/dev/null 2>&1 && break
   sleep 0.1
 done
 grep -q ready "$work/dev.log" || { log "respgate dev did not start:"; cat "$work/dev.log" >&2; exit 1; }
+if [ $acl_users = yes ]; then
+  relay_port=$(free_port)
+  python3 "$root/scripts/redis-suite-auth-relay.py" "$relay_port" "$proxy_port" &
+  pids+=($!)
+  proxy_port=$relay_port
+  for _ in $(seq 1 50); do redis-cli -p "$proxy_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+fi
 
 # One unit on one side: "ok err aborted" (aborted: the unit stopped early with an exception or a timeout).
 run_unit() { # port unit singledb-flag
   local out=$work/$(echo "$2" | tr / _)-$1.out
-  (cd "$src" && timeout "$timeout_s" ./runtest --host 127.0.0.1 --port "$1" $3 --single "$2" "${skip_tags[@]}" --clients 1 --timeout "$timeout_s" >"$out" 2>&1)
+  (cd "$src" && timeout "$timeout_s" ./runtest --host 127.0.0.1 --port "$1" $3 --single "$2" "${skip_tags[@]}" --clients 1 --timeout "$timeout_s" --baseport "$baseport" >"$out" 2>&1)
   local rc=$?
   sed -i 's/\x1b\[[0-9;]*m//g' "$out" # colours off
   local ok err aborted=no
