@@ -149,12 +149,18 @@ describe('pass-through: the streams carry the token the client gave with AUTH', 
     );
     const later = await raw(p);
     expect(texts(await later.call(['AUTH', token]))).toEqual(['+OK\r\n']);
+    const plain = await raw(p);
+    expect(texts(await plain.call(['AUTH', token]))).toEqual(['+OK\r\n']);
     expect((await command(platform, ['ACL', 'DELUSER', 'carol'])).json).toEqual({ result: 1 });
     // The subscribed connection: its stream ends, the upstream refuses it again (401), the proxy closes.
     expect((await subscribed.untilClosed(8000)).toString('latin1')).not.toContain('-ERR');
     // The other one subscribes after the revocation: closed too, not an error reply.
     later.write('*2\r\n$9\r\nSUBSCRIBE\r\n$6\r\npt:rev\r\n');
     expect((await later.untilClosed(8000)).toString('latin1')).toBe('');
+    // A plain command with the revoked token: an error that says what happened and what to do.
+    expect(texts(await plain.call(['GET', 'pt:rev']))).toEqual([
+      '-ERR upstream authentication failed (HTTP 401): the token this connection authenticated with is no longer accepted (revoked or rotated); AUTH again with a valid one\r\n',
+    ]);
     // The 401 dropped the cached verdict: the token is asked upstream again, and refused.
     const again = await raw(p);
     expect(texts(await again.call(['AUTH', token]))).toEqual([WRONGPASS]);
@@ -176,6 +182,24 @@ describe('pass-through through the fault server: whose token each stream carries
     const frame = '*3\r\n$7\r\nmessage\r\n$7\r\npt:both\r\n$7\r\nto both\r\n';
     expect(texts(await rw.replies(1))).toEqual([frame]);
     expect(texts(await ro.replies(1))).toEqual([frame]);
+  });
+
+  it('a RESP3 connection that AUTHs again keeps its stream with the old token and opens new ones with the new token', async () => {
+    const p = await proxy({ upstreamToken: '' }, fault.url);
+    const from = fault.seen.length;
+    const c = await raw(p);
+    const [hello, first] = texts(await c.call(['HELLO', '3', 'AUTH', 'default', platform.token], ['SUBSCRIBE', 'pt:first']));
+    expect(hello).toMatch(/^%7\r\n/);
+    expect(first).toBe('>3\r\n$9\r\nsubscribe\r\n$8\r\npt:first\r\n:1\r\n');
+    expect(texts(await c.call(['AUTH', platform.readonlyToken], ['SUBSCRIBE', 'pt:second']))).toEqual([
+      '+OK\r\n',
+      '>3\r\n$9\r\nsubscribe\r\n$9\r\npt:second\r\n:2\r\n',
+    ]);
+    expect(streamRequests(from, '/subscribe/pt:first').map((r) => r.authorization)).toEqual([`Bearer ${platform.token}`]);
+    expect(streamRequests(from, '/subscribe/pt:second').map((r) => r.authorization)).toEqual([`Bearer ${platform.readonlyToken}`]);
+    const pub = io(p, { password: platform.token });
+    expect(await pub.publish('pt:first', 'one')).toBe(1);
+    expect(texts(await c.replies(1))).toEqual(['>3\r\n$7\r\nmessage\r\n$8\r\npt:first\r\n$3\r\none\r\n']);
   });
 });
 
