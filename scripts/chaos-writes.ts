@@ -4,7 +4,9 @@
 // mid-response, truncated body) or forwards it. Afterwards every key whose SET got +OK must hold its
 // value upstream, and every SET answered "the command was not executed" must have done nothing.
 //
-//   npx tsx scripts/chaos-writes.ts                 # 20 000 writes
+// --runs N repeats the run (each with its own platform and proxy) and prints median and range.
+//
+//   npx tsx scripts/chaos-writes.ts --runs 3        # 20 000 writes, three times
 //   npx tsx scripts/chaos-writes.ts --writes 2000
 import type http from 'node:http';
 import { createLogger } from '../src/logger.js';
@@ -13,6 +15,7 @@ import { encodeCommands } from '../src/resp/request-writer.js';
 import { startTestPlatform } from '../test/helpers/platform.js';
 import { RawClient } from '../test/helpers/stack.js';
 import { startFaultServer, type FaultAction } from '../test/proxy/faults-server.js';
+import { repeatRuns, runsArgument, type Figures } from './runs.js';
 
 const i = process.argv.indexOf('--writes');
 const WRITES = i > 0 ? Number(process.argv[i + 1]) : 20_000;
@@ -20,99 +23,111 @@ const CONNECTIONS = 20;
 /** Commands per SET round of a connection, and the most per upstream call (so faults hit small calls). */
 const PER_CALL = 10;
 
-const platform = await startTestPlatform();
-const fault = await startFaultServer(platform.url);
-const proxy = await startProxy(
-  {
-    host: '127.0.0.1',
-    port: 0,
-    upstreamUrl: fault.url,
-    upstreamToken: platform.token,
-    upstreamTimeoutMs: 2000,
-    upstreamConnections: 8,
-    maxBatch: PER_CALL,
-    maxBulkLength: 1 << 29,
-  },
-  createLogger('silent'),
-);
-type Answer = { status: number; contentType: string; body: Buffer } | undefined;
-const reset = (res: http.ServerResponse, a: Answer) => {
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 100) });
-  res.write(a!.body.subarray(0, Math.max(1, a!.body.length >> 1)));
-  setImmediate(() => res.socket?.resetAndDestroy());
-};
-const truncated = (res: http.ServerResponse, a: Answer) => {
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 10) });
-  res.write(a!.body);
-  res.socket?.end();
-};
-const actions: FaultAction[] = [
-  { kind: 'forward' },
-  { kind: 'forward' },
-  { kind: 'forward' },
-  { kind: 'forward' },
-  { kind: 'forward-then-drop' },
-  { kind: 'drop' },
-  { kind: 'answer', status: 500, body: '{"error":"ERR chaos"}' },
-  { kind: 'answer', status: 503, contentType: 'text/plain', body: '' },
-  { kind: 'answer', status: 429, body: '{"error":"ERR too many requests"}' },
-  { kind: 'custom', forwardFirst: true, respond: reset },
-  { kind: 'custom', forwardFirst: true, respond: truncated },
-];
-fault.decide = () => actions[Math.floor(Math.random() * actions.length)];
-const outcomes = new Map<string, { value: string; reply: string }>();
-const started = Date.now();
-try {
-  const run = Date.now().toString(36);
-  const per = Math.ceil(WRITES / CONNECTIONS / PER_CALL);
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async (_, ci) => {
-      const c = await RawClient.connect(proxy.port);
-      for (let round = 0; round < per; round++) {
-        const cmds = Array.from({ length: PER_CALL }, (_, k) => [
-          'SET',
-          `chaos:${run}:${ci}:${round}:${k}`,
-          `v${ci}.${round}.${k}.${Math.random()}`,
-        ]);
-        c.write(encodeCommands(cmds));
-        const replies = (await c.replies(cmds.length, 30_000)).map((r) => r.toString('latin1'));
-        cmds.forEach((cmd, k) => outcomes.set(cmd[1], { value: cmd[2], reply: replies[k] }));
-      }
-      c.close();
-    }),
+/** One run: its own platform, fault server and proxy; the figures of the check afterwards. */
+async function chaosOnce(): Promise<Figures> {
+  const platform = await startTestPlatform();
+  const fault = await startFaultServer(platform.url);
+  const proxy = await startProxy(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      upstreamUrl: fault.url,
+      upstreamToken: platform.token,
+      upstreamTimeoutMs: 2000,
+      upstreamConnections: 8,
+      maxBatch: PER_CALL,
+      maxBulkLength: 1 << 29,
+    },
+    createLogger('silent'),
   );
-  fault.decide = () => ({ kind: 'forward' });
-  const keys = [...outcomes.keys()];
-  let acknowledged = 0,
-    notExecuted = 0,
-    unknown = 0,
-    lost = 0,
-    phantom = 0;
-  for (let from = 0; from < keys.length; from += 1000) {
-    const chunk = keys.slice(from, from + 1000);
-    const res = await fetch(`${platform.url}/pipeline`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${platform.token}` },
-      body: JSON.stringify([['MGET', ...chunk]]),
-    });
-    const [{ result }] = (await res.json()) as [{ result: Array<string | null> }];
-    chunk.forEach((k, j) => {
-      const o = outcomes.get(k)!;
-      if (o.reply === '+OK\r\n') {
-        acknowledged++;
-        if (result[j] !== o.value) lost++;
-      } else if (o.reply.includes('was not executed')) {
-        notExecuted++;
-        if (result[j] !== null) phantom++;
-      } else unknown++;
-    });
+  type Answer = { status: number; contentType: string; body: Buffer } | undefined;
+  const reset = (res: http.ServerResponse, a: Answer) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 100) });
+    res.write(a!.body.subarray(0, Math.max(1, a!.body.length >> 1)));
+    setImmediate(() => res.socket?.resetAndDestroy());
+  };
+  const truncated = (res: http.ServerResponse, a: Answer) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 10) });
+    res.write(a!.body);
+    res.socket?.end();
+  };
+  const actions: FaultAction[] = [
+    { kind: 'forward' },
+    { kind: 'forward' },
+    { kind: 'forward' },
+    { kind: 'forward' },
+    { kind: 'forward-then-drop' },
+    { kind: 'drop' },
+    { kind: 'answer', status: 500, body: '{"error":"ERR chaos"}' },
+    { kind: 'answer', status: 503, contentType: 'text/plain', body: '' },
+    { kind: 'answer', status: 429, body: '{"error":"ERR too many requests"}' },
+    { kind: 'custom', forwardFirst: true, respond: reset },
+    { kind: 'custom', forwardFirst: true, respond: truncated },
+  ];
+  fault.decide = () => actions[Math.floor(Math.random() * actions.length)];
+  const outcomes = new Map<string, { value: string; reply: string }>();
+  const started = Date.now();
+  try {
+    const run = Date.now().toString(36);
+    const per = Math.ceil(WRITES / CONNECTIONS / PER_CALL);
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async (_, ci) => {
+        const c = await RawClient.connect(proxy.port);
+        for (let round = 0; round < per; round++) {
+          const cmds = Array.from({ length: PER_CALL }, (_, k) => [
+            'SET',
+            `chaos:${run}:${ci}:${round}:${k}`,
+            `v${ci}.${round}.${k}.${Math.random()}`,
+          ]);
+          c.write(encodeCommands(cmds));
+          const replies = (await c.replies(cmds.length, 30_000)).map((r) => r.toString('latin1'));
+          cmds.forEach((cmd, k) => outcomes.set(cmd[1], { value: cmd[2], reply: replies[k] }));
+        }
+        c.close();
+      }),
+    );
+    fault.decide = () => ({ kind: 'forward' });
+    const keys = [...outcomes.keys()];
+    let acknowledged = 0,
+      notExecuted = 0,
+      unknown = 0,
+      lost = 0,
+      phantom = 0;
+    for (let from = 0; from < keys.length; from += 1000) {
+      const chunk = keys.slice(from, from + 1000);
+      const res = await fetch(`${platform.url}/pipeline`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${platform.token}` },
+        body: JSON.stringify([['MGET', ...chunk]]),
+      });
+      const [{ result }] = (await res.json()) as [{ result: Array<string | null> }];
+      chunk.forEach((k, j) => {
+        const o = outcomes.get(k)!;
+        if (o.reply === '+OK\r\n') {
+          acknowledged++;
+          if (result[j] !== o.value) lost++;
+        } else if (o.reply.includes('was not executed')) {
+          notExecuted++;
+          if (result[j] !== null) phantom++;
+        } else unknown++;
+      });
+    }
+    if (lost > 0 || phantom > 0) process.exitCode = 1;
+    return {
+      SETs: outcomes.size,
+      'upstream requests': fault.seen.length,
+      'acknowledged (+OK), checked upstream': acknowledged,
+      lost,
+      '"not executed"': notExecuted,
+      '"not executed" that ran anyway': phantom,
+      '"outcome unknown"': unknown,
+      'duration (ms)': Date.now() - started,
+    };
+  } finally {
+    await proxy.stop();
+    await fault.stop();
+    await platform.stop();
   }
-  console.log(
-    `chaos: ${outcomes.size} SETs in ${Date.now() - started} ms: ${acknowledged} acknowledged (+OK) and checked upstream, ${lost} lost; ${notExecuted} "not executed", ${phantom} of them ran anyway; ${unknown} "outcome unknown"; ${fault.seen.length} upstream requests`,
-  );
-  if (lost > 0 || phantom > 0) process.exitCode = 1;
-} finally {
-  await proxy.stop();
-  await fault.stop();
-  await platform.stop();
 }
+
+await repeatRuns(`chaos: ${WRITES} SETs from ${CONNECTIONS} connections under random upstream faults`, runsArgument(), () => chaosOnce());

@@ -5,14 +5,18 @@
 //   2. slowloris: 500 connections sending a PING one byte per second;
 //   3. one client pipelining 1 000 000 GETs without reading, then reading every reply.
 //
-//   npx tsx scripts/flood.ts                           # the full run
-//   npx tsx scripts/flood.ts --connections 500 --slow 50 --slow-seconds 3 --pipelined 100000   # a quick one
+// Each run starts its own platform and proxy; --runs N repeats it and prints the median and range
+// of every figure (RSS before, at its peak and after each flood; connections held; probe figures).
+//
+//   npx tsx scripts/flood.ts --runs 3                  # the full run, three times
+//   npx tsx scripts/flood.ts --connections 500 --slow 50 --slow-byte-ms 100 --pipelined 100000   # a quick one
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startTestPlatform } from '../test/helpers/platform.js';
+import { repeatRuns, runsArgument, type Figures } from './runs.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name);
@@ -21,6 +25,8 @@ const arg = (name: string, fallback: number) => {
 const CONNECTIONS = arg('--connections', 5000);
 const SLOW = arg('--slow', 500);
 const PIPELINED = arg('--pipelined', 1_000_000);
+/** Slowloris: milliseconds between two bytes of each slow connection's PING. */
+const SLOW_BYTE_MS = arg('--slow-byte-ms', 1000);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
@@ -91,146 +97,172 @@ function sampler(pid: number) {
   };
 }
 
-const platform = await startTestPlatform();
-const child = spawn(
-  process.execPath,
-  [
-    path.join(root, 'bin/respgate'),
-    'proxy',
-    '--port',
-    '0',
-    '--upstream-url',
-    platform.url,
-    '--upstream-token',
-    platform.token,
-    '--log-level',
-    'warn',
-  ],
-  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RESPGATE_MAXCLIENTS: String(CONNECTIONS + 100) } },
-);
-let out = '';
-const port = await new Promise<number>((resolve) =>
-  child.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    const m = /redis:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-    if (m) resolve(Number(m[1]));
-  }),
-);
-const pid = child.pid!;
-const rss = sampler(pid);
-const results: string[] = [];
-const report = (line: string) => {
-  results.push(line);
-  console.log(line);
-};
-await sleep(500);
-report(`proxy RSS at start: ${rssMb(pid).toFixed(0)} MB`);
-
-try {
-  // 1. Many connections.
-  if (CONNECTIONS > 0) {
-    rss.reset();
-    const p = await probe(port);
-    const sockets: net.Socket[] = [];
-    const t0 = Date.now();
-    for (let i = 0; i < CONNECTIONS; i += 250) {
-      const batch = await Promise.all(Array.from({ length: Math.min(250, CONNECTIONS - i) }, () => connect(port)));
-      await Promise.all(
-        batch.map((s) => {
-          const r = readUntil(s, (x) => x === '+PONG\r\n');
-          s.write('PING\r\n');
-          return r;
-        }),
-      );
-      sockets.push(...batch);
-    }
-    const held = sockets.filter((s) => !s.destroyed).length;
-    await sleep(2000);
-    const stillOpen = sockets.filter((s) => !s.destroyed).length;
-    await p.stop();
-    report(
-      `${CONNECTIONS} connections: ${held} answered PING and ${stillOpen} held open 2 s later (opened in ${Date.now() - t0} ms); probe ${p.stats.count} round trips, slowest ${p.stats.maxMs.toFixed(0)} ms, ${p.stats.failures} failed; proxy RSS max ${rss.max.toFixed(0)} MB`,
-    );
-    for (const s of sockets) s.destroy();
+/** One full run: its own platform and proxy process, the three floods, the figures. */
+async function floodOnce(): Promise<Figures> {
+  const figures: Figures = {};
+  const platform = await startTestPlatform();
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(root, 'bin/respgate'),
+      'proxy',
+      '--port',
+      '0',
+      '--upstream-url',
+      platform.url,
+      '--upstream-token',
+      platform.token,
+      '--log-level',
+      'warn',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RESPGATE_MAXCLIENTS: String(CONNECTIONS + 100) } },
+  );
+  let out = '';
+  const port = await new Promise<number>((resolve) =>
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /redis:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    }),
+  );
+  const pid = child.pid!;
+  const rss = sampler(pid);
+  /** RSS once the flood's sockets are closed and the proxy had a second to free them. */
+  const settled = async () => {
     await sleep(1000);
-  }
-  // 2. Slowloris: a PING one byte per second from each of SLOW connections.
-  if (SLOW > 0) {
-    rss.reset();
-    const p = await probe(port);
-    const frame = Buffer.from('*1\r\n$4\r\nPING\r\n');
-    const sockets = await Promise.all(Array.from({ length: SLOW }, () => connect(port)));
-    const answers = sockets.map((s) =>
-      readUntil(s, (x) => x === '+PONG\r\n', (frame.length + 10) * 1000).then(
-        () => true,
-        () => false,
-      ),
-    );
-    for (let i = 0; i < frame.length; i++) {
-      for (const s of sockets) s.write(frame.subarray(i, i + 1));
-      await sleep(1000);
+    return Math.round(rssMb(pid));
+  };
+  await sleep(500);
+  figures['RSS at start (MB)'] = Math.round(rssMb(pid));
+
+  try {
+    // 1. Many connections.
+    if (CONNECTIONS > 0) {
+      rss.reset();
+      const p = await probe(port);
+      const sockets: net.Socket[] = [];
+      const t0 = Date.now();
+      for (let i = 0; i < CONNECTIONS; i += 250) {
+        const batch = await Promise.all(Array.from({ length: Math.min(250, CONNECTIONS - i) }, () => connect(port)));
+        await Promise.all(
+          batch.map((s) => {
+            const r = readUntil(s, (x) => x === '+PONG\r\n');
+            s.write('PING\r\n');
+            return r;
+          }),
+        );
+        sockets.push(...batch);
+      }
+      const opened = Date.now() - t0;
+      const held = sockets.filter((s) => !s.destroyed).length;
+      await sleep(2000);
+      const stillOpen = sockets.filter((s) => !s.destroyed).length;
+      await p.stop();
+      Object.assign(figures, {
+        'connections: answered PING': held,
+        'connections: held 2 s later': stillOpen,
+        'connections: opened in (ms)': opened,
+        'connections: probe round trips': p.stats.count,
+        'connections: probe slowest (ms)': Math.round(p.stats.maxMs),
+        'connections: probe failed': p.stats.failures,
+        'connections: RSS peak (MB)': Math.round(rss.max),
+      });
+      for (const s of sockets) s.destroy();
+      figures['connections: RSS after (MB)'] = await settled();
     }
-    const answered = (await Promise.all(answers)).filter(Boolean).length;
-    await p.stop();
-    report(
-      `slowloris: ${SLOW} connections sending a PING one byte per second (${frame.length} s): ${answered} answered; probe ${p.stats.count} round trips, slowest ${p.stats.maxMs.toFixed(0)} ms, ${p.stats.failures} failed; proxy RSS max ${rss.max.toFixed(0)} MB`,
-    );
-    for (const s of sockets) s.destroy();
-  }
-  // 3. One client pipelines PIPELINED GETs without reading, then reads them all. The value is 100
-  //    bytes, so the replies (~107 MB) are far more than the kernel's socket buffers hold.
-  {
-    await fetch(`${platform.url}/set/flood:k`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${platform.token}` },
-      body: 'v'.repeat(100),
-    });
-    rss.reset();
-    const p = await probe(port);
-    const s = await connect(port);
-    s.pause();
-    const chunk = Buffer.from('*2\r\n$3\r\nGET\r\n$7\r\nflood:k\r\n'.repeat(1000));
-    const t0 = Date.now();
-    let written = 0;
-    let stalled = false;
-    // Write as fast as the socket takes it; when it stops taking (the proxy stopped reading), wait 5 s.
-    while (written < PIPELINED) {
-      const ok = s.write(chunk);
-      written += 1000;
-      if (!ok) {
-        const drained = await Promise.race([new Promise((r) => s.once('drain', () => r(true))), sleep(5000).then(() => false)]);
-        if (!drained) {
-          stalled = true;
-          break;
+    // 2. Slowloris: a PING one byte per second from each of SLOW connections.
+    if (SLOW > 0) {
+      rss.reset();
+      const p = await probe(port);
+      const frame = Buffer.from('*1\r\n$4\r\nPING\r\n');
+      const sockets = await Promise.all(Array.from({ length: SLOW }, () => connect(port)));
+      const answers = sockets.map((s) =>
+        readUntil(s, (x) => x === '+PONG\r\n', (frame.length + 10) * 1000).then(
+          () => true,
+          () => false,
+        ),
+      );
+      for (let i = 0; i < frame.length; i++) {
+        for (const s of sockets) s.write(frame.subarray(i, i + 1));
+        await sleep(SLOW_BYTE_MS);
+      }
+      const answered = (await Promise.all(answers)).filter(Boolean).length;
+      await p.stop();
+      Object.assign(figures, {
+        'slowloris: answered': answered,
+        'slowloris: probe round trips': p.stats.count,
+        'slowloris: probe slowest (ms)': Math.round(p.stats.maxMs),
+        'slowloris: probe failed': p.stats.failures,
+        'slowloris: RSS peak (MB)': Math.round(rss.max),
+      });
+      for (const s of sockets) s.destroy();
+      figures['slowloris: RSS after (MB)'] = await settled();
+    }
+    // 3. One client pipelines PIPELINED GETs without reading, then reads them all. The value is 100
+    //    bytes, so the replies (~107 MB) are far more than the kernel's socket buffers hold.
+    if (PIPELINED > 0) {
+      await fetch(`${platform.url}/set/flood:k`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${platform.token}` },
+        body: 'v'.repeat(100),
+      });
+      rss.reset();
+      const p = await probe(port);
+      const s = await connect(port);
+      s.pause();
+      const chunk = Buffer.from('*2\r\n$3\r\nGET\r\n$7\r\nflood:k\r\n'.repeat(1000));
+      let written = 0;
+      let stalled = false;
+      // Write as fast as the socket takes it; when it stops taking (the proxy stopped reading), wait 5 s.
+      while (written < PIPELINED) {
+        const ok = s.write(chunk);
+        written += 1000;
+        if (!ok) {
+          const drained = await Promise.race([new Promise((r) => s.once('drain', () => r(true))), sleep(5000).then(() => false)]);
+          if (!drained) {
+            stalled = true;
+            break;
+          }
         }
       }
+      const stalledAt = stalled ? written : -1;
+      const rssStalled = rss.max;
+      // Now read: every reply comes, and the rest of the commands go through.
+      let replies = 0;
+      const t0 = Date.now();
+      const done = new Promise<void>((resolve) =>
+        s.on('data', (d: Buffer) => {
+          for (const b of d) if (b === 0x24) replies++; // one `$100\r\n…` per GET
+          if (replies >= PIPELINED) resolve();
+        }),
+      );
+      s.resume();
+      while (written < PIPELINED) {
+        if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
+        written += 1000;
+      }
+      await done;
+      await p.stop();
+      s.destroy();
+      Object.assign(figures, {
+        'pipelined: commands taken before backpressure (-1 = never stalled)': stalledAt,
+        'pipelined: RSS peak while unread (MB)': Math.round(rssStalled),
+        'pipelined: replies read': replies,
+        'pipelined: read in (ms)': Date.now() - t0,
+        'pipelined: probe round trips': p.stats.count,
+        'pipelined: probe slowest (ms)': Math.round(p.stats.maxMs),
+        'pipelined: probe failed': p.stats.failures,
+        'pipelined: RSS peak (MB)': Math.round(rss.max),
+      });
+      figures['pipelined: RSS after (MB)'] = await settled();
     }
-    const stalledAt = written;
-    const rssStalled = rss.max;
-    // Now read: every reply comes, and the rest of the commands go through.
-    let replies = 0;
-    const done = new Promise<void>((resolve) =>
-      s.on('data', (d: Buffer) => {
-        for (const b of d) if (b === 0x24) replies++; // one `$100\r\n…` per GET
-        if (replies >= PIPELINED) resolve();
-      }),
-    );
-    s.resume();
-    while (written < PIPELINED) {
-      if (!s.write(chunk)) await new Promise((r) => s.once('drain', r));
-      written += 1000;
-    }
-    await done;
-    await p.stop();
-    s.destroy();
-    report(
-      `pipelining ${PIPELINED} GETs without reading: the proxy stopped taking them after ${stalledAt} (${stalled ? 'backpressure' : 'never stalled'}), proxy RSS max ${rssStalled.toFixed(0)} MB while unread; then all ${replies} replies read in ${Date.now() - t0} ms; probe ${p.stats.count} round trips, slowest ${p.stats.maxMs.toFixed(0)} ms, ${p.stats.failures} failed; proxy RSS max ${rss.max.toFixed(0)} MB`,
-    );
+  } finally {
+    rss.stop();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await platform.stop();
   }
-} finally {
-  rss.stop();
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
-  await platform.stop();
+  return figures;
 }
-console.log('\n' + results.join('\n'));
+
+await repeatRuns(`flood: ${CONNECTIONS} connections, slowloris ${SLOW}, ${PIPELINED} pipelined GETs`, runsArgument(), () => floodOnce());

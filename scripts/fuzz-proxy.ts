@@ -5,7 +5,10 @@
 //      frames ending in one random or mutated frame go to both; the bytes that come back must be
 //      identical, the proxy must close after the client's end (never hang), and keep serving.
 //
-//   npx tsx scripts/fuzz-proxy.ts                      # 1 000 000 frames each
+// --runs N repeats both (run r with seed + r - 1) and prints the median and range of each figure; a
+// difference or a hang stops the script with the seed that shows it.
+//
+//   npx tsx scripts/fuzz-proxy.ts --runs 3             # 1 000 000 frames each, three times
 //   npx tsx scripts/fuzz-proxy.ts --frames 100000      # fewer
 import fc from 'fast-check';
 import { startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
@@ -14,6 +17,7 @@ import { startProxy } from '../src/proxy/server.js';
 import { createLogger } from '../src/logger.js';
 import { anyFrame, exchangeAll, validFrame } from '../test/helpers/fuzz-frames.js';
 import { startTestPlatform } from '../test/helpers/platform.js';
+import { repeatRuns, runsArgument } from './runs.js';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name);
@@ -22,9 +26,10 @@ const arg = (name: string, fallback: number) => {
 const FRAMES = arg('--frames', 1_000_000);
 const PER_STREAM = arg('--per-stream', 200);
 const CONCURRENCY = arg('--concurrency', 8);
-const seed = arg('--seed', Date.now() % 1_000_000);
+/** Run r uses seed + r - 1, so repeated runs fuzz different frames and each can be replayed. */
+const firstSeed = arg('--seed', Date.now() % 1_000_000);
 
-function readerFuzz(): { frames: number; protocolErrors: number; ms: number } {
+function readerFuzz(seed: number): { frames: number; protocolErrors: number; ms: number } {
   const started = Date.now();
   let frames = 0;
   let protocolErrors = 0;
@@ -55,7 +60,7 @@ function readerFuzz(): { frames: number; protocolErrors: number; ms: number } {
   return { frames, protocolErrors, ms: Date.now() - started };
 }
 
-async function liveFuzz(): Promise<{ frames: number; streams: number; bytesCompared: number; ms: number; maxRssMb: number }> {
+async function liveFuzz(seed: number): Promise<{ frames: number; streams: number; bytesCompared: number; ms: number; maxRssMb: number }> {
   const platform = await startTestPlatform();
   const oracle = await startEmbeddedRedis({ databases: 1, password: null });
   const proxy = await startProxy(
@@ -110,9 +115,22 @@ async function liveFuzz(): Promise<{ frames: number; streams: number; bytesCompa
   return { frames, streams, bytesCompared, ms: Date.now() - started, maxRssMb: Math.round(maxRss / 1024 / 1024) };
 }
 
-const reader = readerFuzz();
-console.log(`request reader: ${reader.frames} frames (${reader.protocolErrors} protocol errors), ${reader.ms} ms, seed ${seed}`);
-const live = await liveFuzz();
-console.log(
-  `live proxy vs redis-server: ${live.frames} frames in ${live.streams} streams, ${live.bytesCompared} reply bytes identical, ${live.ms} ms, max RSS (proxy + platform, one process) ${live.maxRssMb} MB, seed ${seed}`,
-);
+await repeatRuns(`fuzzing: ${FRAMES} frames each, reader and live proxy`, runsArgument(), async (run) => {
+  const seed = firstSeed + run - 1;
+  const reader = readerFuzz(seed);
+  console.log(`request reader: ${reader.frames} frames (${reader.protocolErrors} protocol errors), ${reader.ms} ms, seed ${seed}`);
+  const live = await liveFuzz(seed);
+  console.log(
+    `live proxy vs redis-server: ${live.frames} frames in ${live.streams} streams, ${live.bytesCompared} reply bytes identical, ${live.ms} ms, max RSS (proxy + platform, one process) ${live.maxRssMb} MB, seed ${seed}`,
+  );
+  return {
+    'reader: frames': reader.frames,
+    'reader: protocol errors (nothing read after any)': reader.protocolErrors,
+    'reader: duration (ms)': reader.ms,
+    'live: frames': live.frames,
+    'live: streams, each closed after the client end': live.streams,
+    'live: reply bytes identical to redis-server': live.bytesCompared,
+    'live: duration (ms)': live.ms,
+    'live: max RSS, proxy + platform (MB)': live.maxRssMb,
+  };
+});

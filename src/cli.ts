@@ -659,7 +659,11 @@ async function runProxy(flags: ProxyFlags): Promise<void> {
         ? ''
         : `  the upstream does not answer yet (${proxy.upstream.problem}); commands fail until it does, checking again in the background\n`) +
       (proxy.tlsPort !== undefined ? `  TLS: rediss://${proxy.host}:${proxy.tlsPort}\n` : '') +
-      (token === '' ? '  no --upstream-token: clients authenticate with their own REST token (AUTH <token>)\n' : '') +
+      (token === ''
+        ? '  no --upstream-token: clients authenticate with their own REST token (AUTH <token>)\n'
+        : flags.upstreamToken
+          ? ''
+          : '  upstream token from UPSTASH_REDIS_REST_TOKEN (unset it for pass-through: each client AUTHs with its own token)\n') +
       (metrics ? `  metrics: http://${proxy.host}:${metrics.port}/metrics   health: /healthz, /readyz\n` : ''),
   );
   await waitForSignal();

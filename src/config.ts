@@ -317,12 +317,22 @@ export function isLoopback(host: string): boolean {
  * Never an open relay: a listener on a non-loopback address must make clients authenticate, unless
  * the operator says otherwise (then it only warns). Returns the warning to log, if any.
  */
-export function checkExposure(what: string, host: string, clientAuth: boolean, allowUnauthenticated: boolean): string | undefined {
+export function checkExposure(
+  what: string,
+  host: string,
+  clientAuth: boolean,
+  allowUnauthenticated: boolean,
+  /** The proxy can also run without a token of its own (pass-through); the side ports cannot. */
+  passThroughPossible = false,
+): string | undefined {
   if (clientAuth || isLoopback(host)) return undefined;
   const text = `${what} binds ${host} (reachable from the network) and clients need no authentication, so anyone who reaches it uses its upstream credentials`;
   if (!allowUnauthenticated) {
+    const passThrough = passThroughPossible
+      ? ', or give it no upstream token (neither --upstream-token nor RESPGATE_UPSTREAM_TOKEN or UPSTASH_REDIS_REST_TOKEN) so each client authenticates with its own token'
+      : '';
     throw new ConfigError(
-      `${text}: set a password with --requirepass (or --requirepass-file), or leave --upstream-token unset so each client authenticates with its own token, or bind loopback (--host 127.0.0.1); --allow-unauthenticated starts it anyway`,
+      `${text}: set a password with --requirepass (or --requirepass-file)${passThrough}, or bind loopback (--host 127.0.0.1); --allow-unauthenticated starts it anyway`,
     );
   }
   return `${text} (--allow-unauthenticated)`;

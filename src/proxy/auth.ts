@@ -6,7 +6,7 @@
 //                `ACL RESTTOKEN user pass` (cached; fetched again when the upstream revokes it).
 // Verdicts are cached under a hash of the secret, never the secret itself, and nothing here logs.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { AUTH_FAILED } from '../upstream/kv-errors.js';
+import { CLIENT_TOKEN_REFUSED } from '../upstream/kv-errors.js';
 import type { Credential, KvClient } from '../upstream/kv-client.js';
 
 export const WRONGPASS_TEXT = 'WRONGPASS invalid username-password pair or user is disabled.';
@@ -61,10 +61,11 @@ export class ClientAuth {
     const key = hash(token);
     const now = Date.now();
     const cached = this.tokenVerdicts.get(key);
-    if (cached && cached.until > now) return cached.ok ? { ok: true, credential: { token } } : { ok: false, error: WRONGPASS_TEXT };
+    if (cached && cached.until > now)
+      return cached.ok ? { ok: true, credential: this.tokenCredential(token, key) } : { ok: false, error: WRONGPASS_TEXT };
     const [reply] = await this.client.pipeline([[Buffer.from('PING')]], { token });
     const text = reply[0] === 0x2d ? reply.toString('utf8', 1).trimEnd() : undefined;
-    if (text === AUTH_FAILED) {
+    if (text === CLIENT_TOKEN_REFUSED) {
       this.remember(key, false, now);
       return { ok: false, error: WRONGPASS_TEXT };
     }
@@ -74,7 +75,21 @@ export class ClientAuth {
       return { ok: false, error: `ERR cannot check the token: ${text.slice(4)}` };
     }
     this.remember(key, true, now);
-    return { ok: true, credential: { token } };
+    return { ok: true, credential: this.tokenCredential(token, key) };
+  }
+
+  /**
+   * A pass-through token as a credential. It cannot be refreshed; when the upstream refuses it (401:
+   * revoked), its cached verdict is dropped, so the next AUTH with it asks the upstream again.
+   */
+  private tokenCredential(token: string, key: string): Credential {
+    return {
+      token,
+      refresh: () => {
+        this.tokenVerdicts.delete(key);
+        return Promise.resolve(undefined);
+      },
+    };
   }
 
   private remember(key: string, ok: boolean, now: number): void {

@@ -33,6 +33,12 @@ export interface ReplyPort {
   destroy(): void;
 }
 
+/** Where pub/sub and MONITOR write, and whose credential their event streams carry. */
+export interface PushPort extends ReplyPort {
+  /** The client's own upstream token (pass-through, ACL users) when the stream opens; undefined = the configured one. */
+  readonly credential: Credential | undefined;
+}
+
 /** Pub/sub subscriptions and MONITOR of one connection (pubsub.ts). */
 export interface PushState {
   /** Channels + patterns (RESP2 subscribe mode when > 0). */

@@ -6,7 +6,7 @@
 // RESET and QUIT leave it, a disconnect closes the stream; a dropped stream is opened again with
 // backoff (commands executed in the gap are not shown).
 import { monitorLine, ResilientEventStream } from '../upstream/event-stream.js';
-import type { PushUpstream, ReplyPort } from './context.js';
+import type { PushPort, PushUpstream } from './context.js';
 import { errorReply, OK } from './replies.js';
 
 export class MonitorFeed {
@@ -15,7 +15,7 @@ export class MonitorFeed {
   private readonly fill: (reply: Buffer) => void;
 
   constructor(
-    port: ReplyPort,
+    port: PushPort,
     upstream: PushUpstream,
     /** The feed failed to start (refused, unreachable): the connection is no longer monitoring. */
     private readonly onStopped: () => void,
@@ -45,11 +45,14 @@ export class MonitorFeed {
             'upstream event stream dropped; reconnecting (commands executed until it is back are not shown)',
           ),
         onRefused: (error) => {
-          log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
+          log.error(
+            { ...context(), error },
+            'upstream refused the event stream (token revoked or permission removed): closing the client connection',
+          );
           port.destroy();
         },
       },
-      { confirmTimeoutMs: upstream.confirmTimeoutMs },
+      { confirmTimeoutMs: upstream.confirmTimeoutMs, credential: port.credential },
     );
   }
 

@@ -15,12 +15,12 @@
 import type { CommandSpec } from '../commands/table.js';
 import type { Protocol } from '../resp/protocol.js';
 import { decodePubsubEvent, ResilientEventStream } from '../upstream/event-stream.js';
-import type { PushState, PushUpstream, ReplyPort } from './context.js';
+import type { PushPort, PushState, PushUpstream } from './context.js';
 import { MonitorFeed } from './monitor.js';
 import { errorReply, NO_EVENT_STREAMS } from './replies.js';
 
 /** The pub/sub and MONITOR state of one connection; `upstream` undefined = no event streams (their commands answer an error). */
-export function createPushState(port: ReplyPort, upstream: PushUpstream | undefined): PushState {
+export function createPushState(port: PushPort, upstream: PushUpstream | undefined): PushState {
   return new ConnectionPushes(port, upstream);
 }
 
@@ -144,12 +144,17 @@ class Subscription {
             'upstream event stream dropped; re-subscribing (messages published until it is back are missed)',
           ),
         onRefused: (error) => {
-          // Like Redis, which disconnects subscribers whose channel permissions were revoked.
-          log.error({ ...context(), error }, 'upstream refused to re-establish the event stream: closing the client connection');
+          // Like Redis, which disconnects subscribers whose channel permissions were revoked, and
+          // every client of a deleted user.
+          log.error(
+            { ...context(), error },
+            'upstream refused the event stream (token revoked or permission removed): closing the client connection',
+          );
           this.owner.port.destroy();
         },
       },
-      { confirmTimeoutMs: upstream.confirmTimeoutMs },
+      // The stream carries the credential of the connection when it subscribes (each stream is its own).
+      { confirmTimeoutMs: upstream.confirmTimeoutMs, credential: this.owner.port.credential },
     );
   }
 
@@ -167,7 +172,7 @@ class ConnectionPushes implements PushState {
   private monitor: MonitorFeed | undefined;
 
   constructor(
-    readonly port: ReplyPort,
+    readonly port: PushPort,
     private readonly upstreamOrNone: PushUpstream | undefined,
   ) {}
 

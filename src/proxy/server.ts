@@ -62,7 +62,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     aclUsers: config.aclUsers,
     cacheMs: config.authCacheMs,
   });
-  const warning = checkExposure('the proxy', config.host, auth.required, config.allowUnauthenticated);
+  const warning = checkExposure('the proxy', config.host, auth.required, config.allowUnauthenticated, true);
   if (warning) log.warn(warning);
   // Pub/sub and MONITOR: one upstream event stream per channel, pattern or MONITOR (pubsub.ts).
   const events = new EventStreamClient({

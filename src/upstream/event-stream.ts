@@ -8,6 +8,11 @@
 //   a confirmed stream that drops is opened again with backoff, and its new confirmation swallowed.
 // - decodePubsubEvent / monitorLine: the event texts (docs/platform-kv.md, "Event streams").
 //
+// Credentials: a stream carries the configured token, or the connection's own credential (pass-through
+// tokens, ACL users' tokens). Each stream is its own HTTP request, so no stream is ever shared, between
+// connections or between credentials. A 401 to a token made by ACL RESTTOKEN gets a fresh one and the
+// request is sent once more, as KvClient does.
+//
 // Binary safety: the data of an event is text. The proxy asks for the respgate extension
 // `Respgate-Event-Encoding: base64` (our platform encodes every channel, pattern and message in
 // base64 and echoes the header); an upstream that does not echo it (the real service) sends plain
@@ -16,7 +21,8 @@
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
 import { PROXY_DEFAULTS } from '../config.js';
-import { AUTH_FAILED, jsonErrorField } from './kv-errors.js';
+import type { Credential } from './kv-client.js';
+import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, jsonErrorField, retryAfterText } from './kv-errors.js';
 import { percentEncode } from './path-form.js';
 import { redact } from './redact.js';
 
@@ -26,8 +32,11 @@ export const EVENT_ENCODING_HEADER = 'respgate-event-encoding';
 export type StreamTarget = { kind: 'subscribe'; channel: Buffer } | { kind: 'psubscribe'; pattern: Buffer } | { kind: 'monitor' };
 
 export type StreamEnd =
-  /** The upstream answered with an error status instead of a stream (before any event). */
-  | { kind: 'refused'; status: number; error: string }
+  /**
+   * The upstream answered with an error status instead of a stream (before any event); `retryAfter`:
+   * its Retry-After header; `clientToken`: the stream carried a connection's own credential.
+   */
+  | { kind: 'refused'; status: number; error: string; retryAfter?: string; clientToken?: boolean }
   /** Network error, timeout, or an event too large to buffer. */
   | { kind: 'failed'; problem: string }
   /** The upstream closed the stream. */
@@ -82,6 +91,8 @@ export class EventStreamClient {
   private readonly pool: Pool;
   private readonly prefix: string;
   private readonly headers: Record<string, string>;
+  /** The configured token's Authorization header; a stream with a credential of its own replaces it. */
+  private readonly authorization: string;
   private readonly streams = new Set<Stream>();
   private readonly timeoutMs: number;
   private readonly maxEventChars: number;
@@ -94,8 +105,8 @@ export class EventStreamClient {
     this.timeoutMs = options.timeoutMs > 0 ? options.timeoutMs : PROXY_DEFAULTS.upstreamTimeoutMs;
     this.maxEventChars = options.maxEventChars ?? PROXY_DEFAULTS.maxEventChars;
     // Body `[]` and these headers are what the official SDK sends for its subscriptions.
+    this.authorization = `Bearer ${options.token}`;
     this.headers = {
-      authorization: `Bearer ${options.token}`,
       accept: 'text/event-stream',
       'cache-control': 'no-cache',
       'content-type': 'application/json',
@@ -114,10 +125,11 @@ export class EventStreamClient {
     return this.streams.size;
   }
 
-  open(target: StreamTarget, handlers: StreamHandlers): EventStream {
+  /** Opens one stream with the configured token, or with `credential` (a connection's own token). */
+  open(target: StreamTarget, handlers: StreamHandlers, credential?: Credential): EventStream {
     const stream = new Stream(handlers, () => this.streams.delete(stream));
     this.streams.add(stream);
-    void this.run(stream, this.prefix + streamPath(target));
+    void this.run(stream, this.prefix + streamPath(target), credential);
     return stream;
   }
 
@@ -127,12 +139,21 @@ export class EventStreamClient {
     await this.pool.close().catch(() => undefined);
   }
 
-  private async run(stream: Stream, path: string): Promise<void> {
+  private async run(stream: Stream, path: string, credential: Credential | undefined, refreshed = false): Promise<void> {
+    // Texts from outside never carry the configured token nor the connection's own.
+    const clean = (text: string) => this.redact(credential ? redact(text, credential.token) : text);
+    const authorization = credential ? `Bearer ${credential.token}` : this.authorization;
     let res;
     try {
-      res = await this.pool.request({ method: 'POST', path, headers: this.headers, body: '[]', signal: stream.abort.signal });
+      res = await this.pool.request({
+        method: 'POST',
+        path,
+        headers: { ...this.headers, authorization },
+        body: '[]',
+        signal: stream.abort.signal,
+      });
     } catch (err) {
-      return stream.end({ kind: 'failed', problem: this.problem(err) });
+      return stream.end({ kind: 'failed', problem: clean(this.problem(err)) });
     }
     if (stream.closed) {
       res.body.destroy();
@@ -145,8 +166,20 @@ export class EventStreamClient {
       } catch {
         // the status is enough
       }
+      if (res.statusCode === 401 && credential?.refresh && !refreshed && !stream.closed) {
+        // A token from ACL RESTTOKEN was revoked (password changed, token rotated): ask for a fresh one.
+        const fresh = await credential.refresh().catch(() => undefined);
+        if (fresh && !stream.closed) return this.run(stream, path, credential, true);
+      }
       const text = jsonErrorField(body) ?? body.toString('utf8').trim().slice(0, 200);
-      return stream.end({ kind: 'refused', status: res.statusCode, error: this.redact(text) });
+      const retryAfter = res.headers['retry-after'];
+      return stream.end({
+        kind: 'refused',
+        status: res.statusCode,
+        error: clean(text),
+        ...(retryAfter !== undefined ? { retryAfter: String(retryAfter) } : {}),
+        ...(credential ? { clientToken: true } : {}),
+      });
     }
     stream.handlers.onOpen?.(String(res.headers[EVENT_ENCODING_HEADER] ?? '').toLowerCase() === 'base64');
     const decoder = new TextDecoder('utf-8');
@@ -171,7 +204,7 @@ export class EventStreamClient {
       }
     });
     res.body.on('end', () => stream.end({ kind: 'ended' }));
-    res.body.on('error', (err: Error) => stream.end({ kind: 'failed', problem: this.problem(err) }));
+    res.body.on('error', (err: Error) => stream.end({ kind: 'failed', problem: clean(this.problem(err)) }));
   }
 
   private problem(err: unknown): string {
@@ -228,6 +261,8 @@ export interface ResilientHandlers {
 export interface ResilientOptions {
   /** Until the first event of each stream. */
   confirmTimeoutMs: number;
+  /** The connection's own credential (pass-through, ACL users); undefined = the configured token. */
+  credential?: Credential;
   /** Backoff of reconnections: first delay and cap (defaults: PROXY_DEFAULTS in config.ts). */
   minDelayMs?: number;
   maxDelayMs?: number;
@@ -270,15 +305,19 @@ export class ResilientEventStream {
   private open(): void {
     this.streamConfirmed = false;
     this.encoded = false;
-    const stream = this.client.open(this.target, {
-      onOpen: (encoded) => {
-        this.encoded = encoded;
+    const stream = this.client.open(
+      this.target,
+      {
+        onOpen: (encoded) => {
+          this.encoded = encoded;
+        },
+        onEvent: (data) => this.event(data),
+        onEnd: (end) => {
+          if (this.stream === stream) this.ended(end);
+        },
       },
-      onEvent: (data) => this.event(data),
-      onEnd: (end) => {
-        if (this.stream === stream) this.ended(end);
-      },
-    });
+      this.options.credential,
+    );
     this.stream = stream;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
@@ -310,6 +349,9 @@ export class ResilientEventStream {
     const reason = endText(end);
     if (!this.confirmedOnce) {
       this.closed = true;
+      // A connection's own token the upstream no longer accepts: revoked, as a deleted Redis user,
+      // whose connections Redis closes (a wrong token never got this far: AUTH said WRONGPASS).
+      if (end.kind === 'refused' && end.status === 401 && end.clientToken) return this.handlers.onRefused(reason);
       return this.handlers.onFailed(reason);
     }
     if (end.kind === 'refused' && end.status >= 400 && end.status < 500 && end.status !== 408 && end.status !== 429) {
@@ -331,11 +373,15 @@ export class ResilientEventStream {
 /** An error text for a stream's end, in Redis' style (`ERR …` unless the upstream's own error has a code). */
 export function endText(end: StreamEnd): string {
   switch (end.kind) {
-    case 'refused':
-      if (end.status === 401) return AUTH_FAILED;
+    case 'refused': {
+      if (end.status === 401) return end.clientToken ? CLIENT_TOKEN_REFUSED : AUTH_FAILED;
       // The upstream's own Redis error (NOPERM …) passes through as Redis would have answered it.
       if (end.status === 400 && /^[A-Z]+ /.test(end.error)) return end.error;
-      return `ERR upstream refused the event stream (HTTP ${end.status}${end.error ? `: ${end.error}` : ''})`;
+      const what = `HTTP ${end.status}${end.error ? `: ${end.error}` : ''}`;
+      const retry = retryAfterText(end.retryAfter);
+      if (end.status === 429) return `ERR upstream rate limit reached (${what})${retry}; the event stream was not opened`;
+      return `ERR upstream refused the event stream (${what})${retry}`;
+    }
     case 'failed':
       return `ERR upstream event stream failed: ${end.problem}`;
     case 'ended':

@@ -6,7 +6,8 @@ import type { Dispatcher } from 'undici';
 import { oneLine } from '../resp/protocol.js';
 
 export type Exchange =
-  | { ok: true; status: number; contentType: string; body: Buffer }
+  /** `retryAfter`: the Retry-After header, when the answer has one (429, 503). */
+  | { ok: true; status: number; contentType: string; body: Buffer; retryAfter?: string }
   | {
       ok: false;
       /** What went wrong, without credentials, e.g. `connect ECONNREFUSED 127.0.0.1:8079`. */
@@ -44,6 +45,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | undefined;
   private status = 0;
   private contentType = '';
+  private retryAfter: string | undefined;
   private chunks: Buffer[] = [];
   private size = 0;
   private readonly timer: NodeJS.Timeout;
@@ -74,6 +76,8 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     const type = headers['content-type'];
     this.contentType = (Array.isArray(type) ? type[0] : type) ?? '';
+    const retry = headers['retry-after'];
+    if (retry !== undefined) this.retryAfter = Array.isArray(retry) ? retry[0] : retry;
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -86,7 +90,9 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     if (this.finish()) return;
     const body = this.chunks.length === 1 ? this.chunks[0] : this.chunks.length === 0 ? EMPTY : Buffer.concat(this.chunks, this.size);
     this.chunks = [];
-    this.resolve({ ok: true, status: this.status, contentType: this.contentType, body });
+    const answer: Exchange = { ok: true, status: this.status, contentType: this.contentType, body };
+    if (this.retryAfter !== undefined) answer.retryAfter = this.retryAfter;
+    this.resolve(answer);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {

@@ -16,7 +16,7 @@ import { errorReply, oneLine } from '../resp/protocol.js';
 import { scanReply, splitReplies } from '../resp/reply-scanner.js';
 import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.js';
 import { parseJsonExactIntegers } from './json-parse.js';
-import { AUTH_FAILED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
+import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
 import { isResp2 } from './resp2-check.js';
 import { pathForm } from './path-form.js';
@@ -218,7 +218,7 @@ export class KvClient {
       if (body.length > this.upstreamMaxRequestBytes)
         return { kind: 'failed', error: tooLargeText(body.length, this.upstreamMaxRequestBytes, 'transaction') };
       const answer = await this.send({ path: this.multiExecPath, headers: this.transactionHeaders, body }, credential);
-      return this.readTransaction(answer, commands.length);
+      return this.readTransaction(answer, commands.length, credential !== undefined);
     } catch (err) {
       return {
         kind: 'failed',
@@ -289,7 +289,7 @@ export class KvClient {
     const body = writeCommands(batch.commands, batch.sizes, batch.escapes, from, to);
     const asked = this.askJson;
     const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body }, batch.credential);
-    const verdict = this.readPipeline(answer, batch.commands.slice(from, to), asked);
+    const verdict = this.readPipeline(answer, batch.commands.slice(from, to), asked, batch.credential !== undefined);
     switch (verdict.kind) {
       case 'replies':
         for (let i = 0; i < count; i++) replies[from + i] = verdict.replies[i];
@@ -330,7 +330,7 @@ export class KvClient {
     }
     const asked = this.askJson;
     const answer = await this.send({ path: this.prefix + path, headers: this.binaryHeaders, body }, batch.credential);
-    const verdict = this.readPipeline(answer, [command], asked);
+    const verdict = this.readPipeline(answer, [command], asked, batch.credential !== undefined);
     switch (verdict.kind) {
       case 'replies':
         batch.replies[index] = verdict.replies[0];
@@ -352,7 +352,7 @@ export class KvClient {
    * Reads the answer to a request of `commands` (a /pipeline or a single path-form command): resp2
    * bytes, or JSON (`base64`: whether this request asked for base64 strings) turned into RESP2.
    */
-  private readPipeline(answer: Exchange, commands: Buffer[][], base64: boolean): Verdict {
+  private readPipeline(answer: Exchange, commands: Buffer[][], base64: boolean, clientToken = false): Verdict {
     const count = commands.length;
     if (!answer.ok)
       return this.failed(
@@ -368,7 +368,7 @@ export class KvClient {
       if (replies) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
       return this.failed(malformedText(describeResp2Problem(body, count), 'command'), false, 'malformed answer');
     }
-    if (status === 401) return this.failed(AUTH_FAILED, true, 'HTTP 401');
+    if (status === 401) return this.failed(clientToken ? CLIENT_TOKEN_REFUSED : AUTH_FAILED, true, 'HTTP 401');
     if (REJECTED_WHOLE.has(status)) {
       if (binary && body.length > 0) {
         // A command's own error reply (single command), or replies in place.
@@ -398,7 +398,7 @@ export class KvClient {
       return this.failed(malformedText(problem, 'command'), false, 'malformed answer');
     }
     return this.failed(
-      statusText(status, body, 'command', (s) => this.redact(s)),
+      statusText(status, body, 'command', (s) => this.redact(s), answer.retryAfter),
       status < 500,
       `HTTP ${status}`,
     );
@@ -415,10 +415,10 @@ export class KvClient {
     return { kind: 'failed', reply, rest };
   }
 
-  private readTransaction(answer: Exchange, count: number): TransactionOutcome {
+  private readTransaction(answer: Exchange, count: number, clientToken: boolean): TransactionOutcome {
     if (!answer.ok) return { kind: 'failed', error: this.redact(failureText(answer, 'transaction', this.timeoutMs)) };
     const { status, body } = answer;
-    if (status === 401) return { kind: 'failed', error: AUTH_FAILED };
+    if (status === 401) return { kind: 'failed', error: clientToken ? CLIENT_TOKEN_REFUSED : AUTH_FAILED };
     if (status === 200) {
       let parsed: unknown;
       try {
@@ -444,7 +444,7 @@ export class KvClient {
       if (error !== undefined)
         return { kind: 'discarded', error: oneLine(this.redact(error)) || 'ERR transaction discarded by the upstream' };
     }
-    return { kind: 'failed', error: statusText(status, body, 'transaction', (s) => this.redact(s)) };
+    return { kind: 'failed', error: statusText(status, body, 'transaction', (s) => this.redact(s), answer.retryAfter) };
   }
 
   /** One HTTP request; a pool that was destroyed under us is replaced (the request had not been sent). */

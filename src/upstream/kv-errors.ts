@@ -28,14 +28,37 @@ export function failureText(answer: Extract<Exchange, { ok: false }>, subject: S
 
 export const AUTH_FAILED = 'ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)';
 
-/** An HTTP status that is neither a success nor one the caller handles itself. */
-export function statusText(status: number, body: Buffer, subject: Subject, redact: (s: string) => string): string {
+/** A 401 to a connection's own token (pass-through, ACL users) that worked at AUTH: revoked or rotated since. */
+export const CLIENT_TOKEN_REFUSED =
+  'ERR upstream authentication failed (HTTP 401): the token this connection authenticated with is no longer accepted (revoked or rotated); AUTH again with a valid one';
+
+/**
+ * An HTTP status that is neither a success nor one the caller handles itself. `retryAfter`: the
+ * answer's Retry-After header (429 rate limits, 503 overload), given to the client as is: the proxy
+ * never sends a request again by itself, since a write may not be repeated.
+ */
+export function statusText(status: number, body: Buffer, subject: Subject, redact: (s: string) => string, retryAfter?: string): string {
   const detail = bodySnippet(body, redact);
   const what = detail ? `HTTP ${status}: ${detail}` : `HTTP ${status}`;
-  if (status >= 500) return `ERR upstream failed (${what}); ${UNKNOWN[subject]}`;
+  const retry = retryAfterText(retryAfter);
+  if (status === 429) return `ERR upstream rate limit reached (${what})${retry}; ${NOT_EXECUTED[subject]}`;
+  if (status >= 500) return `ERR upstream failed (${what})${retry}; ${UNKNOWN[subject]}`;
   if (status === 401) return AUTH_FAILED;
   const hint = status === 404 || status === 405 || (status >= 300 && status < 400) ? ' (check the upstream URL, --upstream-url)' : '';
   return `ERR upstream refused the request (${what})${hint}; ${NOT_EXECUTED[subject]}`;
+}
+
+/**
+ * `, retry after 3 s` for a Retry-After header in seconds; `, retry after 5 s (at Mon, 23 Nov 2026
+ * 05:00:00 GMT)` for an HTTP date; empty when absent or not understood (RFC 9110, section 10.2.3).
+ */
+export function retryAfterText(value: string | undefined, now = Date.now()): string {
+  const v = value?.trim();
+  if (!v) return '';
+  if (/^\d{1,10}$/.test(v)) return `, retry after ${Number(v)} s`;
+  const at = /[a-z]/i.test(v) ? Date.parse(v) : NaN;
+  if (Number.isNaN(at)) return '';
+  return `, retry after ${Math.max(0, Math.ceil((at - now) / 1000))} s (at ${new Date(at).toUTCString()})`;
 }
 
 /** A 2xx answer that cannot be read. */

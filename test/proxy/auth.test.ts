@@ -105,13 +105,15 @@ describe('pass-through: no upstream token, each client authenticates with its ow
     expect(replies[3]).toMatch(/^-NOPERM /);
   });
 
-  it('pub/sub needs an upstream token of the proxy: SUBSCRIBE answers a clear error (documented limit)', async () => {
+  it("pub/sub carries the client's own token (test/security/stream-credentials.test.ts has the rest)", async () => {
     const c = await raw(p);
     await c.call(['AUTH', platform.token]);
-    expect(texts(await c.call(['SUBSCRIBE', 'pt:ch']))).toEqual([
-      '-ERR upstream authentication failed (HTTP 401): check the upstream token (--upstream-token)\r\n',
+    const from = fault.seen.length;
+    expect(texts(await c.call(['SUBSCRIBE', 'pt:ch']))).toEqual(['*3\r\n$9\r\nsubscribe\r\n$5\r\npt:ch\r\n:1\r\n']);
+    expect(fault.seen.slice(from).map((r) => [decodeURIComponent(r.path), r.authorization])).toEqual([
+      ['/subscribe/pt:ch', `Bearer ${platform.token}`],
     ]);
-    expect(texts(await c.call(['PING']))).toEqual(['+PONG\r\n']);
+    expect(texts(await c.call(['PING']))).toEqual(['*2\r\n$4\r\npong\r\n$0\r\n\r\n']);
   });
 
   it('connections with different tokens never share an upstream call', async () => {

@@ -1,6 +1,7 @@
 // A fault-injecting HTTP server for upstream-faults.test.ts: it stands where the REST upstream would
 // be and, per request, forwards to a real platform or produces a fault the real platform cannot
-// (never answering, 500s, malformed bodies, a dropped connection after the command ran).
+// (never answering, 500s, malformed bodies, a dropped connection after the command ran). Event
+// streams (/subscribe, /psubscribe, /monitor) are forwarded as streams, headers included.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -58,12 +59,38 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
     },
   };
 
-  const forward = async (req: http.IncomingMessage, seen: SeenRequest) => {
-    if (!upstreamUrl) throw new Error('no upstream to forward to');
+  const requestHeaders = (req: http.IncomingMessage) => {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) {
       if (typeof v === 'string' && !['host', 'content-length', 'connection', 'transfer-encoding'].includes(k)) headers[k] = v;
     }
+    return headers;
+  };
+
+  /** An event stream: status and headers at once, then every chunk as it comes; the client leaving closes it upstream. */
+  const forwardStream = async (req: http.IncomingMessage, res: http.ServerResponse, seen: SeenRequest) => {
+    if (!upstreamUrl) throw new Error('no upstream to forward to');
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+    const up = await fetch(upstreamUrl + seen.path, {
+      method: seen.method,
+      headers: requestHeaders(req),
+      body: new Uint8Array(seen.body),
+      signal: abort.signal,
+    });
+    const headers: Record<string, string> = {};
+    up.headers.forEach((v, k) => {
+      if (!['content-length', 'connection', 'transfer-encoding', 'keep-alive'].includes(k)) headers[k] = v;
+    });
+    res.writeHead(up.status, headers);
+    res.flushHeaders();
+    if (up.body) for await (const chunk of up.body) if (!res.destroyed) res.write(chunk);
+    res.end();
+  };
+
+  const forward = async (req: http.IncomingMessage, seen: SeenRequest) => {
+    if (!upstreamUrl) throw new Error('no upstream to forward to');
+    const headers = requestHeaders(req);
     const res = await fetch(upstreamUrl + seen.path, {
       method: seen.method,
       headers,
@@ -97,6 +124,10 @@ export async function startFaultServer(upstreamUrl: string | undefined): Promise
       switch (action.kind) {
         case 'forward':
           later(action.delayMs, () => {
+            if (/\/(subscribe|psubscribe)\/|\/monitor$/.test(seen.path.split('?')[0])) {
+              forwardStream(req, res, seen).catch(() => res.destroy());
+              return;
+            }
             forward(req, seen).then((a) => {
               res.writeHead(a.status, { 'content-type': a.contentType });
               res.end(a.body);

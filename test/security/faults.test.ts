@@ -92,7 +92,8 @@ const cases: Array<{ name: string; action: FaultAction; reply: RegExp }> = [
         res.end('{"error":"ERR max daily request limit exceeded"}');
       },
     },
-    reply: /^-ERR upstream refused the request \(HTTP 429: ERR max daily request limit exceeded\); the command was not executed\r\n$/,
+    reply:
+      /^-ERR upstream rate limit reached \(HTTP 429: ERR max daily request limit exceeded\), retry after 7 s; the command was not executed\r\n$/,
   },
   {
     name: '500',
@@ -155,6 +156,85 @@ describe('faults on plain commands', () => {
       expect(str(await c.call(['SET', 'fault:k', 'ok'], ['GET', 'fault:k']))).toEqual(['+OK\r\n', '$2\r\nok\r\n']);
     });
   }
+});
+
+describe('429 and 503 with Retry-After: the client reads the rate limit and the wait; nothing is sent again', () => {
+  const limited = (status: number, retryAfter: () => string, body = '{"error":"ERR max requests limit exceeded"}'): FaultAction => ({
+    kind: 'custom',
+    respond: (res) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'retry-after': retryAfter() });
+      res.end(body);
+    },
+  });
+  const requestsFor = (key: string) => fault.seen.filter((r) => r.body.includes(key) || decodeURIComponent(r.path).includes(key)).length;
+  afterAll(() => {
+    fault.decide = () => ({ kind: 'forward' });
+  });
+
+  it('429 with Retry-After in seconds: the text names both; the SET went upstream once and did nothing', async () => {
+    const c = await connect();
+    onFaultKeys(limited(429, () => '3'));
+    expect(str(await c.call(['SET', 'fault:rl:1', 'v'], ['SET', 'fault:rl:2', 'w']))).toEqual(
+      Array(2).fill(
+        '-ERR upstream rate limit reached (HTTP 429: ERR max requests limit exceeded), retry after 3 s; the command was not executed\r\n',
+      ),
+    );
+    // One request for the batch, never repeated: a write is not retried by the proxy.
+    expect(requestsFor('fault:rl:1')).toBe(1);
+    fault.decide = () => ({ kind: 'forward' });
+    expect((await command(platform, ['MGET', 'fault:rl:1', 'fault:rl:2'])).json).toEqual({ result: [null, null] });
+  });
+
+  it('429 with Retry-After as an HTTP date: the seconds left and the date', async () => {
+    const c = await connect();
+    const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + 30_000);
+    onFaultKeys(limited(429, () => at.toUTCString()));
+    const [reply] = str(await c.call(['INCR', 'fault:rl:date']));
+    const match =
+      /^-ERR upstream rate limit reached \(HTTP 429: ERR max requests limit exceeded\), retry after (\d+) s \(at (.*)\); the command was not executed\r\n$/.exec(
+        reply,
+      );
+    expect(match, reply).not.toBeNull();
+    expect(Number(match![1])).toBeGreaterThanOrEqual(28);
+    expect(Number(match![1])).toBeLessThanOrEqual(31);
+    expect(match![2]).toBe(at.toUTCString());
+  });
+
+  it('an unreadable Retry-After is left out; a 429 without one still names the rate limit', async () => {
+    const c = await connect();
+    onFaultKeys(limited(429, () => 'soon', '{"error":"ERR slow down"}'));
+    expect(str(await c.call(['GET', 'fault:rl:bad']))).toEqual([
+      '-ERR upstream rate limit reached (HTTP 429: ERR slow down); the command was not executed\r\n',
+    ]);
+  });
+
+  it('503 with Retry-After reads the same way (its outcome stays unknown: a 503 may come from behind the command)', async () => {
+    const c = await connect();
+    onFaultKeys(limited(503, () => '120', 'overloaded'));
+    expect(str(await c.call(['SET', 'fault:busy', 'v']))).toEqual([
+      '-ERR upstream failed (HTTP 503: overloaded), retry after 120 s; the outcome of this command is unknown\r\n',
+    ]);
+    expect(requestsFor('fault:busy')).toBe(1);
+  });
+
+  it('MULTI/EXEC answered 429: EXEC gives the text for the transaction, sent once', async () => {
+    const c = await connect();
+    onFaultKeys(limited(429, () => '5'));
+    const replies = str(await c.call(['MULTI'], ['SET', 'fault:rl:tx', '1'], ['INCR', 'fault:rl:n'], ['EXEC']));
+    expect(replies[3]).toBe(
+      '-ERR upstream rate limit reached (HTTP 429: ERR max requests limit exceeded), retry after 5 s; the transaction was not executed\r\n',
+    );
+    expect(requestsFor('fault:rl:tx')).toBe(1);
+  });
+
+  it('SUBSCRIBE answered 429: the same text for the event stream; the connection goes on', async () => {
+    const c = await connect();
+    onFaultKeys(limited(429, () => '2'));
+    expect(str(await c.call(['SUBSCRIBE', 'fault:rl:ch']))).toEqual([
+      '-ERR upstream rate limit reached (HTTP 429: ERR max requests limit exceeded), retry after 2 s; the event stream was not opened\r\n',
+    ]);
+    expect(str(await c.call(['PING']))).toEqual(['+PONG\r\n']);
+  });
 });
 
 describe('faults during MULTI/EXEC, blocking commands and subscriptions', () => {

@@ -41,9 +41,10 @@ interface Proc {
   exited: Promise<number | null>;
 }
 
-function start(args: string[], ready: RegExp): Promise<Proc & { match: RegExpMatchArray }> {
+function start(args: string[], ready: RegExp, extraEnv: Record<string, string> = {}): Promise<Proc & { match: RegExpMatchArray }> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(RESPGATE_|UPSTASH_)/.test(k)) env[k] = v;
+  Object.assign(env, extraEnv);
   const child = trackChild(spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
   const p: Proc = { child, stdout: '', stderr: '', exited: new Promise((r) => child.once('exit', (code) => r(code))) };
   return new Promise((resolve, reject) => {
@@ -169,6 +170,27 @@ describe('a whole run: no secret in any log line, error, INFO, CLIENT LIST or MO
     wrong.disconnect();
     expect(seen.join('\n')).toContain('WRONGPASS');
 
+    // Pass-through event streams: a subscriber and MONITOR with the Standard token, MONITOR refused
+    // to the Read Only token; the streams carry the tokens in their requests, never in a log line.
+    const sub = new IORedis({ port: ptPort, password: S.token, lazyConnect: true });
+    await sub.connect();
+    const message = new Promise<string[]>((resolve) => sub.once('message', (...args: string[]) => resolve(args)));
+    expect(await sub.subscribe('sec:ch')).toBe(1);
+    const mon = await RawClient.connect(ptPort);
+    expect((await mon.call(['AUTH', S.token], ['MONITOR'])).map(String)).toEqual(['+OK\r\n', '+OK\r\n']);
+    const roMon = await RawClient.connect(ptPort);
+    const roReplies = (await roMon.call(['AUTH', S.readonly], ['MONITOR'])).map(String);
+    seen.push(...roReplies);
+    expect(roReplies[1]).toMatch(/^-NOPERM /);
+    const publisher = new IORedis({ port: ptPort, password: S.token, lazyConnect: true });
+    await publisher.connect();
+    expect(await publisher.publish('sec:ch', 'hello')).toBe(1);
+    expect(await message).toEqual(['sec:ch', 'hello']);
+    await until(() => mon.peek().includes('sec:ch'), 'MONITOR to show the PUBLISH');
+    seen.push(mon.peek());
+    for (const c of [mon, roMon]) c.close();
+    await Promise.all([sub.quit(), publisher.quit()]);
+
     // ACL users and the file password, with MONITOR watching.
     const aclPort = Number(acl.match[1]);
     const monitor = await RawClient.connect(aclPort);
@@ -198,6 +220,39 @@ describe('a whole run: no secret in any log line, error, INFO, CLIENT LIST or MO
     const everything = logs + '\n' + seen.join('\n');
     for (const [name, value] of Object.entries(S)) expect(everything.includes(value), `${name} appears`).toBe(false);
   }, 60_000);
+});
+
+describe("docs/security.md's pass-through example, as written", () => {
+  it('with UPSTASH_REDIS_REST_TOKEN in its environment the proxy uses it and says so; without it, redis-cli -a <token> and --user default --pass work', async () => {
+    const { startTestPlatform } = await import('../helpers/platform.js');
+    const platform = await startTestPlatform();
+    try {
+      const fromEnv = await start(
+        ['proxy', '--port', '0', '--upstream-url', platform.url],
+        /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)[^\n]*\n[^\n]*\n(.*)\n/,
+        { UPSTASH_REDIS_REST_TOKEN: platform.token },
+      );
+      expect(fromEnv.match[2]).toBe(
+        '  upstream token from UPSTASH_REDIS_REST_TOKEN (unset it for pass-through: each client AUTHs with its own token)',
+      );
+      const envPort = fromEnv.match[1];
+      expect((await run('redis-cli', ['-p', envPort, 'PING'])).stdout).toBe('PONG\n');
+      const own = await start(
+        ['proxy', '--port', '0', '--upstream-url', platform.url],
+        /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)[^\n]*\n[^\n]*\n(.*)\n/,
+      );
+      expect(own.match[2]).toBe('  no --upstream-token: clients authenticate with their own REST token (AUTH <token>)');
+      const port = own.match[1];
+      const cli = (...args: string[]) => run('redis-cli', ['-p', port, '--no-auth-warning', ...args]).then((r) => r.stdout);
+      expect(await cli('GET', 'docs:k')).toBe('NOAUTH Authentication required.\n\n');
+      expect(await cli('-a', platform.token, 'SET', 'docs:k', 'v')).toBe('OK\n');
+      expect(await cli('--user', 'default', '--pass', platform.token, 'GET', 'docs:k')).toBe('v\n');
+      for (const p of [fromEnv, own]) p.child.kill('SIGTERM');
+      expect(await Promise.all([fromEnv.exited, own.exited])).toEqual([0, 0]);
+    } finally {
+      await platform.stop();
+    }
+  }, 30_000);
 });
 
 describe('graceful shutdown (SIGTERM)', () => {
