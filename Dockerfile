@@ -22,16 +22,16 @@ COPY --from=build /tmp/pack/ /tmp/pack/
 # The package ships compiled JavaScript only: no TypeScript toolchain at run time. usearch loads its
 # prebuilt binary, so no install script (and no compiler) is needed.
 RUN npm install -g --no-audit --no-fund --ignore-scripts /tmp/pack/respgate-*.tgz \
- && rm -rf /tmp/pack \
- && npm cache clean --force
+  && rm -rf /tmp/pack \
+  && npm cache clean --force
 WORKDIR /home/node
 ENTRYPOINT ["respgate"]
 
 FROM base AS dev
 # redis-server for the embedded stores of the dev stack.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends redis-server \
- && rm -rf /var/lib/apt/lists/*
+  && apt-get install -y --no-install-recommends redis-server \
+  && rm -rf /var/lib/apt/lists/*
 USER node
 ENV RESPGATE_HOST=0.0.0.0
 EXPOSE 6379 6380 6381 8079
@@ -42,7 +42,7 @@ CMD ["dev"]
 FROM base AS proxy
 USER node
 ENV RESPGATE_HOST=0.0.0.0 \
-    RESPGATE_METRICS_PORT=9090
+  RESPGATE_METRICS_PORT=9090
 EXPOSE 6379 9090
 # /healthz: the process answers. Orchestrators wanting "upstream reachable" probe /readyz on 9090.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \

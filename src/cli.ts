@@ -815,9 +815,7 @@ function sideportBanner(sideports: RunningSideport[], requirepass?: string, vect
     lines.push(
       `  ${what.padEnd(30)}redis://${s.host}:${s.port}${s.role === 'vector' && vectorIndex ? `   (index ${vectorIndex}; the key is the namespace)` : ''}`,
     );
-    lines.push(
-      `    redis-cli -p ${s.port}${s.host === '127.0.0.1' ? '' : ` -h ${s.host}`}${requirepass ? ' -a <requirepass>' : ''}    (HELP lists the commands)`,
-    );
+    lines.push(...sideportHelpLines(s, Boolean(requirepass)));
   }
   return lines.length ? [...lines, ''] : [];
 }
@@ -850,10 +848,18 @@ function sideportCommonOptions(cmd: Command): Command {
         '5000',
       ),
     )
-    .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel));
+    .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel))
+    .addOption(
+      opt(
+        '--metrics-port <port>',
+        'serve /metrics (Prometheus), /healthz and /readyz (ready when the upstream answers one call) on http://<host>:<port> (default: off)',
+        'RESPGATE_METRICS_PORT',
+      ),
+    );
 }
 
 interface SideportRoleFlags {
+  metricsPort?: string;
   host: string;
   requirepass?: string;
   requirepassFile?: string;
@@ -873,6 +879,22 @@ function restUrl(value: string | undefined, flag: string, fallbackEnv: string): 
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new ConfigError(`${flag} must be an http:// or https:// REST URL, got '${url.protocol}//…'`);
   return value.replace(/\/+$/, '');
+}
+
+/** The side port's --metrics-port server (off when the flag is absent) and its banner line. */
+async function sideportOperations(s: RunningSideport, f: SideportRoleFlags): Promise<{ line: string; stop(): Promise<void> }> {
+  if (!f.metricsPort) return { line: '', stop: async () => {} };
+  const metrics = await startMetricsServer(s.host, parsePort(f.metricsPort, '--metrics-port'), s.readiness);
+  return { line: `  metrics: http://${s.host}:${metrics.port}/metrics   health: /healthz, /readyz\n`, stop: () => metrics.stop() };
+}
+
+/** How to reach a side port, and its help: redis-cli answers HELP itself, from the port's COMMAND DOCS. */
+function sideportHelpLines(s: RunningSideport, requirepass: boolean): string[] {
+  const [groups, example] = s.role === 'vector' ? ['help @vector_set', 'VSIM'] : ['help @queue, help @account', 'QPUBLISH'];
+  return [
+    `    redis-cli -p ${s.port}${s.host === '127.0.0.1' ? '' : ` -h ${s.host}`}${requirepass ? ' -a <requirepass>' : ''}`,
+    `    commands: ${groups} in redis-cli (help ${example} or ${example} HELP for one); HELP from other clients`,
+  ];
 }
 
 function positiveTimeout(value: string): number {
@@ -899,10 +921,13 @@ async function runVectorRole(f: SideportRoleFlags & { vectorPort: string; vector
     },
     log,
   );
+  const ops = await startOrStop(s, () => sideportOperations(s, f));
   process.stdout.write(
-    `respgate ${VERSION}: vector side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}\n  redis-cli -p ${s.port}    (HELP lists the commands)\n`,
+    `respgate ${VERSION}: vector side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}\n` +
+      `${sideportHelpLines(s, Boolean(f.requirepass || f.requirepassFile)).join('\n')}\n${ops.line}`,
   );
   await waitForSignal();
+  await ops.stop();
   await s.stop();
 }
 
@@ -940,11 +965,24 @@ async function runQueueRole(
     },
     log,
   );
+  const ops = await startOrStop(s, () => sideportOperations(s, f));
   process.stdout.write(
-    `respgate ${VERSION}: queue side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}${account ? ` (account API ${new URL(account.url).origin})` : ''}\n  redis-cli -p ${s.port}    (HELP lists the commands)\n`,
+    `respgate ${VERSION}: queue side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}${account ? ` (account API ${new URL(account.url).origin})` : ''}\n` +
+      `${sideportHelpLines(s, Boolean(f.requirepass || f.requirepassFile)).join('\n')}\n${ops.line}`,
   );
   await waitForSignal();
+  await ops.stop();
   await s.stop();
+}
+
+/** Runs `next`; when it fails (a busy metrics port), the side port stops so the process can exit. */
+async function startOrStop<T>(s: RunningSideport, next: () => Promise<T>): Promise<T> {
+  try {
+    return await next();
+  } catch (err) {
+    await s.stop();
+    throw err;
+  }
 }
 
 function sideportRoles(program: Command): void {

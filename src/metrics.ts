@@ -73,7 +73,7 @@ export function answerHealth(path: string, res: http.ServerResponse, readiness: 
   return true;
 }
 
-/** A small HTTP server answering GET /metrics, /healthz and /readyz (for `respgate proxy --metrics-port`). */
+/** A small HTTP server answering GET /metrics, /healthz and /readyz (`--metrics-port` of the proxy and side-port roles). */
 export async function startMetricsServer(
   host: string,
   port: number,
@@ -98,7 +98,13 @@ export async function startMetricsServer(
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`metrics port ${port} on ${host} is already in use; choose another with --metrics-port`)
+          : err,
+      ),
+    );
     server.listen(port, host, resolve);
   });
   return {

@@ -1,11 +1,14 @@
 // The command line as a user meets it: help, configuration errors (clear message, exit code 1).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Redis as IORedis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
+import { onCleanup, trackChild } from './helpers/cleanup.js';
 
 const run = promisify(execFile);
 const bin = path.resolve(__dirname, '../bin/respgate');
@@ -105,6 +108,62 @@ describe('respgate CLI', () => {
       for (const pid of left) process.kill(pid, 'SIGKILL');
       rmSync(tmp, { recursive: true, force: true });
     }
+  });
+});
+
+describe('--redis-url: a Redis the platform does not own', () => {
+  it('the banner says what the platform creates there and that it stays; after exit exactly that is left, and the commands it gives remove it', async () => {
+    const store = await startEmbeddedRedis({ password: 'store-pass-1' });
+    onCleanup(() => store.stop());
+    const url = `redis://:store-pass-1@127.0.0.1:${store.endpoint.port}`;
+    const child = trackChild(
+      spawn(process.execPath, [bin, 'platform', '--redis-url', url, '--http-port', '0', '--log-level', 'silent', '--token', 'tok-1'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    let output = '';
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner within 20 s:\n${output}`)), 20_000);
+      const onData = (d: Buffer) => {
+        output += d.toString();
+        if (output.includes('Press Ctrl+C')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      void exited.then((code) => reject(new Error(`respgate exited with ${code}:\n${output}`)));
+    });
+    expect(output).toContain(`data store                    redis://:***@127.0.0.1:${store.endpoint.port}`);
+    expect(output).toContain('created there and kept after exit: ACL user default_ro, function library respgate_json');
+    expect(output).toContain('(remove with: ACL DELUSER default_ro; FUNCTION DELETE respgate_json)');
+    expect(output).toContain('Press Ctrl+C to stop (the data stays in the Redis of --redis-url).');
+    expect(output).not.toMatch(/deleted on exit|not kept|embedded/);
+    expect(output).not.toContain('store-pass-1');
+    // A user's keys: a string and a JSON document (which loads the function library).
+    const rest = /export UPSTASH_REDIS_REST_URL=(\S+)/.exec(output)![1];
+    const send = (cmd: string[]) =>
+      fetch(rest, { method: 'POST', headers: { Authorization: 'Bearer tok-1' }, body: JSON.stringify(cmd) }).then((r) => r.json());
+    expect(await send(['SET', 'greeting', 'hello'])).toEqual({ result: 'OK' });
+    expect(await send(['JSON.SET', 'doc', '$', '{"a":1}'])).toEqual({ result: 'OK' });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+
+    const redis = new IORedis({ port: store.endpoint.port, password: 'store-pass-1', lazyConnect: true });
+    onCleanup(() => redis.disconnect());
+    await redis.connect();
+    expect((await redis.keys('*')).sort()).toEqual(['doc', 'greeting']);
+    expect((await redis.acl('USERS')).sort()).toEqual(['default', 'default_ro']);
+    const libraries = (await redis.call('FUNCTION', 'LIST')) as unknown[][];
+    expect(libraries.map((l) => l[1])).toEqual(['respgate_json']);
+    // The banner's removal commands work and leave the user's data alone.
+    expect(await redis.acl('DELUSER', 'default_ro')).toBe(1);
+    expect(await redis.call('FUNCTION', 'DELETE', 'respgate_json')).toBe('OK');
+    expect(await redis.acl('USERS')).toEqual(['default']);
+    expect(await redis.call('FUNCTION', 'LIST')).toEqual([]);
+    expect(await redis.get('greeting')).toBe('hello');
   });
 });
 

@@ -41,6 +41,7 @@ export async function startQueueSideport(options: QueueSideportOptions, log: Log
           `account_url:${options.account ? new URL(options.account.url).origin + new URL(options.account.url).pathname : '(none)'}`,
         ],
         onStop: close,
+        checkUpstream: async () => void (await queue.listQueues()),
       },
       log,
     );

@@ -3,7 +3,8 @@
 import net from 'node:net';
 import { checkExposure } from '../config.js';
 import type { Logger } from '../logger.js';
-import { observedCounter, observedGauge } from '../metrics.js';
+import { observedCounter, observedGauge, type Readiness } from '../metrics.js';
+import { RestError } from '../upstream/rest-json.js';
 import { CommandTable, type CommandSpec } from './command-spec.js';
 import { commonCommands } from './common-commands.js';
 import { Connection, type SideportContext } from './connection.js';
@@ -22,6 +23,8 @@ export interface SideportOptions {
   portFlag: string;
   /** Called once the listener is closed (the upstream clients). */
   onStop?(): Promise<void>;
+  /** One cheap upstream call for /readyz; rejects when the upstream does not answer or refuses the token. */
+  checkUpstream?(): Promise<void>;
 }
 
 export interface RunningSideport {
@@ -29,6 +32,8 @@ export interface RunningSideport {
   host: string;
   port: number;
   connections(): number;
+  /** For /readyz: ready when the upstream answers one call (concurrent probes share it). */
+  readiness: Readiness;
   stop(): Promise<void>;
 }
 
@@ -90,6 +95,7 @@ export async function startSideport(options: SideportOptions, log: Logger): Prom
     host: options.host,
     port,
     connections: () => connections.size,
+    readiness: sharedProbe(options),
     stop: async () => {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -98,4 +104,33 @@ export async function startSideport(options: SideportOptions, log: Logger): Prom
       await options.onStop?.();
     },
   };
+}
+
+/** The readiness of a side port: one upstream call per probe, shared by probes that arrive meanwhile. */
+function sharedProbe(options: SideportOptions): Readiness {
+  let inFlight: ReturnType<Readiness> | undefined;
+  return () => {
+    if (!options.checkUpstream) return Promise.resolve({ ready: true });
+    inFlight ??= options.checkUpstream().then(
+      () => ({ ready: true }),
+      (err: unknown) => ({ ready: false, problem: upstreamProblem(err, `--${options.role}-token`) }),
+    );
+    const probe = inFlight;
+    void probe.finally(() => {
+      if (inFlight === probe) inFlight = undefined;
+    });
+    return probe;
+  };
+}
+
+/** Why the upstream is not ready, in words an operator acts on (the service's text; never a token). */
+function upstreamProblem(err: unknown, tokenFlag: string): string {
+  if (err instanceof RestError) {
+    if (err.status === 401 || err.status === 403)
+      return `the ${err.service} refuses the token (HTTP ${err.status}: ${err.message}); check ${tokenFlag}`;
+    return err.status === 0
+      ? `the ${err.service} does not answer: ${err.message}`
+      : `the ${err.service} answered HTTP ${err.status}: ${err.message}`;
+  }
+  return String((err as Error)?.message ?? err);
 }

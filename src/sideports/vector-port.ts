@@ -29,6 +29,7 @@ export async function startVectorSideport(options: VectorSideportOptions, log: L
         portFlag: '--vector-port',
         upstreamInfo: () => [`upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`],
         onStop: () => client.close(),
+        checkUpstream: async () => void (await client.info()),
       },
       log,
     );

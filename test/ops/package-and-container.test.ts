@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { format as formatDockerfile, validate as validateDockerfile, ValidationSeverity } from 'dockerfile-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { trackChild } from '../helpers/cleanup.js';
@@ -17,7 +18,22 @@ import { effective, env as stageEnv, execForm, readDockerfile } from './dockerfi
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
-const stages = readDockerfile(path.join(root, 'Dockerfile'));
+const dockerfilePath = path.join(root, 'Dockerfile');
+const stages = readDockerfile(dockerfilePath);
+/** dockerfile-utils' validator with every optional rule turned into an error. */
+const STRICT = Object.fromEntries(
+  [
+    'deprecatedMaintainer',
+    'directiveCasing',
+    'emptyContinuationLine',
+    'instructionCasing',
+    'instructionCmdMultiple',
+    'instructionEntrypointMultiple',
+    'instructionHealthcheckMultiple',
+    'instructionJSONInSingleQuotes',
+    'instructionWorkdirRelative',
+  ].map((rule) => [rule, ValidationSeverity.ERROR]),
+);
 let work: string;
 let prefix: string;
 let installed: string;
@@ -133,6 +149,18 @@ describe('the container image', () => {
     const copies = stages.filter((s) => s.name !== 'build').flatMap((s) => s.instructions.filter((i) => i.op === 'COPY'));
     expect(copies.map((c) => c.args)).toEqual(['--from=build /tmp/pack/ /tmp/pack/']);
     expect(stages.find((s) => s.name === 'dev')!.instructions.some((i) => i.op === 'RUN' && i.args.includes('redis-server'))).toBe(true);
+  });
+
+  it("passes dockerfile-utils' validator with every rule as an error, and is formatted as its formatter does", () => {
+    const text = readFileSync(dockerfilePath, 'utf8');
+    expect(validateDockerfile(text, STRICT)).toEqual([]);
+    expect(formatDockerfile(text, { insertSpaces: true, tabSize: 2 })).toEqual([]);
+    // The validator sees what the Docker builder would refuse: a mistyped HEALTHCHECK flag, a lone COPY.
+    const broken = text.replace('HEALTHCHECK --interval', 'HEALTHCHECK --interva').replace('COPY bin ./bin', 'COPY bin');
+    expect(validateDockerfile(broken, STRICT).map((d) => d.message)).toEqual(
+      expect.arrayContaining(['Unknown flag: interva', 'COPY requires at least two arguments']),
+    );
+    expect(validateDockerfile(broken, STRICT)).toHaveLength(2);
   });
 
   it("runs the proxy stage's exact entry command and health check against a real upstream", async () => {

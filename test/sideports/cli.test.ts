@@ -126,6 +126,10 @@ describe('running', () => {
       const queue = Number(/Queue side port \(QPUBLISH…\)\s+redis:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
       expect(output).toContain(`redis-cli -p ${vector}`);
       expect(output).toContain(`redis-cli -p ${queue}`);
+      // redis-cli answers HELP itself: the banner names what works there, and HELP for other clients.
+      expect(output).toContain('commands: help @vector_set in redis-cli (help VSIM or VSIM HELP for one); HELP from other clients');
+      expect(output).toContain('commands: help @queue, help @account in redis-cli (help QPUBLISH or QPUBLISH HELP for one)');
+      expect(output).not.toContain('HELP lists the commands');
       const v = new IORedis({ port: vector });
       const q = new IORedis({ port: queue });
       // The dev stack's vector side port serves the 384-dimension "dense" index.
