@@ -3,10 +3,11 @@
 // whose worker concurrency is the queue's parallelism. A job is added before a publish is
 // acknowledged, so a restart loses nothing; completed jobs are removed, so nothing completed is
 // delivered twice. Callbacks and failure callbacks are messages too: signed, retried, charged.
-import { Job, Queue, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { DelayedError, Job, Queue, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { Logger } from '../../logger.js';
 import type { Billing } from '../account/billing.js';
 import { Deliverer, type AttemptOutcome, type EndpointResponse } from './delivery.js';
+import type { FlowControl } from './flow-control.js';
 import { newDlqId } from './ids.js';
 import { flatHeaders, messageView, type QueuedMessage } from './message.js';
 import type { NamedQueue, QueueRecords, LogEvent } from './records.js';
@@ -19,6 +20,11 @@ const namedQueueKey = (name: string) => `named-${name}`;
 const CANCELLED = (id: string) => `rq:cancelled:${id}`;
 /** How long a stop waits for the deliveries in flight. */
 const STOP_GRACE_MS = 5000;
+/**
+ * A message held by its flow-control key sleeps as a delayed job; a freed slot, a resume or a reset
+ * wakes it at once, and these fallbacks wake it anyway (a slot freed by an expired lease, a missed wake).
+ */
+const FLOW_RECHECK_MS = { parallelism: 1000, paused: 5000 };
 
 export interface EngineDeps {
   connection: ConnectionOptions;
@@ -26,6 +32,7 @@ export interface EngineDeps {
   signer: Signer;
   deliverer: Deliverer;
   billing: Billing;
+  flow: FlowControl;
   log: Logger;
   /** Multiplies the default backoff (development: 0.001 turns 12 s into 12 ms). */
   backoffScale: number;
@@ -61,7 +68,7 @@ export class Engine {
     queue = new Queue(key, { connection: this.deps.connection, prefix: BULL_PREFIX });
     queue.on('error', (err) => this.deps.log.warn({ err: String(err) }, 'queue engine: redis error'));
     this.queues.set(key, queue);
-    const worker = new Worker(key, (job: Job<QueuedMessage>) => this.process(job), {
+    const worker = new Worker(key, (job: Job<QueuedMessage>, token?: string) => this.process(job, token), {
       connection: this.deps.connection,
       prefix: BULL_PREFIX,
       concurrency,
@@ -101,12 +108,14 @@ export class Engine {
 
   /** Persists the messages as jobs; resolves once Redis has them. */
   async add(messages: QueuedMessage[]): Promise<void> {
+    const now = Date.now();
+    // The key's configuration first, so the first attempt is already held to the new limits.
+    for (const m of messages) if (m.flowControl) await this.deps.flow.register(m.flowControl, m.messageId, m.notBefore <= now, now);
     const byQueue = new Map<string, QueuedMessage[]>();
     for (const m of messages) {
       const key = m.queueName ? namedQueueKey(m.queueName) : DEFAULT_QUEUE;
       (byQueue.get(key) ?? byQueue.set(key, []).get(key)!).push(m);
     }
-    const now = Date.now();
     await Promise.all(
       [...byQueue].map(([key, list]) => {
         const queue = this.queues.get(key) ?? this.open(key, 1);
@@ -155,16 +164,46 @@ export class Engine {
     } catch {
       await this.deps.records.redis.set(CANCELLED(job.data.messageId), '1', 'EX', 86_400);
     }
+    if (job.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
     this.event(job.data, 'CANCELLED');
   }
 
+  /** Deliveries in flight in this process (GET /v2/globalParallelism). */
+  get deliveriesInFlight(): number {
+    return this.inFlight;
+  }
+
   // --- one delivery attempt of one message
-  private async process(job: Job<QueuedMessage>): Promise<void> {
+  private async process(job: Job<QueuedMessage>, token?: string): Promise<void> {
+    const fc = job.data.flowControl;
+    if (fc) {
+      const verdict = await this.deps.flow.acquire(fc.key, job.data.messageId, job.data.timeoutMs, job.timestamp);
+      if (!verdict.granted) {
+        // Held by its key: back to sleep as a delayed job (not an attempt: attemptsMade is unchanged).
+        const wakeAt = verdict.retryAt ?? Date.now() + FLOW_RECHECK_MS[verdict.reason === 'paused' ? 'paused' : 'parallelism'];
+        await job.moveToDelayed(wakeAt, token);
+        throw new DelayedError();
+      }
+    }
     this.inFlight++;
     try {
       await this.attempt(job);
     } finally {
       this.inFlight--;
+      if (fc) await this.wake(await this.deps.flow.release(fc.key, job.data.messageId));
+    }
+  }
+
+  /** Wakes waiting messages now (each is a delayed job somewhere in our queues). */
+  async wake(messageIds: string[]): Promise<void> {
+    for (const id of messageIds) {
+      for (const queue of this.queues.values()) {
+        const job = await queue.getJob(id);
+        if (!job) continue;
+        // Not delayed (already woken, or in flight): nothing to do.
+        await job.promote().catch(() => undefined);
+        break;
+      }
     }
   }
 
@@ -297,6 +336,7 @@ export class Engine {
       ...(m.scheduleId ? { scheduleId: m.scheduleId } : {}),
       callerIp: m.callerIp,
       ...(m.labels?.length ? { labels: m.labels } : {}),
+      ...(m.flowControl ? { flowControlKey: m.flowControl.key } : {}),
       ...extra,
     });
   }
