@@ -94,6 +94,9 @@ export class Engine {
     const worker = this.workers.get(key);
     const queue = this.queues.get(key) ?? new Queue(key, { connection: this.deps.connection, prefix: BULL_PREFIX });
     await worker?.close(true);
+    // Its messages leave the wait lists of their flow-control keys too.
+    for (const job of (await queue.getJobs(['waiting', 'delayed', 'paused', 'prioritized', 'active'])) as Job<QueuedMessage>[])
+      if (job?.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
     await queue.obliterate({ force: true });
     await queue.close();
     this.workers.delete(key);
@@ -182,6 +185,8 @@ export class Engine {
         // Held by its key: back to sleep as a delayed job (not an attempt: attemptsMade is unchanged).
         const wakeAt = verdict.retryAt ?? Date.now() + FLOW_RECHECK_MS[verdict.reason === 'paused' ? 'paused' : 'parallelism'];
         await job.moveToDelayed(wakeAt, token);
+        // A slot freed while this job was being put to sleep could not wake it: look once more.
+        if (verdict.reason === 'parallelism') await this.wake(fc.key, await this.deps.flow.release(fc.key));
         throw new DelayedError();
       }
     }
@@ -190,20 +195,19 @@ export class Engine {
       await this.attempt(job);
     } finally {
       this.inFlight--;
-      if (fc) await this.wake(await this.deps.flow.release(fc.key, job.data.messageId));
+      if (fc) await this.wake(fc.key, await this.deps.flow.release(fc.key, job.data.messageId));
     }
   }
 
-  /** Wakes waiting messages now (each is a delayed job somewhere in our queues). */
-  async wake(messageIds: string[]): Promise<void> {
+  /** Wakes waiting messages of a key now (each is a delayed job in one of our queues). */
+  async wake(key: string, messageIds: string[]): Promise<void> {
     for (const id of messageIds) {
-      for (const queue of this.queues.values()) {
-        const job = await queue.getJob(id);
-        if (!job) continue;
-        // Not delayed (already woken, or in flight): nothing to do.
-        await job.promote().catch(() => undefined);
-        break;
-      }
+      let job: Job<QueuedMessage> | undefined;
+      for (const queue of this.queues.values()) if ((job = (await queue.getJob(id)) as Job<QueuedMessage> | undefined)) break;
+      // Gone without passing the gate (its queue deleted, a publish not acknowledged): off the wait list.
+      if (!job) await this.deps.flow.forget(key, id);
+      // Not delayed (already woken, or in flight): nothing to do.
+      else await job.promote().catch(() => undefined);
     }
   }
 

@@ -37,16 +37,16 @@ export async function flowControlRoute(
   switch (action) {
     case 'pause':
     case 'resume':
-      await d.engine.wake(await d.flow.setPaused(key, action === 'pause'));
+      await d.engine.wake(key, await d.flow.setPaused(key, action === 'pause'));
       break;
     case 'pin':
-      await d.engine.wake(await d.flow.pin(key, readPin(c.query)));
+      await d.engine.wake(key, await d.flow.pin(key, readPin(c.query)));
       break;
     case 'unpin':
       await d.flow.unpin(key, readUnpin(c.query));
       break;
     case 'resetRate':
-      await d.engine.wake(await d.flow.resetRate(key));
+      await d.engine.wake(key, await d.flow.resetRate(key));
       break;
     default:
       return false;
