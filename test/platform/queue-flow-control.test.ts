@@ -186,7 +186,7 @@ describe('managing a key', () => {
     const other = freshKey('other');
     await client.flowControl.pause(key);
     const a = await client.publish({ url: `${dest.url}/listed/a`, body: 'a', flowControl: { key, parallelism: 4, rate: 7, period: 30 } });
-    await client.publish({ url: `${dest.url}/listed/b`, body: 'b', flowControl: { key, parallelism: 4 } });
+    const b = await client.publish({ url: `${dest.url}/listed/b`, body: 'b', flowControl: { key, parallelism: 4 } });
     await client.flowControl.pause(other);
     const c = await client.publish({ url: `${dest.url}/listed/c`, body: 'c', flowControl: { key: other, parallelism: 1 } });
 
@@ -218,7 +218,25 @@ describe('managing a key', () => {
     const record = await client.messages.get(a.messageId);
     expect(record).toMatchObject({ flowControlKey: key, parallelism: 4, rate: 7, period: 30 });
 
+    const { scheduleId } = await client.schedules.create({
+      destination: `${dest.url}/listed/scheduled`,
+      cron: '0 0 1 1 *',
+      flowControl: { key, rate: 3, period: '1h' },
+    });
+    expect(await client.schedules.get(scheduleId)).toMatchObject({ flowControlKey: key, rate: 3, period: 3600 });
+    await client.schedules.delete(scheduleId);
+
     expect(await client.messages.cancel({ filter: { flowControlKey: key } })).toEqual({ cancelled: 2 });
+    // The event log knows the key too: its filter keeps the two messages' events only.
+    const cancelledOf = async () =>
+      (await client.logs({ filter: { flowControlKey: key } })).logs
+        .filter((l) => String(l.state).startsWith('CANCEL'))
+        .map((l) => l.messageId);
+    await until(async () => (await cancelledOf()).length === 2, 'two cancel events');
+    expect((await cancelledOf()).sort()).toEqual([a.messageId, b.messageId].sort());
+    expect(
+      (await client.logs({ filter: { flowControlKey: key } })).logs.every((l) => [a.messageId, b.messageId].includes(l.messageId)),
+    ).toBe(true);
     expect((await client.flowControl.get(key)).waitListSize).toBe(0);
     expect((await client.messages.get(c.messageId)).messageId).toBe(c.messageId);
     await client.messages.cancel(c.messageId);

@@ -66,8 +66,8 @@ export function flatHeaders(h: HeaderMap): Record<string, string> {
   return out;
 }
 
-/** The flow control fields of a message record (the SDK's Message type: flowControlKey, parallelism, rate, period). */
-function flowControlView(fc: FlowControlSetting): Record<string, unknown> {
+/** The flow control fields of a message or schedule record (the SDK's types: flowControlKey, parallelism, rate, period). */
+export function flowControlView(fc: FlowControlSetting): Record<string, unknown> {
   return {
     flowControlKey: fc.key,
     ...(fc.parallelism ? { parallelism: fc.parallelism } : {}),

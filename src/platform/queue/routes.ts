@@ -13,7 +13,7 @@ import type { Billing } from '../account/billing.js';
 import type { Engine } from './engine.js';
 import { badRequest, notFound, QueueError } from './errors.js';
 import { newId } from './ids.js';
-import { messageView, type QueuedMessage } from './message.js';
+import { flowControlView, messageView, type QueuedMessage } from './message.js';
 import { checkUrl, PublishHeaders, readPublishOptions } from './publish-options.js';
 import { checkQueueName, type Publisher } from './publisher.js';
 import type { DlqEntry, LogEvent, QueueRecords, ScheduleRecord, UrlGroup } from './records.js';
@@ -442,6 +442,7 @@ export class QueueRoutes {
       isPaused: s.isPaused,
       ...(o.queueName ? { queueName: o.queueName } : {}),
       ...(o.labels.length ? { label: o.labels[0], labels: o.labels } : {}),
+      ...(o.flowControl ? flowControlView(o.flowControl) : {}),
       ...(s.lastScheduleTime ? { lastScheduleTime: s.lastScheduleTime } : {}),
       ...(next ? { nextScheduleTime: next } : {}),
     };
