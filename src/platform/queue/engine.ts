@@ -164,10 +164,11 @@ export class Engine {
   async cancel(job: Job<QueuedMessage>): Promise<void> {
     try {
       await job.remove();
+      // Not in flight: off its key's wait list (and a slot reserved for it is free again).
+      if (job.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
     } catch {
       await this.deps.records.redis.set(CANCELLED(job.data.messageId), '1', 'EX', 86_400);
     }
-    if (job.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
     this.event(job.data, 'CANCELLED');
   }
 
@@ -185,8 +186,8 @@ export class Engine {
         // Held by its key: back to sleep as a delayed job (not an attempt: attemptsMade is unchanged).
         const wakeAt = verdict.retryAt ?? Date.now() + FLOW_RECHECK_MS[verdict.reason === 'paused' ? 'paused' : 'parallelism'];
         await job.moveToDelayed(wakeAt, token);
-        // A slot freed while this job was being put to sleep could not wake it: look once more.
-        if (verdict.reason === 'parallelism') await this.wake(fc.key, await this.deps.flow.release(fc.key));
+        // A slot reserved for this job while it was being put to sleep could not wake it: look once more.
+        await this.wake(fc.key, await this.deps.flow.release(fc.key, '', job.data.messageId));
         throw new DelayedError();
       }
     }

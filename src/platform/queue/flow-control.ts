@@ -2,7 +2,10 @@
 // and a restart keeps it: the key's processing configuration (set by the last publish unless
 // pinned), its pause flag, the fixed rate window (start, count), the deliveries in flight (leases)
 // and the wait list. The engine asks `acquire` before each delivery attempt and calls `release`
-// after it; each step is one Lua script, so concurrent workers never overshoot a limit.
+// after it; each step is one Lua script, so concurrent workers never overshoot a limit. A release
+// hands the freed slots to the oldest waiting messages at once (a reservation: a lease taken for
+// them), so a woken message never races a newcomer for its slot and never wakes for nothing.
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { FlowControlSetting } from './flow-control-value.js';
 
@@ -17,6 +20,8 @@ const K = {
 const LEASE_MARGIN_MS = 60_000;
 /** At most this many waiting messages are woken at once (resume, reset, a released slot). */
 const WAKE_MAX = 1000;
+/** A slot reserved for a woken message is kept this long for it to start (then it is free again). */
+const RESERVATION_MS = 60_000;
 
 /** Count of live leases (expired ones dropped), and whether `job` holds one. Shared by the scripts. */
 const LIVE_LEASES = `
@@ -83,7 +88,9 @@ local start, used, periodMs = window(cfg, now, true)
 local rate = tonumber(redis.call('HGET', cfg, 'rate') or '0')
 if rate > 0 and used >= rate then
   redis.call('ZADD', waitKey, 'NX', score, job)
-  return {0, 'rate', start + periodMs}
+  -- The n-th in the wait list is due about n / rate windows later: waiters do not all wake at once.
+  local rank = redis.call('ZRANK', waitKey, job) or 0
+  return {0, 'rate', start + periodMs * (1 + math.floor(rank / rate))}
 end
 redis.call('HINCRBY', cfg, 'windowCount', 1)
 redis.call('HSET', active, job, now + leaseMs)
@@ -92,25 +99,35 @@ return {1}
 `;
 
 /**
- * After an attempt (ARGV[1] = the job, or '' to only look): frees its lease and answers the waiting
- * jobs that could start now (as many as free slots and the rate window allow; none while paused).
+ * After an attempt (ARGV[1] = the job, or '' when nothing is freed): frees its lease, then reserves
+ * the free slots (parallelism and rate window allowing; none while paused) for the oldest waiting
+ * jobs and answers them, to be woken. ARGV[5] = a job just put to sleep: answered too when a
+ * release reserved a slot for it meanwhile (it was not asleep yet to be woken).
  */
 const RELEASE = `${LIVE_LEASES}
 local cfg, active, waitKey = KEYS[1], KEYS[2], KEYS[3]
-local job, now, most = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local job, now, most, reserveMs, self = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 if job ~= '' then redis.call('HDEL', active, job) end
-if redis.call('HGET', cfg, 'paused') == '1' then return {} end
+local woken = {}
+if self ~= '' and redis.call('HEXISTS', active, self) == 1 then woken[1] = self end
+if redis.call('HGET', cfg, 'paused') == '1' then return woken end
 local count = live_leases(active, now, '')
 local free = most
 local parallelism = tonumber(redis.call('HGET', cfg, 'parallelism') or '0')
 if parallelism > 0 then free = math.min(free, parallelism - count) end
+local start, used = window(cfg, now, false)
 local rate = tonumber(redis.call('HGET', cfg, 'rate') or '0')
-if rate > 0 then
-  local _, used = window(cfg, now, false)
-  free = math.min(free, rate - used)
+if rate > 0 then free = math.min(free, rate - used) end
+if free <= 0 then return woken end
+local ids = redis.call('ZRANGE', waitKey, 0, free - 1)
+if #ids == 0 then return woken end
+for _, id in ipairs(ids) do
+  redis.call('ZREM', waitKey, id)
+  redis.call('HSET', active, id, now + reserveMs)
+  woken[#woken + 1] = id
 end
-if free <= 0 then return {} end
-return redis.call('ZRANGE', waitKey, 0, free - 1)
+redis.call('HSET', cfg, 'windowStart', start, 'windowCount', used + #ids)
+return woken
 `;
 
 export type WaitReason = 'paused' | 'parallelism' | 'rate';
@@ -132,10 +149,17 @@ export interface FlowControlInfo {
 }
 
 export class FlowControl {
+  private readonly shas: Record<string, string> = {};
+
   constructor(private readonly redis: Redis) {}
 
   private run(script: string, key: string, args: Array<string | number>): Promise<unknown> {
-    return this.redis.eval(script, 3, K.config(key), K.active(key), K.wait(key), ...args);
+    // EVALSHA after the first call (ioredis falls back to EVAL when the script cache is empty).
+    const sha = (this.shas[script] ??= createHash('sha1').update(script).digest('hex'));
+    return this.redis.evalsha(sha, 3, K.config(key), K.active(key), K.wait(key), ...args).catch((err: Error) => {
+      if (!String(err.message).startsWith('NOSCRIPT')) throw err;
+      return this.redis.eval(script, 3, K.config(key), K.active(key), K.wait(key), ...args);
+    });
   }
 
   /** A message with flow control is being persisted: its limits become the key's (unless pinned). */
@@ -163,14 +187,17 @@ export class FlowControl {
     return { granted: false, reason, ...(at ? { retryAt: at } : {}) };
   }
 
-  /** Frees the message's slot (when given); answers the waiting messages that may start now. */
-  async release(key: string, messageId = ''): Promise<string[]> {
-    return (await this.run(RELEASE, key, [messageId, Date.now(), WAKE_MAX])) as string[];
+  /**
+   * Frees the message's slot (when given) and reserves the free slots for the oldest waiting
+   * messages: answers them, to be woken (and `sleeper` when a slot was reserved for it meanwhile).
+   */
+  async release(key: string, messageId = '', sleeper = ''): Promise<string[]> {
+    return (await this.run(RELEASE, key, [messageId, Date.now(), WAKE_MAX, RESERVATION_MS, sleeper])) as string[];
   }
 
-  /** A waiting message was cancelled. */
+  /** A message that will not be delivered (cancelled, its queue deleted): off the wait list, its reserved slot freed. */
   async forget(key: string, messageId: string): Promise<void> {
-    await this.redis.zrem(K.wait(key), messageId);
+    await this.redis.multi().zrem(K.wait(key), messageId).hdel(K.active(key), messageId).exec();
   }
 
   async exists(key: string): Promise<boolean> {
