@@ -21,10 +21,11 @@ const CANCELLED = (id: string) => `rq:cancelled:${id}`;
 /** How long a stop waits for the deliveries in flight. */
 const STOP_GRACE_MS = 5000;
 /**
- * A message held by its flow-control key sleeps as a delayed job; a freed slot, a resume or a reset
- * wakes it at once, and these fallbacks wake it anyway (a slot freed by an expired lease, a missed wake).
+ * A message held by its flow-control key sleeps as a delayed job: a freed slot (reserved for it), a
+ * resume, a pin or a reset wakes it at once; this recheck wakes it anyway (a slot freed by the expired
+ * lease of a crashed process, a wake that could not find the job).
  */
-const FLOW_RECHECK_MS = { parallelism: 1000, paused: 5000 };
+const FLOW_RECHECK_MS = 5000;
 
 export interface EngineDeps {
   connection: ConnectionOptions;
@@ -184,7 +185,7 @@ export class Engine {
       const verdict = await this.deps.flow.acquire(fc.key, job.data.messageId, job.data.timeoutMs, job.timestamp);
       if (!verdict.granted) {
         // Held by its key: back to sleep as a delayed job (not an attempt: attemptsMade is unchanged).
-        const wakeAt = verdict.retryAt ?? Date.now() + FLOW_RECHECK_MS[verdict.reason === 'paused' ? 'paused' : 'parallelism'];
+        const wakeAt = verdict.retryAt ?? Date.now() + FLOW_RECHECK_MS;
         await job.moveToDelayed(wakeAt, token);
         // A slot reserved for this job while it was being put to sleep could not wake it: look once more.
         await this.wake(fc.key, await this.deps.flow.release(fc.key, '', job.data.messageId));
