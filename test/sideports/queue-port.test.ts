@@ -165,6 +165,42 @@ describe('QMESSAGE', () => {
     expect(obj(await io.call('QMESSAGE', 'GET', keep.messageId)).messageId).toBe(keep.messageId);
     await expect(io.call('QMESSAGE', 'CANCELALL', 'COLOR', 'red')).rejects.toThrow(/unknown option 'COLOR'/);
   });
+
+  it('FLOW-CONTROL holds messages to the key limits; GET shows the key; CANCELALL FLOW-CONTROL-KEY filters by it', async () => {
+    const key = `sideport-fc-${Date.now()}`;
+    // A slow destination: with parallelism 1 the second message waits for the first answer.
+    let inFlight = 0;
+    let maxInFlight = 0;
+    dest.respond = async () => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 100));
+      inFlight--;
+      return { status: 200 };
+    };
+    await io.call('QPUBLISH', `${dest.url}/fc`, 'a', 'FLOW-CONTROL', key, 'parallelism=1, rate=10, period=1m');
+    const second = obj(await io.call('QPUBLISH', `${dest.url}/fc`, 'b', 'FLOW-CONTROL', key, 'parallelism=1, rate=10, period=1m'));
+    await dest.waitFor(2);
+    expect(maxInFlight).toBe(1);
+    // Until its answer is in, the second is still pending (a cancel would count it).
+    await until(
+      () =>
+        io.call('QMESSAGE', 'GET', second.messageId).then(
+          () => 'pending',
+          () => 'done',
+        ),
+      (state) => state === 'done',
+    );
+    // Delayed messages of the key (and one without it) are cancelled by the key only.
+    const later = obj(await io.call('QPUBLISH', dest.url, 'c', 'DELAY', '1h', 'FLOW-CONTROL', key, 'parallelism=1'));
+    expect(obj(await io.call('QMESSAGE', 'GET', later.messageId))).toMatchObject({ flowControlKey: key });
+    const keep = obj(await io.call('QPUBLISH', dest.url, 'd', 'DELAY', '1h'));
+    expect(obj(await io.call('QMESSAGE', 'CANCELALL', 'FLOW-CONTROL-KEY', key)).cancelled).toBe(1);
+    await io.call('QMESSAGE', 'CANCEL', keep.messageId);
+    await expect(io.call('QPUBLISH', dest.url, 'x', 'FLOW-CONTROL', key, 'parallelism=0')).rejects.toThrow(
+      /HTTP 400.*parallelism must be a whole number >= 1/,
+    );
+  });
 });
 
 describe('QGROUP', () => {

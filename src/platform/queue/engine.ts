@@ -3,10 +3,11 @@
 // whose worker concurrency is the queue's parallelism. A job is added before a publish is
 // acknowledged, so a restart loses nothing; completed jobs are removed, so nothing completed is
 // delivered twice. Callbacks and failure callbacks are messages too: signed, retried, charged.
-import { Job, Queue, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { DelayedError, Job, Queue, Worker, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import type { Logger } from '../../logger.js';
 import type { Billing } from '../account/billing.js';
 import { Deliverer, type AttemptOutcome, type EndpointResponse } from './delivery.js';
+import type { FlowControl } from './flow-control.js';
 import { newDlqId } from './ids.js';
 import { flatHeaders, messageView, type QueuedMessage } from './message.js';
 import type { NamedQueue, QueueRecords, LogEvent } from './records.js';
@@ -19,6 +20,12 @@ const namedQueueKey = (name: string) => `named-${name}`;
 const CANCELLED = (id: string) => `rq:cancelled:${id}`;
 /** How long a stop waits for the deliveries in flight. */
 const STOP_GRACE_MS = 5000;
+/**
+ * A message held by its flow-control key sleeps as a delayed job: a freed slot (reserved for it), a
+ * resume, a pin or a reset wakes it at once; this recheck wakes it anyway (a slot freed by the expired
+ * lease of a crashed process, a wake that could not find the job).
+ */
+const FLOW_RECHECK_MS = 5000;
 
 export interface EngineDeps {
   connection: ConnectionOptions;
@@ -26,6 +33,7 @@ export interface EngineDeps {
   signer: Signer;
   deliverer: Deliverer;
   billing: Billing;
+  flow: FlowControl;
   log: Logger;
   /** Multiplies the default backoff (development: 0.001 turns 12 s into 12 ms). */
   backoffScale: number;
@@ -61,7 +69,7 @@ export class Engine {
     queue = new Queue(key, { connection: this.deps.connection, prefix: BULL_PREFIX });
     queue.on('error', (err) => this.deps.log.warn({ err: String(err) }, 'queue engine: redis error'));
     this.queues.set(key, queue);
-    const worker = new Worker(key, (job: Job<QueuedMessage>) => this.process(job), {
+    const worker = new Worker(key, (job: Job<QueuedMessage>, token?: string) => this.process(job, token), {
       connection: this.deps.connection,
       prefix: BULL_PREFIX,
       concurrency,
@@ -87,6 +95,9 @@ export class Engine {
     const worker = this.workers.get(key);
     const queue = this.queues.get(key) ?? new Queue(key, { connection: this.deps.connection, prefix: BULL_PREFIX });
     await worker?.close(true);
+    // Its messages leave the wait lists of their flow-control keys too.
+    for (const job of (await queue.getJobs(['waiting', 'delayed', 'paused', 'prioritized', 'active'])) as Job<QueuedMessage>[])
+      if (job?.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
     await queue.obliterate({ force: true });
     await queue.close();
     this.workers.delete(key);
@@ -101,12 +112,14 @@ export class Engine {
 
   /** Persists the messages as jobs; resolves once Redis has them. */
   async add(messages: QueuedMessage[]): Promise<void> {
+    const now = Date.now();
+    // The key's configuration first, so the first attempt is already held to the new limits.
+    for (const m of messages) if (m.flowControl) await this.deps.flow.register(m.flowControl, m.messageId, m.notBefore <= now, now);
     const byQueue = new Map<string, QueuedMessage[]>();
     for (const m of messages) {
       const key = m.queueName ? namedQueueKey(m.queueName) : DEFAULT_QUEUE;
       (byQueue.get(key) ?? byQueue.set(key, []).get(key)!).push(m);
     }
-    const now = Date.now();
     await Promise.all(
       [...byQueue].map(([key, list]) => {
         const queue = this.queues.get(key) ?? this.open(key, 1);
@@ -152,19 +165,51 @@ export class Engine {
   async cancel(job: Job<QueuedMessage>): Promise<void> {
     try {
       await job.remove();
+      // Not in flight: off its key's wait list (and a slot reserved for it is free again).
+      if (job.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
     } catch {
       await this.deps.records.redis.set(CANCELLED(job.data.messageId), '1', 'EX', 86_400);
     }
     this.event(job.data, 'CANCELLED');
   }
 
+  /** Deliveries in flight in this process (GET /v2/globalParallelism). */
+  get deliveriesInFlight(): number {
+    return this.inFlight;
+  }
+
   // --- one delivery attempt of one message
-  private async process(job: Job<QueuedMessage>): Promise<void> {
+  private async process(job: Job<QueuedMessage>, token?: string): Promise<void> {
+    const fc = job.data.flowControl;
+    if (fc) {
+      const verdict = await this.deps.flow.acquire(fc.key, job.data.messageId, job.data.timeoutMs, job.timestamp);
+      if (!verdict.granted) {
+        // Held by its key: back to sleep as a delayed job (not an attempt: attemptsMade is unchanged).
+        const wakeAt = verdict.retryAt ?? Date.now() + FLOW_RECHECK_MS;
+        await job.moveToDelayed(wakeAt, token);
+        // A slot reserved for this job while it was being put to sleep could not wake it: look once more.
+        await this.wake(fc.key, await this.deps.flow.release(fc.key, '', job.data.messageId));
+        throw new DelayedError();
+      }
+    }
     this.inFlight++;
     try {
       await this.attempt(job);
     } finally {
       this.inFlight--;
+      if (fc) await this.wake(fc.key, await this.deps.flow.release(fc.key, job.data.messageId));
+    }
+  }
+
+  /** Wakes waiting messages of a key now (each is a delayed job in one of our queues). */
+  async wake(key: string, messageIds: string[]): Promise<void> {
+    for (const id of messageIds) {
+      let job: Job<QueuedMessage> | undefined;
+      for (const queue of this.queues.values()) if ((job = (await queue.getJob(id)) as Job<QueuedMessage> | undefined)) break;
+      // Gone without passing the gate (its queue deleted, a publish not acknowledged): off the wait list.
+      if (!job) await this.deps.flow.forget(key, id);
+      // Not delayed (already woken, or in flight): nothing to do.
+      else await job.promote().catch(() => undefined);
     }
   }
 
@@ -297,6 +342,7 @@ export class Engine {
       ...(m.scheduleId ? { scheduleId: m.scheduleId } : {}),
       callerIp: m.callerIp,
       ...(m.labels?.length ? { labels: m.labels } : {}),
+      ...(m.flowControl ? { flowControlKey: m.flowControl.key } : {}),
       ...extra,
     });
   }

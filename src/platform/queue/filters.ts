@@ -9,6 +9,9 @@ export interface Filterable {
   labels?: string[];
   callerIp?: string;
   createdAt?: number;
+  /** A log event names its key; a message keeps its whole flow control. */
+  flowControlKey?: string;
+  flowControl?: { key: string };
 }
 
 export function messageFilter(q: URLSearchParams): (m: Filterable, time?: number) => boolean {
@@ -23,6 +26,7 @@ export function messageFilter(q: URLSearchParams): (m: Filterable, time?: number
   const schedules = list('scheduleId');
   const labels = list('label');
   const ips = list('callerIp');
+  const flowKeys = list('flowControlKey');
   const hosts = list('host');
   const paths = list('path');
   const from = Number(q.get('fromDate') ?? 0);
@@ -35,6 +39,7 @@ export function messageFilter(q: URLSearchParams): (m: Filterable, time?: number
     if (schedules.length && !schedules.includes(m.scheduleId ?? '')) return false;
     if (labels.length && !labels.some((l) => m.labels?.includes(l))) return false;
     if (ips.length && !ips.includes(m.callerIp ?? '')) return false;
+    if (flowKeys.length && !flowKeys.includes(m.flowControlKey ?? m.flowControl?.key ?? '')) return false;
     if (hosts.length || paths.length) {
       const u = new URL(m.url);
       if (hosts.length && !hosts.includes(u.host)) return false;

@@ -7,6 +7,7 @@ import type { AreaContext, AreaServer } from '../area.js';
 import { Billing } from '../account/billing.js';
 import { Deliverer } from './delivery.js';
 import { Engine } from './engine.js';
+import { FlowControl } from './flow-control.js';
 import { Publisher } from './publisher.js';
 import { QueueRecords } from './records.js';
 import { QueueRoutes } from './routes.js';
@@ -32,15 +33,18 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   const signer = new Signer(keys.current);
   const billing = new Billing(redis, config.queueMessagePrice);
   const deliverer = new Deliverer(config.maxRequestSize);
+  const flow = new FlowControl(redis);
+  const concurrency = config.queueConcurrency ?? 200;
   const engine = new Engine({
     connection,
     records,
     signer,
     deliverer,
     billing,
+    flow,
     log,
     backoffScale: config.queueBackoffScale ?? 1,
-    concurrency: config.queueConcurrency ?? 200,
+    concurrency,
   });
   await engine.start(await records.listQueues());
   const publisher = new Publisher(records, engine, billing);
@@ -54,6 +58,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
     billing,
     maxBodySize: config.maxRequestSize,
     keys: () => keys,
+    flowControl: { flow, engine, globalParallelism: concurrency },
     rotateKeys: async () => {
       keys = await records.rotateKeys(keys.next, generateSigningKey);
       signer.setKey(keys.current);

@@ -1,4 +1,5 @@
 // A message as the engine keeps it (the data of its BullMQ job) and as the API shows it.
+import type { FlowControlSetting } from './flow-control-value.js';
 import type { CallbackSettings, HeaderMap } from './publish-options.js';
 
 export type MessageKind = 'message' | 'callback' | 'failure-callback';
@@ -25,6 +26,8 @@ export interface QueuedMessage {
   labels?: string[];
   callback?: CallbackSettings;
   failureCallback?: CallbackSettings;
+  /** Upstash-Flow-Control-Key and -Value: the key this message counts against, with its limits. */
+  flowControl?: FlowControlSetting;
   /** For callback messages: the message whose response they carry. */
   sourceMessageId?: string;
 }
@@ -52,6 +55,7 @@ export function messageView(m: QueuedMessage): Record<string, unknown> {
     ...(m.scheduleId ? { scheduleId: m.scheduleId } : {}),
     callerIp: m.callerIp,
     ...(m.labels?.length ? { label: m.labels[0], labels: m.labels } : {}),
+    ...(m.flowControl ? flowControlView(m.flowControl) : {}),
   };
 }
 
@@ -60,4 +64,14 @@ export function flatHeaders(h: HeaderMap): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, values] of Object.entries(h)) out[name] = values.join(',');
   return out;
+}
+
+/** The flow control fields of a message or schedule record (the SDK's types: flowControlKey, parallelism, rate, period). */
+export function flowControlView(fc: FlowControlSetting): Record<string, unknown> {
+  return {
+    flowControlKey: fc.key,
+    ...(fc.parallelism ? { parallelism: fc.parallelism } : {}),
+    ...(fc.rate ? { rate: fc.rate } : {}),
+    period: fc.periodS,
+  };
 }

@@ -3,6 +3,7 @@
 // settings of the callback and failure callback messages. Bad values are 400s naming the header.
 import { badRequest } from './errors.js';
 import { parseDuration } from './duration.js';
+import { readFlowControl, type FlowControlSetting } from './flow-control-value.js';
 import { parseRetryDelay, RetryDelayError } from './retry-delay.js';
 
 export const DEFAULT_RETRIES = 3;
@@ -38,6 +39,7 @@ export interface PublishOptions extends DeliverySettings {
   cron?: string;
   scheduleId?: string;
   queueName?: string;
+  flowControl?: FlowControlSetting;
 }
 
 /** Header names never forwarded by Upstash-Header-Forward: transport and credentials. */
@@ -152,6 +154,7 @@ export function readPublishOptions(h: PublishHeaders): PublishOptions {
     cron: h.get('upstash-cron'),
     scheduleId: h.get('upstash-schedule-id'),
     queueName: h.get('upstash-queue-name'),
+    flowControl: readFlowControl(h.get('upstash-flow-control-key'), h.get('upstash-flow-control-value')),
   };
 }
 

@@ -86,6 +86,7 @@ export class Publisher {
           ...(options.labels.length ? { labels: options.labels } : {}),
           ...(options.callback ? { callback: options.callback } : {}),
           ...(options.failureCallback ? { failureCallback: options.failureCallback } : {}),
+          ...(options.flowControl ? { flowControl: options.flowControl } : {}),
         };
         const dedupKey = deduplicationKey(options, message, req.body);
         if (dedupKey) {

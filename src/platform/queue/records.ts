@@ -64,6 +64,7 @@ export interface LogEvent {
   scheduleId?: string;
   callerIp?: string;
   labels?: string[];
+  flowControlKey?: string;
   header?: Record<string, string>;
   body?: string;
   error?: string;

@@ -1,5 +1,6 @@
 // The queue area's HTTP API (paths under /queue): /v2/publish, /v2/enqueue, /v2/batch, /v2/topics,
-// /v2/messages, /v2/queues, /v2/dlq, /v2/schedules, /v2/events (/v2/logs), /v2/keys. Request and
+// /v2/messages, /v2/queues, /v2/dlq, /v2/schedules, /v2/events (/v2/logs), /v2/keys, /v2/flowControl,
+// /v2/globalParallelism. Request and
 // response shapes follow the real service and its official SDK (@upstash/qstash).
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
@@ -7,11 +8,12 @@ import { BodyTooLargeError, readBody } from '../http-body.js';
 import { callerIp, destinationOf, rawHeaderPairs, readJson, send, urlResult, type Call } from './http-exchange.js';
 import { messageFilter } from './filters.js';
 import { dlqView, groupView } from './views.js';
+import { flowControlRoute, globalParallelism, type FlowControlRouteDeps } from './flow-control-routes.js';
 import type { Billing } from '../account/billing.js';
 import type { Engine } from './engine.js';
 import { badRequest, notFound, QueueError } from './errors.js';
 import { newId } from './ids.js';
-import { messageView, type QueuedMessage } from './message.js';
+import { flowControlView, messageView, type QueuedMessage } from './message.js';
 import { checkUrl, PublishHeaders, readPublishOptions } from './publish-options.js';
 import { checkQueueName, type Publisher } from './publisher.js';
 import type { DlqEntry, LogEvent, QueueRecords, ScheduleRecord, UrlGroup } from './records.js';
@@ -26,6 +28,7 @@ export interface RouteDeps {
   billing: Billing;
   maxBodySize: number;
   keys: () => { current: string; next: string };
+  flowControl: FlowControlRouteDeps;
   rotateKeys: () => Promise<{ current: string; next: string }>;
 }
 
@@ -90,6 +93,12 @@ export class QueueRoutes {
       case 'events':
       case 'logs':
         if (method === 'GET') return this.events(c);
+        break;
+      case 'flowControl':
+        if (await flowControlRoute(this.d.flowControl, c, method, a && decodeURIComponent(a), b)) return;
+        break;
+      case 'globalParallelism':
+        if (method === 'GET' && !a) return globalParallelism(this.d.flowControl, c);
         break;
       case 'keys':
         if (method === 'GET' && !a) return send(c.res, 200, this.d.keys());
@@ -433,6 +442,7 @@ export class QueueRoutes {
       isPaused: s.isPaused,
       ...(o.queueName ? { queueName: o.queueName } : {}),
       ...(o.labels.length ? { label: o.labels[0], labels: o.labels } : {}),
+      ...(o.flowControl ? flowControlView(o.flowControl) : {}),
       ...(s.lastScheduleTime ? { lastScheduleTime: s.lastScheduleTime } : {}),
       ...(next ? { nextScheduleTime: next } : {}),
     };
