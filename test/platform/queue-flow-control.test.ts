@@ -243,6 +243,28 @@ describe('managing a key', () => {
   });
 });
 
+describe('with named queues', () => {
+  it('an enqueued message is held by its key too; deleting the queue takes its messages off the wait list', async () => {
+    const key = freshKey('queued');
+    const queueName = freshKey('fcq');
+    dest.respond = () => ({ status: 200 });
+    await client.queue({ queueName }).upsert({ parallelism: 5 });
+    await client.flowControl.pause(key);
+    const enqueue = (i: number) =>
+      api(`/v2/enqueue/${queueName}/${dest.url}/queued/${i}`, {
+        method: 'POST',
+        headers: { 'Upstash-Flow-Control-Key': key, 'Upstash-Flow-Control-Value': 'parallelism=1' },
+        body: `${i}`,
+      });
+    expect((await enqueue(1)).status).toBe(201);
+    expect((await enqueue(2)).status).toBe(201);
+    expect((await client.flowControl.get(key)).waitListSize).toBe(2);
+    await client.queue({ queueName }).delete();
+    expect((await client.flowControl.get(key)).waitListSize).toBe(0);
+    await client.flowControl.resume(key);
+  });
+});
+
 describe('bad values are refused in the service style', () => {
   const publishWith = (headers: Record<string, string>) =>
     api(`/v2/publish/${dest.url}/bad`, { method: 'POST', headers: { 'Content-Type': 'text/plain', ...headers }, body: 'x' });

@@ -153,31 +153,24 @@ export class FlowControl {
 
   constructor(private readonly redis: Redis) {}
 
-  private run(script: string, key: string, args: Array<string | number>): Promise<unknown> {
-    // EVALSHA after the first call (ioredis falls back to EVAL when the script cache is empty).
+  /** A script on the key's config, leases and wait list (by EVALSHA; EVAL when Redis does not have it yet). */
+  private run(
+    script: string,
+    key: string,
+    args: Array<string | number>,
+    keys = [K.config(key), K.active(key), K.wait(key)],
+  ): Promise<unknown> {
     const sha = (this.shas[script] ??= createHash('sha1').update(script).digest('hex'));
-    return this.redis.evalsha(sha, 3, K.config(key), K.active(key), K.wait(key), ...args).catch((err: Error) => {
+    return this.redis.evalsha(sha, keys.length, ...keys, ...args).catch((err: Error) => {
       if (!String(err.message).startsWith('NOSCRIPT')) throw err;
-      return this.redis.eval(script, 3, K.config(key), K.active(key), K.wait(key), ...args);
+      return this.redis.eval(script, keys.length, ...keys, ...args);
     });
   }
 
   /** A message with flow control is being persisted: its limits become the key's (unless pinned). */
   async register(s: FlowControlSetting, messageId: string, due: boolean, now: number): Promise<void> {
-    await this.redis.eval(
-      REGISTER,
-      3,
-      K.config(s.key),
-      K.wait(s.key),
-      K.keys,
-      s.key,
-      s.parallelism,
-      s.rate,
-      s.periodS * 1000,
-      due ? messageId : '',
-      now,
-      now,
-    );
+    const args = [s.key, s.parallelism, s.rate, s.periodS * 1000, due ? messageId : '', now, now];
+    await this.run(REGISTER, s.key, args, [K.config(s.key), K.wait(s.key), K.keys]);
   }
 
   async acquire(key: string, messageId: string, leaseMs: number, waitingSince: number): Promise<Verdict> {
