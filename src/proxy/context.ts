@@ -37,6 +37,8 @@ export interface ReplyPort {
 export interface PushPort extends ReplyPort {
   /** The client's own upstream token (pass-through, ACL users) when the stream opens; undefined = the configured one. */
   readonly credential: Credential | undefined;
+  /** Takes the next reply position, filled when `reply` settles; later requests are not read until then. */
+  defer(reply: Promise<Buffer>): void;
 }
 
 /** Pub/sub subscriptions and MONITOR of one connection (pubsub.ts). */

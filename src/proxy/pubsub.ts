@@ -5,7 +5,8 @@
 //
 // Order: a SUBSCRIBE takes its reply position at once, and the position is filled when every new
 // stream of the command has answered its first event (so a PUBLISH sent after the reply is read is
-// never missed); replies after it wait, as for a forwarded command. Messages are appended after every
+// never missed); the requests after it are read only then (as after an AUTH that asks the upstream),
+// so they run in subscribe mode only if the subscription was made, as in Redis. Messages are appended after every
 // reply already owed, and written as soon as nothing before them is missing.
 //
 // Differences from Redis (docs/proxy.md, "Pub/sub and MONITOR"): a stream that drops is opened again
@@ -282,7 +283,11 @@ class ConnectionPushes implements PushState {
     }
     const reply = frames.length === 1 ? frames[0] : Buffer.concat(frames);
     if (waiting.size === 0) return this.port.answer(reply);
-    const command = new PendingCommand(this.port.reserve(), reply, waiting, created);
+    // Later requests wait for the outcome, as in Redis, which answers SUBSCRIBE before it reads the
+    // next command: whether they run in subscribe mode depends on it (a refused SUBSCRIBE leaves none).
+    let fill!: (reply: Buffer) => void;
+    this.port.defer(new Promise<Buffer>((resolve) => (fill = resolve)));
+    const command = new PendingCommand(fill, reply, waiting, created);
     for (const sub of waiting) sub.waiters.push(command);
   }
 

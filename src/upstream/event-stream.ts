@@ -10,8 +10,9 @@
 //
 // Credentials: a stream carries the configured token, or the connection's own credential (pass-through
 // tokens, ACL users' tokens). Each stream is its own HTTP request, so no stream is ever shared, between
-// connections or between credentials. A 401 to a token made by ACL RESTTOKEN gets a fresh one and the
-// request is sent once more, as KvClient does.
+// connections or between credentials. After a 401 the credential's refresh() is asked once, as KvClient
+// does: a token made by ACL RESTTOKEN comes back fresh and the request is sent again; a pass-through
+// token has none (its refresh only drops the proxy's cached AUTH verdict).
 //
 // Binary safety: the data of an event is text. The proxy asks for the respgate extension
 // `Respgate-Event-Encoding: base64` (our platform encodes every channel, pattern and message in
