@@ -239,9 +239,23 @@ export class BlockingHub {
     });
   }
 
-  private answered(group: Group, reply: Buffer, seq: number): void {
+  private answered(group: Group, reply: Buffer, seq: number, sourceChecked = false): void {
     if (group.plan.endsWhenStreamLost && this.streamLost(group, reply, seq)) return;
-    if (reply.subarray(0, 10).toString('latin1') === '-WRONGTYPE') {
+    const wrongType = reply.subarray(0, 10).toString('latin1') === '-WRONGTYPE';
+    const source = group.plan.sourceList;
+    if (wrongType && source && !sourceChecked && group.waiters.some((w) => w.firstPoll < seq)) {
+      // BLMOVE/BRPOPLPUSH already blocked: the destination's WRONGTYPE is answered (the element stays
+      // in the source, as in Redis), the source's is not (below). TYPE of the source tells which.
+      group.inFlight = true;
+      void this.poll([[Buffer.from('TYPE'), source]]).then(([type]) => {
+        group.inFlight = false;
+        if (!type?.toString('latin1').includes('list')) return this.answered(group, reply, seq, true);
+        for (const w of group.waiters.splice(0)) this.finish(w, reply);
+        this.drop(group);
+      });
+      return;
+    }
+    if (wrongType) {
       // Redis checks the type when the command is called; a client already blocked is not answered
       // when the key later holds another type (it waits for the key to become a list/zset/stream again).
       const fresh = group.waiters.filter((w) => w.firstPoll >= seq);

@@ -28,6 +28,12 @@ export interface BlockingPlan {
    * UNBLOCKED error, a destroyed group with its NOGROUP one (blocked.c), not with the poll's error.
    */
   endsWhenStreamLost?: boolean;
+  /**
+   * BLMOVE/BRPOPLPUSH: a poll's WRONGTYPE is the source's or the destination's. Redis answers a blocked
+   * client the destination's (when an element arrives) but not the source's (it waits): while this
+   * key (the source) is a list, the WRONGTYPE is the destination's.
+   */
+  sourceList?: Buffer;
 }
 
 export interface BlockingRun {
@@ -131,6 +137,7 @@ export function planBlocking(spec: CommandSpec, args: Buffer[]): BlockingPlan | 
         wakes: [dst],
         shareable: true,
         restore: () => [[b('LMOVE'), dst, src, to, from]],
+        sourceList: src,
       };
     }
     case 'brpoplpush': {
@@ -145,6 +152,7 @@ export function planBlocking(spec: CommandSpec, args: Buffer[]): BlockingPlan | 
         wakes: [dst],
         shareable: true,
         restore: () => [[b('LMOVE'), dst, src, b('LEFT'), b('RIGHT')]],
+        sourceList: src,
       };
     }
     case 'blmpop':
