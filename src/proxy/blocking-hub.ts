@@ -62,6 +62,8 @@ export class BlockingHub {
   private readonly groups = new Map<string, Group>();
   /** Watched key (latin1) → groups polling it. */
   private readonly byKey = new Map<string, Set<Group>>();
+  /** Key → waiters whose commands run before their first poll (XREAD `$`), not in a group yet. */
+  private readonly preparing = new Map<string, Set<Waiter>>();
   private privateIds = 0;
   /** Counters for tests, INFO and the benchmark. */
   readonly stats = { polls: 0, wakeups: 0, restored: 0 };
@@ -82,7 +84,7 @@ export class BlockingHub {
 
   /** True when some group watches keys (the batcher skips `written` otherwise). */
   get watching(): boolean {
-    return this.byKey.size > 0;
+    return this.byKey.size > 0 || this.preparing.size > 0;
   }
 
   /** Blocks a client; `done` is called once, asynchronously, unless cancelled. */
@@ -142,7 +144,20 @@ export class BlockingHub {
     }
     if (plan.prepare) {
       const prepare = plan.prepare;
-      void this.poll(prepare.commands).then((replies) => join(prepare.apply(replies)));
+      const keys = [...new Set((plan.keys ?? []).map((k) => k.toString('latin1')))];
+      for (const k of keys) {
+        let set = this.preparing.get(k);
+        if (!set) this.preparing.set(k, (set = new Set()));
+        set.add(waiter);
+      }
+      void this.poll(prepare.commands).then((replies) => {
+        for (const k of keys) {
+          const set = this.preparing.get(k);
+          set?.delete(waiter);
+          if (set?.size === 0) this.preparing.delete(k);
+        }
+        join(prepare.apply(replies));
+      });
     } else {
       join(plan.poll);
     }
@@ -163,10 +178,13 @@ export class BlockingHub {
   written(args: Buffer[]): void {
     if (args.length > 0 && args[0].length <= 8 && FLUSHES.has(args[0].toString('latin1').toLowerCase())) {
       for (const g of this.groups.values()) this.wakeGroup(g);
+      for (const set of this.preparing.values()) for (const w of set) w.writtenBeforeFirstPoll = true;
       return;
     }
     for (let i = 1; i < args.length; i++) {
-      const groups = this.byKey.get(args[i].toString('latin1'));
+      const key = args[i].toString('latin1');
+      for (const w of this.preparing.get(key) ?? []) w.writtenBeforeFirstPoll = true;
+      const groups = this.byKey.get(key);
       if (!groups) continue;
       for (const g of groups) this.wakeGroup(g);
     }
@@ -258,7 +276,8 @@ export class BlockingHub {
     if (wrongType) {
       // Redis checks the type when the command is called; a client already blocked is not answered
       // when the key later holds another type (it waits for the key to become a list/zset/stream again).
-      const fresh = group.waiters.filter((w) => w.firstPoll >= seq);
+      // A waiter whose first poll a write through this proxy overtook (the write came after its command) is blocked already.
+      const fresh = group.waiters.filter((w) => w.firstPoll >= seq && !w.writtenBeforeFirstPoll);
       for (const w of fresh) this.finish(w, reply);
       group.waiters = group.waiters.filter((w) => !w.finished);
       reply = NULL_ARRAY;

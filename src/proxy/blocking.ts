@@ -260,10 +260,12 @@ function planXread(group: boolean, args: Buffer[]): BlockingPlan | Buffer {
       const out = poll.slice();
       dollars.forEach((k, j) => {
         const r = replies[j].toString('latin1');
-        if (r.startsWith('*0\r\n')) out[firstId + k] = b('0-0');
+        // No stream (none yet, or another type now: the poll answers that type's WRONGTYPE if it is
+        // still there; a stream made later has only new entries): from the start.
+        if (r.startsWith('*0\r\n') || r.startsWith('-')) out[firstId + k] = b('0-0');
         else {
           const m = /^\*1\r\n\*2\r\n\$\d+\r\n([^\r]+)\r\n/.exec(r);
-          if (m) out[firstId + k] = b(m[1]); // else (WRONGTYPE…): `$` stays, the poll answers the error
+          if (m) out[firstId + k] = b(m[1]);
         }
       });
       return out;

@@ -143,7 +143,7 @@ describe('BLMOVE / BRPOPLPUSH blocked when the destination holds another type: t
   });
 });
 
-describe('BlockingHub: XREADGROUP and a write that overtakes its first poll', () => {
+describe('BlockingHub: a write that overtakes the first poll', () => {
   beforeEach(() => vi.useFakeTimers({ now: 0 }));
   afterEach(() => vi.useRealTimers());
   const settle = () => vi.advanceTimersByTimeAsync(0);
@@ -186,6 +186,43 @@ describe('BlockingHub: XREADGROUP and a write that overtakes its first poll', ()
     await settle();
     expect(calls).toHaveLength(1);
     expect(String(done.mock.calls[0][0])).toBe(nogroup);
+  });
+
+  it('BZPOPMIN: a write answered before the first poll makes its WRONGTYPE a key changed after blocking (keeps waiting)', async () => {
+    const { calls, hub } = scripted();
+    const done = vi.fn();
+    const words = ['BZPOPMIN', 'zset', '0'];
+    const p = planBlocking(lookupCommand(words[0])!, words.map(b));
+    if (Buffer.isBuffer(p)) throw new Error(p.toString());
+    hub.wait(p, 100, done);
+    await settle();
+    hub.written([b('SET'), b('zset'), b('foo')]); // MULTI … SET zset foo … EXEC from another connection
+    calls[0].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n')]);
+    await settle();
+    expect(done).not.toHaveBeenCalled();
+    hub.written([b('ZADD'), b('zset'), b('1'), b('bar')]);
+    await settle();
+    calls[1].answer([b('*3\r\n$4\r\nzset\r\n$3\r\nbar\r\n$1\r\n1\r\n')]);
+    await settle();
+    expect(String(done.mock.calls[0][0])).toBe('*3\r\n$4\r\nzset\r\n$3\r\nbar\r\n$1\r\n1\r\n');
+  });
+
+  it('XREAD `$`: a write during its preparing read counts too, and a stream of another type reads from 0-0 once it is a stream again', async () => {
+    const { calls, hub } = scripted();
+    const done = vi.fn();
+    const words = ['XREAD', 'BLOCK', '0', 'STREAMS', 'mystream', '$'];
+    const p = planBlocking(lookupCommand(words[0])!, words.map(b));
+    if (Buffer.isBuffer(p)) throw new Error(p.toString());
+    hub.wait(p, 100, done);
+    await settle();
+    expect(calls[0].commands[0].map(String)).toEqual(['XREVRANGE', 'mystream', '+', '-', 'COUNT', '1']);
+    hub.written([b('SET'), b('mystream'), b('val1')]);
+    calls[0].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n')]);
+    await settle();
+    expect(calls[1].commands[0].map(String)).toEqual(['XREAD', 'STREAMS', 'mystream', '0-0']);
+    calls[1].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n')]);
+    await settle();
+    expect(done).not.toHaveBeenCalled();
   });
 
   it('a stream still there after NOGROUP lost its group', async () => {
