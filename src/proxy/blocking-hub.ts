@@ -30,6 +30,8 @@ interface Waiter {
 
 interface Group {
   id: string;
+  /** Creation order: groups woken together poll in this order (Redis serves the client blocked first). */
+  created: number;
   /** The plan of the first waiter (every waiter of a shared group has the same poll). */
   plan: BlockingPlan;
   command: Buffer[];
@@ -65,6 +67,10 @@ export class BlockingHub {
   /** Key → waiters whose commands run before their first poll (XREAD `$`), not in a group yet. */
   private readonly preparing = new Map<string, Set<Waiter>>();
   private privateIds = 0;
+  private created = 0;
+  /** Groups woken by a write, polled together in one call at the next turn, oldest first. */
+  private readonly wokenGroups = new Set<Group>();
+  private wakeTimer: NodeJS.Timeout | undefined;
   /** Counters for tests, INFO and the benchmark. */
   readonly stats = { polls: 0, wakeups: 0, restored: 0 };
 
@@ -107,6 +113,7 @@ export class BlockingHub {
       if (!group) {
         group = {
           id,
+          created: ++this.created,
           plan,
           command,
           keys: [...new Set((plan.keys ?? []).map((k) => k.toString('latin1')))],
@@ -194,8 +201,45 @@ export class BlockingHub {
     this.stats.wakeups++;
     // A waiter whose first poll has not come back yet (polls counts polls started).
     for (const w of g.waiters) if (w.firstPoll > g.polls || (w.firstPoll === g.polls && g.inFlight)) w.writtenBeforeFirstPoll = true;
-    if (g.inFlight) g.woken = true;
-    else this.restart(g);
+    if (g.inFlight) {
+      g.woken = true;
+      return;
+    }
+    if (g.timer) clearTimeout(g.timer);
+    g.timer = undefined;
+    g.interval = Math.min(PROXY_DEFAULTS.firstPollIntervalMs, g.maxIntervalMs);
+    this.wokenGroups.add(g);
+    this.wakeTimer ??= setTimeout(() => this.pollWoken(), 0);
+  }
+
+  /**
+   * The groups a write woke poll in ONE upstream call, in the order they were created: clients blocked
+   * first are served first even across groups (BRPOPLPUSH to different destinations from one list),
+   * and a destination's WRONGTYPE comes before the next client's pop, as in Redis.
+   */
+  private pollWoken(): void {
+    this.wakeTimer = undefined;
+    const groups = [...this.wokenGroups].sort((a, b) => a.created - b.created);
+    this.wokenGroups.clear();
+    const live = groups.filter((g) => {
+      if (g.waiters.length === 0) return void this.drop(g);
+      if (g.inFlight) return void (g.woken = true);
+      return true;
+    });
+    if (live.length === 1) return this.step(live[0]);
+    if (live.length === 0) return;
+    const seqs = live.map((g) => {
+      g.inFlight = true;
+      g.woken = false;
+      this.stats.polls++;
+      return ++g.polls;
+    });
+    void this.poll(live.map((g) => g.command)).then((replies) => {
+      live.forEach((g, i) => {
+        g.inFlight = false;
+        this.answered(g, replies[i] ?? errorReply('ERR upstream sent no reply for this command'), seqs[i]);
+      });
+    });
   }
 
   /** Ends a waiter with `reply` now, or when the poll in flight for it comes back empty. */
@@ -229,6 +273,7 @@ export class BlockingHub {
   private drop(group: Group): void {
     if (group.timer) clearTimeout(group.timer);
     group.timer = undefined;
+    this.wokenGroups.delete(group);
     this.groups.delete(group.id);
     for (const k of group.keys) {
       const set = this.byKey.get(k);

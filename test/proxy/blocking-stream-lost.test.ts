@@ -225,6 +225,37 @@ describe('BlockingHub: a write that overtakes the first poll', () => {
     expect(done).not.toHaveBeenCalled();
   });
 
+  it('groups woken by one write poll in one call, the group blocked first first (BRPOPLPUSH to two destinations)', async () => {
+    const { calls, hub } = scripted();
+    const first = vi.fn();
+    const second = vi.fn();
+    const plan = (dst: string) => {
+      const words = ['BRPOPLPUSH', 'blist', dst, '0'];
+      const p = planBlocking(lookupCommand(words[0])!, words.map(b));
+      if (Buffer.isBuffer(p)) throw new Error(p.toString());
+      return p;
+    };
+    hub.wait(plan('target1'), 100, first);
+    await settle();
+    calls[0].answer([b('$-1\r\n')]);
+    hub.wait(plan('target2'), 100, second);
+    await settle();
+    calls[1].answer([b('$-1\r\n')]);
+    await settle();
+    hub.written([b('LPUSH'), b('blist'), b('foo')]);
+    await settle();
+    expect(calls[2].commands.map((c) => c.map(String))).toEqual([
+      ['RPOPLPUSH', 'blist', 'target1'],
+      ['RPOPLPUSH', 'blist', 'target2'],
+    ]);
+    calls[2].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n'), b('$3\r\nfoo\r\n')]);
+    await settle();
+    calls[3].answer([b('+list\r\n')]); // TYPE blist: the WRONGTYPE was target1's
+    await settle();
+    expect(String(first.mock.calls[0][0])).toMatch(/^-WRONGTYPE/);
+    expect(String(second.mock.calls[0][0])).toBe('$3\r\nfoo\r\n');
+  });
+
   it('a stream still there after NOGROUP lost its group', async () => {
     const { calls, hub } = scripted();
     const done = vi.fn();
