@@ -197,10 +197,13 @@ export class BlockingHub {
     }
   }
 
-  private wakeGroup(g: Group): void {
-    this.stats.wakeups++;
-    // A waiter whose first poll has not come back yet (polls counts polls started).
-    for (const w of g.waiters) if (w.firstPoll > g.polls || (w.firstPoll === g.polls && g.inFlight)) w.writtenBeforeFirstPoll = true;
+  /** `byWrite` false: a group woken while its poll was in flight, polling again now. */
+  private wakeGroup(g: Group, byWrite = true): void {
+    if (byWrite) {
+      this.stats.wakeups++;
+      // A waiter whose first poll has not come back yet (polls counts polls started).
+      for (const w of g.waiters) if (w.firstPoll > g.polls || (w.firstPoll === g.polls && g.inFlight)) w.writtenBeforeFirstPoll = true;
+    }
     if (g.inFlight) {
       g.woken = true;
       return;
@@ -302,17 +305,18 @@ export class BlockingHub {
     });
   }
 
-  private answered(group: Group, reply: Buffer, seq: number, sourceChecked = false): void {
+  private answered(group: Group, reply: Buffer, seq: number, checked = false): void {
     if (group.plan.endsWhenStreamLost && this.streamLost(group, reply, seq)) return;
     const wrongType = reply.subarray(0, 10).toString('latin1') === '-WRONGTYPE';
-    const source = group.plan.sourceList;
-    if (wrongType && source && !sourceChecked && group.waiters.some((w) => w.firstPoll < seq)) {
+    const destination = group.plan.destination;
+    if (wrongType && destination && !checked && group.waiters.some((w) => w.firstPoll < seq)) {
       // BLMOVE/BRPOPLPUSH already blocked: the destination's WRONGTYPE is answered (the element stays
-      // in the source, as in Redis), the source's is not (below). TYPE of the source tells which.
+      // in the source, as in Redis), the source's is not (below). TYPE of the destination tells which
+      // (the source may have been emptied by another client meanwhile; the destination stays).
       group.inFlight = true;
-      void this.poll([[Buffer.from('TYPE'), source]]).then(([type]) => {
+      void this.poll([[Buffer.from('TYPE'), destination]]).then(([type]) => {
         group.inFlight = false;
-        if (!type?.toString('latin1').includes('list')) return this.answered(group, reply, seq, true);
+        if (/list|none/.test(type?.toString('latin1') ?? 'none')) return this.answered(group, reply, seq, true);
         for (const w of group.waiters.splice(0)) this.finish(w, reply);
         this.drop(group);
       });
@@ -350,7 +354,7 @@ export class BlockingHub {
       this.finish(head, head.endWith);
     }
     if (group.waiters.length === 0) return this.drop(group);
-    if (group.woken) return this.restart(group);
+    if (group.woken) return this.wakeGroup(group, false); // in order with the other groups woken
     group.timer = setTimeout(() => this.step(group), group.interval);
     group.interval = Math.min(group.interval * 2, group.maxIntervalMs);
   }

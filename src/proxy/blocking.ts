@@ -30,10 +30,10 @@ export interface BlockingPlan {
   endsWhenStreamLost?: boolean;
   /**
    * BLMOVE/BRPOPLPUSH: a poll's WRONGTYPE is the source's or the destination's. Redis answers a blocked
-   * client the destination's (when an element arrives) but not the source's (it waits): while this
-   * key (the source) is a list, the WRONGTYPE is the destination's.
+   * client the destination's (when an element arrives) but not the source's (it waits): when this key
+   * (the destination) holds another type than a list, the WRONGTYPE is taken as the destination's.
    */
-  sourceList?: Buffer;
+  destination?: Buffer;
 }
 
 export interface BlockingRun {
@@ -137,7 +137,7 @@ export function planBlocking(spec: CommandSpec, args: Buffer[]): BlockingPlan | 
         wakes: [dst],
         shareable: true,
         restore: () => [[b('LMOVE'), dst, src, to, from]],
-        sourceList: src,
+        destination: dst,
       };
     }
     case 'brpoplpush': {
@@ -152,7 +152,7 @@ export function planBlocking(spec: CommandSpec, args: Buffer[]): BlockingPlan | 
         wakes: [dst],
         shareable: true,
         restore: () => [[b('LMOVE'), dst, src, b('LEFT'), b('RIGHT')]],
-        sourceList: src,
+        destination: dst,
       };
     }
     case 'blmpop':

@@ -250,7 +250,8 @@ describe('BlockingHub: a write that overtakes the first poll', () => {
     ]);
     calls[2].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n'), b('$3\r\nfoo\r\n')]);
     await settle();
-    calls[3].answer([b('+list\r\n')]); // TYPE blist: the WRONGTYPE was target1's
+    expect(calls[3].commands.map((c) => c.map(String))).toEqual([['TYPE', 'target1']]);
+    calls[3].answer([b('+string\r\n')]); // the WRONGTYPE was target1's
     await settle();
     expect(String(first.mock.calls[0][0])).toMatch(/^-WRONGTYPE/);
     expect(String(second.mock.calls[0][0])).toBe('$3\r\nfoo\r\n');
