@@ -71,6 +71,8 @@ export class BlockingHub {
   /** Groups woken by a write, polled together in one call at the next turn, oldest first. */
   private readonly wokenGroups = new Set<Group>();
   private wakeTimer: NodeJS.Timeout | undefined;
+  /** Groups waiting for another group's poll on a shared key to come back (pollGroups). */
+  private readonly keyWait = new Set<Group>();
   /** Counters for tests, INFO and the benchmark. */
   readonly stats = { polls: 0, wakeups: 0, restored: 0 };
 
@@ -224,25 +226,7 @@ export class BlockingHub {
     this.wakeTimer = undefined;
     const groups = [...this.wokenGroups].sort((a, b) => a.created - b.created);
     this.wokenGroups.clear();
-    const live = groups.filter((g) => {
-      if (g.waiters.length === 0) return void this.drop(g);
-      if (g.inFlight) return void (g.woken = true);
-      return true;
-    });
-    if (live.length === 1) return this.step(live[0]);
-    if (live.length === 0) return;
-    const seqs = live.map((g) => {
-      g.inFlight = true;
-      g.woken = false;
-      this.stats.polls++;
-      return ++g.polls;
-    });
-    void this.poll(live.map((g) => g.command)).then((replies) => {
-      live.forEach((g, i) => {
-        g.inFlight = false;
-        this.answered(g, replies[i] ?? errorReply('ERR upstream sent no reply for this command'), seqs[i]);
-      });
-    });
+    this.pollGroups(groups);
   }
 
   /** Ends a waiter with `reply` now, or when the poll in flight for it comes back empty. */
@@ -277,7 +261,9 @@ export class BlockingHub {
     if (group.timer) clearTimeout(group.timer);
     group.timer = undefined;
     this.wokenGroups.delete(group);
-    this.groups.delete(group.id);
+    this.keyWait.delete(group);
+    // A group dropped earlier may share its id with a newer one: only this group's entry goes.
+    if (this.groups.get(group.id) === group) this.groups.delete(group.id);
     for (const k of group.keys) {
       const set = this.byKey.get(k);
       set?.delete(group);
@@ -294,15 +280,50 @@ export class BlockingHub {
 
   private step(group: Group): void {
     group.timer = undefined;
-    if (group.waiters.length === 0) return this.drop(group);
-    group.inFlight = true;
-    group.woken = false;
-    this.stats.polls++;
-    const seq = ++group.polls;
-    void this.poll([group.command]).then(([reply]) => {
-      group.inFlight = false;
-      this.answered(group, reply ?? errorReply('ERR upstream sent no reply for this command'), seq);
+    this.pollGroups([group]);
+  }
+
+  /**
+   * Polls `groups` in one upstream call, in that order. A group that shares a key with a group whose
+   * poll is in flight waits for it: polls of one key never overlap, so clients are served in the
+   * order they blocked even across groups (Redis serves the client blocked first).
+   */
+  private pollGroups(groups: Group[]): void {
+    const live: Group[] = [];
+    for (const g of groups) {
+      if (g.inFlight) g.woken = true;
+      else if (g.waiters.length === 0) this.drop(g);
+      else if (this.keyBusy(g)) this.keyWait.add(g);
+      else live.push(g);
+    }
+    if (live.length === 0) return;
+    const seqs = live.map((g) => {
+      g.inFlight = true;
+      g.woken = false;
+      this.stats.polls++;
+      return ++g.polls;
     });
+    void this.poll(live.map((g) => g.command)).then((replies) => {
+      live.forEach((g, i) => {
+        g.inFlight = false;
+        this.answered(g, replies[i] ?? errorReply('ERR upstream sent no reply for this command'), seqs[i]);
+      });
+      this.releaseKeyWaiters();
+    });
+  }
+
+  /** Another group on one of this group's keys has a poll in flight. */
+  private keyBusy(group: Group): boolean {
+    for (const k of group.keys) for (const other of this.byKey.get(k) ?? []) if (other !== group && other.inFlight) return true;
+    return false;
+  }
+
+  /** A poll came back: the groups that waited for it poll now (together, oldest first). */
+  private releaseKeyWaiters(): void {
+    if (this.keyWait.size === 0) return;
+    for (const g of this.keyWait) this.wokenGroups.add(g);
+    this.keyWait.clear();
+    this.wakeTimer ??= setTimeout(() => this.pollWoken(), 0);
   }
 
   private answered(group: Group, reply: Buffer, seq: number, checked = false): void {
@@ -316,9 +337,12 @@ export class BlockingHub {
       group.inFlight = true;
       void this.poll([[Buffer.from('TYPE'), destination]]).then(([type]) => {
         group.inFlight = false;
-        if (/list|none/.test(type?.toString('latin1') ?? 'none')) return this.answered(group, reply, seq, true);
-        for (const w of group.waiters.splice(0)) this.finish(w, reply);
-        this.drop(group);
+        if (/list|none/.test(type?.toString('latin1') ?? 'none')) this.answered(group, reply, seq, true);
+        else {
+          for (const w of group.waiters.splice(0)) this.finish(w, reply);
+          this.drop(group);
+        }
+        this.releaseKeyWaiters();
       });
       return;
     }
@@ -381,6 +405,7 @@ export class BlockingHub {
     void this.poll((group.plan.keys ?? []).map((k) => [Buffer.from('TYPE'), k])).then((types) => {
       group.inFlight = false;
       finishAll(types.every((t) => t.toString('latin1').includes('stream')) ? GROUP_GONE : STREAM_GONE);
+      this.releaseKeyWaiters();
     });
     return true;
   }
