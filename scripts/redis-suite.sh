@@ -64,8 +64,17 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$work
 trap cleanup EXIT
 
 direct_port=$(free_port)
-redis-server --port "$direct_port" --bind 127.0.0.1 --save '' --appendonly no --enable-debug-command yes --dir "$work" --databases 16 >"$work/direct.log" 2>&1 &
-pids+=($!)
+direct_pid=
+# A fresh direct redis-server for each unit: a unit's CONFIG SET (proto-max-bulk-len 10000000000 in
+# one of them) must not change the next one's results (unit/protocol then waits for a 2 GB argument).
+start_direct() {
+  if [ -n "$direct_pid" ]; then kill "$direct_pid" 2>/dev/null; wait "$direct_pid" 2>/dev/null; fi
+  redis-server --port "$direct_port" --bind 127.0.0.1 --save '' --appendonly no --enable-debug-command yes --dir "$work" --databases 16 >>"$work/direct.log" 2>&1 &
+  direct_pid=$!
+  pids+=($direct_pid)
+  for _ in $(seq 1 100); do redis-cli -p "$direct_port" ping >/dev/null 2>&1 && return; sleep 0.05; done
+}
+start_direct
 
 proxy_port=$(free_port)
 http_port=$(free_port)
@@ -107,8 +116,8 @@ run_unit() { # port unit singledb-flag
 printf '%-28s %8s %8s %8s %8s  %s\n' unit 'direct' '' 'proxy' '' 'proxy aborted'
 printf '%-28s %8s %8s %8s %8s\n' '' ok err ok err
 for unit in "${units[@]}"; do
+  start_direct
   read -r dok derr _ < <(run_unit "$direct_port" "$unit" "")
-  redis-cli -p "$direct_port" flushall >/dev/null
   # The proxy has one database (SELECT 9, the suite's default, is refused): --singledb.
   read -r pok perr pab < <(run_unit "$proxy_port" "$unit" --singledb)
   printf '%-28s %8s %8s %8s %8s  %s\n' "$unit" "$dok" "$derr" "$pok" "$perr" "$pab"

@@ -30,6 +30,8 @@ interface Waiter {
 
 interface Group {
   id: string;
+  /** Creation order: groups woken together poll in this order (Redis serves the client blocked first). */
+  created: number;
   /** The plan of the first waiter (every waiter of a shared group has the same poll). */
   plan: BlockingPlan;
   command: Buffer[];
@@ -62,7 +64,15 @@ export class BlockingHub {
   private readonly groups = new Map<string, Group>();
   /** Watched key (latin1) → groups polling it. */
   private readonly byKey = new Map<string, Set<Group>>();
+  /** Key → waiters whose commands run before their first poll (XREAD `$`), not in a group yet. */
+  private readonly preparing = new Map<string, Set<Waiter>>();
   private privateIds = 0;
+  private created = 0;
+  /** Groups woken by a write, polled together in one call at the next turn, oldest first. */
+  private readonly wokenGroups = new Set<Group>();
+  private wakeTimer: NodeJS.Timeout | undefined;
+  /** Groups waiting for another group's poll on a shared key to come back (pollGroups). */
+  private readonly keyWait = new Set<Group>();
   /** Counters for tests, INFO and the benchmark. */
   readonly stats = { polls: 0, wakeups: 0, restored: 0 };
 
@@ -82,7 +92,7 @@ export class BlockingHub {
 
   /** True when some group watches keys (the batcher skips `written` otherwise). */
   get watching(): boolean {
-    return this.byKey.size > 0;
+    return this.byKey.size > 0 || this.preparing.size > 0;
   }
 
   /** Blocks a client; `done` is called once, asynchronously, unless cancelled. */
@@ -105,6 +115,7 @@ export class BlockingHub {
       if (!group) {
         group = {
           id,
+          created: ++this.created,
           plan,
           command,
           keys: [...new Set((plan.keys ?? []).map((k) => k.toString('latin1')))],
@@ -142,7 +153,20 @@ export class BlockingHub {
     }
     if (plan.prepare) {
       const prepare = plan.prepare;
-      void this.poll(prepare.commands).then((replies) => join(prepare.apply(replies)));
+      const keys = [...new Set((plan.keys ?? []).map((k) => k.toString('latin1')))];
+      for (const k of keys) {
+        let set = this.preparing.get(k);
+        if (!set) this.preparing.set(k, (set = new Set()));
+        set.add(waiter);
+      }
+      void this.poll(prepare.commands).then((replies) => {
+        for (const k of keys) {
+          const set = this.preparing.get(k);
+          set?.delete(waiter);
+          if (set?.size === 0) this.preparing.delete(k);
+        }
+        join(prepare.apply(replies));
+      });
     } else {
       join(plan.poll);
     }
@@ -163,21 +187,46 @@ export class BlockingHub {
   written(args: Buffer[]): void {
     if (args.length > 0 && args[0].length <= 8 && FLUSHES.has(args[0].toString('latin1').toLowerCase())) {
       for (const g of this.groups.values()) this.wakeGroup(g);
+      for (const set of this.preparing.values()) for (const w of set) w.writtenBeforeFirstPoll = true;
       return;
     }
     for (let i = 1; i < args.length; i++) {
-      const groups = this.byKey.get(args[i].toString('latin1'));
+      const key = args[i].toString('latin1');
+      for (const w of this.preparing.get(key) ?? []) w.writtenBeforeFirstPoll = true;
+      const groups = this.byKey.get(key);
       if (!groups) continue;
       for (const g of groups) this.wakeGroup(g);
     }
   }
 
-  private wakeGroup(g: Group): void {
-    this.stats.wakeups++;
-    // A waiter whose first poll has not come back yet (polls counts polls started).
-    for (const w of g.waiters) if (w.firstPoll > g.polls || (w.firstPoll === g.polls && g.inFlight)) w.writtenBeforeFirstPoll = true;
-    if (g.inFlight) g.woken = true;
-    else this.restart(g);
+  /** `byWrite` false: a group woken while its poll was in flight, polling again now. */
+  private wakeGroup(g: Group, byWrite = true): void {
+    if (byWrite) {
+      this.stats.wakeups++;
+      // A waiter whose first poll has not come back yet (polls counts polls started).
+      for (const w of g.waiters) if (w.firstPoll > g.polls || (w.firstPoll === g.polls && g.inFlight)) w.writtenBeforeFirstPoll = true;
+    }
+    if (g.inFlight) {
+      g.woken = true;
+      return;
+    }
+    if (g.timer) clearTimeout(g.timer);
+    g.timer = undefined;
+    g.interval = Math.min(PROXY_DEFAULTS.firstPollIntervalMs, g.maxIntervalMs);
+    this.wokenGroups.add(g);
+    this.wakeTimer ??= setTimeout(() => this.pollWoken(), 0);
+  }
+
+  /**
+   * The groups a write woke poll in ONE upstream call, in the order they were created: clients blocked
+   * first are served first even across groups (BRPOPLPUSH to different destinations from one list),
+   * and a destination's WRONGTYPE comes before the next client's pop, as in Redis.
+   */
+  private pollWoken(): void {
+    this.wakeTimer = undefined;
+    const groups = [...this.wokenGroups].sort((a, b) => a.created - b.created);
+    this.wokenGroups.clear();
+    this.pollGroups(groups);
   }
 
   /** Ends a waiter with `reply` now, or when the poll in flight for it comes back empty. */
@@ -211,7 +260,10 @@ export class BlockingHub {
   private drop(group: Group): void {
     if (group.timer) clearTimeout(group.timer);
     group.timer = undefined;
-    this.groups.delete(group.id);
+    this.wokenGroups.delete(group);
+    this.keyWait.delete(group);
+    // A group dropped earlier may share its id with a newer one: only this group's entry goes.
+    if (this.groups.get(group.id) === group) this.groups.delete(group.id);
     for (const k of group.keys) {
       const set = this.byKey.get(k);
       set?.delete(group);
@@ -228,23 +280,77 @@ export class BlockingHub {
 
   private step(group: Group): void {
     group.timer = undefined;
-    if (group.waiters.length === 0) return this.drop(group);
-    group.inFlight = true;
-    group.woken = false;
-    this.stats.polls++;
-    const seq = ++group.polls;
-    void this.poll([group.command]).then(([reply]) => {
-      group.inFlight = false;
-      this.answered(group, reply ?? errorReply('ERR upstream sent no reply for this command'), seq);
+    this.pollGroups([group]);
+  }
+
+  /**
+   * Polls `groups` in one upstream call, in that order. A group that shares a key with a group whose
+   * poll is in flight waits for it: polls of one key never overlap, so clients are served in the
+   * order they blocked even across groups (Redis serves the client blocked first).
+   */
+  private pollGroups(groups: Group[]): void {
+    const live: Group[] = [];
+    for (const g of groups) {
+      if (g.inFlight) g.woken = true;
+      else if (g.waiters.length === 0) this.drop(g);
+      else if (this.keyBusy(g)) this.keyWait.add(g);
+      else live.push(g);
+    }
+    if (live.length === 0) return;
+    const seqs = live.map((g) => {
+      g.inFlight = true;
+      g.woken = false;
+      this.stats.polls++;
+      return ++g.polls;
+    });
+    void this.poll(live.map((g) => g.command)).then((replies) => {
+      live.forEach((g, i) => {
+        g.inFlight = false;
+        this.answered(g, replies[i] ?? errorReply('ERR upstream sent no reply for this command'), seqs[i]);
+      });
+      this.releaseKeyWaiters();
     });
   }
 
-  private answered(group: Group, reply: Buffer, seq: number): void {
+  /** Another group on one of this group's keys has a poll in flight. */
+  private keyBusy(group: Group): boolean {
+    for (const k of group.keys) for (const other of this.byKey.get(k) ?? []) if (other !== group && other.inFlight) return true;
+    return false;
+  }
+
+  /** A poll came back: the groups that waited for it poll now (together, oldest first). */
+  private releaseKeyWaiters(): void {
+    if (this.keyWait.size === 0) return;
+    for (const g of this.keyWait) this.wokenGroups.add(g);
+    this.keyWait.clear();
+    this.wakeTimer ??= setTimeout(() => this.pollWoken(), 0);
+  }
+
+  private answered(group: Group, reply: Buffer, seq: number, checked = false): void {
     if (group.plan.endsWhenStreamLost && this.streamLost(group, reply, seq)) return;
-    if (reply.subarray(0, 10).toString('latin1') === '-WRONGTYPE') {
+    const wrongType = reply.subarray(0, 10).toString('latin1') === '-WRONGTYPE';
+    const destination = group.plan.destination;
+    if (wrongType && destination && !checked && group.waiters.some((w) => w.firstPoll < seq)) {
+      // BLMOVE/BRPOPLPUSH already blocked: the destination's WRONGTYPE is answered (the element stays
+      // in the source, as in Redis), the source's is not (below). TYPE of the destination tells which
+      // (the source may have been emptied by another client meanwhile; the destination stays).
+      group.inFlight = true;
+      void this.poll([[Buffer.from('TYPE'), destination]]).then(([type]) => {
+        group.inFlight = false;
+        if (/list|none/.test(type?.toString('latin1') ?? 'none')) this.answered(group, reply, seq, true);
+        else {
+          for (const w of group.waiters.splice(0)) this.finish(w, reply);
+          this.drop(group);
+        }
+        this.releaseKeyWaiters();
+      });
+      return;
+    }
+    if (wrongType) {
       // Redis checks the type when the command is called; a client already blocked is not answered
       // when the key later holds another type (it waits for the key to become a list/zset/stream again).
-      const fresh = group.waiters.filter((w) => w.firstPoll >= seq);
+      // A waiter whose first poll a write through this proxy overtook (the write came after its command) is blocked already.
+      const fresh = group.waiters.filter((w) => w.firstPoll >= seq && !w.writtenBeforeFirstPoll);
       for (const w of fresh) this.finish(w, reply);
       group.waiters = group.waiters.filter((w) => !w.finished);
       reply = NULL_ARRAY;
@@ -272,7 +378,7 @@ export class BlockingHub {
       this.finish(head, head.endWith);
     }
     if (group.waiters.length === 0) return this.drop(group);
-    if (group.woken) return this.restart(group);
+    if (group.woken) return this.wakeGroup(group, false); // in order with the other groups woken
     group.timer = setTimeout(() => this.step(group), group.interval);
     group.interval = Math.min(group.interval * 2, group.maxIntervalMs);
   }
@@ -299,6 +405,7 @@ export class BlockingHub {
     void this.poll((group.plan.keys ?? []).map((k) => [Buffer.from('TYPE'), k])).then((types) => {
       group.inFlight = false;
       finishAll(types.every((t) => t.toString('latin1').includes('stream')) ? GROUP_GONE : STREAM_GONE);
+      this.releaseKeyWaiters();
     });
     return true;
   }

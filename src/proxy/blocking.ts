@@ -28,6 +28,12 @@ export interface BlockingPlan {
    * UNBLOCKED error, a destroyed group with its NOGROUP one (blocked.c), not with the poll's error.
    */
   endsWhenStreamLost?: boolean;
+  /**
+   * BLMOVE/BRPOPLPUSH: a poll's WRONGTYPE is the source's or the destination's. Redis answers a blocked
+   * client the destination's (when an element arrives) but not the source's (it waits): when this key
+   * (the destination) holds another type than a list, the WRONGTYPE is taken as the destination's.
+   */
+  destination?: Buffer;
 }
 
 export interface BlockingRun {
@@ -131,6 +137,7 @@ export function planBlocking(spec: CommandSpec, args: Buffer[]): BlockingPlan | 
         wakes: [dst],
         shareable: true,
         restore: () => [[b('LMOVE'), dst, src, to, from]],
+        destination: dst,
       };
     }
     case 'brpoplpush': {
@@ -145,6 +152,7 @@ export function planBlocking(spec: CommandSpec, args: Buffer[]): BlockingPlan | 
         wakes: [dst],
         shareable: true,
         restore: () => [[b('LMOVE'), dst, src, b('LEFT'), b('RIGHT')]],
+        destination: dst,
       };
     }
     case 'blmpop':
@@ -252,10 +260,12 @@ function planXread(group: boolean, args: Buffer[]): BlockingPlan | Buffer {
       const out = poll.slice();
       dollars.forEach((k, j) => {
         const r = replies[j].toString('latin1');
-        if (r.startsWith('*0\r\n')) out[firstId + k] = b('0-0');
+        // No stream (none yet, or another type now: the poll answers that type's WRONGTYPE if it is
+        // still there; a stream made later has only new entries): from the start.
+        if (r.startsWith('*0\r\n') || r.startsWith('-')) out[firstId + k] = b('0-0');
         else {
           const m = /^\*1\r\n\*2\r\n\$\d+\r\n([^\r]+)\r\n/.exec(r);
-          if (m) out[firstId + k] = b(m[1]); // else (WRONGTYPE…): `$` stays, the poll answers the error
+          if (m) out[firstId + k] = b(m[1]);
         }
       });
       return out;

@@ -6,6 +6,7 @@
 // with the connection's other commands, and EXEC then goes as one EVAL that checks them first.
 import { replyShape } from '../commands/reply-types.js';
 import { routeOf, type CommandSpec } from '../commands/table.js';
+import { planBlocking } from './blocking.js';
 import { errorReply, type Protocol } from '../resp/protocol.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
 import { jsonItemToResp } from '../upstream/json-to-resp.js';
@@ -22,6 +23,10 @@ interface Queued {
   args: Buffer[];
   /** Answered by the proxy at EXEC (PING, ECHO, CLIENT …), not sent upstream. */
   local: boolean;
+  /** What goes upstream instead of `args` (a blocking command's non-blocking form). */
+  send?: Buffer[];
+  /** The reply at EXEC, known at queueing (a blocking command's argument error, answered in place as Redis does). */
+  fixed?: Buffer;
 }
 
 /** What a command does while the connection is in MULTI. */
@@ -157,12 +162,14 @@ export class Transaction {
         return { kind: 'reply', reply: QUEUED };
       case 'refused':
         return this.reject(refusal(spec));
-      case 'blocking':
-        return this.reject(
-          errorReply(
-            `ERR blocking command '${spec.name}' cannot be queued in a transaction by respgate: the upstream's /multi-exec has no blocking commands (use the non-blocking form inside MULTI)`,
-          ),
-        );
+      case 'blocking': {
+        // Inside MULTI Redis never blocks: the command answers at once what it has (null when nothing,
+        // "as a timeout"). Its non-blocking poll (blocking.ts) is exactly that.
+        const plan = planBlocking(spec, args);
+        if (Buffer.isBuffer(plan)) queue.push({ spec, args, local: true, fixed: plan });
+        else queue.push({ spec, args, local: false, send: plan.poll });
+        return { kind: 'reply', reply: QUEUED };
+      }
       case 'stream':
         return this.reject(
           errorReply(
@@ -196,6 +203,10 @@ export class Transaction {
         parts.push({ name: q.spec.name, reply: OK });
         continue;
       }
+      if (q.fixed) {
+        parts.push({ name: q.spec.name, reply: q.fixed });
+        continue;
+      }
       if (!q.local) {
         // The protocol at this point of EXEC: a queued HELLO changes it for the replies after it.
         parts.push({
@@ -205,7 +216,7 @@ export class Transaction {
           protocol: protocolNow(),
           transform: undefined,
         });
-        commands.push(q.args);
+        commands.push(q.send ?? q.args);
         continue;
       }
       const result = runLocal(q.spec, q.args);

@@ -176,9 +176,9 @@ describe('BlockingHub and key types', () => {
     await settle();
     calls[0].answer([NULL]);
     await settle();
+    hub.written([b('SET'), b('k'), b('v')]); // answered before the late client's command is read
     const late = vi.fn();
     hub.wait(plan('BLPOP', 'k', '0'), 100, late); // its first poll is the next one
-    hub.written([b('SET'), b('k'), b('v')]);
     await settle();
     calls[1].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n')]);
     await settle();

@@ -1,12 +1,15 @@
 // A client blocked in XREADGROUP whose stream goes away (DEL, SET, a transaction that makes it a set,
 // FLUSHALL) or whose group is destroyed: Redis 7.0.15 answers it with an error (blocked.c; the
 // scenarios of tests/unit/type/stream-cgroups.tcl). The same scenario runs on a direct redis-server
-// and through the proxy; the blocked client's reply must be byte-identical. Then the hub alone: a
-// write answered before the blocked client's first poll counts as a write after the command.
+// and through the proxy; the blocked client's reply must be byte-identical. The same for BLMOVE and
+// BRPOPLPUSH blocked while their destination holds another type (Redis answers WRONGTYPE when an
+// element arrives; a source of another type keeps them waiting). Then the hub alone: a write
+// answered before the blocked client's first poll counts as a write after the command.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { lookupCommand } from '../../src/commands/table.js';
 import { BlockingHub } from '../../src/proxy/blocking-hub.js';
 import { planBlocking, type BlockingPlan } from '../../src/proxy/blocking.js';
+import { encodeCommands } from '../../src/resp/request-writer.js';
 import { RawClient, startStack, type Stack } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
 
@@ -38,13 +41,20 @@ async function infoField(c: RawClient, section: string, field: string): Promise<
  * its first poll has come back empty, i.e. a second poll was made), runs `change` from another
  * connection and returns the blocked client's reply.
  */
-async function scenario(port: number, viaProxy: boolean, change: string[][]): Promise<string> {
+async function scenario(
+  port: number,
+  viaProxy: boolean,
+  change: string[][],
+  setup: string[][] = [
+    ['XADD', 'mystream', '666', 'f', 'v'],
+    ['XGROUP', 'CREATE', 'mystream', 'mygroup', '$'],
+  ],
+  command: string[] = ['XREADGROUP', 'GROUP', 'mygroup', 'Alice', 'BLOCK', '0', 'STREAMS', 'mystream', '>'],
+): Promise<string> {
   const [blocked, other] = await Promise.all([connect(port), connect(port)]);
-  await other.call(['FLUSHALL'], ['XADD', 'mystream', '666', 'f', 'v'], ['XGROUP', 'CREATE', 'mystream', 'mygroup', '$']);
+  await other.call(['FLUSHALL'], ...setup);
   const before = viaProxy ? await infoField(other, 'stats', 'total_upstream_calls') : 0;
-  blocked.write(
-    '*9\r\n$10\r\nXREADGROUP\r\n$5\r\nGROUP\r\n$7\r\nmygroup\r\n$5\r\nAlice\r\n$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$8\r\nmystream\r\n$1\r\n>\r\n',
-  );
+  blocked.write(encodeCommands([command]));
   await until(async () => (await infoField(other, 'clients', 'blocked_clients')) === 1, 'client blocked');
   if (viaProxy) await until(async () => (await infoField(other, 'stats', 'total_upstream_calls')) >= before + 2, 'first poll answered');
   await other.call(...change);
@@ -95,7 +105,45 @@ describe('XREADGROUP blocked when its stream or group goes: the same error as Re
   });
 });
 
-describe('BlockingHub: XREADGROUP and a write that overtakes its first poll', () => {
+describe('BLMOVE / BRPOPLPUSH blocked when the destination holds another type: the same as Redis', () => {
+  for (const command of [
+    ['BRPOPLPUSH', 'blist', 'target', '0'],
+    ['BLMOVE', 'blist', 'target', 'LEFT', 'RIGHT', '0'],
+  ]) {
+    it(`${command[0]}: an element pushed to the source answers WRONGTYPE and stays in the source`, async () => {
+      const run = async (port: number, viaProxy: boolean) => {
+        const reply = await scenario(port, viaProxy, [['RPUSH', 'blist', 'foo']], [['SET', 'target', 'nolist']], command);
+        const c = await connect(port);
+        const [list] = await c.call(['LRANGE', 'blist', '0', '-1']);
+        return [reply, list.toString()];
+      };
+      const direct = await run(stack.oracle.endpoint.port, false);
+      expect(direct[0]).toMatch(/^-WRONGTYPE/);
+      expect(direct[1]).toBe('*1\r\n$3\r\nfoo\r\n');
+      expect(await run(stack.proxy.port, true)).toEqual(direct);
+    });
+  }
+
+  it('a source that holds another type while blocked keeps the client waiting, as in Redis', async () => {
+    const run = async (port: number, viaProxy: boolean) =>
+      scenario(
+        port,
+        viaProxy,
+        [
+          ['SET', 'blist', 'x'],
+          ['DEL', 'blist'],
+          ['RPUSH', 'blist', 'foo'],
+        ],
+        [],
+        ['BRPOPLPUSH', 'blist', 'target', '0'],
+      );
+    const direct = await run(stack.oracle.endpoint.port, false);
+    expect(direct).toBe('$3\r\nfoo\r\n');
+    expect(await run(stack.proxy.port, true)).toBe(direct);
+  });
+});
+
+describe('BlockingHub: a write that overtakes the first poll', () => {
   beforeEach(() => vi.useFakeTimers({ now: 0 }));
   afterEach(() => vi.useRealTimers());
   const settle = () => vi.advanceTimersByTimeAsync(0);
@@ -138,6 +186,75 @@ describe('BlockingHub: XREADGROUP and a write that overtakes its first poll', ()
     await settle();
     expect(calls).toHaveLength(1);
     expect(String(done.mock.calls[0][0])).toBe(nogroup);
+  });
+
+  it('BZPOPMIN: a write answered before the first poll makes its WRONGTYPE a key changed after blocking (keeps waiting)', async () => {
+    const { calls, hub } = scripted();
+    const done = vi.fn();
+    const words = ['BZPOPMIN', 'zset', '0'];
+    const p = planBlocking(lookupCommand(words[0])!, words.map(b));
+    if (Buffer.isBuffer(p)) throw new Error(p.toString());
+    hub.wait(p, 100, done);
+    await settle();
+    hub.written([b('SET'), b('zset'), b('foo')]); // MULTI … SET zset foo … EXEC from another connection
+    calls[0].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n')]);
+    await settle();
+    expect(done).not.toHaveBeenCalled();
+    hub.written([b('ZADD'), b('zset'), b('1'), b('bar')]);
+    await settle();
+    calls[1].answer([b('*3\r\n$4\r\nzset\r\n$3\r\nbar\r\n$1\r\n1\r\n')]);
+    await settle();
+    expect(String(done.mock.calls[0][0])).toBe('*3\r\n$4\r\nzset\r\n$3\r\nbar\r\n$1\r\n1\r\n');
+  });
+
+  it('XREAD `$`: a write during its preparing read counts too, and a stream of another type reads from 0-0 once it is a stream again', async () => {
+    const { calls, hub } = scripted();
+    const done = vi.fn();
+    const words = ['XREAD', 'BLOCK', '0', 'STREAMS', 'mystream', '$'];
+    const p = planBlocking(lookupCommand(words[0])!, words.map(b));
+    if (Buffer.isBuffer(p)) throw new Error(p.toString());
+    hub.wait(p, 100, done);
+    await settle();
+    expect(calls[0].commands[0].map(String)).toEqual(['XREVRANGE', 'mystream', '+', '-', 'COUNT', '1']);
+    hub.written([b('SET'), b('mystream'), b('val1')]);
+    calls[0].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n')]);
+    await settle();
+    expect(calls[1].commands[0].map(String)).toEqual(['XREAD', 'STREAMS', 'mystream', '0-0']);
+    calls[1].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n')]);
+    await settle();
+    expect(done).not.toHaveBeenCalled();
+  });
+
+  it('groups woken by one write poll in one call, the group blocked first first (BRPOPLPUSH to two destinations)', async () => {
+    const { calls, hub } = scripted();
+    const first = vi.fn();
+    const second = vi.fn();
+    const plan = (dst: string) => {
+      const words = ['BRPOPLPUSH', 'blist', dst, '0'];
+      const p = planBlocking(lookupCommand(words[0])!, words.map(b));
+      if (Buffer.isBuffer(p)) throw new Error(p.toString());
+      return p;
+    };
+    hub.wait(plan('target1'), 100, first);
+    await settle();
+    calls[0].answer([b('$-1\r\n')]);
+    hub.wait(plan('target2'), 100, second);
+    await settle();
+    calls[1].answer([b('$-1\r\n')]);
+    await settle();
+    hub.written([b('LPUSH'), b('blist'), b('foo')]);
+    await settle();
+    expect(calls[2].commands.map((c) => c.map(String))).toEqual([
+      ['RPOPLPUSH', 'blist', 'target1'],
+      ['RPOPLPUSH', 'blist', 'target2'],
+    ]);
+    calls[2].answer([b('-WRONGTYPE Operation against a key holding the wrong kind of value\r\n'), b('$3\r\nfoo\r\n')]);
+    await settle();
+    expect(calls[3].commands.map((c) => c.map(String))).toEqual([['TYPE', 'target1']]);
+    calls[3].answer([b('+string\r\n')]); // the WRONGTYPE was target1's
+    await settle();
+    expect(String(first.mock.calls[0][0])).toMatch(/^-WRONGTYPE/);
+    expect(String(second.mock.calls[0][0])).toBe('$3\r\nfoo\r\n');
   });
 
   it('a stream still there after NOGROUP lost its group', async () => {
