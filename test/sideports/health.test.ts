@@ -133,6 +133,8 @@ describe('the vector and queue roles with --metrics-port', () => {
     // What the banner promises: redis-cli lists the group from this port's COMMAND DOCS; other clients send HELP.
     expect(await redisCli(port, ['help', '@vector_set'])).toMatch(/VSIM/);
     expect(await redisCli(port, ['help', 'VSIM'])).toMatch(/summary:.*most similar/);
+    // <CMD> HELP shows each option with the token that introduces it.
+    expect(await redisCli(port, ['VSIM', 'HELP'])).toContain('[QUERYMODE HYBRID | DENSE | SPARSE] [FUSION RRF | DBSF] [WEIGHTING IDF]');
     const client = new IORedis({ port });
     expect(((await client.call('HELP')) as string[]).join('\n')).toMatch(/VSIM/);
     client.disconnect();
