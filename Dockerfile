@@ -5,6 +5,11 @@
 # Build: docker build -t respgate .            (proxy)
 #        docker build -t respgate:dev --target dev .
 # Both run as the unprivileged `node` user; settings come from RESPGATE_* variables (README).
+# They bind 0.0.0.0 so that other containers reach them, and then start only when clients must
+# authenticate (docs/security.md): give RESPGATE_REQUIREPASS (or RESPGATE_REQUIREPASS_FILE, e.g. a
+# mounted secret), or leave the proxy's REST token unset (each client AUTHs with its own), or set
+# RESPGATE_HOST=127.0.0.1 when the application shares the container's network, as in a Kubernetes pod
+# or with compose's `network_mode: service:respgate` (compose.yaml).
 
 FROM node:20-bookworm-slim AS build
 WORKDIR /src

@@ -897,6 +897,13 @@ function sideportHelpLines(s: RunningSideport, requirepass: boolean): string[] {
   ];
 }
 
+/** The help lines under a role's one-line banner (indented like the proxy role's). */
+function roleHelpLines(s: RunningSideport, f: SideportRoleFlags): string {
+  return sideportHelpLines(s, Boolean(f.requirepass || f.requirepassFile))
+    .map((line) => line.slice(2))
+    .join('\n');
+}
+
 function positiveTimeout(value: string): number {
   const n = parseNonNegativeInt(value, '--upstream-timeout');
   if (n < 1) throw new ConfigError('--upstream-timeout must be at least 1');
@@ -924,7 +931,7 @@ async function runVectorRole(f: SideportRoleFlags & { vectorPort: string; vector
   const ops = await startOrStop(s, () => sideportOperations(s, f));
   process.stdout.write(
     `respgate ${VERSION}: vector side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}\n` +
-      `${sideportHelpLines(s, Boolean(f.requirepass || f.requirepassFile)).join('\n')}\n${ops.line}`,
+      `${roleHelpLines(s, f)}\n${ops.line}`,
   );
   await waitForSignal();
   await ops.stop();
@@ -968,7 +975,7 @@ async function runQueueRole(
   const ops = await startOrStop(s, () => sideportOperations(s, f));
   process.stdout.write(
     `respgate ${VERSION}: queue side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}${account ? ` (account API ${new URL(account.url).origin})` : ''}\n` +
-      `${sideportHelpLines(s, Boolean(f.requirepass || f.requirepassFile)).join('\n')}\n${ops.line}`,
+      `${roleHelpLines(s, f)}\n${ops.line}`,
   );
   await waitForSignal();
   await ops.stop();

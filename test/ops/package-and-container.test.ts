@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { format as formatDockerfile, validate as validateDockerfile, ValidationSeverity } from 'dockerfile-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
-import { trackChild } from '../helpers/cleanup.js';
+import { runProcess, trackChild } from '../helpers/cleanup.js';
 import { startTestPlatform } from '../helpers/platform.js';
 import { effective, env as stageEnv, execForm, readDockerfile } from './dockerfile.js';
 
@@ -163,9 +163,40 @@ describe('the container image', () => {
     expect(validateDockerfile(broken, STRICT)).toHaveLength(2);
   });
 
+  it("with the image's own 0.0.0.0 the proxy refuses to start unless clients authenticate; README's RESPGATE_REQUIREPASS starts it", async () => {
+    const argv = [...execForm(effective(stages, 'proxy', 'ENTRYPOINT')!), ...execForm(effective(stages, 'proxy', 'CMD')!)];
+    const image: Record<string, string> = {
+      ...stageEnv(stages, 'proxy'),
+      RESPGATE_PORT: '0',
+      UPSTASH_REDIS_REST_URL: platform.url,
+      UPSTASH_REDIS_REST_TOKEN: platform.token,
+    };
+    expect(image.RESPGATE_HOST).toBe('0.0.0.0');
+    const refused = await runProcess(argv[0], argv.slice(1), { env: envWith({ ...image, RESPGATE_METRICS_PORT: '0' }) });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('the proxy binds 0.0.0.0 (reachable from the network) and clients need no authentication');
+    expect(refused.stderr).toContain('set a password with --requirepass');
+    // `docker run … -e RESPGATE_REQUIREPASS respgate`, as the README shows.
+    const env = envWith({ ...image, RESPGATE_METRICS_PORT: String(await freePort()), RESPGATE_REQUIREPASS: 'client-pass' });
+    const { child, out } = await startUntil(argv, env, /proxy ready on redis:\/\/0\.0\.0\.0:(\d+)[\s\S]*metrics:/);
+    const port = /proxy ready on redis:\/\/0\.0\.0\.0:(\d+)/.exec(out)![1];
+    expect((await run('redis-cli', ['-p', port, 'GET', 'x'])).stdout).toContain('NOAUTH');
+    expect((await run('redis-cli', ['-p', port, '--no-auth-warning', '-a', 'client-pass', 'SET', 'x', '1'])).stdout.trim()).toBe('OK');
+    expect(await stopped(child)).toBe(0);
+  });
+
+  it('compose.yaml runs the app in the network of respgate, which binds loopback (the setting the runs below use)', () => {
+    const compose = readFileSync(path.join(root, 'compose.yaml'), 'utf8');
+    expect(compose).toMatch(/^ {6}RESPGATE_HOST: 127\.0\.0\.1$/m);
+    expect(compose).toMatch(/^ {4}network_mode: service:respgate$/m);
+    expect(compose).toMatch(/target: \$\{RESPGATE_TARGET:-proxy\}/);
+    expect(stages.map((s) => s.name)).toEqual(expect.arrayContaining(['proxy', 'dev']));
+  });
+
   it("runs the proxy stage's exact entry command and health check against a real upstream", async () => {
     const metricsPort = await freePort();
-    // The image's ENV, with what `docker run -e` would set: the upstream, loopback and free ports here.
+    // The image's ENV, with what `docker run -e` would set: the upstream, free ports here, and loopback
+    // as compose.yaml's sidecar sets it.
     const env = envWith({
       ...stageEnv(stages, 'proxy'),
       RESPGATE_HOST: '127.0.0.1',

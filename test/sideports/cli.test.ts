@@ -130,6 +130,11 @@ describe('running', () => {
       expect(output).toContain('commands: help @vector_set in redis-cli (help VSIM or VSIM HELP for one); HELP from other clients');
       expect(output).toContain('commands: help @queue, help @account in redis-cli (help QPUBLISH or QPUBLISH HELP for one)');
       expect(output).not.toContain('HELP lists the commands');
+      // In the dev stack the side ports' series are in the platform's /metrics (docs/vector-sideport.md).
+      const http = /Key-value REST API\s+(http:\/\/\S+)/.exec(output)![1];
+      const metrics = await (await fetch(`${http}/metrics`)).text();
+      expect(metrics).toMatch(/^respgate_vector_sideport_connections \d+$/m);
+      expect(metrics).toMatch(/^respgate_queue_sideport_commands_total \d+$/m);
       const v = new IORedis({ port: vector });
       const q = new IORedis({ port: queue });
       // The dev stack's vector side port serves the 384-dimension "dense" index.

@@ -124,7 +124,7 @@ describe('the vector and queue roles with --metrics-port', () => {
     cleanups.push(() => stop(child));
     const port = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
     const metricsPort = Number(/metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(output)![1]);
-    expect(output).toContain(`redis-cli -p ${port}\n`);
+    expect(output).toContain(`\n  redis-cli -p ${port}\n  commands: help @vector_set`);
     expect(output).toContain('commands: help @vector_set in redis-cli (help VSIM or VSIM HELP for one); HELP from other clients');
     expect(output).not.toContain(platform.token);
     expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status).toBe(200);
@@ -133,6 +133,8 @@ describe('the vector and queue roles with --metrics-port', () => {
     // What the banner promises: redis-cli lists the group from this port's COMMAND DOCS; other clients send HELP.
     expect(await redisCli(port, ['help', '@vector_set'])).toMatch(/VSIM/);
     expect(await redisCli(port, ['help', 'VSIM'])).toMatch(/summary:.*most similar/);
+    // <CMD> HELP shows each option with the token that introduces it.
+    expect(await redisCli(port, ['VSIM', 'HELP'])).toContain('[QUERYMODE HYBRID | DENSE | SPARSE] [FUSION RRF | DBSF] [WEIGHTING IDF]');
     const client = new IORedis({ port });
     expect(((await client.call('HELP')) as string[]).join('\n')).toMatch(/VSIM/);
     client.disconnect();
