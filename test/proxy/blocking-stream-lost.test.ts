@@ -4,7 +4,8 @@
 // and through the proxy; the blocked client's reply must be byte-identical. The same for BLMOVE and
 // BRPOPLPUSH blocked while their destination holds another type (Redis answers WRONGTYPE when an
 // element arrives; a source of another type keeps them waiting). Then the hub alone: a write
-// answered before the blocked client's first poll counts as a write after the command.
+// answered before the blocked client's first poll counts as a write after the command, and clients
+// blocked on one key in different groups are served in the order they blocked.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { lookupCommand } from '../../src/commands/table.js';
 import { BlockingHub } from '../../src/proxy/blocking-hub.js';
@@ -255,6 +256,34 @@ describe('BlockingHub: a write that overtakes the first poll', () => {
     await settle();
     expect(String(first.mock.calls[0][0])).toMatch(/^-WRONGTYPE/);
     expect(String(second.mock.calls[0][0])).toBe('$3\r\nfoo\r\n');
+  });
+
+  it('polls of one key never overlap: a younger group waits for the older group’s poll, then both poll together, oldest first', async () => {
+    const { calls, hub } = scripted();
+    const plan = (dst: string) => {
+      const words = ['BRPOPLPUSH', 'blist', dst, '0'];
+      const p = planBlocking(lookupCommand(words[0])!, words.map(b));
+      if (Buffer.isBuffer(p)) throw new Error(p.toString());
+      return p;
+    };
+    const first = vi.fn();
+    const second = vi.fn();
+    hub.wait(plan('target1'), 100, first);
+    await settle();
+    hub.wait(plan('target2'), 100, second); // blocked after the first, while its poll is in flight
+    await settle();
+    expect(calls).toHaveLength(1);
+    hub.written([b('LPUSH'), b('blist'), b('foo')]); // the push came while the first poll was in flight
+    calls[0].answer([b('$-1\r\n')]); // that poll ran before the push
+    await settle();
+    expect(calls[1].commands.map((c) => c.map(String))).toEqual([
+      ['RPOPLPUSH', 'blist', 'target1'],
+      ['RPOPLPUSH', 'blist', 'target2'],
+    ]);
+    calls[1].answer([b('$3\r\nfoo\r\n'), b('$-1\r\n')]);
+    await settle();
+    expect(String(first.mock.calls[0][0])).toBe('$3\r\nfoo\r\n');
+    expect(second).not.toHaveBeenCalled();
   });
 
   it('a stream still there after NOGROUP lost its group', async () => {
