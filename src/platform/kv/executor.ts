@@ -416,7 +416,7 @@ function storeError(err: unknown): Error {
  * no subcommands (those resolve by their second argument), no platform refusal rule, not exclusive, and
  * none of the rewrites (JSON, compat), reply filters or ACL bookkeeping look at it.
  */
-function plainKindOf(spec: CommandSpec | undefined): 'read' | 'write' | undefined {
+export function plainKindOf(spec: CommandSpec | undefined): 'read' | 'write' | undefined {
   if (!spec || spec.subcommands || spec.platform) return undefined;
   const name = spec.name;
   if (name === 'acl' || EXCLUSIVE.has(name) || compatMayChange(name) || rewritesJsonName(name) || filtersRepliesOf(name)) return undefined;
