@@ -232,7 +232,7 @@ describe('the platform answers a plain pipeline as it answers the same commands 
     (k) => ['HGETALL', `${k}:h`],
     (k) => ['MGET', k, `${k}:none`],
     (k) => ['EXPIRE', k, '100'],
-    (k) => ['GET'], // wrong number of arguments, from Redis
+    () => ['GET'], // wrong number of arguments, from Redis
     (k) => ['DEL', k, `${k}:n`, `${k}:l`, `${k}:h`],
   ];
 
