@@ -106,6 +106,10 @@ describe('errors and status codes', () => {
     const u = await kv(p, '/nosuchcommand/a');
     expect(u.status).toBe(400);
     expect(u.json.error).toBe("ERR unknown command 'nosuchcommand', with args beginning with: 'a' ");
+    // Names of JavaScript object properties are unknown commands too, not JSON commands (was a 500).
+    const c = await kv(p, '/constructor/a');
+    expect(c.status).toBe(400);
+    expect(c.json.error).toBe("ERR unknown command 'constructor', with args beginning with: 'a' ");
   });
 
   it('answers 401 with the WRONGPASS text for a missing or wrong token', async () => {

@@ -191,6 +191,18 @@ function streamDelete(args: Arg[], name: 'xdelex' | 'xackdel'): CompatPlan {
   );
 }
 
+/** The lowercase names compatPlan may rewrite or answer itself (the cases below: keep them in step). */
+const COMPAT_NAMES: ReadonlySet<string> = new Set([
+  ...Object.keys(NATIVE_SINCE),
+  ...FIELD_TTL,
+  ...['copy', 'xtrim', 'xadd', 'hgetdel', 'hgetex', 'hsetex', 'bitop', 'xdelex', 'xackdel'],
+]);
+
+/** Whether compatPlan may change a command of this lowercase name; when false it always returns undefined. */
+export function compatMayChange(name: string): boolean {
+  return COMPAT_NAMES.has(name);
+}
+
 /**
  * The command to send instead of `command`, an error to answer, or undefined when Redis 7.0.15 runs the
  * command as it is.

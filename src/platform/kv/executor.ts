@@ -1,16 +1,25 @@
 // Runs Area B commands for a principal on redis-server and returns one raw RESP2 reply per
 // command. Commands the REST service does not offer are answered with an error reply in place
 // (from the command table's platform policy); ACL RESTTOKEN is answered by the platform.
-import { platformRefusal, resolveCommand, type CommandSpec } from '../../commands/table.js';
+import { lookupCommand, platformRefusal, resolveCommand, type CommandSpec } from '../../commands/table.js';
 import type { Arg } from '../../resp/request-writer.js';
 import { errorReply } from '../../resp/protocol.js';
 import { arrayElements } from '../../resp/reply-scanner.js';
 import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
 import type { Principal, Principals } from './principals.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
-import { rewriteJsonCommand, translateJsonError } from './json/rewrite.js';
-import { compatPlan, parseServerVersion, type ServerVersion } from './compat.js';
-import { replyFilterFor, scanKeys, TYPES_SCRIPT, WHICH_SCRIPT, withoutJsonLibrary, type ReplyFilter } from './json/visibility.js';
+import { rewriteJsonCommand, rewritesJsonName, translateJsonError } from './json/rewrite.js';
+import { compatMayChange, compatPlan, parseServerVersion, type ServerVersion } from './compat.js';
+import {
+  filtersRepliesOf,
+  replyFilterFor,
+  scanKeys,
+  TYPES_SCRIPT,
+  WHICH_SCRIPT,
+  withoutJsonLibrary,
+  type ReplyFilter,
+} from './json/visibility.js';
+import type { PlainKind } from './plain-pipeline.js';
 
 export type TransactionResult = RunResult | { error: string };
 
@@ -128,6 +137,32 @@ export class Executor {
       throw err;
     } finally {
       if (exclusive) principal.pool.release(conn, clean);
+    }
+  }
+
+  /**
+   * Whether commands named `name` (as spelled) are plain: `plan` sends every one of them as it is, on the
+   * shared connection, with nothing to do before or after (no rewrite, refusal, filter or ACL bookkeeping),
+   * whatever their arguments; then `read` or `write`. Otherwise undefined. Decided once per spelling.
+   */
+  readonly plainKind = (name: string): PlainKind => {
+    let kind = this.plainKinds.get(name);
+    if (kind === undefined) {
+      kind = plainKindOf(lookupCommand(name)) ?? null;
+      if (this.plainKinds.size < 4096) this.plainKinds.set(name, kind);
+    }
+    return kind ?? undefined;
+  };
+
+  private readonly plainKinds = new Map<string, 'read' | 'write' | null>();
+
+  /** A pipeline of plain commands (plainKind), already RESP: the replies' bytes back to back. */
+  async runPlain(principal: Principal, resp: Buffer, count: number): Promise<Buffer> {
+    const conn = await this.shared(principal);
+    try {
+      return await conn.sendEncodedJoined(resp, count);
+    } catch (err) {
+      throw storeError(err);
     }
   }
 
@@ -374,6 +409,18 @@ function storeError(err: unknown): Error {
     return new StoreUnavailableError('ERR the connection to the data store was lost; the outcome of the commands sent is unknown');
   }
   return new StoreUnavailableError(`ERR the data store is unavailable (${text}); retry when it is back`);
+}
+
+/**
+ * What `plan` does with every command of this spec, when that is "send it as it is": known to the table,
+ * no subcommands (those resolve by their second argument), no platform refusal rule, not exclusive, and
+ * none of the rewrites (JSON, compat), reply filters or ACL bookkeeping look at it.
+ */
+export function plainKindOf(spec: CommandSpec | undefined): 'read' | 'write' | undefined {
+  if (!spec || spec.subcommands || spec.platform) return undefined;
+  const name = spec.name;
+  if (name === 'acl' || EXCLUSIVE.has(name) || compatMayChange(name) || rewritesJsonName(name) || filtersRepliesOf(name)) return undefined;
+  return spec.flags.has('readonly') ? 'read' : 'write';
 }
 
 /** FUNCTION FLUSH/DELETE/RESTORE may remove the JSON library: it is checked before the next JSON command. */

@@ -7,6 +7,7 @@ import type { InternalStore } from '../internal-store.js';
 import { startStream } from './events.js';
 import { CredentialsRevokedError, Executor, StoreUnavailableError } from './executor.js';
 import { replyToJsonObject } from './json-reply.js';
+import { scanReply } from '../../resp/reply-scanner.js';
 import type { Principals } from './principals.js';
 import { parseKvRequest } from './request.js';
 
@@ -85,10 +86,15 @@ export class KvHandler {
       }
       throw err;
     }
-    const request = parseKvRequest(path, query, body);
+    const request = parseKvRequest(path, query, body, this.executor.plainKind);
     if (request.kind === 'invalid') return this.json(res, 400, errorJson(request.error));
 
-    const commandCount = request.kind === 'pipeline' || request.kind === 'multi-exec' ? request.commands.length : 1;
+    const commandCount =
+      request.kind === 'pipeline' || request.kind === 'multi-exec'
+        ? request.commands.length
+        : request.kind === 'plain-pipeline'
+          ? request.count
+          : 1;
     if (!(await this.withinDailyLimit(commandCount))) {
       return this.json(res, 400, errorJson('ERR max daily request limit exceeded'));
     }
@@ -122,6 +128,12 @@ export class KvHandler {
           if (wrote) this.writes++;
           if (resp2) return this.binary(res, 200, Buffer.concat(replies));
           return this.json(res, 200, `[${replies.map((r) => replyToJsonObject(r, { base64 })).join(',')}]`);
+        }
+        case 'plain-pipeline': {
+          const replies = await this.executor.runPlain(principal, request.resp, request.count);
+          if (request.wrote) this.writes++;
+          if (resp2) return this.binary(res, 200, replies);
+          return this.json(res, 200, pipelineJson(replies, base64));
         }
         case 'multi-exec': {
           const result = await this.executor.transaction(principal, request.commands);
@@ -175,6 +187,17 @@ export class KvHandler {
     });
     res.end(bytes);
   }
+}
+
+/** `[{"result": …}, …]` of replies back to back in one Buffer (a plain pipeline's). */
+function pipelineJson(replies: Buffer, base64: boolean): string {
+  const parts: string[] = [];
+  for (let pos = 0; pos < replies.length;) {
+    const end = scanReply(replies, pos);
+    parts.push(replyToJsonObject(replies.subarray(pos, end), { base64 }));
+    pos = end;
+  }
+  return `[${parts.join(',')}]`;
 }
 
 /** Unauthenticated health route (GET or HEAD); no Redis command is named HEALTH. */

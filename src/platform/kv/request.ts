@@ -3,16 +3,20 @@
 // binary argument can travel in the path form; JSON bodies carry text arguments.
 import { percentDecode } from './percent-decode.js';
 import type { Arg } from '../../resp/request-writer.js';
+import { readPlainPipeline, type PlainKind, type PlainPipeline } from './plain-pipeline.js';
 
 export type KvRequest =
   | { kind: 'command'; command: Arg[] }
   | { kind: 'pipeline'; commands: Arg[][] }
+  /** A pipeline of plain commands, already RESP (plain-pipeline.ts): the same answer as `pipeline`, cheaper. */
+  | ({ kind: 'plain-pipeline' } & PlainPipeline)
   | { kind: 'multi-exec'; commands: Arg[][] }
   | { kind: 'subscribe' | 'psubscribe'; channel: Buffer }
   | { kind: 'monitor' }
   | { kind: 'invalid'; error: string };
 
-export function parseKvRequest(rawPath: string, rawQuery: string, body: Buffer): KvRequest {
+/** `plainKind`: which commands may take the /pipeline fast path (Executor.plainKind); none without it. */
+export function parseKvRequest(rawPath: string, rawQuery: string, body: Buffer, plainKind?: (name: string) => PlainKind): KvRequest {
   const segments = rawPath.split('/').slice(1);
   if (segments.length === 1 && segments[0] === '') {
     // Command in the body: ["SET","k","v"]
@@ -26,6 +30,8 @@ export function parseKvRequest(rawPath: string, rawQuery: string, body: Buffer):
   }
   const first = segments[0].toLowerCase();
   if ((first === 'pipeline' || first === 'multi-exec') && segments.length === 1) {
+    const plain = first === 'pipeline' && plainKind ? readPlainPipeline(body, plainKind) : undefined;
+    if (plain) return { kind: 'plain-pipeline', ...plain };
     const parsed = parseJson(body);
     if (!parsed.ok) return invalid(parsed.error);
     if (!Array.isArray(parsed.value)) {

@@ -15,7 +15,10 @@ export interface RedisEndpoint {
 
 interface Pending {
   remaining: number;
+  /** One Buffer per reply, or (joined) the pieces of the replies' bytes as they arrived. */
   replies: Buffer[];
+  /** Whether the caller wants the replies' bytes as one Buffer, without a Buffer per reply. */
+  joined: boolean;
   resolve: (replies: Buffer[]) => void;
   reject: (err: Error) => void;
 }
@@ -96,7 +99,21 @@ export class RedisConnection {
     if (this.closedError) return Promise.reject(this.closedError);
     return new Promise((resolve, reject) => {
       if (count === 0) return resolve([]);
-      this.queue.push({ remaining: count, replies: [], resolve, reject });
+      this.queue.push({ remaining: count, replies: [], joined: false, resolve, reject });
+      this.enqueueWrite(bytes);
+    });
+  }
+
+  /**
+   * Like sendEncoded, but resolves with the `count` replies' bytes back to back in one Buffer: what an
+   * HTTP resp2 answer sends as it is, with no Buffer per reply and no copy when they arrived in one read.
+   */
+  sendEncodedJoined(bytes: Buffer, count: number): Promise<Buffer> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    return new Promise((resolve, reject) => {
+      if (count === 0) return resolve(Buffer.alloc(0));
+      const done = (pieces: Buffer[]) => resolve(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces));
+      this.queue.push({ remaining: count, replies: [], joined: true, resolve: done, reject });
       this.enqueueWrite(bytes);
     });
   }
@@ -145,6 +162,13 @@ export class RedisConnection {
         this.needed = 0;
         return;
       }
+      const head = this.queue[0];
+      if (head?.joined) {
+        const next = this.deliverJoined(head, buf, pos);
+        if (next < 0) return; // a partial reply waits in this.chunks for more bytes
+        pos = next;
+        continue;
+      }
       const end = scanReply(buf, pos);
       if (end < 0) {
         buf = buf.subarray(pos);
@@ -156,6 +180,33 @@ export class RedisConnection {
       this.deliver(buf.subarray(pos, end));
       pos = end;
     }
+  }
+
+  /**
+   * The complete replies from `start` that belong to `head` (a joined send) go to it as one piece; returns
+   * where they end, or -1 when none is complete: the rest is kept for more bytes like any partial reply.
+   */
+  private deliverJoined(head: Pending, buf: Buffer, start: number): number {
+    let pos = start;
+    while (head.remaining > 0 && pos < buf.length) {
+      const end = scanReply(buf, pos);
+      if (end < 0) {
+        if (pos > start) break;
+        const rest = buf.subarray(pos);
+        this.chunks = [rest];
+        this.buffered = rest.length;
+        this.needed = -end - pos;
+        return -1;
+      }
+      pos = end;
+      head.remaining--;
+    }
+    head.replies.push(buf.subarray(start, pos));
+    if (head.remaining === 0) {
+      this.queue.shift();
+      head.resolve(head.replies);
+    }
+    return pos;
   }
 
   private deliver(reply: Buffer): void {

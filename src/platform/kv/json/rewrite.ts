@@ -69,6 +69,11 @@ function lowerName(arg: Arg): string | undefined {
 }
 
 /** The FCALL form of a JSON command or of `TYPE key`; undefined for every other command. */
+/** Whether rewriteJsonCommand may rewrite a command of this lowercase name (TYPE and JSON.*). */
+export function rewritesJsonName(name: string): boolean {
+  return name === 'type' || Object.hasOwn(JSON_COMMANDS, name);
+}
+
 export function rewriteJsonCommand(command: Arg[]): JsonRewrite | undefined {
   if (command.length === 0) return undefined;
   const name = lowerName(command[0]);
@@ -77,7 +82,8 @@ export function rewriteJsonCommand(command: Arg[]): JsonRewrite | undefined {
     if (command.length !== 2) return undefined; // Redis answers the arity error itself
     return { command: ['EVAL_RO', TYPE_SCRIPT, '1', command[1]], write: false, name, library: false };
   }
-  const spec = JSON_COMMANDS[name];
+  // Own keys only: a command named `constructor` or `toString` is not a JSON command.
+  const spec = Object.hasOwn(JSON_COMMANDS, name) ? JSON_COMMANDS[name] : undefined;
   if (!spec) return undefined;
   const keys = spec.keys(command);
   return {

@@ -17,6 +17,11 @@ function lower(arg: Arg): string {
  * For `SCAN cursor … TYPE ReJSON-RL|string`: the command to send (TYPE string for both) and how to filter
  * its reply; for `FUNCTION LIST …`: the filter. Undefined for every other command.
  */
+/** Whether replyFilterFor may filter a command of this lowercase name (FUNCTION LIST, SCAN). */
+export function filtersRepliesOf(name: string): boolean {
+  return name === 'function' || name === 'scan';
+}
+
 export function replyFilterFor(command: Arg[]): { command: Arg[]; filter: ReplyFilter } | undefined {
   if (command.length === 0 || command[0].length > 8) return undefined;
   const name = lower(command[0]);
