@@ -206,7 +206,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     upstream: watch,
     stop: async () => {
       closeListeners();
-      for (const s of sessions) s.socket.destroy();
+      for (const s of sessions) s.destroy();
       await release();
     },
     shutdown: async () => {
@@ -215,7 +215,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       for (const s of sessions) s.drain();
       // Every connection closes once its owed replies are written; past the deadline, at once.
       while (sessions.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      for (const s of sessions) s.socket.destroy();
+      for (const s of sessions) s.destroy();
       await release();
     },
   };
@@ -267,6 +267,6 @@ function tlsServer(config: ResolvedProxyConfig, accept: (socket: net.Socket) => 
 function closeIdle(sessions: Set<Session>, config: ResolvedProxyConfig): void {
   const limit = Date.now() - config.idleTimeoutSec * 1000;
   for (const s of sessions) {
-    if (s.lastCommandAt < limit && s.idle) s.socket.destroy();
+    if (s.lastCommandAt < limit && s.idle) s.destroy();
   }
 }

@@ -85,7 +85,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       this.peerEnded = true;
       // A blocking command waits for data the client can no longer ask for: Redis frees a client
       // whose connection reads EOF, so the polling stops and the connection closes.
-      if (this.blocking) return void this.socket.destroy();
+      if (this.blocking) return void this.destroy();
       if (!this.replies.closing) this.closeAfterReplies();
     });
     socket.on('error', () => undefined); // 'close' follows
@@ -111,7 +111,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
         { conn: this.id, client: this.address, limitBytes: this.ctx.config.maxQueryBufferBytes },
         'client query buffer limit reached: closing the connection',
       );
-      return void this.socket.destroy();
+      return void this.destroy();
     }
     for (;;) {
       if (this.deferring) break;
@@ -157,7 +157,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
         { conn: this.id, client: this.address, limitBytes },
         'client output buffer limit reached (it reads slower than replies arrive): closing the connection',
       );
-      this.socket.destroy();
+      this.destroy();
     }
   }
 
@@ -217,7 +217,13 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     return !this.socket.destroyed && !this.socket.writableEnded && !this.replies.closing;
   }
 
+  /**
+   * Closes the connection now. A blocking command stops first, at once: 'close' comes only a turn
+   * later, and what a poll takes meanwhile must be put back, not written to a closed socket.
+   */
   destroy(): void {
+    this.blocking?.cancel();
+    this.blocking = undefined;
     this.socket.destroy();
   }
 
@@ -248,7 +254,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     if (this.replies.ended) return void setImmediate(release);
     if (this.peerEnded) {
       // The client is gone or half-closed before its blocking command started: like Redis at EOF.
-      this.socket.destroy();
+      this.destroy();
       return void setImmediate(release);
     }
     // The shared pollers use the proxy's own token; a client with a token of its own (pass-through, ACL
