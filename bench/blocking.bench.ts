@@ -12,11 +12,11 @@
 //   pickup: 10 workers in a BRPOP loop; a producer LPUSHes a timestamped job every 20-60 ms through
 //           the same proxy, then through a second proxy (another process would see the same):
 //           latency from before the LPUSH to the worker holding the job.
-import net from 'node:net';
 import { DEFAULTS, generateToken, PROXY_DEFAULTS } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { startPlatform } from '../src/platform/platform.js';
 import { startProxy, type RunningProxy } from '../src/proxy/server.js';
+import { Conn } from './resp-conn.js';
 
 const quick = process.argv.includes('--quick');
 const intervalIndex = process.argv.indexOf('--interval');
@@ -24,56 +24,6 @@ const INTERVAL = intervalIndex > 0 ? Number(process.argv[intervalIndex + 1]) : P
 const RUNS = quick ? 1 : 3;
 const IDLE_WINDOW_MS = quick ? 3000 : 10_000;
 const JOBS = quick ? 60 : 200;
-
-/** A RESP connection reading whole replies (enough for the replies used here: arrays of bulk strings, integers, bulk INFO). */
-class Conn {
-  private buf = Buffer.alloc(0);
-  private readonly waiting: ((reply: string) => void)[] = [];
-  private constructor(readonly socket: net.Socket) {
-    socket.on('data', (d) => {
-      this.buf = Buffer.concat([this.buf, d]);
-      for (;;) {
-        const end = replyEnd(this.buf, 0);
-        if (end < 0) break;
-        const reply = this.buf.subarray(0, end).toString('latin1');
-        this.buf = this.buf.subarray(end);
-        this.waiting.shift()?.(reply);
-      }
-    });
-  }
-  static connect(port: number): Promise<Conn> {
-    return new Promise((resolve, reject) => {
-      const s = net.connect({ port, host: '127.0.0.1' }, () => resolve(new Conn(s)));
-      s.setNoDelay(true);
-      s.once('error', reject);
-    });
-  }
-  call(...args: string[]): Promise<string> {
-    this.socket.write(`*${args.length}\r\n` + args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join(''));
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
-/** End of the RESP reply starting at `at`, or -1 when incomplete. */
-function replyEnd(buf: Buffer, at: number): number {
-  const nl = buf.indexOf('\r\n', at);
-  if (nl < 0) return -1;
-  const type = String.fromCharCode(buf[at]);
-  const n = Number(buf.toString('latin1', at + 1, nl));
-  if (type === '$') return n < 0 ? nl + 2 : buf.length >= nl + 2 + n + 2 ? nl + 2 + n + 2 : -1;
-  if (type === '*') {
-    let pos = nl + 2;
-    for (let i = 0; i < n; i++) {
-      pos = replyEnd(buf, pos);
-      if (pos < 0) return -1;
-    }
-    return pos;
-  }
-  return nl + 2;
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];

@@ -13,67 +13,18 @@
 // Latency: from the round's first command to its committed EXEC reply (retries included). The same
 // rounds against a direct redis-server give the reference (no upstream: latency and attempts only).
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { DEFAULTS, generateToken, PROXY_DEFAULTS } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { startPlatform } from '../src/platform/platform.js';
 import { startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
 import { startProxy } from '../src/proxy/server.js';
+import { Conn } from './resp-conn.js';
 
 const quick = process.argv.includes('--quick');
 const RUNS = quick ? 1 : 3;
 const ROUNDS = quick ? 100 : 400;
 const CLIENTS = 10;
-
-/** A RESP connection reading whole replies (simple, bulk, integer, and arrays of them). */
-class Conn {
-  private buf = Buffer.alloc(0);
-  private readonly waiting: ((reply: string) => void)[] = [];
-  private constructor(readonly socket: net.Socket) {
-    socket.on('data', (d) => {
-      this.buf = Buffer.concat([this.buf, d]);
-      for (;;) {
-        const end = replyEnd(this.buf, 0);
-        if (end < 0) break;
-        const reply = this.buf.subarray(0, end).toString('latin1');
-        this.buf = this.buf.subarray(end);
-        this.waiting.shift()?.(reply);
-      }
-    });
-  }
-  static connect(port: number): Promise<Conn> {
-    return new Promise((resolve, reject) => {
-      const s = net.connect({ port, host: '127.0.0.1' }, () => resolve(new Conn(s)));
-      s.setNoDelay(true);
-      s.once('error', reject);
-    });
-  }
-  call(...args: string[]): Promise<string> {
-    this.socket.write(`*${args.length}\r\n` + args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join(''));
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
-function replyEnd(buf: Buffer, at: number): number {
-  const nl = buf.indexOf('\r\n', at);
-  if (nl < 0) return -1;
-  const type = String.fromCharCode(buf[at]);
-  const n = Number(buf.toString('latin1', at + 1, nl));
-  if (type === '$') return n < 0 ? nl + 2 : buf.length >= nl + 2 + n + 2 ? nl + 2 + n + 2 : -1;
-  if (type === '*') {
-    let pos = nl + 2;
-    for (let i = 0; i < n; i++) {
-      pos = replyEnd(buf, pos);
-      if (pos < 0) return -1;
-    }
-    return pos;
-  }
-  return nl + 2;
-}
 
 /** Counts requests and billed commands on their way to the platform. */
 async function startCountingRelay(target: string): Promise<{ url: string; counts: { requests: number; commands: number }; stop(): void }> {
