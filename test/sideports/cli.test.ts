@@ -1,12 +1,13 @@
 // The side ports from the command line: flags and environment variables in --help, configuration
 // errors, the dev stack's banner and ports, and the `vector` / `queue` roles against a real platform.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { startTestPlatform } from '../helpers/platform.js';
+import { startRespgate, stopRespgate } from './harness.js';
 
 const run = promisify(execFile);
 const bin = path.resolve(__dirname, '../../bin/respgate');
@@ -19,37 +20,6 @@ async function respgate(args: string[], env: Record<string, string> = {}): Promi
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
-}
-
-/** Starts a long-running respgate and resolves with its output once `ready` appears (bounded). */
-function startRespgate(args: string[], ready: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; output: string }> {
-  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`respgate not ready within 20 s:\n${output}`)), 20_000);
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      if (ready.test(output)) {
-        clearTimeout(timer);
-        resolve({ child, output });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`respgate exited with ${code}:\n${output}`));
-    });
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }
 
 describe('help and configuration errors', () => {
@@ -143,7 +113,7 @@ describe('running', () => {
       v.disconnect();
       q.disconnect();
     } finally {
-      await stop(child);
+      await stopRespgate(child);
     }
   });
 
@@ -156,7 +126,7 @@ describe('running', () => {
       expect(output).not.toContain('Vector side port');
       expect(output).toContain('Queue side port');
     } finally {
-      await stop(child);
+      await stopRespgate(child);
     }
   });
 
@@ -181,8 +151,8 @@ describe('running', () => {
       await expect(q.call('ACCOUNT', 'BUDGET', 'u', '100')).rejects.toThrow(/ACCOUNT commands need the account API/);
       q.disconnect();
     } finally {
-      await stop(vec.child);
-      await stop(que.child);
+      await stopRespgate(vec.child);
+      await stopRespgate(que.child);
     }
   });
 });

@@ -1,7 +1,6 @@
 // What an operator gets from a side port: readiness from one upstream call (with the reason when the
 // upstream is down or refuses the token), and `--metrics-port` of the `vector` and `queue` roles
 // answering /metrics, /healthz and /readyz; the banner says how redis-cli users find the commands.
-import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -11,10 +10,10 @@ import { startMetricsServer } from '../../src/metrics.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import type { RunningSideport } from '../../src/sideports/server.js';
 import { startTestPlatform } from '../helpers/platform.js';
-import { runProcess, trackChild } from '../helpers/cleanup.js';
+import { runProcess } from '../helpers/cleanup.js';
 import { restartablePort } from '../helpers/ports.js';
 import { until } from '../helpers/wait.js';
-import { queuePort, redisCli, vectorPort } from './harness.js';
+import { queuePort, redisCli, startRespgate, stopRespgate, vectorPort } from './harness.js';
 
 const bin = path.resolve(__dirname, '../../bin/respgate');
 let platform: RunningPlatform;
@@ -121,7 +120,7 @@ describe('the vector and queue roles with --metrics-port', () => {
       /health: \/healthz/,
       { RESPGATE_VECTOR_TOKEN: platform.token },
     );
-    cleanups.push(() => stop(child));
+    cleanups.push(() => stopRespgate(child));
     const port = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
     const metricsPort = Number(/metrics: http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(output)![1]);
     expect(output).toContain(`\n  redis-cli -p ${port}\n  commands: help @vector_set`);
@@ -147,7 +146,7 @@ describe('the vector and queue roles with --metrics-port', () => {
       RESPGATE_QUEUE_URL: `${platform.url}/queue`,
       RESPGATE_QUEUE_TOKEN: 'not-the-token',
     });
-    cleanups.push(() => stop(child));
+    cleanups.push(() => stopRespgate(child));
     expect(output).toContain(`metrics: http://127.0.0.1:${metricsPort}/metrics`);
     expect(output).toContain('commands: help @queue, help @account in redis-cli (help QPUBLISH or QPUBLISH HELP for one)');
     const port = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(output)![1]);
@@ -169,39 +168,3 @@ describe('the vector and queue roles with --metrics-port', () => {
     expect(stderr).toContain(`metrics port ${taken.port} on 127.0.0.1 is already in use; choose another with --metrics-port`);
   });
 });
-
-/** Starts a long-running respgate and resolves with its output once `ready` appears (bounded). */
-function startRespgate(args: string[], ready: RegExp, env: Record<string, string> = {}): Promise<{ child: ChildProcess; output: string }> {
-  const child = trackChild(
-    spawn(process.execPath, [bin, ...args], {
-      env: { ...process.env, RESPGATE_LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`respgate not ready within 20 s:\n${output}`)), 20_000);
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      if (ready.test(output)) {
-        clearTimeout(timer);
-        resolve({ child, output });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`respgate exited with ${code}:\n${output}`));
-    });
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
