@@ -151,6 +151,31 @@ export class RawClient {
   }
 }
 
+/**
+ * Sends the same commands to an oracle (a direct redis-server) and the proxy, as one burst (one write
+ * each) or one at a time, and returns both sides' raw replies in order (the differential tests).
+ */
+export async function replayOnBoth(
+  side: { oracle: RawClient; proxy: RawClient },
+  commands: (string | Buffer)[][],
+  burst: boolean,
+): Promise<[Buffer[], Buffer[]]> {
+  if (burst) {
+    const bytes = encodeCommands(commands);
+    side.oracle.write(bytes);
+    side.proxy.write(bytes);
+    return Promise.all([side.oracle.replies(commands.length), side.proxy.replies(commands.length)]);
+  }
+  const o: Buffer[] = [];
+  const p: Buffer[] = [];
+  for (const args of commands) {
+    const [[a], [b]] = await Promise.all([side.oracle.call(args), side.proxy.call(args)]);
+    o.push(a);
+    p.push(b);
+  }
+  return [o, p];
+}
+
 /** An ioredis client straight to the platform's data store (around the proxy): PUBSUB NUMSUB, CLIENT KILL, publishing. */
 export async function connectDataStore(stack: Stack): Promise<IORedis> {
   const ds = stack.platform.dataStore;

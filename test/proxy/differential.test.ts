@@ -3,8 +3,7 @@
 // RESP2 replies must be byte-identical (or equal under the step's declared normalizer), both when the
 // commands are sent one at a time and when a scenario is sent as one pipelined burst.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeCommands } from '../../src/resp/request-writer.js';
-import { RawClient, startStack, type Stack } from '../helpers/stack.js';
+import { RawClient, replayOnBoth, startStack, type Stack } from '../helpers/stack.js';
 import { comparable, mismatch, printable, reportDifferences } from './differential-compare.js';
 import {
   KNOWN_BUGS,
@@ -123,10 +122,11 @@ async function runBurst(scenario: Scenario): Promise<void> {
   const side = await connect();
   try {
     const steps = scenario.commands.map(stepOf);
-    const burst = encodeCommands(steps.map((s) => s.args));
-    side.oracle.write(burst);
-    side.proxy.write(burst);
-    const [o, p] = await Promise.all([side.oracle.replies(steps.length), side.proxy.replies(steps.length)]);
+    const [o, p] = await replayOnBoth(
+      side,
+      steps.map((s) => s.args),
+      true,
+    );
     const failures: string[] = [];
     for (let i = 0; i < steps.length; i++) {
       const failure = judge(scenario, i, steps[i], o[i], p[i], 'pipelined burst');

@@ -11,10 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
 import type { RunningProxy } from '../../src/proxy/server.js';
-import { encodeCommands } from '../../src/resp/request-writer.js';
 import { tracked } from '../helpers/cleanup.js';
 import { startTestPlatform } from '../helpers/platform.js';
-import { RawClient, startTestProxy } from '../helpers/stack.js';
+import { RawClient, replayOnBoth, startTestProxy } from '../helpers/stack.js';
 import { comparable, mismatch, printable } from './differential-compare.js';
 import { KNOWN_DIFFERENCES, commandCount, judgeBug, scenarios, stepOf, type Arg, type Scenario, type Step } from './differential-cases.js';
 import { allScenarios, run3, type Override } from './resp3-run.js';
@@ -147,22 +146,11 @@ async function runScenario(format: 'json' | 'auto', scenario: Scenario, burst: b
   const count = (compared[format] ??= { commands: 0, same: 0, known: 0, json: 0 });
   try {
     const steps = scenario.commands.map(stepOf);
-    let o: Buffer[];
-    let p: Buffer[];
-    if (burst) {
-      const bytes = encodeCommands(steps.map((s) => s.args));
-      side.oracle.write(bytes);
-      side.proxy.write(bytes);
-      [o, p] = await Promise.all([side.oracle.replies(steps.length), side.proxy.replies(steps.length)]);
-    } else {
-      o = [];
-      p = [];
-      for (const step of steps) {
-        const [[a], [b]] = await Promise.all([side.oracle.call(step.args), side.proxy.call(step.args)]);
-        o.push(a);
-        p.push(b);
-      }
-    }
+    const [o, p] = await replayOnBoth(
+      side,
+      steps.map((s) => s.args),
+      burst,
+    );
     const failures: string[] = [];
     for (let i = 0; i < steps.length; i++) {
       count.commands++;

@@ -3,9 +3,8 @@
 import { expect } from 'vitest';
 import { replyShape } from '../../src/commands/reply-types.js';
 import { resolveCommand } from '../../src/commands/table.js';
-import { encodeCommands } from '../../src/resp/request-writer.js';
 import { toResp3 } from '../../src/resp/resp3-converter.js';
-import { RawClient } from '../helpers/stack.js';
+import { RawClient, replayOnBoth } from '../helpers/stack.js';
 import { judgeBug, KNOWN_DIFFERENCES, scenarios, type Arg } from './differential-cases.js';
 import { reportDifferences, mismatch } from './differential-compare.js';
 import { KNOWN_DIFFERENCES_3, resp3Scenarios, type Scenario3, type Step3 } from './resp3-cases.js';
@@ -116,22 +115,11 @@ export async function run3(ports: Ports, scenario: Scenario3, burst: boolean, ov
   const side = await connect3(ports);
   try {
     const steps = runnable(scenario);
-    let o: Buffer[];
-    let p: Buffer[];
-    if (burst) {
-      const bytes = encodeCommands(steps.map((s) => s.args));
-      side.oracle.write(bytes);
-      side.proxy.write(bytes);
-      [o, p] = await Promise.all([side.oracle.replies(steps.length), side.proxy.replies(steps.length)]);
-    } else {
-      o = [];
-      p = [];
-      for (const s of steps) {
-        const [[a], [b]] = await Promise.all([side.oracle.call(s.args), side.proxy.call(s.args)]);
-        o.push(a);
-        p.push(b);
-      }
-    }
+    const [o, p] = await replayOnBoth(
+      side,
+      steps.map((s) => s.args),
+      burst,
+    );
     const failures: string[] = [];
     let protocol: 2 | 3 = 3;
     for (let i = 0; i < steps.length; i++) {
