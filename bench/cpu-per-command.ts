@@ -158,7 +158,7 @@ async function main(): Promise<void> {
   const platform = await startUntilReady(
     process.execPath,
     [...nodeArgs('platform'), bin, 'platform', '--http-port', String(httpPort), '--token', token, '--log-level', 'warn'],
-    /embedded redis-server on 127\.0\.0\.1:\d+\n/,
+    /embedded redis-server on 127\.0\.0\.1:\d+\D/,
   );
   const dataPort = Number(/embedded redis-server on 127\.0\.0\.1:(\d+)/.exec(platform.out)![1]);
   const dataPid = childWithPort(platform.pid, dataPort);

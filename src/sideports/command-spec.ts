@@ -82,9 +82,7 @@ function argSyntax(a: ArgSpec): string {
   if (a.type === 'pure-token') s = a.token!;
   else if (a.type === 'oneof') s = (a.optional ? '' : '(') + a.arguments!.map(argSyntax).join(' | ') + (a.optional ? '' : ')');
   else if (a.type === 'block') s = a.arguments!.map(argSyntax).join(' ');
-  else s = a.name;
-  // A token introduces its argument, a choice or a block alike (VSIM … [QUERYMODE HYBRID | DENSE | SPARSE]).
-  if (a.token && a.type !== 'pure-token') s = `${a.token} ${s}`;
+  else s = a.token ? `${a.token} ${a.name}` : a.name;
   if (a.multiple) s = `${s} [${s} ...]`;
   return a.optional ? `[${s}]` : s;
 }
