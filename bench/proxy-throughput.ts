@@ -55,9 +55,11 @@ function median(xs: number[]): number {
 async function startDevStack(from = root): Promise<{ port: number; pid: number; stop: () => void }> {
   const port = await freePort();
   const httpPort = await freePort();
+  // The side ports too: their defaults (6380, 6381) may be taken by another stack on the machine.
+  const sidePorts = ['--vector-port', String(await freePort()), '--queue-port', String(await freePort())];
   const child = spawn(
     process.execPath,
-    [path.join(from, 'bin/respgate'), 'dev', '--port', String(port), '--http-port', String(httpPort), '--log-level', 'warn'],
+    [path.join(from, 'bin/respgate'), 'dev', '--port', String(port), '--http-port', String(httpPort), ...sidePorts, '--log-level', 'warn'],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },

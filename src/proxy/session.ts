@@ -1,7 +1,7 @@
 // One client connection: socket events, the receive loop, backpressure and the end of the
 // connection. The steps of a request live in their own modules; one GET goes:
 //
-//   socket 'data' → Session.receive → RequestReader.read (resp/request-reader.ts)
+//   socket read (socket-input.ts) → Session.receive → RequestReader.read (resp/request-reader.ts)
 //     → dispatch (dispatch.ts: check, gates, route) → a position in ReplyQueue + a CommandItem on `pending`
 //     → Batcher.enqueue … setImmediate … Batcher.flush → KvClient.pipeline (upstream/)
 //     → Session.deliver (RESP3 conversion) → Session.afterBatch → ReplyQueue.write → socket.write
@@ -23,6 +23,7 @@ import type { LocalContext } from './local/index.js';
 import { createPushState } from './pubsub.js';
 import { errorReply, NULL3, NULL_ARRAY, NULL_BULK } from './replies.js';
 import { ReplyQueue } from './reply-queue.js';
+import { readSocket } from './socket-input.js';
 import { Transaction, transactionReply } from './transaction.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -76,7 +77,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     this.pushes = createPushState(this, ctx.pushUpstream);
     this.local = { conn: this, server: ctx.server };
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    readSocket(socket, (chunk) => this.receive(chunk));
     socket.on('drain', () => this.maybeResume());
     // The client half-closed (sent everything, e.g. `printf … | nc -N`): like Redis, the commands it
     // sent before are still answered, then the connection closes. The server is created with

@@ -1,0 +1,105 @@
+// isResp2 decides whether upstream reply bytes may reach a client. It reads lengths and integers
+// with byte loops (CPU per command, issue 14); these tests pin its verdicts, and compare it with the
+// regular-expression version it replaced on generated replies, valid and broken.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isResp2 } from '../../src/upstream/resp2-check.js';
+
+/** The previous implementation, kept as the reference. */
+function reference(reply: Buffer): boolean {
+  let pos = 0;
+  let pending = 1;
+  while (pending > 0) {
+    if (pos >= reply.length) return false;
+    const type = reply[pos];
+    const lineEnd = reply.indexOf(13, pos + 1);
+    if (lineEnd < 0 || reply[lineEnd + 1] !== 10) return false;
+    pending--;
+    switch (type) {
+      case 0x2b:
+      case 0x2d:
+        pos = lineEnd + 2;
+        break;
+      case 0x3a:
+        if (!/^-?\d+$/.test(reply.toString('latin1', pos + 1, lineEnd))) return false;
+        pos = lineEnd + 2;
+        break;
+      case 0x24:
+      case 0x2a: {
+        const text = reply.toString('latin1', pos + 1, lineEnd);
+        if (!/^(-1|\d+)$/.test(text)) return false;
+        const n = Number(text);
+        pos = lineEnd + 2;
+        if (type === 0x24) {
+          if (n >= 0) {
+            if (reply[pos + n] !== 13 || reply[pos + n + 1] !== 10) return false;
+            pos += n + 2;
+          }
+        } else if (n > 0) pending += n;
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return pos === reply.length;
+}
+
+const b = (s: string) => Buffer.from(s, 'latin1');
+
+describe('isResp2', () => {
+  it('accepts RESP2 replies', () => {
+    for (const s of [
+      '+OK\r\n',
+      '-ERR x\r\n',
+      ':0\r\n',
+      ':-12\r\n',
+      ':007\r\n',
+      '$-1\r\n',
+      '$0\r\n\r\n',
+      '$3\r\na\r\n\r\n',
+      '*-1\r\n',
+      '*0\r\n',
+      '*2\r\n$1\r\na\r\n:1\r\n',
+      '$02\r\nab\r\n',
+    ])
+      expect(isResp2(b(s)), s).toBe(true);
+  });
+
+  it('refuses RESP3 types, bad lengths and integers, and bytes before or after the reply', () => {
+    for (const s of [
+      '_\r\n',
+      '%1\r\n+a\r\n+b\r\n',
+      ',1.5\r\n',
+      '#t\r\n',
+      ':\r\n',
+      ':-\r\n',
+      ':1a\r\n',
+      ': 1\r\n',
+      '$-2\r\n',
+      '$-01\r\n',
+      '$\r\n',
+      '$+1\r\na\r\n',
+      '*-2\r\n',
+      '$3\r\nab\r\n',
+      '$1\r\nab\r\n',
+      '+OK\r\n+OK\r\n',
+      '*2\r\n:1\r\n',
+      '+OK\r',
+      '+OK\n',
+      '',
+    ])
+      expect(isResp2(b(s)), JSON.stringify(s)).toBe(false);
+  });
+
+  it('gives the same verdict as the regular-expression version on generated replies', () => {
+    const piece = fc.constantFrom('+', '-', ':', '$', '*', '_', '%', '1', '2', '-1', '0', '00', 'a', '\r\n', '\r', '\n', 'OK', '3');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 24 }), (pieces) => {
+        const buf = b(pieces.join(''));
+        expect(isResp2(buf)).toBe(reference(buf));
+      }),
+      { numRuns: 20000 },
+    );
+  });
+});
