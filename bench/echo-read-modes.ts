@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { readSocket } from '../src/proxy/socket-input.js';
+import { createReadBuffer, readSocket } from '../src/proxy/socket-input.js';
 
 const run = promisify(execFile);
 const arg = (name: string, fallback: number): number => {
@@ -24,6 +24,7 @@ function serve(mode: string): void {
   const { WriteWrap } = (process as unknown as { binding(name: string): { WriteWrap: new () => Record<string, unknown> } }).binding(
     'stream_wrap',
   );
+  const readBuffer = createReadBuffer();
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     socket.setNoDelay(true);
     const handle = (socket as unknown as { _handle: { writeBuffer(req: unknown, b: Buffer): number } })._handle;
@@ -39,7 +40,7 @@ function serve(mode: string): void {
       } else socket.write(out);
     };
     if (mode === 'data') socket.on('data', answer);
-    else readSocket(socket, answer);
+    else readSocket(socket, readBuffer, answer);
     socket.on('end', () => socket.end());
     socket.on('error', () => undefined);
   });

@@ -136,4 +136,6 @@ export interface ProxyContext {
   readonly pushUpstream: PushUpstream;
   readonly server: ServerState;
   readonly ops: ProxyOperationsPort;
+  /** Where client sockets are read into (socket-input.ts), one per proxy. */
+  readonly readBuffer: Buffer;
 }

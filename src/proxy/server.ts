@@ -17,6 +17,7 @@ import { createProxyMetrics, type ConnectionState } from './proxy-metrics.js';
 import { Session } from './session.js';
 import { Slowlog } from './slowlog.js';
 import { UpstreamWatch } from './upstream-watch.js';
+import { createReadBuffer } from './socket-input.js';
 
 export interface RunningProxy {
   port: number;
@@ -133,6 +134,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     batcher,
     log,
     pushUpstream: { client: events, log, confirmTimeoutMs: config.upstreamTimeoutMs },
+    readBuffer: createReadBuffer(),
     server,
     ops: {
       commandDone(conn, args, readAt) {

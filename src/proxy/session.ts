@@ -77,7 +77,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     this.pushes = createPushState(this, ctx.pushUpstream);
     this.local = { conn: this, server: ctx.server };
     socket.setNoDelay(true);
-    readSocket(socket, (chunk) => this.receive(chunk));
+    readSocket(socket, ctx.readBuffer, (chunk) => this.receive(chunk));
     socket.on('drain', () => this.maybeResume());
     // The client half-closed (sent everything, e.g. `printf … | nc -N`): like Redis, the commands it
     // sent before are still answered, then the connection closes. The server is created with

@@ -11,22 +11,26 @@ import type net from 'node:net';
 /** One read at most: the size of the buffer libuv reads into (Node's own default is 64 KB too). */
 const READ_BUFFER_BYTES = 64 * 1024;
 
-/** Shared by every connection: a read is copied out before the next read can start (one thread). */
-let shared: Buffer | undefined;
+/**
+ * The buffer reads land in, shared by every connection of one proxy: a read is copied out before the
+ * next read can start (one thread).
+ */
+export function createReadBuffer(): Buffer {
+  return Buffer.allocUnsafe(READ_BUFFER_BYTES);
+}
 
 interface StreamHandle {
   useUserBuffer?: (buffer: Uint8Array) => void;
 }
 
 /** Calls `receive` with each chunk of bytes the client sends, as a Buffer the callee may keep. */
-export function readSocket(socket: net.Socket, receive: (chunk: Buffer) => void): void {
+export function readSocket(socket: net.Socket, buffer: Buffer, receive: (chunk: Buffer) => void): void {
   const handle = (socket as unknown as { _handle?: StreamHandle })._handle;
   const symbols = onreadSymbols(socket);
   if ((socket as { encrypted?: boolean }).encrypted || typeof handle?.useUserBuffer !== 'function' || !symbols) {
     socket.on('data', receive);
     return;
   }
-  const buffer = (shared ??= Buffer.allocUnsafe(READ_BUFFER_BYTES));
   const slots = socket as unknown as Record<symbol, unknown>;
   slots[symbols.buffer] = buffer;
   slots[symbols.callback] = (bytes: number): void => receive(Buffer.from(buffer.subarray(0, bytes)));
