@@ -12,11 +12,10 @@
 //   pickup: 10 workers in a BRPOP loop; a producer LPUSHes a timestamped job every 20-60 ms through
 //           the same proxy, then through a second proxy (another process would see the same):
 //           latency from before the LPUSH to the worker holding the job.
-import { DEFAULTS, generateToken, PROXY_DEFAULTS } from '../src/config.js';
+import { PROXY_DEFAULTS } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { startPlatform } from '../src/platform/platform.js';
 import { startProxy, type RunningProxy } from '../src/proxy/server.js';
-import { Conn } from './resp-conn.js';
+import { benchProxyConfig, Conn, startBenchPlatform } from './local-stack.js';
 
 const quick = process.argv.includes('--quick');
 const intervalIndex = process.argv.indexOf('--interval');
@@ -71,31 +70,8 @@ async function pickup(workerProxy: RunningProxy, producerProxy: RunningProxy, qu
 
 async function main(): Promise<void> {
   const log = createLogger('warn');
-  const platform = await startPlatform(
-    {
-      host: '127.0.0.1',
-      httpPort: 0,
-      token: generateToken(),
-      readonlyToken: generateToken(),
-      redisServerBinary: 'redis-server',
-      maxRequestSize: DEFAULTS.maxRequestSize,
-      dailyRequestLimit: 0,
-      logLevel: 'warn',
-    },
-    log,
-  );
-  const { upstreamTimeoutMs, upstreamConnections, maxBatch, maxBulkLength } = PROXY_DEFAULTS;
-  const proxyConfig = {
-    host: '127.0.0.1',
-    port: 0,
-    upstreamUrl: platform.url,
-    upstreamToken: platform.token,
-    blockPollIntervalMs: INTERVAL,
-    upstreamTimeoutMs,
-    upstreamConnections,
-    maxBatch,
-    maxBulkLength,
-  };
+  const platform = await startBenchPlatform(log);
+  const proxyConfig = benchProxyConfig(platform.url, platform.token, { blockPollIntervalMs: INTERVAL });
   const [proxy, other] = [await startProxy(proxyConfig, log), await startProxy(proxyConfig, log)];
   console.log(`respgate blocking bench, --block-poll-interval ${INTERVAL} ms, ${RUNS} run(s) per case (${new Date().toISOString()})`);
   const one: number[] = [];

@@ -14,12 +14,10 @@
 // rounds against a direct redis-server give the reference (no upstream: latency and attempts only).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULTS, generateToken, PROXY_DEFAULTS } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { startPlatform } from '../src/platform/platform.js';
 import { startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
 import { startProxy } from '../src/proxy/server.js';
-import { Conn } from './resp-conn.js';
+import { benchProxyConfig, Conn, startBenchPlatform } from './local-stack.js';
 
 const quick = process.argv.includes('--quick');
 const RUNS = quick ? 1 : 3;
@@ -132,34 +130,9 @@ async function runCase(port: number, counts: { requests: number; commands: numbe
 
 async function main(): Promise<void> {
   const log = createLogger('warn');
-  const platform = await startPlatform(
-    {
-      host: '127.0.0.1',
-      httpPort: 0,
-      token: generateToken(),
-      readonlyToken: generateToken(),
-      redisServerBinary: 'redis-server',
-      maxRequestSize: DEFAULTS.maxRequestSize,
-      dailyRequestLimit: 0,
-      logLevel: 'warn',
-    },
-    log,
-  );
+  const platform = await startBenchPlatform(log);
   const relay = await startCountingRelay(platform.url);
-  const { upstreamTimeoutMs, upstreamConnections, maxBatch, maxBulkLength } = PROXY_DEFAULTS;
-  const proxy = await startProxy(
-    {
-      host: '127.0.0.1',
-      port: 0,
-      upstreamUrl: relay.url,
-      upstreamToken: platform.token,
-      upstreamTimeoutMs,
-      upstreamConnections,
-      maxBatch,
-      maxBulkLength,
-    },
-    log,
-  );
+  const proxy = await startProxy(benchProxyConfig(relay.url, platform.token), log);
   await proxy.upstreamChecked;
   console.log(`respgate WATCH bench: ${ROUNDS} committed increments per case, ${RUNS} run(s), median (${new Date().toISOString()})`);
   const cases: [string, boolean, number][] = [
