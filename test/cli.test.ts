@@ -1,35 +1,23 @@
 // The command line as a user meets it: help, configuration errors (clear message, exit code 1).
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Redis as IORedis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
 import { onCleanup, trackChild } from './helpers/cleanup.js';
+import { runRespgate } from './helpers/respgate-cli.js';
 
-const run = promisify(execFile);
 const bin = path.resolve(__dirname, '../bin/respgate');
-
-/** Runs bin/respgate; resolves with exit code and output whatever the exit code. */
-async function respgate(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 20_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 describe('respgate CLI', () => {
   it('--help lists the three commands, and each command lists every flag with its environment variable', async () => {
-    const top = await respgate(['--help']);
+    const top = await runRespgate(['--help']);
     expect(top.code).toBe(0);
     for (const cmd of ['dev', 'proxy', 'platform']) expect(top.stdout).toMatch(new RegExp(`^  ${cmd} `, 'm'));
-    const dev = await respgate(['dev', '--help']);
+    const dev = await runRespgate(['dev', '--help']);
     for (const flag of [
       '--port',
       '--http-port',
@@ -45,7 +33,7 @@ describe('respgate CLI', () => {
     ]) {
       expect(dev.stdout, flag).toContain(flag);
     }
-    const proxy = await respgate(['proxy', '--help']);
+    const proxy = await runRespgate(['proxy', '--help']);
     for (const flag of ['--upstream-url', '--upstream-token', '--metrics-port', '--max-batch']) expect(proxy.stdout, flag).toContain(flag);
     // Every option line names its environment variable.
     const options = (dev.stdout + proxy.stdout).split('\n').filter((l) => /^\s+--[a-z]/.test(l) && !l.includes('--help'));
@@ -57,14 +45,14 @@ describe('respgate CLI', () => {
   });
 
   it('refuses bad values with the flag, the value and the expected form, exit code 1', async () => {
-    const r = await respgate(['platform', '--http-port', '99999']);
+    const r = await runRespgate(['platform', '--http-port', '99999']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("configuration error: --http-port must be a TCP port number from 0 to 65535, got '99999'");
-    const size = await respgate(['platform', '--max-request-size', 'lots']);
+    const size = await runRespgate(['platform', '--max-request-size', 'lots']);
     expect(size.stderr).toContain('--max-request-size must be a size such as 1048576, 512kb or 10mb');
-    const url = await respgate(['platform', '--redis-url', 'http://x']);
+    const url = await runRespgate(['platform', '--redis-url', 'http://x']);
     expect(url.stderr).toContain('--redis-url must start with redis://');
-    const format = await respgate(['proxy', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 't'], {
+    const format = await runRespgate(['proxy', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 't'], {
       RESPGATE_UPSTREAM_FORMAT: 'xml',
     });
     expect(format.code).toBe(1);
@@ -72,10 +60,10 @@ describe('respgate CLI', () => {
   });
 
   it('proxy without an upstream says where to give one', async () => {
-    const r = await respgate(['proxy'], { UPSTASH_REDIS_REST_URL: '', UPSTASH_REDIS_REST_TOKEN: '', RESPGATE_UPSTREAM_URL: '' });
+    const r = await runRespgate(['proxy'], { UPSTASH_REDIS_REST_URL: '', UPSTASH_REDIS_REST_TOKEN: '', RESPGATE_UPSTREAM_URL: '' });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('no upstream: give --upstream-url (or RESPGATE_UPSTREAM_URL / UPSTASH_REDIS_REST_URL)');
-    const redisUrl = await respgate(['proxy', '--upstream-url', 'redis://127.0.0.1:6379', '--upstream-token', 't']);
+    const redisUrl = await runRespgate(['proxy', '--upstream-url', 'redis://127.0.0.1:6379', '--upstream-token', 't']);
     expect(redisUrl.stderr).toContain('a redis:// URL is a Redis server, not a REST API');
   });
 
@@ -90,7 +78,7 @@ describe('respgate CLI', () => {
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const port = (busy.address() as net.AddressInfo).port;
     try {
-      const r = await respgate(['dev', '--port', String(port), '--http-port', '0', '--log-level', 'silent', '--redis-server', wrapper], {
+      const r = await runRespgate(['dev', '--port', String(port), '--http-port', '0', '--log-level', 'silent', '--redis-server', wrapper], {
         TMPDIR: tmp,
       });
       expect(r.code).toBe(1);

@@ -1,33 +1,17 @@
 // The side ports from the command line: flags and environment variables in --help, configuration
 // errors, the dev stack's banner and ports, and the `vector` / `queue` roles against a real platform.
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { startTestPlatform } from '../helpers/platform.js';
-import { startRespgate, stopRespgate } from './harness.js';
-
-const run = promisify(execFile);
-const bin = path.resolve(__dirname, '../../bin/respgate');
-
-async function respgate(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 20_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+import { runRespgate, startRespgate, stopRespgate } from '../helpers/respgate-cli.js';
 
 describe('help and configuration errors', () => {
   it('dev --help lists the side-port flags with their environment variables; vector and queue roles exist', async () => {
-    const top = await respgate(['--help']);
+    const top = await runRespgate(['--help']);
     expect(top.stdout).toMatch(/^ {2}vector /m);
     expect(top.stdout).toMatch(/^ {2}queue /m);
-    const dev = (await respgate(['dev', '--help'])).stdout.replace(/\s+/g, ' ');
+    const dev = (await runRespgate(['dev', '--help'])).stdout.replace(/\s+/g, ' ');
     for (const [flag, env] of [
       ['--vector-port', 'RESPGATE_VECTOR_PORT'],
       ['--vector-index', 'RESPGATE_VECTOR_INDEX'],
@@ -36,10 +20,10 @@ describe('help and configuration errors', () => {
       expect(dev).toContain(flag);
       expect(dev).toContain(env);
     }
-    const vector = (await respgate(['vector', '--help'])).stdout.replace(/\s+/g, ' ');
+    const vector = (await runRespgate(['vector', '--help'])).stdout.replace(/\s+/g, ' ');
     for (const env of ['RESPGATE_VECTOR_URL', 'RESPGATE_VECTOR_TOKEN', 'RESPGATE_VECTOR_PORT', 'RESPGATE_REQUIREPASS', 'RESPGATE_HOST'])
       expect(vector).toContain(env);
-    const queue = (await respgate(['queue', '--help'])).stdout.replace(/\s+/g, ' ');
+    const queue = (await runRespgate(['queue', '--help'])).stdout.replace(/\s+/g, ' ');
     for (const env of [
       'RESPGATE_QUEUE_URL',
       'RESPGATE_QUEUE_TOKEN',
@@ -53,25 +37,25 @@ describe('help and configuration errors', () => {
 
   it('names the missing or bad setting and the fix', async () => {
     const clean = { UPSTASH_VECTOR_REST_URL: '', UPSTASH_VECTOR_REST_TOKEN: '', QSTASH_URL: '', QSTASH_TOKEN: '' };
-    const noUrl = await respgate(['vector'], clean);
+    const noUrl = await runRespgate(['vector'], clean);
     expect(noUrl.code).toBe(1);
     expect(noUrl.stderr).toContain(
       'configuration error: no --vector-url: give --vector-url (or RESPGATE_VECTOR_URL / UPSTASH_VECTOR_REST_URL)',
     );
-    const redisUrl = await respgate(['vector', '--vector-url', 'redis://localhost:6379', '--vector-token', 't'], clean);
+    const redisUrl = await runRespgate(['vector', '--vector-url', 'redis://localhost:6379', '--vector-token', 't'], clean);
     expect(redisUrl.stderr).toContain("--vector-url must be an http:// or https:// REST URL, got 'redis://…'");
-    const noToken = await respgate(['queue', '--queue-url', 'http://127.0.0.1:1/queue'], clean);
+    const noToken = await runRespgate(['queue', '--queue-url', 'http://127.0.0.1:1/queue'], clean);
     expect(noToken.stderr).toContain('no queue token: give --queue-token (or RESPGATE_QUEUE_TOKEN / QSTASH_TOKEN)');
-    const halfAccount = await respgate(
+    const halfAccount = await runRespgate(
       ['queue', '--queue-url', 'http://127.0.0.1:1/queue', '--queue-token', 't', '--account-email', 'a@b.c'],
       clean,
     );
     expect(halfAccount.stderr).toContain('the account API needs both --account-email and --account-key');
-    const badIndex = await respgate(['dev', '--vector-index', 'nope', '--port', '0', '--http-port', '0'], clean);
+    const badIndex = await runRespgate(['dev', '--vector-index', 'nope', '--port', '0', '--http-port', '0'], clean);
     expect(badIndex.stderr).toContain(
       "--vector-index 'nope' is not an index of the local platform; choose one of dense, dense-data, sparse, hybrid (or add it with --vector-config)",
     );
-    const badPort = await respgate(['dev', '--vector-port', 'lots'], clean);
+    const badPort = await runRespgate(['dev', '--vector-port', 'lots'], clean);
     expect(badPort.stderr).toContain("--vector-port must be a TCP port number from 0 to 65535, got 'lots'");
   });
 });

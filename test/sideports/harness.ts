@@ -1,8 +1,7 @@
 // Side ports for tests: the real local platform, the vector or queue side port in front of it over
 // HTTP, and small real clients (raw socket for exact bytes, redis-cli).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import net from 'node:net';
-import path from 'node:path';
 import { promisify } from 'node:util';
 import { createLogger } from '../../src/logger.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
@@ -10,7 +9,6 @@ import { scanReply } from '../../src/resp/reply-scanner.js';
 import { startQueueSideport, type QueueSideportOptions } from '../../src/sideports/queue-port.js';
 import type { RunningSideport } from '../../src/sideports/server.js';
 import { startVectorSideport, type VectorSideportOptions } from '../../src/sideports/vector-port.js';
-import { trackChild } from '../helpers/cleanup.js';
 
 const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
 
@@ -64,46 +62,4 @@ const exec = promisify(execFile);
 export async function redisCli(port: number, args: string[], extra: string[] = []): Promise<string> {
   const { stdout } = await exec('redis-cli', ['-p', String(port), ...extra, ...args], { timeout: 10_000 });
   return stdout;
-}
-
-const bin = path.resolve(__dirname, '../../bin/respgate');
-
-/** Starts a long-running respgate process and resolves with its output once `ready` appears (bounded). */
-export function startRespgate(
-  args: string[],
-  ready: RegExp,
-  env: Record<string, string> = {},
-): Promise<{ child: ChildProcess; output: string }> {
-  const child = trackChild(
-    spawn(process.execPath, [bin, ...args], {
-      env: { ...process.env, RESPGATE_LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`respgate not ready within 20 s:\n${output}`)), 20_000);
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      if (ready.test(output)) {
-        clearTimeout(timer);
-        resolve({ child, output });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`respgate exited with ${code}:\n${output}`));
-    });
-  });
-}
-
-export function stopRespgate(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 }

@@ -13,7 +13,8 @@ import { startTestPlatform } from '../helpers/platform.js';
 import { runProcess } from '../helpers/cleanup.js';
 import { restartablePort } from '../helpers/ports.js';
 import { until } from '../helpers/wait.js';
-import { queuePort, redisCli, startRespgate, stopRespgate, vectorPort } from './harness.js';
+import { startRespgate, stopRespgate } from '../helpers/respgate-cli.js';
+import { queuePort, redisCli, vectorPort } from './harness.js';
 
 const bin = path.resolve(__dirname, '../../bin/respgate');
 let platform: RunningPlatform;
