@@ -8,13 +8,12 @@
 //
 //   npx tsx scripts/chaos-writes.ts --runs 3        # 20 000 writes, three times
 //   npx tsx scripts/chaos-writes.ts --writes 2000
-import type http from 'node:http';
 import { createLogger } from '../src/logger.js';
 import { startProxy } from '../src/proxy/server.js';
 import { encodeCommands } from '../src/resp/request-writer.js';
 import { startTestPlatform } from '../test/helpers/platform.js';
 import { RawClient } from '../test/helpers/stack.js';
-import { startFaultServer, type FaultAction } from '../test/proxy/faults-server.js';
+import { resetMidBody, startFaultServer, truncatedBody, type FaultAction } from '../test/proxy/faults-server.js';
 import { repeatRuns, runsArgument, type Figures } from './runs.js';
 
 const i = process.argv.indexOf('--writes');
@@ -40,17 +39,6 @@ async function chaosOnce(): Promise<Figures> {
     },
     createLogger('silent'),
   );
-  type Answer = { status: number; contentType: string; body: Buffer } | undefined;
-  const reset = (res: http.ServerResponse, a: Answer) => {
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 100) });
-    res.write(a!.body.subarray(0, Math.max(1, a!.body.length >> 1)));
-    setImmediate(() => res.socket?.resetAndDestroy());
-  };
-  const truncated = (res: http.ServerResponse, a: Answer) => {
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 10) });
-    res.write(a!.body);
-    res.socket?.end();
-  };
   const actions: FaultAction[] = [
     { kind: 'forward' },
     { kind: 'forward' },
@@ -61,8 +49,8 @@ async function chaosOnce(): Promise<Figures> {
     { kind: 'answer', status: 500, body: '{"error":"ERR chaos"}' },
     { kind: 'answer', status: 503, contentType: 'text/plain', body: '' },
     { kind: 'answer', status: 429, body: '{"error":"ERR too many requests"}' },
-    { kind: 'custom', forwardFirst: true, respond: reset },
-    { kind: 'custom', forwardFirst: true, respond: truncated },
+    { kind: 'custom', forwardFirst: true, respond: resetMidBody },
+    { kind: 'custom', forwardFirst: true, respond: truncatedBody },
   ];
   fault.decide = () => actions[Math.floor(Math.random() * actions.length)];
   const outcomes = new Map<string, { value: string; reply: string }>();

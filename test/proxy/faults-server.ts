@@ -31,8 +31,29 @@ export type FaultAction =
   | {
       kind: 'custom';
       forwardFirst?: boolean;
-      respond: (res: http.ServerResponse, answer: { status: number; contentType: string; body: Buffer } | undefined) => void;
+      respond: (res: http.ServerResponse, answer: UpstreamAnswer | undefined) => void;
     };
+
+/** The real upstream's answer, given to a `custom` fault that forwarded first. */
+export interface UpstreamAnswer {
+  status: number;
+  contentType: string;
+  body: Buffer;
+}
+
+/** A `custom` fault: the first half of the real answer, then the connection reset (its length promised more). */
+export function resetMidBody(res: http.ServerResponse, a: UpstreamAnswer | undefined): void {
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 100) });
+  res.write(a!.body.subarray(0, Math.max(1, a!.body.length >> 1)));
+  setImmediate(() => res.socket?.resetAndDestroy());
+}
+
+/** A `custom` fault: the whole real answer, then the connection closed 10 bytes short of its length. */
+export function truncatedBody(res: http.ServerResponse, a: UpstreamAnswer | undefined): void {
+  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 10) });
+  res.write(a!.body);
+  res.socket?.end();
+}
 
 export interface FaultServer {
   url: string;

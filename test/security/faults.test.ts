@@ -10,7 +10,7 @@ import type { RunningProxy } from '../../src/proxy/server.js';
 import { command, startTestPlatform } from '../helpers/platform.js';
 import { RawClient, startTestProxy } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
-import { startFaultServer, type FaultAction, type FaultServer } from '../proxy/faults-server.js';
+import { resetMidBody, startFaultServer, truncatedBody, type FaultAction, type FaultServer } from '../proxy/faults-server.js';
 
 let platform: RunningPlatform;
 let fault: FaultServer;
@@ -36,23 +36,12 @@ async function connect(): Promise<RawClient> {
   return c;
 }
 const str = (b: Buffer[]) => b.map((x) => x.toString('latin1'));
-type Answer = { status: number; contentType: string; body: Buffer } | undefined;
 
 /** Faults applied to requests that mention `fault:`; everything else is forwarded. */
 function onFaultKeys(action: FaultAction): void {
   fault.decide = (req) => (req.body.includes('fault:') || req.path.includes('fault') ? action : { kind: 'forward' });
 }
 
-const resetMidBody = (res: http.ServerResponse, a: Answer) => {
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 100) });
-  res.write(a!.body.subarray(0, Math.max(1, a!.body.length >> 1)));
-  setImmediate(() => res.socket?.resetAndDestroy());
-};
-const truncated = (res: http.ServerResponse, a: Answer) => {
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(a!.body.length + 10) });
-  res.write(a!.body);
-  res.socket?.end();
-};
 const slowBody = (res: http.ServerResponse) => {
   res.writeHead(200, { 'content-type': 'application/octet-stream' });
   const bytes = Buffer.from('+OK\r\n');
@@ -75,7 +64,7 @@ const cases: Array<{ name: string; action: FaultAction; reply: RegExp }> = [
   },
   {
     name: 'truncated body',
-    action: { kind: 'custom', forwardFirst: true, respond: truncated },
+    action: { kind: 'custom', forwardFirst: true, respond: truncatedBody },
     reply: /^-ERR upstream connection failed: .*; the outcome of this command is unknown\r\n$/,
   },
   {
@@ -303,7 +292,7 @@ describe('chaos: writes under random upstream faults', () => {
       { kind: 'answer', status: 500, body: '{"error":"ERR chaos"}' },
       { kind: 'answer', status: 429, body: '{"error":"ERR too many requests"}' },
       { kind: 'custom', forwardFirst: true, respond: resetMidBody },
-      { kind: 'custom', forwardFirst: true, respond: truncated },
+      { kind: 'custom', forwardFirst: true, respond: truncatedBody },
     ];
     fault.decide = () => actions[Math.floor(rnd() * actions.length)];
     const outcomes = new Map<string, { value: string; reply: string }>();
