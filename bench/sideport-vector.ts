@@ -11,18 +11,13 @@
 //   query   latency, one at a time: REST /query topK 10 | VSIM … COUNT 10
 //           throughput, 8 in flight: the same calls
 // Medians over the runs are printed as a Markdown table (bench/README.md records them).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { Redis as IORedis } from 'ioredis';
 import { Pool } from 'undici';
 import { createLogger } from '../src/logger.js';
-import { freePort } from '../src/platform/redis/embedded-server.js';
+import { startPlatformProcess } from './platform-process.js';
 import { startVectorSideport } from '../src/sideports/vector-port.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const VECTORS = quick ? 500 : 2000;
@@ -40,39 +35,8 @@ const vector = () => {
   return v.map((x) => Number((x / n).toFixed(6)));
 };
 
-async function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'respgate-sideport-bench-'));
-  const config = path.join(dir, 'indexes.json');
-  writeFileSync(
-    config,
-    JSON.stringify({ defaults: false, indexes: [{ name: 'bench', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' }] }),
-  );
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [
-      path.join(root, 'bin/respgate'),
-      'platform',
-      '--http-port',
-      String(port),
-      '--token',
-      TOKEN,
-      '--vector-config',
-      config,
-      '--log-level',
-      'warn',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`platform exited with ${code}`)));
-  });
-  return { child, url: `http://127.0.0.1:${port}` };
+function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
+  return startPlatformProcess(TOKEN, [{ name: 'bench', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' }]);
 }
 
 /** Runs `count` tasks with at most `width` in flight; returns the elapsed ms. */

@@ -14,15 +14,10 @@
 // The platform runs as its own process (`bin/respgate platform`) with two indexes: `bench-exact`
 // (exact search only) and `bench-hnsw` (HNSW past 10 000 vectors). A Transport sends the operations;
 // REST is the one here, and another transport (the side port's RESP commands) can be added to TRANSPORTS.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { Pool } from 'undici';
-import { freePort } from '../src/platform/redis/embedded-server.js';
+import { startPlatformProcess } from './platform-process.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const flag = (name: string, fallback: number) => {
@@ -117,47 +112,15 @@ function sampler(rand: () => number): () => number[] {
   };
 }
 
-async function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'respgate-vector-bench-'));
-  const config = path.join(dir, 'indexes.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      defaults: false,
-      indexes: [
-        { name: 'bench-exact', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE', hnswThreshold: 1e12 },
-        { name: 'bench-hnsw', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' },
-      ],
-    }),
-  );
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
+function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
+  return startPlatformProcess(
+    TOKEN,
     [
-      path.join(root, 'bin/respgate'),
-      'platform',
-      '--http-port',
-      String(port),
-      '--token',
-      TOKEN,
-      '--vector-config',
-      config,
-      '--log-level',
-      'warn',
-      '--max-request-size',
-      '64mb',
+      { name: 'bench-exact', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE', hnswThreshold: 1e12 },
+      { name: 'bench-hnsw', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' },
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    ['--max-request-size', '64mb'],
   );
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`platform exited with ${code}`)));
-  });
-  return { child, url: `http://127.0.0.1:${port}` };
 }
 
 function percentile(sorted: number[], p: number): number {
