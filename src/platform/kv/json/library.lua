@@ -1416,16 +1416,23 @@ function C.arrinsert(a)
   end, 'not an array', true))
 end
 
-function C.arrlen(a)
-  if #a < 1 or #a > 2 then err("ERR wrong number of arguments for 'json.arrlen' command") end
+-- The matches of a read of one optional path (JSON.ARRLEN, OBJKEYS, OBJLEN), and whether the path is
+-- legacy. A missing key: nil under a legacy path (the command answers null), else the error `missing`.
+local function read_matches(a, name, missing)
+  if #a < 1 or #a > 2 then err("ERR wrong number of arguments for '" .. name .. "' command") end
   local path = getopt_path(a, 2)
   local _, legacy = normalize_path(path)
   local doc = load_doc(a[1])
   if doc == nil then
-    if legacy then return false end
-    err("ERR could not perform this operation on a key that doesn't exist")
+    if legacy then return nil, true end
+    err(missing)
   end
-  local ms = matches(doc, path)
+  return matches(doc, path), legacy
+end
+
+function C.arrlen(a)
+  local ms, legacy = read_matches(a, 'json.arrlen', "ERR could not perform this operation on a key that doesn't exist")
+  if ms == nil then return false end
   if legacy then
     if #ms == 0 then err('ERR Path does not exist') end
     if not is_arr(ms[1].v) then err('ERR Path does not exist or not an array') end
@@ -1480,15 +1487,8 @@ function C.arrtrim(a)
 end
 
 function C.objkeys(a)
-  if #a < 1 or #a > 2 then err("ERR wrong number of arguments for 'json.objkeys' command") end
-  local path = getopt_path(a, 2)
-  local _, legacy = normalize_path(path)
-  local doc = load_doc(a[1])
-  if doc == nil then
-    if legacy then return false end
-    err("ERR could not perform this operation on a key that doesn't exist")
-  end
-  local ms = matches(doc, path)
+  local ms, legacy = read_matches(a, 'json.objkeys', "ERR could not perform this operation on a key that doesn't exist")
+  if ms == nil then return false end
   if legacy then
     if #ms == 0 then return false end
     if not is_obj(ms[1].v) then err('ERR Path does not exist or not an object') end
@@ -1500,15 +1500,8 @@ function C.objkeys(a)
 end
 
 function C.objlen(a)
-  if #a < 1 or #a > 2 then err("ERR wrong number of arguments for 'json.objlen' command") end
-  local path = getopt_path(a, 2)
-  local _, legacy = normalize_path(path)
-  local doc = load_doc(a[1])
-  if doc == nil then
-    if legacy then return false end
-    err('ERR Path does not exist or not an object')
-  end
-  local ms = matches(doc, path)
+  local ms, legacy = read_matches(a, 'json.objlen', 'ERR Path does not exist or not an object')
+  if ms == nil then return false end
   if legacy then
     if #ms == 0 then return false end
     if not is_obj(ms[1].v) then err('WRONGTYPE wrong type of path value - expected object') end
