@@ -10,6 +10,8 @@
 //   npx tsx bench/cpu-per-command.ts --pipelines 16 --tests get   # some cases only (e.g. to profile one)
 //   npx tsx bench/profile-summary.ts DIR/proxy-*.cpuprofile       # self time by function
 //   npx tsx bench/cpu-per-command.ts --root /path/to/other/checkout  # that checkout's proxy and platform
+//   npx tsx bench/cpu-per-command.ts --compare /path/to/other/build  # A/B: that build's proxy and platform too,
+//                                   # measured in the same rounds, interleaved with this one (columns "… B")
 //
 // CPU per command is much less sensitive to other load on the machine than throughput is (a busy
 // neighbour slows the run but does not add CPU time to our processes), which is why it is the figure
@@ -148,16 +150,21 @@ async function cpuDuring(
   return { perCommand, writes, sys, rps };
 }
 
-async function main(): Promise<void> {
-  // --root: another checkout's code (e.g. the commit before a change), run under the same load.
-  const bin = path.join(arg('--root') ?? root, 'bin/respgate');
-  const directPort = await freePort();
-  const directProc = await startRedis(directPort);
+interface Stack {
+  platform: Proc;
+  proxy: Proc;
+  dataPid: number;
+  proxyPort: number;
+}
+
+/** A platform (with its data redis-server) and a standalone proxy in front of it, from checkout `dir`. */
+async function startStack(dir: string, name: string): Promise<Stack> {
+  const bin = path.join(dir, 'bin/respgate');
   const httpPort = await freePort();
   const token = 'bench-' + Math.random().toString(36).slice(2);
   const platform = await startUntilReady(
     process.execPath,
-    [...nodeArgs('platform'), bin, 'platform', '--http-port', String(httpPort), '--token', token, '--log-level', 'warn'],
+    [...nodeArgs(`${name}platform`), bin, 'platform', '--http-port', String(httpPort), '--token', token, '--log-level', 'warn'],
     /embedded redis-server on 127\.0\.0\.1:\d+\D/,
   );
   const dataPort = Number(/embedded redis-server on 127\.0\.0\.1:(\d+)/.exec(platform.out)![1]);
@@ -166,7 +173,7 @@ async function main(): Promise<void> {
   const proxy = await startUntilReady(
     process.execPath,
     [
-      ...nodeArgs('proxy'),
+      ...nodeArgs(`${name}proxy`),
       bin,
       'proxy',
       '--port',
@@ -181,8 +188,19 @@ async function main(): Promise<void> {
     /proxy ready.*\n/,
   );
   log(
-    `direct redis-server :${directPort} (pid ${directProc.pid}); proxy :${proxyPort} (pid ${proxy.pid}) → platform :${httpPort} (pid ${platform.pid}) → data redis-server :${dataPort} (pid ${dataPid})`,
+    `${name || 'this build'}: proxy :${proxyPort} (pid ${proxy.pid}) → platform :${httpPort} (pid ${platform.pid}) → data redis-server :${dataPort} (pid ${dataPid})`,
   );
+  return { platform, proxy, dataPid, proxyPort };
+}
+
+async function main(): Promise<void> {
+  // --root: another checkout's code (e.g. the commit before a change), run under the same load.
+  const directPort = await freePort();
+  const directProc = await startRedis(directPort);
+  log(`direct redis-server :${directPort} (pid ${directProc.pid})`);
+  const stacks = [await startStack(arg('--root') ?? root, '')];
+  const compareDir = arg('--compare');
+  if (compareDir) stacks.push(await startStack(compareDir, 'B '));
   const load: number[] = [loadavg()[0]];
   const rows: string[] = [];
   const writeRows: string[] = [];
@@ -190,64 +208,63 @@ async function main(): Promise<void> {
   try {
     for (const test of TESTS) {
       await benchmark(directPort, test, 1);
-      await benchmark(proxyPort, test, 1); // warm-up: JIT, keep-alive connections
+      for (const stack of stacks) await benchmark(stack.proxyPort, test, 1); // warm-up: JIT, keep-alive connections
     }
-    const latency = { direct: [] as number[], proxy: [] as number[] };
+    const latency = { direct: [] as number[], proxy: stacks.map(() => [] as number[]) };
     for (let r = 0; r < ROUNDS; r++) {
       latency.direct.push(await p50Latency(directPort));
-      latency.proxy.push(await p50Latency(proxyPort));
+      for (const [i, stack] of stacks.entries()) latency.proxy[i].push(await p50Latency(stack.proxyPort));
     }
     const d50 = median(latency.direct);
-    const x50 = median(latency.proxy);
-    latencyLine = `p50 latency of one client alone (redis-benchmark -c 1 -t get): direct ${Math.round(d50)} µs, through proxy + platform ${Math.round(x50)} µs: the hop adds ${Math.round(x50 - d50)} µs`;
+    latencyLine = `p50 latency of one client alone (redis-benchmark -c 1 -t get): direct ${Math.round(d50)} µs, ${stacks
+      .map((_, i) => {
+        const x50 = median(latency.proxy[i]);
+        return `through proxy + platform${i ? ' B' : ''} ${Math.round(x50)} µs: the hop adds ${Math.round(x50 - d50)} µs`;
+      })
+      .join('; ')}`;
     for (const p of PIPELINES) {
       for (const test of TESTS) {
-        const samples: Record<string, number[]> = {
-          direct: [],
-          proxy: [],
-          platform: [],
-          data: [],
-          directRps: [],
-          proxyRps: [],
-          directW: [],
-          proxyW: [],
-          platformW: [],
-          directS: [],
-          proxyS: [],
-          platformS: [],
-        };
+        const samples: Record<string, number[]> = { direct: [], directRps: [], directW: [], directS: [] };
         for (let r = 0; r < ROUNDS; r++) {
           log(`  ${test.toUpperCase()} -P ${p} round ${r + 1}/${ROUNDS} (load ${loadavg()[0].toFixed(1)})`);
           load.push(loadavg()[0]);
           const d = await cpuDuring({ direct: directProc.pid }, requests(p), () => benchmark(directPort, test, p));
-          const x = await cpuDuring({ proxy: proxy.pid, platform: platform.pid, data: dataPid }, requests(p), () =>
-            benchmark(proxyPort, test, p),
-          );
           samples.direct.push(d.perCommand.direct);
           samples.directRps.push(d.rps);
-          for (const k of ['proxy', 'platform', 'data']) samples[k].push(x.perCommand[k]);
-          samples.proxyRps.push(x.rps);
           samples.directW.push(d.writes.direct);
-          samples.proxyW.push(x.writes.proxy);
-          samples.platformW.push(x.writes.platform);
           samples.directS.push(d.sys.direct);
-          samples.proxyS.push(x.sys.proxy);
-          samples.platformS.push(x.sys.platform);
+          for (const [i, stack] of stacks.entries()) {
+            const b = i ? 'B' : ''; // the --compare build's samples
+            const x = await cpuDuring({ proxy: stack.proxy.pid, platform: stack.platform.pid, data: stack.dataPid }, requests(p), () =>
+              benchmark(stack.proxyPort, test, p),
+            );
+            for (const k of ['proxy', 'platform', 'data']) (samples[k + b] ??= []).push(x.perCommand[k]);
+            (samples['proxyRps' + b] ??= []).push(x.rps);
+            (samples['proxyW' + b] ??= []).push(x.writes.proxy);
+            (samples['platformW' + b] ??= []).push(x.writes.platform);
+            (samples['proxyS' + b] ??= []).push(x.sys.proxy);
+            (samples['platformS' + b] ??= []).push(x.sys.platform);
+          }
         }
         const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
         const ratio = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} µs (${(v / m.direct).toFixed(2)}×)`;
-        rows.push(
-          `| ${test.toUpperCase()} | ${p} | ${m.direct.toFixed(2)} µs | ${ratio(m.proxy)} | ${ratio(m.platform)} | ${ratio(m.data)} | ${Math.round(m.directRps)} / ${Math.round(m.proxyRps)} |`,
-        );
         const sysShare = (sys: number, all: number) => `${Math.round((100 * sys) / all)}%`;
-        writeRows.push(
-          `| ${test.toUpperCase()} | ${p} | ${m.directW.toFixed(3)} | ${m.proxyW.toFixed(3)} | ${m.platformW.toFixed(3)} | ${sysShare(m.directS, m.direct)} / ${sysShare(m.proxyS, m.proxy)} / ${sysShare(m.platformS, m.platform)} |`,
-        );
+        for (const b of stacks.map((_, i) => (i ? 'B' : ''))) {
+          const label = `${test.toUpperCase()}${b ? ' (B)' : ''}`;
+          rows.push(
+            `| ${label} | ${p} | ${m.direct.toFixed(2)} µs | ${ratio(m['proxy' + b])} | ${ratio(m['platform' + b])} | ${ratio(m['data' + b])} | ${Math.round(m.directRps)} / ${Math.round(m['proxyRps' + b])} |`,
+          );
+          writeRows.push(
+            `| ${label} | ${p} | ${m.directW.toFixed(3)} | ${m['proxyW' + b].toFixed(3)} | ${m['platformW' + b].toFixed(3)} | ${sysShare(m.directS, m.direct)} / ${sysShare(m['proxyS' + b], m['proxy' + b])} / ${sysShare(m['platformS' + b], m['platform' + b])} |`,
+          );
+        }
       }
     }
   } finally {
-    await stop(proxy);
-    await stop(platform);
+    for (const stack of stacks) {
+      await stop(stack.proxy);
+      await stop(stack.platform);
+    }
     await stop(directProc);
   }
   console.log(

@@ -6,6 +6,7 @@
 import { commandData, type CommandData } from './data.js';
 import { jsonCommandData } from './json-commands.js';
 import { newerCommandData } from './newer-commands.js';
+import { NameCache } from '../resp/name-cache.js';
 import {
   platformRefusalText,
   platformRules,
@@ -120,9 +121,16 @@ const spellings = new Map<string, string>();
 
 /** The top-level command named `name` (case-insensitive), or undefined. */
 export function lookupCommand(name: string | Buffer): CommandSpec | undefined {
+  if (typeof name !== 'string') return name.length > MAX_NAME ? undefined : commandsByBytes.get(name);
+  return commandByText(name);
+}
+
+function commandByText(name: string): CommandSpec | undefined {
   const key = lowerAscii(name);
   return key === undefined ? undefined : byName.get(key);
 }
+/** Top-level commands by the bytes of the name as clients spell it (no string per command). */
+const commandsByBytes = new NameCache(commandByText);
 
 /** A command or subcommand by its full name (`get`, `client|setname`), case-insensitive. */
 export function lookupFullName(fullname: string): CommandSpec | undefined {

@@ -3,6 +3,7 @@
 // commands in two calls at once, so its next commands wait for the previous call to finish.
 // A transaction (MULTI … EXEC) is one item that travels alone, as one /multi-exec call, under the
 // same barrier: after the connection's earlier commands, before its later ones.
+import { performance } from 'node:perf_hooks';
 import { resolveCommand } from '../commands/table.js';
 import { errorReply } from '../resp/protocol.js';
 import type { Credential, KvClient, TransactionOutcome } from '../upstream/kv-client.js';
@@ -19,8 +20,11 @@ export interface BatchSource {
   queued: boolean;
   /** The client's own upstream token; connections with different tokens never share a call. */
   readonly credential?: Credential;
-  /** Receives the raw RESP2 reply of one of its commands (possibly an error reply made by the client). */
-  deliver(item: CommandItem, reply: Buffer): void;
+  /**
+   * Receives the raw RESP2 reply of one of its commands (possibly an error reply made by the client);
+   * `answeredAt` is performance.now() when the call's answer came (one clock reading per call).
+   */
+  deliver(item: CommandItem, reply: Buffer, answeredAt: number): void;
   /** Receives the outcome of one of its transactions. */
   deliverTransaction(item: TransactionItem, outcome: TransactionOutcome): void;
   /** Called after a call with its commands completed (to write replies, resume reading). */
@@ -239,7 +243,8 @@ export class Batcher {
     const answered = this.call(commands, credential);
     void answered.then((replies) => {
       this.inFlight--;
-      for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i]);
+      const answeredAt = performance.now();
+      for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i], answeredAt);
       this.wake(commands);
       this.finished(sources);
     });

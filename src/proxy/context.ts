@@ -116,8 +116,8 @@ export interface ServerState {
 
 /** Operations hooks of the proxy (metrics, SLOWLOG, logs), called from the hot path. */
 export interface ProxyOperationsPort {
-  /** A forwarded command got its upstream reply; `readAt` is performance.now() when it was read. */
-  commandDone(conn: Connection, args: Buffer[], readAt: number): void;
+  /** A forwarded command got its upstream reply, `ms` after it was read. */
+  commandDone(conn: Connection, args: Buffer[], ms: number): void;
 }
 
 /** What the event streams of every connection share (pub/sub and MONITOR). */

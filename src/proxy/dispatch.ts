@@ -3,6 +3,7 @@
 // before running a command (NOAUTH, MONITOR as a replica, RESP2 subscribed mode), then the
 // transaction queue, then the route of the command table: upstream, local answer, refusal, blocking
 // emulation, pub/sub stream, or MULTI/EXEC.
+import { performance } from 'node:perf_hooks';
 import { replyShape } from '../commands/reply-types.js';
 import { checkCommand, routeOf, type CommandSpec } from '../commands/table.js';
 import { lower } from '../resp/args.js';
@@ -21,7 +22,6 @@ export interface DispatchTarget {
   readonly protocol: Protocol;
   readonly authenticated: boolean;
   lastCommand: string;
-  lastCommandAt: number;
   /** CLIENT REPLY. */
   replyMode: ReplyMode;
   readonly replies: ReplyQueue;
@@ -54,9 +54,10 @@ const CRLF = Buffer.from('\r\n');
 /** A command whose replies come as pushes (SUBSCRIBE …): counted as a call when it starts. */
 const NO_REPLY_YET = Buffer.alloc(0);
 
-export function dispatch(t: DispatchTarget, args: Buffer[]): void {
+/** `readAt`: performance.now() when the bytes of the command were read (one stamp per socket read). */
+export function dispatch(t: DispatchTarget, args: Buffer[], readAt: number): void {
   const from = t.replies.nextPosition;
-  dispatchCommand(t, args);
+  dispatchCommand(t, args, readAt);
   // CLIENT REPLY OFF / SKIP (networking.c): the command ran, its reply is not written. ON answers +OK.
   const mode = t.replyMode;
   if (mode === 'on') return;
@@ -69,9 +70,7 @@ export function dispatch(t: DispatchTarget, args: Buffer[]): void {
   if (!pushed) t.replies.silence(from);
 }
 
-function dispatchCommand(t: DispatchTarget, args: Buffer[]): void {
-  t.lastCommandAt = Date.now();
-  const startedAt = performance.now();
+function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): void {
   const stats = t.local.server.commandStats;
   const check = checkCommand(args);
   if (!check.ok) {
@@ -105,7 +104,7 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[]): void {
   if (t.transaction.open) return inTransaction(t, spec, args, startedAt);
   switch (routeOf(spec, args)) {
     case 'forward':
-      return forward(t, spec.name, args, t.protocol === 3 ? replyShape(spec, args) : undefined, undefined);
+      return forward(t, spec.name, args, startedAt, t.protocol === 3 ? replyShape(spec, args) : undefined, undefined);
     case 'local':
       return runLocal(t, spec, args, startedAt);
     case 'refused':
@@ -131,7 +130,7 @@ function ran(t: DispatchTarget, name: string, startedAt: number, reply: Buffer):
 function watch(t: DispatchTarget, args: Buffer[], startedAt: number): void {
   const call = t.transaction.watch(args.slice(1));
   if (Buffer.isBuffer(call)) return ran(t, 'watch', startedAt, call);
-  forward(t, 'watch', call.command, undefined, call.record);
+  forward(t, 'watch', call.command, startedAt, undefined, call.record);
 }
 
 /** An error for a command Redis rejects before running it: inside MULTI it also flags the transaction. */
@@ -150,10 +149,11 @@ function forward(
   t: DispatchTarget,
   name: string,
   args: Buffer[],
+  readAt: number,
   shape: ReplyShape | undefined,
   transform: ((reply: Buffer) => Buffer) | undefined,
 ): void {
-  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt: performance.now(), name });
+  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt, name });
 }
 
 /**
@@ -176,7 +176,7 @@ function blocking(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedA
 function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedAt: number): void {
   const result = runLocalCommand(t.local, spec, args);
   if (Buffer.isBuffer(result)) return ran(t, spec.name, startedAt, result);
-  if (result.kind === 'forward') return forward(t, spec.name, result.args, undefined, result.transform);
+  if (result.kind === 'forward') return forward(t, spec.name, result.args, startedAt, undefined, result.transform);
   if (result.kind === 'defer') {
     const stats = t.local.server.commandStats;
     return t.defer(

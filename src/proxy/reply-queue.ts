@@ -50,7 +50,7 @@ export class ReplyQueue {
   }
 
   fill(slot: number, reply: Buffer): void {
-    if (this.silenced.delete(slot)) reply = EMPTY;
+    if (this.silenced.size > 0 && this.silenced.delete(slot)) reply = EMPTY;
     this.slots[slot - this.base] = reply;
   }
 

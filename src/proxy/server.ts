@@ -137,8 +137,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     readBuffer: createReadBuffer(),
     server,
     ops: {
-      commandDone(conn, args, readAt) {
-        const ms = performance.now() - readAt;
+      commandDone(conn, args, ms) {
         metrics.command(ms / 1000);
         if (slowlog.record(ms * 1000, args, conn)) {
           log.debug(

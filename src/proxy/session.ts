@@ -9,6 +9,7 @@
 // Replies are written strictly in request order, in the connection's protocol (RESP2, or RESP3 after
 // HELLO 3: upstream replies are converted by reply type).
 import type net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Protocol } from '../resp/protocol.js';
 import { RequestReader } from '../resp/request-reader.js';
 import { toResp3 } from '../resp/resp3-converter.js';
@@ -114,6 +115,9 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       );
       return void this.destroy();
     }
+    // One clock reading per socket read: the commands of one read were read at the same moment.
+    const readAt = performance.now();
+    this.lastCommandAt = performance.timeOrigin + readAt;
     for (;;) {
       if (this.deferring) break;
       const request = this.reader.read();
@@ -124,7 +128,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
         this.closeAfterReplies();
         break;
       }
-      dispatch(this, request.args);
+      dispatch(this, request.args, readAt);
       if (this.replies.closing) break;
     }
     if (this.pending.length > 0 && !this.inFlight) this.ctx.batcher.enqueue(this);
@@ -230,13 +234,14 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
 
   // ---- BatchSource (the way back from the upstream) ----
 
-  deliver(item: CommandItem, reply: Buffer): void {
+  deliver(item: CommandItem, reply: Buffer, answeredAt: number): void {
     let out = item.shape === undefined ? reply : toResp3(reply, item.shape);
     if (item.transform) out = item.transform(out);
     this.replies.fill(item.slot, out);
     if (item.readAt !== undefined) {
-      this.ctx.ops.commandDone(this, item.args, item.readAt);
-      if (item.name) this.ctx.server.commandStats.ran(item.name, (performance.now() - item.readAt) * 1000, out);
+      const ms = answeredAt - item.readAt;
+      this.ctx.ops.commandDone(this, item.args, ms);
+      if (item.name) this.ctx.server.commandStats.ran(item.name, ms * 1000, out);
     }
   }
 

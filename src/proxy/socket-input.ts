@@ -33,7 +33,11 @@ export function readSocket(socket: net.Socket, buffer: Buffer, receive: (chunk: 
   }
   const slots = socket as unknown as Record<symbol, unknown>;
   slots[symbols.buffer] = buffer;
-  slots[symbols.callback] = (bytes: number): void => receive(Buffer.from(buffer.subarray(0, bytes)));
+  slots[symbols.callback] = (bytes: number): void => {
+    const chunk = Buffer.allocUnsafe(bytes);
+    buffer.copy(chunk, 0, 0, bytes);
+    receive(chunk);
+  };
   handle.useUserBuffer(buffer);
 }
 

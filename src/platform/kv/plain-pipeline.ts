@@ -5,6 +5,7 @@
 // undefined and takes the general path, which gives the same answer and every error text; so this path
 // changes no behaviour, only the cost (bench/platform-pipeline.ts, docs/decisions.md).
 import { isUtf8 } from 'node:buffer';
+import { NameCache } from '../../resp/name-cache.js';
 
 /** What a plain command does: `read`, `write` (for the sync token), or undefined when it is not plain. */
 export type PlainKind = 'read' | 'write' | undefined;
@@ -111,40 +112,14 @@ export function readPlainPipeline(body: Buffer, kindOf: (name: string) => PlainK
 }
 
 /**
- * The kinds of the command names seen, by their bytes: a pipeline repeats a few spellings, and a string
- * per command name was a tenth of this path's cost. Direct-mapped on a hash of the bytes; a miss asks
- * `kindOf`. Valid for one `kindOf` (the platform has one).
+ * The kinds of the command names seen, by their bytes (a string per command name was a tenth of this
+ * path's cost). One cache per `kindOf` (the platform has one).
  */
-const SLOTS = 256;
-const slotNames: Array<Buffer | undefined> = new Array<Buffer | undefined>(SLOTS);
-const slotKinds: PlainKind[] = new Array<PlainKind>(SLOTS);
-let slotsOwner: ((name: string) => PlainKind) | undefined;
+let names: { kindOf: (name: string) => PlainKind; cache: NameCache<PlainKind> } | undefined;
 
 function nameKind(body: Buffer, s: number, e: number, kindOf: (name: string) => PlainKind): PlainKind {
-  const len = e - s;
-  if (len > 32) return kindOf(body.toString('latin1', s, e));
-  if (slotsOwner !== kindOf) {
-    slotNames.fill(undefined);
-    slotsOwner = kindOf;
-  }
-  let h = 0x811c9dc5;
-  for (let k = s; k < e; k++) h = Math.imul(h ^ body[k], 0x01000193);
-  const slot = (h >>> 0) % SLOTS;
-  const known = slotNames[slot];
-  if (known !== undefined && known.length === len) {
-    let same = true;
-    for (let k = 0; k < len; k++) {
-      if (known[k] !== body[s + k]) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return slotKinds[slot];
-  }
-  const kind = kindOf(body.toString('latin1', s, e));
-  slotNames[slot] = Buffer.from(body.subarray(s, e));
-  slotKinds[slot] = kind;
-  return kind;
+  if (names?.kindOf !== kindOf) names = { kindOf, cache: new NameCache(kindOf) };
+  return names.cache.get(body, s, e);
 }
 
 /** JSON whitespace: space, tab, line feed, carriage return. */
