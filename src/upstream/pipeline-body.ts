@@ -18,8 +18,9 @@ export function measureCommand(command: readonly Buffer[], escapes: { map: Escap
   let size = 2 + n - 1; // [ ] and commas
   for (let j = 0; j < n; j++) {
     const arg = command[j];
-    if (!isUtf8(arg)) return -1;
-    if (needsEscape(arg)) {
+    const kind = scanArgument(arg);
+    if (kind === ArgKind.NotUtf8) return -1;
+    if (kind === ArgKind.NeedsEscape) {
       const escaped = Buffer.from(JSON.stringify(arg.toString('utf8')));
       (escapes.map ??= new Map()).set(arg, escaped);
       size += escaped.length;
@@ -28,6 +29,31 @@ export function measureCommand(command: readonly Buffer[], escapes: { map: Escap
     }
   }
   return size;
+}
+
+const enum ArgKind {
+  /** Valid UTF-8 with nothing to escape: copied into the JSON string as it is. */
+  Plain,
+  NeedsEscape,
+  NotUtf8,
+}
+
+/**
+ * One byte loop per argument: JSON escapes needed (`"`, `\`, or a control character below 0x20), and
+ * whether a byte above 0x7f makes a native UTF-8 check necessary. Most arguments are ASCII, and a
+ * call of `isUtf8` per argument was a few percent of the proxy's CPU per command at -P 16
+ * (bench/cpu-per-command.ts profile, issue 14).
+ */
+function scanArgument(bytes: Buffer): ArgKind {
+  let escape = false;
+  let high = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (c < 0x20 || c === 0x22 || c === 0x5c) escape = true;
+    else if (c > 0x7f) high = true;
+  }
+  if (high && !isUtf8(bytes)) return ArgKind.NotUtf8;
+  return escape ? ArgKind.NeedsEscape : ArgKind.Plain;
 }
 
 /** Writes commands [from, to) as one JSON array of arrays; `sizes` come from measureCommand. */
@@ -67,17 +93,4 @@ export function writeCommands(
   }
   out[pos] = 0x5d;
   return out;
-}
-
-/**
- * True when the bytes need JSON escapes (`"`, `\`, or a control character below 0x20). A byte
- * loop: no Buffer method tests a byte range, and the native alternatives measured (a regular
- * expression or JSON.stringify over a latin1 copy) were not faster at any size.
- */
-function needsEscape(bytes: Buffer): boolean {
-  for (let i = 0; i < bytes.length; i++) {
-    const c = bytes[i];
-    if (c < 0x20 || c === 0x22 || c === 0x5c) return true;
-  }
-  return false;
 }

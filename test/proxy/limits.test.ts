@@ -91,6 +91,38 @@ describe('output-buffer limit (every slow reader)', () => {
     expect(str(await other.call(['PING']))).toEqual(['+PONG\r\n']);
   });
 
+  it('replies held back while a client does not read arrive complete and in order once it reads', async () => {
+    const n = 300;
+    const values = Array.from({ length: n }, (_, i) => `${i}:`.padEnd(16 * 1024, String.fromCharCode(97 + (i % 26))));
+    const set = await command(platform, ['MSET', ...values.flatMap((v, i) => [`order:${i}`, v])]);
+    expect(set.json).toEqual({ result: 'OK' });
+    const p = await proxy({});
+    const late = net.connect(p.port, '127.0.0.1');
+    cleanups.push(() => void late.destroy());
+    await new Promise((r) => late.once('connect', r));
+    late.pause();
+    // One GET at a time: each reply is its own write, small enough to go below the Writable stream,
+    // until 4.8 MB outgrow the socket buffers and writes have to wait for the reader.
+    for (let i = 0; i < n; i++) {
+      late.write(`*2\r\n$3\r\nGET\r\n$${`order:${i}`.length}\r\norder:${i}\r\n`);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    const expected = Buffer.from(values.map((v) => `$${v.length}\r\n${v}\r\n`).join(''));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = new Promise<void>((resolve) => {
+      late.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size >= expected.length) resolve();
+      });
+    });
+    late.resume();
+    await done;
+    expect(Buffer.concat(chunks).equals(expected)).toBe(true);
+    expect(p.connections()).toBe(1);
+  });
+
   it('a client pipelining 50 000 commands without reading is held back (not buffered without bound), others are served, and it gets every reply once it reads', async () => {
     const p = await proxy({});
     const flood = net.connect(p.port, '127.0.0.1');
