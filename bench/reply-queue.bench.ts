@@ -3,16 +3,14 @@
 // Run: npx tsx bench/reply-queue.bench.ts
 import type net from 'node:net';
 import { ReplyQueue } from '../src/proxy/reply-queue.js';
-import type { SocketOutput } from '../src/proxy/socket-output.js';
 import { measure } from './measure.js';
 
 let written = 0;
 const sink = { write: (b: Buffer) => ((written += b.length), true), end: () => undefined } as unknown as net.Socket;
-const output = { write: (b: Buffer) => void sink.write(b) } as unknown as SocketOutput;
 const reply = Buffer.from('$5\r\nhello\r\n');
 
 function round(batch: number, batches: number): number {
-  const q = new ReplyQueue(sink, output, 5000);
+  const q = new ReplyQueue(sink, 5000);
   for (let b = 0; b < batches; b++) {
     const slots: number[] = [];
     for (let i = 0; i < batch; i++) slots.push(q.take());

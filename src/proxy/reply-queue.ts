@@ -2,7 +2,6 @@
 // known later (forwarded, SUBSCRIBE waiting for its stream) takes a position that is filled when it
 // arrives. Replies are written as soon as nothing before them is missing.
 import type net from 'node:net';
-import type { SocketOutput } from './socket-output.js';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -18,8 +17,6 @@ export class ReplyQueue {
 
   constructor(
     private readonly socket: net.Socket,
-    /** Where replies are written (socket-output.ts). */
-    private readonly output: SocketOutput,
     /** After the last reply of a closing connection, how long the client has to close its side. */
     private readonly closeGraceMs: number,
   ) {}
@@ -79,7 +76,7 @@ export class ReplyQueue {
     while (this.head < this.slots.length && this.slots[this.head] !== undefined) this.head++;
     if (this.head > start) {
       const ready = this.slots.slice(start, this.head) as Buffer[];
-      this.output.write(ready.length === 1 ? ready[0] : Buffer.concat(ready));
+      this.socket.write(ready.length === 1 ? ready[0] : Buffer.concat(ready));
       if (this.head === this.slots.length) {
         this.base += this.head;
         this.slots.length = 0;

@@ -81,7 +81,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       output = closedBytes.output;
     for (const s of sessions) {
       input += s.socket.bytesRead;
-      output += s.bytesWritten;
+      output += s.socket.bytesWritten;
     }
     return { input, output };
   };
@@ -151,7 +151,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   const closed = (s: Session) => {
     sessions.delete(s);
     closedBytes.input += s.socket.bytesRead;
-    closedBytes.output += s.bytesWritten;
+    closedBytes.output += s.socket.bytesWritten;
     log.debug({ conn: s.id, client: s.address }, 'connection closed');
   };
   observedGauge('respgate_proxy_connections', 'Client connections open on the proxy', () => sessions.size);

@@ -25,7 +25,6 @@ import { createPushState } from './pubsub.js';
 import { errorReply, NULL3, NULL_ARRAY, NULL_BULK } from './replies.js';
 import { ReplyQueue } from './reply-queue.js';
 import { readSocket } from './socket-input.js';
-import { SocketOutput } from './socket-output.js';
 import { Transaction, transactionReply } from './transaction.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -49,7 +48,6 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   queued = false;
 
   readonly replies: ReplyQueue;
-  private readonly output: SocketOutput;
   readonly transaction = new Transaction();
   /** Pub/sub subscriptions and MONITOR of this connection (upstream event streams). */
   readonly pushes: PushState;
@@ -76,8 +74,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     this.authenticated = !ctx.server.auth.required;
     this.reader = new RequestReader({ maxBulkLength: config.maxBulkLength });
     this.reader.authenticated = this.authenticated;
-    this.output = new SocketOutput(socket, () => this.maybeResume());
-    this.replies = new ReplyQueue(socket, this.output, config.closeGraceMs);
+    this.replies = new ReplyQueue(socket, config.closeGraceMs);
     this.pushes = createPushState(this, ctx.pushUpstream);
     this.local = { conn: this, server: ctx.server };
     socket.setNoDelay(true);
@@ -102,10 +99,6 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   }
   get localAddress(): string {
     return `${this.socket.localAddress}:${this.socket.localPort}`;
-  }
-  /** Bytes written to the client so far. */
-  get bytesWritten(): number {
-    return this.output.bytesWritten;
   }
   get localPort(): number {
     return this.socket.localPort ?? 0;
@@ -141,7 +134,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
     if (this.pending.length > 0 && !this.inFlight) this.ctx.batcher.enqueue(this);
     this.writeReplies();
     // Backpressure: too many replies owed, or written replies the client does not read.
-    if ((this.replies.owed >= this.ctx.config.maxPendingReplies || this.output.needsDrain || this.deferring) && !this.paused) {
+    if ((this.replies.owed >= this.ctx.config.maxPendingReplies || this.socket.writableNeedDrain || this.deferring) && !this.paused) {
       this.paused = true;
       this.socket.pause();
     }
@@ -164,7 +157,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   private writeReplies(): void {
     this.replies.write();
     const limitBytes = this.ctx.config.outputLimitBytes;
-    if (this.output.unwrittenBytes > limitBytes) {
+    if (this.socket.writableLength > limitBytes) {
       this.ctx.log.warn(
         { conn: this.id, client: this.address, limitBytes },
         'client output buffer limit reached (it reads slower than replies arrive): closing the connection',
@@ -317,7 +310,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
 
   private writeAndResume(): void {
     this.writeReplies();
-    if (this.output.needsDrain && !this.paused && !this.socket.destroyed) {
+    if (this.socket.writableNeedDrain && !this.paused && !this.socket.destroyed) {
       // The client does not read its replies: stop reading its requests until it does ('drain').
       this.paused = true;
       this.socket.pause();
@@ -332,7 +325,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       !this.deferring &&
       !this.replies.closing &&
       this.replies.owed < this.ctx.config.maxPendingReplies / 2 &&
-      !this.output.needsDrain
+      !this.socket.writableNeedDrain
     ) {
       this.paused = false;
       this.socket.resume();
