@@ -1,6 +1,8 @@
 // Finds reply boundaries in RESP bytes without decoding values: the hot path passes upstream
 // reply bytes through untouched, so all it needs is where each reply ends.
 
+import { viewOf } from './buffer-view.js';
+
 const CR = 13;
 
 /**
@@ -81,12 +83,14 @@ export function parseLength(buf: Buffer, from: number, to: number): number {
 
 /** Splits a buffer that holds exactly `count` complete replies into one slice per reply. */
 export function splitReplies(buf: Buffer, count: number): Buffer[] | undefined {
-  const out: Buffer[] = [];
+  const out = new Array<Buffer>(count);
+  const memory = buf.buffer;
+  const offset = buf.byteOffset;
   let pos = 0;
   for (let i = 0; i < count; i++) {
     const next = scanReply(buf, pos);
     if (next < 0) return undefined;
-    out.push(buf.subarray(pos, next));
+    out[i] = viewOf(memory, offset, pos, next);
     pos = next;
   }
   return pos === buf.length ? out : undefined;
@@ -98,11 +102,13 @@ export function arrayElements(reply: Buffer): Buffer[] | undefined {
   const headerEnd = reply.indexOf(13);
   const count = parseLength(reply, 1, headerEnd);
   if (count < 0) return undefined;
-  const out: Buffer[] = [];
+  const out = new Array<Buffer>(count);
+  const memory = reply.buffer;
+  const offset = reply.byteOffset;
   let pos = headerEnd + 2;
   for (let i = 0; i < count; i++) {
     const end = scanReply(reply, pos);
-    out.push(reply.subarray(pos, end));
+    out[i] = viewOf(memory, offset, pos, end);
     pos = end;
   }
   return out;

@@ -3,6 +3,7 @@
 // error texts, same quirks (strchr stops at a NUL byte, the 2 bytes after a bulk are not checked).
 
 import { string2ll } from './args.js';
+import { viewOf } from './buffer-view.js';
 
 export interface ReaderLimits {
   /** proto-max-bulk-len: largest bulk argument. Redis default 512 MB. */
@@ -59,6 +60,9 @@ export class RequestReader {
   // Unread input is buf[start, end). When `owned`, buf is ours and bytes past `end` may be written;
   // bytes before `end` are never rewritten, so arguments handed out as subarrays stay valid.
   private buf: Buffer = EMPTY_BUFFER;
+  // buf.buffer and buf.byteOffset, read once per buffer: arguments are views made from them (buffer-view.ts).
+  private memory: ArrayBufferLike = EMPTY_BUFFER.buffer;
+  private memoryOffset = EMPTY_BUFFER.byteOffset;
   private start = 0;
   private end = 0;
   private owned = false;
@@ -86,6 +90,12 @@ export class RequestReader {
     this.limits = { ...DEFAULT_READER_LIMITS, ...limits };
   }
 
+  private setBuffer(buf: Buffer): void {
+    this.buf = buf;
+    this.memory = buf.buffer;
+    this.memoryOffset = buf.byteOffset;
+  }
+
   /** Bytes held for requests not yet returned: unparsed input plus arguments of a partial command. */
   get bufferedBytes(): number {
     return this.end - this.start + this.argBytes + this.bigFill;
@@ -104,7 +114,7 @@ export class RequestReader {
     const pending = this.end - this.start;
     if (pending === 0) {
       // Common case: everything before was consumed; adopt the chunk without copying.
-      this.buf = chunk;
+      this.setBuffer(chunk);
       this.start = 0;
       this.end = chunk.length;
       this.owned = false;
@@ -124,7 +134,7 @@ export class RequestReader {
     chunk.copy(next, pending);
     if (this.memoStart === this.start) this.memoStart = 0;
     else this.memoStart = -1;
-    this.buf = next;
+    this.setBuffer(next);
     this.start = 0;
     this.end = need;
     this.owned = true;
@@ -229,7 +239,7 @@ export class RequestReader {
       // The 2 bytes after the payload are skipped unchecked, as in Redis.
       const argStart = this.start;
       this.start += this.bulkLen + 2;
-      this.addArg(this.buf.subarray(argStart, argStart + this.bulkLen));
+      this.addArg(viewOf(this.memory, this.memoryOffset, argStart, argStart + this.bulkLen));
     }
 
     const args = this.args;
@@ -322,7 +332,7 @@ export class RequestReader {
   private fail(message: string): ReadResult {
     this.failed = true;
     // Drop everything: Redis closes the connection after the error reply.
-    this.buf = EMPTY_BUFFER;
+    this.setBuffer(EMPTY_BUFFER);
     this.start = this.end = 0;
     this.args = [];
     this.argBytes = 0;
