@@ -18,7 +18,7 @@ import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.j
 import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
-import { isResp2 } from './resp2-check.js';
+import { splitResp2 } from './resp2-check.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
@@ -363,9 +363,9 @@ export class KvClient {
     const { status, body } = answer;
     const binary = answer.contentType.startsWith('application/octet-stream');
     if (status === 200 && binary) {
-      const replies = splitReplies(body, count);
-      if (replies && replies.every(isResp2)) return { kind: 'replies', replies };
-      if (replies) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
+      const replies = splitResp2(body, count);
+      if (replies) return { kind: 'replies', replies };
+      if (splitReplies(body, count)) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
       return this.failed(malformedText(describeResp2Problem(body, count), 'command'), false, 'malformed answer');
     }
     if (status === 401) return this.failed(clientToken ? CLIENT_TOKEN_REFUSED : AUTH_FAILED, true, 'HTTP 401');

@@ -2,16 +2,42 @@
 // unknown type byte, RESP3 types, a bad length) must never reach a client that trusts the proxy to
 // speak the protocol: the reader of the client would desynchronize. Replies are already split by
 // scanReply; this walks one of them and says whether every element is RESP2.
+import { viewOf } from '../resp/buffer-view.js';
+
 const CR = 13;
 
 export function isResp2(reply: Buffer): boolean {
+  return resp2End(reply, 0) === reply.length;
+}
+
+/**
+ * The `count` replies of an upstream answer, one view each, when every one is RESP2 and nothing
+ * follows the last; undefined otherwise (the caller then finds out what is wrong). One walk per reply
+ * both finds its end and checks it, instead of scanReply and then isResp2 over each reply.
+ */
+export function splitResp2(body: Buffer, count: number): Buffer[] | undefined {
+  const out = new Array<Buffer>(count);
+  const memory = body.buffer;
+  const offset = body.byteOffset;
   let pos = 0;
+  for (let i = 0; i < count; i++) {
+    const end = resp2End(body, pos);
+    if (end < 0) return undefined;
+    out[i] = viewOf(memory, offset, pos, end);
+    pos = end;
+  }
+  return pos === body.length ? out : undefined;
+}
+
+/** The offset just past the RESP2 reply that starts at `start`, or -1 when it is not RESP2 or not complete. */
+function resp2End(buf: Buffer, start: number): number {
+  let pos = start;
   let pending = 1;
   while (pending > 0) {
-    if (pos >= reply.length) return false;
-    const type = reply[pos];
-    const lineEnd = reply.indexOf(CR, pos + 1);
-    if (lineEnd < 0 || reply[lineEnd + 1] !== 10) return false;
+    if (pos >= buf.length) return -1;
+    const type = buf[pos];
+    const lineEnd = buf.indexOf(CR, pos + 1);
+    if (lineEnd < 0 || buf[lineEnd + 1] !== 10) return -1;
     pending--;
     switch (type) {
       case 0x2b /* + */:
@@ -19,17 +45,17 @@ export function isResp2(reply: Buffer): boolean {
         pos = lineEnd + 2;
         break;
       case 0x3a /* : */:
-        if (!isInteger(reply, pos + 1, lineEnd)) return false;
+        if (!isInteger(buf, pos + 1, lineEnd)) return -1;
         pos = lineEnd + 2;
         break;
       case 0x24 /* $ */:
       case 0x2a /* * */: {
-        const n = lengthOf(reply, pos + 1, lineEnd);
-        if (n === INVALID) return false;
+        const n = lengthOf(buf, pos + 1, lineEnd);
+        if (n === INVALID) return -1;
         pos = lineEnd + 2;
         if (type === 0x24) {
           if (n >= 0) {
-            if (reply[pos + n] !== CR || reply[pos + n + 1] !== 10) return false;
+            if (buf[pos + n] !== CR || buf[pos + n + 1] !== 10) return -1;
             pos += n + 2;
           }
         } else if (n > 0) {
@@ -38,10 +64,10 @@ export function isResp2(reply: Buffer): boolean {
         break;
       }
       default:
-        return false;
+        return -1;
     }
   }
-  return pos === reply.length;
+  return pos;
 }
 
 const INVALID = -2;

@@ -3,7 +3,8 @@
 // regular-expression version it replaced on generated replies, valid and broken.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isResp2 } from '../../src/upstream/resp2-check.js';
+import { splitReplies } from '../../src/resp/reply-scanner.js';
+import { isResp2, splitResp2 } from '../../src/upstream/resp2-check.js';
 
 /** The previous implementation, kept as the reference. */
 function reference(reply: Buffer): boolean {
@@ -98,6 +99,35 @@ describe('isResp2', () => {
       fc.property(fc.array(piece, { maxLength: 24 }), (pieces) => {
         const buf = b(pieces.join(''));
         expect(isResp2(buf)).toBe(reference(buf));
+      }),
+      { numRuns: 20000 },
+    );
+  });
+});
+
+describe('splitResp2', () => {
+  it('gives what splitReplies then isResp2 on each reply gave, on generated answers and counts', () => {
+    const piece = fc.constantFrom(
+      '+OK\r\n',
+      '$-1\r\n',
+      '$3\r\nabc\r\n',
+      ':12\r\n',
+      '*2\r\n',
+      '*0\r\n',
+      '-ERR x\r\n',
+      '_\r\n',
+      '$2\r\na',
+      '\r\n',
+      ':x\r\n',
+      '%1\r\n',
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 16 }), fc.nat(8), (pieces, count) => {
+        const body = b(pieces.join(''));
+        const split = splitReplies(body, count);
+        const expected = split && split.every(isResp2) ? split : undefined;
+        const got = splitResp2(body, count);
+        expect(got?.map((r) => r.toString('latin1'))).toEqual(expected?.map((r) => r.toString('latin1')));
       }),
       { numRuns: 20000 },
     );
