@@ -16,13 +16,14 @@
 // CPU per command is much less sensitive to other load on the machine than throughput is (a busy
 // neighbour slows the run but does not add CPU time to our processes), which is why it is the figure
 // this bench reports. Counters tick at 100 Hz (10 ms), so each case runs long enough for hundreds of ticks.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../src/platform/redis/embedded-server.js';
+import { cpuUs, median, startRedis, startStack, stop, sysUs, writeCalls } from './process-stack.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -38,72 +39,9 @@ const REQUESTS: Record<number, number> = quick ? { 1: 20_000, 16: 100_000 } : { 
 const requests = (pipeline: number): number => REQUESTS[pipeline] ?? (pipeline < 8 ? REQUESTS[1] : REQUESTS[16]);
 const TESTS = (arg('--tests') ?? 'set,get').split(',');
 const PIPELINES = (arg('--pipelines') ?? '1,16').split(',').map(Number);
-const TICK_US = 1e6 / 100; // CLK_TCK = 100 on Linux
 
 function log(msg: string): void {
   process.stderr.write(msg + '\n');
-}
-
-/** User + system CPU time of a process (all its threads) in µs. */
-function cpuUs(pid: number): number {
-  return userUs(pid) + sysUs(pid);
-}
-
-function statFields(pid: number): string[] {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-}
-const userUs = (pid: number): number => Number(statFields(pid)[11]) * TICK_US; // utime (field 14)
-const sysUs = (pid: number): number => Number(statFields(pid)[12]) * TICK_US; // stime (field 15)
-
-/** Write system calls (write, writev) a process made so far: /proc/<pid>/io syscw. */
-function writeCalls(pid: number): number {
-  return Number(/syscw:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
-interface Proc {
-  pid: number;
-  child: ChildProcess;
-  out: string;
-}
-
-/** Starts a process and waits until its stdout matches `ready`. */
-async function startUntilReady(cmd: string, args: string[], ready: RegExp): Promise<Proc> {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const proc: Proc = { pid: child.pid!, child, out: '' };
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      proc.out += d;
-      if (ready.test(proc.out)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}`)));
-  });
-  return proc;
-}
-
-function stop(proc: Proc): Promise<void> {
-  if (proc.child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    proc.child.once('exit', () => resolve());
-    proc.child.kill('SIGTERM');
-  });
-}
-
-/** The child process of `parent` whose command line names `port` (the embedded redis-servers). */
-function childWithPort(parent: number, port: number): number {
-  for (const task of readdirSync(`/proc/${parent}/task`)) {
-    const children = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
-    for (const c of children) {
-      const cmdline = readFileSync(`/proc/${c}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (cmdline.includes(`:${port}`) || cmdline.includes(` ${port}`)) return Number(c);
-    }
-  }
-  throw new Error(`no child of ${parent} listens on ${port}`);
 }
 
 function nodeArgs(name: string): string[] {
@@ -150,57 +88,14 @@ async function cpuDuring(
   return { perCommand, writes, sys, rps };
 }
 
-interface Stack {
-  platform: Proc;
-  proxy: Proc;
-  dataPid: number;
-  proxyPort: number;
-}
-
-/** A platform (with its data redis-server) and a standalone proxy in front of it, from checkout `dir`. */
-async function startStack(dir: string, name: string): Promise<Stack> {
-  const bin = path.join(dir, 'bin/respgate');
-  const httpPort = await freePort();
-  const token = 'bench-' + Math.random().toString(36).slice(2);
-  const platform = await startUntilReady(
-    process.execPath,
-    [...nodeArgs(`${name}platform`), bin, 'platform', '--http-port', String(httpPort), '--token', token, '--log-level', 'warn'],
-    /embedded redis-server on 127\.0\.0\.1:\d+\D/,
-  );
-  const dataPort = Number(/embedded redis-server on 127\.0\.0\.1:(\d+)/.exec(platform.out)![1]);
-  const dataPid = childWithPort(platform.pid, dataPort);
-  const proxyPort = await freePort();
-  const proxy = await startUntilReady(
-    process.execPath,
-    [
-      ...nodeArgs(`${name}proxy`),
-      bin,
-      'proxy',
-      '--port',
-      String(proxyPort),
-      '--upstream-url',
-      `http://127.0.0.1:${httpPort}`,
-      '--upstream-token',
-      token,
-      '--log-level',
-      'warn',
-    ],
-    /proxy ready.*\n/,
-  );
-  log(
-    `${name || 'this build'}: proxy :${proxyPort} (pid ${proxy.pid}) → platform :${httpPort} (pid ${platform.pid}) → data redis-server :${dataPort} (pid ${dataPid})`,
-  );
-  return { platform, proxy, dataPid, proxyPort };
-}
-
 async function main(): Promise<void> {
   // --root: another checkout's code (e.g. the commit before a change), run under the same load.
   const directPort = await freePort();
   const directProc = await startRedis(directPort);
   log(`direct redis-server :${directPort} (pid ${directProc.pid})`);
-  const stacks = [await startStack(arg('--root') ?? root, '')];
+  const stacks = [await startStack(arg('--root') ?? root, '', nodeArgs)];
   const compareDir = arg('--compare');
-  if (compareDir) stacks.push(await startStack(compareDir, 'B '));
+  if (compareDir) stacks.push(await startStack(compareDir, 'B ', nodeArgs));
   const load: number[] = [loadavg()[0]];
   const rows: string[] = [];
   const writeRows: string[] = [];
@@ -289,25 +184,6 @@ async function main(): Promise<void> {
   console.log(
     `load average (1 min) during the run: median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}; ${readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? 'cpu'}, ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores, Node ${process.version}`,
   );
-}
-
-/** A plain redis-server, ready once it answers PING. */
-async function startRedis(port: number): Promise<Proc> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  for (let i = 0; i < 100; i++) {
-    try {
-      const { stdout } = await run('redis-cli', ['-p', String(port), 'PING']);
-      if (stdout.trim() === 'PONG') break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { pid: child.pid!, child, out: '' };
 }
 
 await main();
