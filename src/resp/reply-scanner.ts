@@ -83,12 +83,20 @@ export function parseLength(buf: Buffer, from: number, to: number): number {
 
 /** Splits a buffer that holds exactly `count` complete replies into one slice per reply. */
 export function splitReplies(buf: Buffer, count: number): Buffer[] | undefined {
+  return splitBy(buf, count, scanReply);
+}
+
+/**
+ * Splits `buf` into exactly `count` replies, one view each, where `endOf(buf, start)` is the offset just
+ * past the reply at `start` (negative: none there); undefined when that fails or bytes are left over.
+ */
+export function splitBy(buf: Buffer, count: number, endOf: (buf: Buffer, start: number) => number): Buffer[] | undefined {
   const out = new Array<Buffer>(count);
   const memory = buf.buffer;
   const offset = buf.byteOffset;
   let pos = 0;
   for (let i = 0; i < count; i++) {
-    const next = scanReply(buf, pos);
+    const next = endOf(buf, pos);
     if (next < 0) return undefined;
     out[i] = viewOf(memory, offset, pos, next);
     pos = next;

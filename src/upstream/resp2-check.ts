@@ -2,7 +2,7 @@
 // unknown type byte, RESP3 types, a bad length) must never reach a client that trusts the proxy to
 // speak the protocol: the reader of the client would desynchronize. Replies are already split by
 // scanReply; this walks one of them and says whether every element is RESP2.
-import { viewOf } from '../resp/buffer-view.js';
+import { splitBy } from '../resp/reply-scanner.js';
 
 const CR = 13;
 
@@ -16,17 +16,7 @@ export function isResp2(reply: Buffer): boolean {
  * both finds its end and checks it, instead of scanReply and then isResp2 over each reply.
  */
 export function splitResp2(body: Buffer, count: number): Buffer[] | undefined {
-  const out = new Array<Buffer>(count);
-  const memory = body.buffer;
-  const offset = body.byteOffset;
-  let pos = 0;
-  for (let i = 0; i < count; i++) {
-    const end = resp2End(body, pos);
-    if (end < 0) return undefined;
-    out[i] = viewOf(memory, offset, pos, end);
-    pos = end;
-  }
-  return pos === body.length ? out : undefined;
+  return splitBy(body, count, resp2End);
 }
 
 /** The offset just past the RESP2 reply that starts at `start`, or -1 when it is not RESP2 or not complete. */
