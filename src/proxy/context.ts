@@ -66,7 +66,7 @@ export interface Connection {
   replyMode: ReplyMode;
   readonly id: number;
   readonly createdAt: number;
-  readonly lastCommandAt: number;
+  readonly lastInteractionAt: number;
   /** Full name of the last command (`client|list`; `exec` while EXEC runs the queued commands). */
   readonly lastCommand: string;
   readonly address: string;

@@ -268,6 +268,6 @@ function tlsServer(config: ResolvedProxyConfig, accept: (socket: net.Socket) => 
 function closeIdle(sessions: Set<Session>, config: ResolvedProxyConfig): void {
   const limit = Date.now() - config.idleTimeoutSec * 1000;
   for (const s of sessions) {
-    if (s.lastCommandAt < limit && s.idle) s.destroy();
+    if (s.lastInteractionAt < limit && s.idle) s.destroy();
   }
 }

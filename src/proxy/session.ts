@@ -32,7 +32,7 @@ const UNBLOCKED = errorReply('UNBLOCKED client unblocked via CLIENT UNBLOCK');
 
 export class Session implements Connection, ReplyPort, BatchSource, DispatchTarget {
   readonly createdAt = Date.now();
-  lastCommandAt = Date.now();
+  lastInteractionAt = Date.now();
   replyMode: ReplyMode = 'on';
   lastCommand = 'NULL';
   name = '';
@@ -115,9 +115,10 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       );
       return void this.destroy();
     }
-    // One clock reading per socket read: the commands of one read were read at the same moment.
+    // One clock reading per socket read: the commands of one read were read at the same moment. Like
+    // Redis' lastinteraction, any read counts as activity (CLIENT LIST idle=, the idle timeout).
     const readAt = performance.now();
-    this.lastCommandAt = performance.timeOrigin + readAt;
+    this.lastInteractionAt = performance.timeOrigin + readAt;
     for (;;) {
       if (this.deferring) break;
       const request = this.reader.read();

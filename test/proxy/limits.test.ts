@@ -71,6 +71,26 @@ describe('--timeout', () => {
     expect(Date.now() - started).toBeLessThan(4000);
     expect(str(await active.call(['PING']))).toEqual(['+PONG\r\n']);
   });
+
+  it('a client still sending a command, one byte at a time, is not idle (any read counts, as in Redis)', async () => {
+    const p = await proxy({ idleTimeoutSec: 1 });
+    const idle = await raw(p);
+    const idleClosed = idle.untilClosed(5000);
+    const slow = net.connect(p.port, '127.0.0.1');
+    cleanups.push(() => void slow.destroy());
+    await new Promise((r) => slow.once('connect', r));
+    let replies = '';
+    slow.on('data', (d: Buffer) => (replies += d.toString('latin1')));
+    let slowClosed = false;
+    slow.on('close', () => (slowClosed = true));
+    for (const byte of '*1\r\n$4\r\nPING\r\n') {
+      slow.write(byte);
+      await new Promise((r) => setTimeout(r, 200)); // 14 bytes: ~2.8 s, far past the 1 s timeout
+    }
+    await until(() => replies === '+PONG\r\n', 'the slow client to get its reply');
+    expect(slowClosed).toBe(false);
+    await idleClosed; // the client that sent nothing was closed meanwhile
+  });
 });
 
 describe('output-buffer limit (every slow reader)', () => {
