@@ -1,6 +1,7 @@
 // QFLOWCONTROL on the queue side port end to end: RESP clients (ioredis RESP2, node-redis RESP3,
 // redis-cli, raw sockets) → side port → the real local platform's /v2/flowControl and
 // /v2/globalParallelism over HTTP → real HTTP destinations that hold their answers until the test lets go.
+import { stripVTControlCharacters } from 'node:util';
 import { Redis as IORedis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -279,7 +280,8 @@ describe('discovery', () => {
       ].sort(),
     );
     expect(docs.qflowcontrol.subcommands['qflowcontrol|pin'].group).toBe('queue');
-    const cli = await redisCli(port.port, ['help', '@queue']);
+    // redis-cli colours its help (ANSI escapes) even on a pipe: compare the text without them.
+    const cli = stripVTControlCharacters(await redisCli(port.port, ['help', '@queue']));
     expect(cli).toMatch(/QFLOWCONTROL PIN key \[PARALLELISM parallelism\] \[RATE rate\] \[PERIOD duration\]/);
     expect(cli).toMatch(/QFLOWCONTROL GLOBAL/);
     expect(await redisCli(port.port, ['QFLOWCONTROL', 'HELP'])).toContain('UNPIN key [PARALLELISM] [RATE]');
