@@ -12,11 +12,12 @@ const json =
   (w) =>
     writeJson(w, value);
 
+/** The service answers a state change with an empty 200: a status reply, as Redis answers one. */
+const ok = (value: unknown): Reply => (value === null ? Buffer.from('+OK\r\n') : json(value));
+
 const DURATION = /^(\d+[dhms])+$/;
 const SECONDS_PER_UNIT: Record<string, number> = { d: 86_400, h: 3600, m: 60, s: 1 };
 
-/** The service answers a state change with an empty 200: a status reply, as Redis answers one. */
-const ok = (value: unknown): Reply => (value === null ? Buffer.from('+OK\r\n') : json(value));
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 function httpUrl(value: string, option: string): string {
