@@ -87,8 +87,10 @@ export class ArgCursor {
   /** The option just read was not one the command knows. */
   unknown(command: string): never {
     const opt = this.args[this.i - 1].toString('utf8').slice(0, 128);
+    // A subcommand (`qqueue|upsert`) is named as typed; its help is the container's.
+    const [container] = command.toUpperCase().split('|');
     throw new CommandError(
-      `ERR syntax error: unknown option '${opt}' for ${command.toUpperCase()} (see ${command.toUpperCase()} HELP or HELP ${command.toUpperCase()})`,
+      `ERR syntax error: unknown option '${opt}' for ${command.toUpperCase().replace('|', ' ')} (see ${container} HELP or HELP ${container})`,
     );
   }
 }

@@ -1,9 +1,9 @@
 // The queue side port's commands over Area D (QStash v2): QPUBLISH/QENQUEUE with the publish settings as
 // command options, URL groups (QGROUP), messages (QMESSAGE), the dead letter queue (QDLQ), schedules
-// (QSCHEDULE), queues (QQUEUE), signing keys (QKEYS) and the event log (QEVENTS). Replies are the
-// service's JSON as RESP maps and arrays (json-reply.ts).
+// (QSCHEDULE), queues (QQUEUE), flow-control keys (QFLOWCONTROL), signing keys (QKEYS) and the event log
+// (QEVENTS). Replies are the service's JSON as RESP maps and arrays (json-reply.ts).
 import type { QueueClient, OutgoingMessage, Filters } from '../upstream/queue-client.js';
-import { ArgCursor, CommandError, nonNegativeIntegerArg, positiveIntegerArg, SYNTAX_ERROR, text } from './args.js';
+import { ArgCursor, CommandError, integerArg, nonNegativeIntegerArg, positiveIntegerArg, SYNTAX_ERROR, text } from './args.js';
 import type { ArgSpec, Call, CommandSpec, Reply } from './command-spec.js';
 import { writeJson } from './json-reply.js';
 
@@ -12,7 +12,12 @@ const json =
   (w) =>
     writeJson(w, value);
 
+/** The service answers a state change with an empty 200: a status reply, as Redis answers one. */
+const ok = (value: unknown): Reply => (value === null ? Buffer.from('+OK\r\n') : json(value));
+
 const DURATION = /^(\d+[dhms])+$/;
+const SECONDS_PER_UNIT: Record<string, number> = { d: 86_400, h: 3600, m: 60, s: 1 };
+
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 function httpUrl(value: string, option: string): string {
@@ -44,6 +49,28 @@ function duration(value: string, option: string): string {
       `ERR ${option} must be a duration such as 30s, 10m, 2h, 1d or 1d10h30m (a plain number is seconds), got '${value.slice(0, 64)}'`,
     );
   return value;
+}
+
+/** A limit of a flow-control key: a whole number >= 1, no upper bound (the service names none). */
+function limitArg(b: Buffer, option: string): number {
+  const n = integerArg(b, option);
+  if (n < 1) throw new CommandError(`ERR ${option} must be a whole number >= 1, got '${text(b)}'`);
+  return n;
+}
+
+/** A period in whole seconds (the pin route's unit) from a plain number of seconds or 30s, 10m, 1h30m…. */
+function periodSeconds(b: Buffer, option: string): number {
+  const value = text(b);
+  if (!/^\d+$/.test(value) && !DURATION.test(value))
+    throw new CommandError(
+      `ERR ${option} must be a duration such as 30s, 10m, 2h, 1d or 1h30m (a plain number is seconds), got '${value.slice(0, 64)}'`,
+    );
+  let seconds = 0;
+  if (/^\d+$/.test(value)) seconds = Number(value);
+  else for (const [, n, unit] of value.matchAll(/(\d+)([dhms])/g)) seconds += Number(n) * SECONDS_PER_UNIT[unit];
+  if (seconds < 1 || !Number.isSafeInteger(seconds))
+    throw new CommandError(`ERR ${option} must be at least 1 second, got '${value.slice(0, 64)}'`);
+  return seconds;
 }
 
 function headerName(value: string, option: string): string {
@@ -410,6 +437,113 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
     ),
   ];
 
+  const keyArg: ArgSpec = { name: 'key', type: 'string' };
+  const flowControl: CommandSpec[] = [
+    sub(
+      'qflowcontrol|list',
+      -2,
+      'Returns every flow-control key with its limits and counters; SEARCH keeps the keys containing the text.',
+      'GET /v2/flowControl?search',
+      [{ name: 'text', type: 'string', token: 'SEARCH', optional: true }],
+      async (c) => {
+        const cur = new ArgCursor(c.args, 2);
+        let search: string | undefined;
+        while (!cur.done) {
+          if (cur.option() === 'SEARCH') search = text(cur.value());
+          else cur.unknown('qflowcontrol|list');
+        }
+        return json(await client.listFlowControl(search));
+      },
+    ),
+    sub(
+      'qflowcontrol|get',
+      3,
+      'Returns a key: waitListSize, parallelismMax/Count, rateMax/Count, ratePeriod, isPaused, isPinned….',
+      'GET /v2/flowControl/{key}',
+      [keyArg],
+      async (c) => json(await client.getFlowControl(text(c.args[2]))),
+    ),
+    sub(
+      'qflowcontrol|pause',
+      3,
+      'Pauses a key: nothing new starts (deliveries in flight finish, new messages wait).',
+      'POST /v2/flowControl/{key}/pause',
+      [keyArg],
+      async (c) => ok(await client.pauseFlowControl(text(c.args[2]))),
+    ),
+    sub('qflowcontrol|resume', 3, 'Resumes a key: its waiting messages start.', 'POST /v2/flowControl/{key}/resume', [keyArg], async (c) =>
+      ok(await client.resumeFlowControl(text(c.args[2]))),
+    ),
+    sub(
+      'qflowcontrol|pin',
+      -3,
+      'Pins parallelism and/or rate (with its period) against later publishes; resets the rate window.',
+      'POST /v2/flowControl/{key}/pin?parallelism&rate&period',
+      [
+        keyArg,
+        { name: 'parallelism', type: 'integer', token: 'PARALLELISM', optional: true },
+        { name: 'rate', type: 'integer', token: 'RATE', optional: true },
+        { name: 'duration', type: 'string', token: 'PERIOD', optional: true },
+      ],
+      async (c) => {
+        const cur = new ArgCursor(c.args, 3);
+        const pin: { parallelism?: number; rate?: number; period?: number } = {};
+        while (!cur.done) {
+          const opt = cur.option();
+          if (opt === 'PARALLELISM') pin.parallelism = limitArg(cur.value(), 'PARALLELISM');
+          else if (opt === 'RATE') pin.rate = limitArg(cur.value(), 'RATE');
+          else if (opt === 'PERIOD') pin.period = periodSeconds(cur.value(), 'PERIOD');
+          else cur.unknown('qflowcontrol|pin');
+        }
+        if (Object.keys(pin).length === 0)
+          throw new CommandError(
+            'ERR nothing to pin: give PARALLELISM n, RATE n and/or PERIOD duration, e.g. QFLOWCONTROL PIN key RATE 20 PERIOD 1m',
+          );
+        return ok(await client.pinFlowControl(text(c.args[2]), pin));
+      },
+    ),
+    sub(
+      'qflowcontrol|unpin',
+      -3,
+      'Lets later publishes set parallelism and/or rate again (the pinned values stay until then).',
+      'POST /v2/flowControl/{key}/unpin?parallelism=true&rate=true',
+      [
+        keyArg,
+        { name: 'parallelism', type: 'pure-token', token: 'PARALLELISM', optional: true },
+        { name: 'rate', type: 'pure-token', token: 'RATE', optional: true },
+      ],
+      async (c) => {
+        const cur = new ArgCursor(c.args, 3);
+        const which = { parallelism: false, rate: false };
+        while (!cur.done) {
+          const opt = cur.option();
+          if (opt === 'PARALLELISM') which.parallelism = true;
+          else if (opt === 'RATE') which.rate = true;
+          else cur.unknown('qflowcontrol|unpin');
+        }
+        if (!which.parallelism && !which.rate)
+          throw new CommandError('ERR nothing to unpin: give PARALLELISM and/or RATE, e.g. QFLOWCONTROL UNPIN key PARALLELISM RATE');
+        return ok(await client.unpinFlowControl(text(c.args[2]), which));
+      },
+    ),
+    sub(
+      'qflowcontrol|resetrate',
+      3,
+      'Clears the rate count of a key and starts a new rate window now.',
+      'POST /v2/flowControl/{key}/resetRate',
+      [keyArg],
+      async (c) => ok(await client.resetFlowControlRate(text(c.args[2]))),
+    ),
+    sub(
+      'qflowcontrol|global',
+      2,
+      'Returns the global parallelism: parallelismMax and parallelismCount (deliveries in flight).',
+      'GET /v2/globalParallelism',
+      [],
+      async () => json(await client.globalParallelism()),
+    ),
+  ];
+
   const keys: CommandSpec[] = [
     sub('qkeys|get', 2, 'Returns the signing keys {current, next}.', 'GET /v2/keys', [], async () => json(await client.getKeys())),
     sub('qkeys|rotate', 2, 'Rotates the signing keys (next becomes current).', 'POST /v2/keys/rotate', [], async () =>
@@ -452,6 +586,7 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
     container('qdlq', 'The dead letter queue: messages whose retries ran out.', dlq),
     container('qschedule', 'Schedules: messages published on a cron.', schedule),
     container('qqueue', 'Queues: ordered delivery with a parallelism.', queue),
+    container('qflowcontrol', 'Flow-control keys: the limits messages published with FLOW-CONTROL are held to.', flowControl),
     container('qkeys', 'Signing keys of the Upstash-Signature header.', keys),
     {
       name: 'qevents',

@@ -1,5 +1,5 @@
 // HTTP client of Area D (Upstash QStash v2 REST API): publish/enqueue with Upstash-* headers, URL groups
-// (topics), messages, dead letter queue, schedules, queues and signing keys. Paths and methods as
+// (topics), messages, dead letter queue, schedules, queues, signing keys and flow-control keys. Paths and methods as
 // @upstash/qstash sends them; answers are the service's JSON, passed back unchanged.
 import { bearerRestClient, RestClient, segment, type BearerClientOptions } from './rest-json.js';
 
@@ -148,6 +148,43 @@ export class QueueClient {
 
   resumeQueue(name: string): Promise<Json> {
     return this.rest.call({ method: 'POST', path: `/v2/queues/${segment(name)}/resume` });
+  }
+
+  // ---- flow-control keys (the SDK's FlowControlApi) ----
+  /** Every key's FlowControlInfo; `search` keeps the keys containing the text. */
+  listFlowControl(search: string | undefined): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: '/v2/flowControl', query: { search } });
+  }
+
+  getFlowControl(key: string): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: `/v2/flowControl/${segment(key)}` });
+  }
+
+  pauseFlowControl(key: string): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/flowControl/${segment(key)}/pause` });
+  }
+
+  resumeFlowControl(key: string): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/flowControl/${segment(key)}/resume` });
+  }
+
+  /** Fixes the given values against later publishes; `period` in seconds (the SDK's PinFlowControlOptions). */
+  pinFlowControl(key: string, pin: { parallelism?: number; rate?: number; period?: number }): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/flowControl/${segment(key)}/pin`, query: pin });
+  }
+
+  /** Lets later publishes set the chosen values again (sent as `=true`, left out otherwise). */
+  unpinFlowControl(key: string, which: { parallelism?: boolean; rate?: boolean }): Promise<Json> {
+    const query = { parallelism: which.parallelism || undefined, rate: which.rate || undefined };
+    return this.rest.call({ method: 'POST', path: `/v2/flowControl/${segment(key)}/unpin`, query });
+  }
+
+  resetFlowControlRate(key: string): Promise<Json> {
+    return this.rest.call({ method: 'POST', path: `/v2/flowControl/${segment(key)}/resetRate` });
+  }
+
+  globalParallelism(): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: '/v2/globalParallelism' });
   }
 
   // ---- signing keys and event log ----
