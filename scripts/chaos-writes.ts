@@ -8,11 +8,9 @@
 //
 //   npx tsx scripts/chaos-writes.ts --runs 3        # 20 000 writes, three times
 //   npx tsx scripts/chaos-writes.ts --writes 2000
-import { createLogger } from '../src/logger.js';
-import { startProxy } from '../src/proxy/server.js';
 import { encodeCommands } from '../src/resp/request-writer.js';
 import { startTestPlatform } from '../test/helpers/platform.js';
-import { RawClient } from '../test/helpers/stack.js';
+import { RawClient, startTestProxy } from '../test/helpers/stack.js';
 import { resetMidBody, startFaultServer, truncatedBody, type FaultAction } from '../test/proxy/faults-server.js';
 import { repeatRuns, runsArgument, type Figures } from './runs.js';
 
@@ -26,19 +24,7 @@ const PER_CALL = 10;
 async function chaosOnce(): Promise<Figures> {
   const platform = await startTestPlatform();
   const fault = await startFaultServer(platform.url);
-  const proxy = await startProxy(
-    {
-      host: '127.0.0.1',
-      port: 0,
-      upstreamUrl: fault.url,
-      upstreamToken: platform.token,
-      upstreamTimeoutMs: 2000,
-      upstreamConnections: 8,
-      maxBatch: PER_CALL,
-      maxBulkLength: 1 << 29,
-    },
-    createLogger('silent'),
-  );
+  const proxy = await startTestProxy({ url: fault.url, token: platform.token }, { upstreamTimeoutMs: 2000, maxBatch: PER_CALL });
   const actions: FaultAction[] = [
     { kind: 'forward' },
     { kind: 'forward' },

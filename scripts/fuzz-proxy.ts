@@ -13,10 +13,9 @@
 import fc from 'fast-check';
 import { startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
 import { RequestReader } from '../src/resp/request-reader.js';
-import { startProxy } from '../src/proxy/server.js';
-import { createLogger } from '../src/logger.js';
 import { anyFrame, exchangeAll, validFrame } from '../test/helpers/fuzz-frames.js';
 import { startTestPlatform } from '../test/helpers/platform.js';
+import { startTestProxy } from '../test/helpers/stack.js';
 import { repeatRuns, runsArgument } from './runs.js';
 
 const arg = (name: string, fallback: number) => {
@@ -63,19 +62,7 @@ function readerFuzz(seed: number): { frames: number; protocolErrors: number; ms:
 async function liveFuzz(seed: number): Promise<{ frames: number; streams: number; bytesCompared: number; ms: number; maxRssMb: number }> {
   const platform = await startTestPlatform();
   const oracle = await startEmbeddedRedis({ databases: 1, password: null });
-  const proxy = await startProxy(
-    {
-      host: '127.0.0.1',
-      port: 0,
-      upstreamUrl: platform.url,
-      upstreamToken: platform.token,
-      upstreamTimeoutMs: 5000,
-      upstreamConnections: 8,
-      maxBatch: 1000,
-      maxBulkLength: 512 * 1024 * 1024,
-    },
-    createLogger('silent'),
-  );
+  const proxy = await startTestProxy(platform);
   const started = Date.now();
   let frames = 0;
   let streams = 0;
