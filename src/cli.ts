@@ -928,14 +928,7 @@ async function runVectorRole(f: SideportRoleFlags & { vectorPort: string; vector
     },
     log,
   );
-  const ops = await startOrStop(s, () => sideportOperations(s, f));
-  process.stdout.write(
-    `respgate ${VERSION}: vector side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}\n` +
-      `${roleHelpLines(s, f)}\n${ops.line}`,
-  );
-  await waitForSignal();
-  await ops.stop();
-  await s.stop();
+  await serveSideportRole(s, f, `vector side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}`);
 }
 
 async function runQueueRole(
@@ -972,11 +965,17 @@ async function runQueueRole(
     },
     log,
   );
-  const ops = await startOrStop(s, () => sideportOperations(s, f));
-  process.stdout.write(
-    `respgate ${VERSION}: queue side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}${account ? ` (account API ${new URL(account.url).origin})` : ''}\n` +
-      `${roleHelpLines(s, f)}\n${ops.line}`,
+  await serveSideportRole(
+    s,
+    f,
+    `queue side port ready on redis://${s.host}:${s.port} in front of ${new URL(url).origin}${account ? ` (account API ${new URL(account.url).origin})` : ''}`,
   );
+}
+
+/** A started side-port role: its operations port, the ready banner, then serving until a signal. */
+async function serveSideportRole(s: RunningSideport, f: SideportRoleFlags, ready: string): Promise<void> {
+  const ops = await startOrStop(s, () => sideportOperations(s, f));
+  process.stdout.write(`respgate ${VERSION}: ${ready}\n${roleHelpLines(s, f)}\n${ops.line}`);
   await waitForSignal();
   await ops.stop();
   await s.stop();
