@@ -151,15 +151,30 @@ export class RawClient {
   }
 }
 
+/** The two connections of a differential test: a direct redis-server (the oracle) and the proxy. */
+export interface DifferentialSide {
+  oracle: RawClient;
+  proxy: RawClient;
+}
+
+/** What the differential tests send to both sides before a scenario: empty data, functions and scripts. */
+export const RESET_COMMANDS: (string | Buffer)[][] = [['FLUSHALL'], ['FUNCTION', 'FLUSH'], ['SCRIPT', 'FLUSH']];
+
+/** Whether each side closed its connection (after a QUIT or a protocol error), as [oracle, proxy]. */
+export function closedOnBoth(side: DifferentialSide): Promise<[boolean, boolean]> {
+  const closed = (c: RawClient) =>
+    c.untilClosed().then(
+      () => true,
+      () => false,
+    );
+  return Promise.all([closed(side.oracle), closed(side.proxy)]);
+}
+
 /**
  * Sends the same commands to an oracle (a direct redis-server) and the proxy, as one burst (one write
  * each) or one at a time, and returns both sides' raw replies in order (the differential tests).
  */
-export async function replayOnBoth(
-  side: { oracle: RawClient; proxy: RawClient },
-  commands: (string | Buffer)[][],
-  burst: boolean,
-): Promise<[Buffer[], Buffer[]]> {
+export async function replayOnBoth(side: DifferentialSide, commands: (string | Buffer)[][], burst: boolean): Promise<[Buffer[], Buffer[]]> {
   if (burst) {
     const bytes = encodeCommands(commands);
     side.oracle.write(bytes);

@@ -3,7 +3,7 @@
 // RESP2 replies must be byte-identical (or equal under the step's declared normalizer), both when the
 // commands are sent one at a time and when a scenario is sent as one pipelined burst.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RawClient, replayOnBoth, startStack, type Stack } from '../helpers/stack.js';
+import { closedOnBoth, RawClient, replayOnBoth, RESET_COMMANDS, startStack, type DifferentialSide, type Stack } from '../helpers/stack.js';
 import { comparable, mismatch, printable, reportDifferences } from './differential-compare.js';
 import {
   KNOWN_BUGS,
@@ -21,7 +21,6 @@ import {
 const MIN_COMMANDS = 300;
 
 /** Run before each scenario on both sides, so each starts from an empty database (functions and scripts too). */
-const RESET_COMMANDS: Arg[][] = [['FLUSHALL'], ['FUNCTION', 'FLUSH'], ['SCRIPT', 'FLUSH']];
 
 let stack: Stack;
 
@@ -33,17 +32,12 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-interface Side {
-  oracle: RawClient;
-  proxy: RawClient;
-}
-
-async function connect(): Promise<Side> {
+async function connect(): Promise<DifferentialSide> {
   const [oracle, proxy] = await Promise.all([RawClient.connect(stack.oracle.endpoint.port), RawClient.connect(stack.proxy.port)]);
   return { oracle, proxy };
 }
 
-function close(side: Side): void {
+function close(side: DifferentialSide): void {
   side.oracle.close();
   side.proxy.close();
 }
@@ -84,17 +78,8 @@ function judge(scenario: Scenario, index: number, step: Step, oracle: Buffer, pr
   return mismatch(where, oracle, proxy, compare, (reply) => comparable(reply, compare));
 }
 
-async function expectClosed(side: Side, scenario: Scenario): Promise<void> {
-  const [o, p] = await Promise.all([
-    side.oracle.untilClosed().then(
-      () => true,
-      () => false,
-    ),
-    side.proxy.untilClosed().then(
-      () => true,
-      () => false,
-    ),
-  ]);
+async function expectClosed(side: DifferentialSide, scenario: Scenario): Promise<void> {
+  const [o, p] = await closedOnBoth(side);
   expect(o, `oracle closes after the last command of "${scenario.name}"`).toBe(true);
   expect(p, `proxy closes after the last command of "${scenario.name}"`).toBe(true);
 }

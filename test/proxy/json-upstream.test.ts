@@ -13,12 +13,10 @@ import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis
 import type { RunningProxy } from '../../src/proxy/server.js';
 import { tracked } from '../helpers/cleanup.js';
 import { startTestPlatform } from '../helpers/platform.js';
-import { RawClient, replayOnBoth, startTestProxy } from '../helpers/stack.js';
+import { RawClient, replayOnBoth, RESET_COMMANDS, startTestProxy, type DifferentialSide } from '../helpers/stack.js';
 import { comparable, mismatch, printable } from './differential-compare.js';
 import { KNOWN_DIFFERENCES, commandCount, judgeBug, scenarios, stepOf, type Arg, type Scenario, type Step } from './differential-cases.js';
 import { allScenarios, run3, type Override } from './resp3-run.js';
-
-const RESET_COMMANDS: Arg[][] = [['FLUSHALL'], ['FUNCTION', 'FLUSH'], ['SCRIPT', 'FLUSH']];
 
 /**
  * What JSON cannot tell (docs/proxy.md, "Upstream reply format"): a script's status reply other than
@@ -95,12 +93,7 @@ afterAll(async () => {
   await oracle?.stop();
 });
 
-interface Side {
-  oracle: RawClient;
-  proxy: RawClient;
-}
-
-async function connect(proxy: RunningProxy): Promise<Side> {
+async function connect(proxy: RunningProxy): Promise<DifferentialSide> {
   const [o, p] = await Promise.all([RawClient.connect(oracle.endpoint.port), RawClient.connect(proxy.port)]);
   return { oracle: o, proxy: p };
 }

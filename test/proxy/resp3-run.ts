@@ -4,23 +4,17 @@ import { expect } from 'vitest';
 import { replyShape } from '../../src/commands/reply-types.js';
 import { resolveCommand } from '../../src/commands/table.js';
 import { toResp3 } from '../../src/resp/resp3-converter.js';
-import { RawClient, replayOnBoth } from '../helpers/stack.js';
-import { judgeBug, KNOWN_DIFFERENCES, scenarios, type Arg } from './differential-cases.js';
+import { closedOnBoth, RawClient, replayOnBoth, RESET_COMMANDS, type DifferentialSide } from '../helpers/stack.js';
+import { judgeBug, KNOWN_DIFFERENCES, scenarios } from './differential-cases.js';
 import { reportDifferences, mismatch } from './differential-compare.js';
 import { KNOWN_DIFFERENCES_3, resp3Scenarios, type Scenario3, type Step3 } from './resp3-cases.js';
 import { comparable3, printable } from './resp3-compare.js';
 
-const RESET_COMMANDS: Arg[][] = [['FLUSHALL'], ['FUNCTION', 'FLUSH'], ['SCRIPT', 'FLUSH']];
 /** Pub/sub and MONITOR turn the connection into a stream (pubsub.test.ts covers them, RESP3 push frames included). */
 const STREAM_COMMANDS = new Set(['subscribe', 'psubscribe', 'ssubscribe', 'unsubscribe', 'punsubscribe', 'sunsubscribe', 'monitor']);
 
 export const allScenarios: Scenario3[] = [...scenarios, ...resp3Scenarios];
 export const stepsOf = (s: Scenario3): Step3[] => s.commands.map((c) => (Array.isArray(c) ? { args: c } : c));
-
-interface Side {
-  oracle: RawClient;
-  proxy: RawClient;
-}
 
 /** The two servers compared: a direct redis-server and the proxy (ports). */
 export interface Ports {
@@ -28,7 +22,7 @@ export interface Ports {
   proxy: number;
 }
 
-async function connect3(ports: Ports): Promise<Side> {
+async function connect3(ports: Ports): Promise<DifferentialSide> {
   const [oracle, proxy] = await Promise.all([RawClient.connect(ports.oracle), RawClient.connect(ports.proxy)]);
   const [[o], [p]] = await Promise.all([oracle.call(['HELLO', '3']), proxy.call(['HELLO', '3'])]);
   expect(comparable3(p, 'maskIntegers')).toBe(comparable3(o, 'maskIntegers'));
@@ -129,17 +123,7 @@ export async function run3(ports: Ports, scenario: Scenario3, burst: boolean, ov
     }
     reportDifferences(failures);
     if (scenario.closes && steps.length === stepsOf(scenario).length) {
-      const [oc, pc] = await Promise.all([
-        side.oracle.untilClosed().then(
-          () => true,
-          () => false,
-        ),
-        side.proxy.untilClosed().then(
-          () => true,
-          () => false,
-        ),
-      ]);
-      expect([oc, pc]).toEqual([true, true]);
+      expect(await closedOnBoth(side)).toEqual([true, true]);
     }
   } finally {
     side.oracle.close();
