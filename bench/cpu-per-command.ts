@@ -23,7 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../src/platform/redis/embedded-server.js';
-import { cpuUs, median, startRedis, startStack, stop, sysUs, writeCalls } from './process-stack.js';
+import { cpuUs, log, median, startRedis, startStack, stop, sysUs, writeCalls } from './process-stack.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,10 +39,6 @@ const REQUESTS: Record<number, number> = quick ? { 1: 20_000, 16: 100_000 } : { 
 const requests = (pipeline: number): number => REQUESTS[pipeline] ?? (pipeline < 8 ? REQUESTS[1] : REQUESTS[16]);
 const TESTS = (arg('--tests') ?? 'set,get').split(',');
 const PIPELINES = (arg('--pipelines') ?? '1,16').split(',').map(Number);
-
-function log(msg: string): void {
-  process.stderr.write(msg + '\n');
-}
 
 function nodeArgs(name: string): string[] {
   return PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];

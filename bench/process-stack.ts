@@ -9,7 +9,8 @@ import { freePort } from '../src/platform/redis/embedded-server.js';
 const run = promisify(execFile);
 const TICK_US = 1e6 / 100; // CLK_TCK = 100 on Linux
 
-function log(msg: string): void {
+/** A progress line on stderr (stdout carries the results). */
+export function log(msg: string): void {
   process.stderr.write(msg + '\n');
 }
 
