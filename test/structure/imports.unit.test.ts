@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { breaches, buildGraph, findCycles, importsOf, type RoomRule } from './import-graph.js';
+import { breaches, buildGraph, findCycles, importsOf, reachable, type RoomRule } from './import-graph.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -80,6 +80,25 @@ describe('the import graph of src/', () => {
       expect(source, f).not.toMatch(/^(let|var)\s/m);
       expect(source, f).not.toMatch(/^(export\s+)?const\s+\w+\s*(:[^=]+)?=\s*new\s+(Weak)?Map\b/m);
     }
+  });
+});
+
+describe('the quick tests (*.unit.test.ts, `npm run test:unit`)', () => {
+  // src/, test/ and scripts/ (some tests start redis-server through scripts/gen-command-data.ts).
+  const edges = new Map([...buildGraph(root, 'src').edges, ...buildGraph(root, 'test').edges, ...buildGraph(root, 'scripts').edges]);
+  const spawns = (module: string) => [...reachable(edges, module)].find(([target]) => /^(node:)?child_process$/.test(target))?.[1];
+  const tests = [...edges.keys()].filter((m) => m.endsWith('.test.ts'));
+  const unit = tests.filter((m) => m.endsWith('.unit.test.ts'));
+
+  it('start no process: none reaches child_process through its imports', () => {
+    expect(unit.length).toBeGreaterThan(10);
+    for (const m of unit) expect(spawns(m), m).toBeUndefined();
+  });
+
+  it('the check sees the tests that do start processes', () => {
+    expect(spawns('test/proxy/batcher.test.ts')).toContain('node:child_process');
+    expect(spawns('test/commands/table.test.ts')).toEqual(expect.arrayContaining(['scripts/gen-command-data.ts']));
+    expect(tests.filter((m) => spawns(m) !== undefined).length).toBeGreaterThan(50);
   });
 });
 
