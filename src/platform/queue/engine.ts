@@ -341,7 +341,7 @@ export class Engine {
       ...(m.queueName ? { queueName: m.queueName } : {}),
       ...(m.scheduleId ? { scheduleId: m.scheduleId } : {}),
       callerIp: m.callerIp,
-      ...(m.labels?.length ? { labels: m.labels } : {}),
+      ...(m.labels?.length ? { label: m.labels[0], labels: m.labels } : {}),
       ...(m.flowControl ? { flowControlKey: m.flowControl.key } : {}),
       ...extra,
     });

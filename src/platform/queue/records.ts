@@ -63,6 +63,8 @@ export interface LogEvent {
   queueName?: string;
   scheduleId?: string;
   callerIp?: string;
+  /** The first label (the service's older field), beside all of them. */
+  label?: string;
   labels?: string[];
   flowControlKey?: string;
   header?: Record<string, string>;
@@ -247,14 +249,15 @@ export class QueueRecords {
     await this.flushEvents(); // a reader sees what was logged before it asked
     const events: LogEvent[] = [];
     const [cursorEntry, cursorIndex] = cursor ? cursor.split('.') : [undefined, undefined];
-    let end = cursorEntry ?? '+';
+    // A cursor without an index (a time, or a stream id) ends the page just before it.
+    let end = cursorEntry === undefined ? '+' : cursorIndex === undefined ? `(${cursorEntry}` : cursorEntry;
     let first = true;
     for (;;) {
       const batch = await this.redis.xrevrange(K.events, end, '-', 'COUNT', 100);
       for (const [id, fields] of batch) {
         const logged = JSON.parse(fields[1]) as LogEvent[];
         // Inside the cursor's own entry, only the events older than the cursor's index.
-        const from = first && cursorEntry === id ? Number(cursorIndex) - 1 : logged.length - 1;
+        const from = first && cursorEntry === id && cursorIndex !== undefined ? Number(cursorIndex) - 1 : logged.length - 1;
         first = false;
         for (let i = from; i >= 0; i--) {
           if (!keep(logged[i])) continue;

@@ -6,7 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { BodyTooLargeError, readBody } from '../http-body.js';
 import { callerIp, destinationOf, rawHeaderPairs, readJson, send, urlResult, type Call } from './http-exchange.js';
-import { messageFilter } from './filters.js';
+import { parseListQuery, stateMatches, type Filterable } from './filters.js';
 import { dlqView, groupView } from './views.js';
 import { flowControlRoute, globalParallelism, type FlowControlRouteDeps } from './flow-control-routes.js';
 import type { Billing } from '../account/billing.js';
@@ -92,7 +92,7 @@ export class QueueRoutes {
         return this.schedules(c, method, a, b);
       case 'events':
       case 'logs':
-        if (method === 'GET') return this.events(c);
+        if (method === 'GET') return this.events(c, resource);
         break;
       case 'flowControl':
         if (await flowControlRoute(this.d.flowControl, c, method, a && decodeURIComponent(a), b)) return;
@@ -233,15 +233,16 @@ export class QueueRoutes {
         return send(c.res, 200, { cancelled: 1 });
       }
     } else if (method === 'DELETE') {
-      const ids = c.query.getAll('messageIds');
-      const keep = ids.length > 0 ? (m: QueuedMessage) => ids.includes(m.messageId) : messageFilter(c.query);
-      let cancelled = 0;
-      for (const job of await engine.pending()) {
-        if (job.data.kind !== 'message' || !keep(job.data)) continue;
-        await engine.cancel(job);
-        cancelled++;
-      }
-      return send(c.res, 200, { cancelled });
+      // Explicit ids ignore the other filters; without count every match goes, earliest first.
+      const sel = parseListQuery('messages', c.query);
+      const keep = sel.ids.length > 0 ? (m: QueuedMessage) => sel.ids.includes(m.messageId) : sel.keep;
+      const seen = new Set<string>();
+      const chosen = (await engine.pending())
+        .filter((job) => job.data.kind === 'message' && !seen.has(job.data.messageId) && seen.add(job.data.messageId) && keep(job.data))
+        .sort((x, y) => x.data.createdAt - y.data.createdAt)
+        .slice(0, sel.count ?? Infinity);
+      for (const job of chosen) await engine.cancel(job);
+      return send(c.res, 200, { cancelled: chosen.length });
     }
     throw notFound(`no such endpoint: ${method} /queue${c.rawPath}`);
   }
@@ -308,12 +309,13 @@ export class QueueRoutes {
       if (b) {
         const entry = await r.getDlq(b);
         if (!entry) throw notFound(dlqNotFound(b));
-        return send(c.res, 200, { messageId: await this.retryFromDlq(entry) });
+        return send(c.res, 201, { messageId: await this.retryFromDlq(entry) });
       }
-      const { page, cursor } = await this.dlqSelection(c.query);
+      const { page, cursor, missing } = await this.dlqSelection(c.query);
+      if (missing.length > 0) throw notFound(dlqNotFound(missing.join(', ')));
       const responses = [];
       for (const entry of page) responses.push({ messageId: await this.retryFromDlq(entry) });
-      return send(c.res, 200, { cursor: cursor ?? '', responses });
+      return send(c.res, 201, { cursor: cursor ?? '', responses });
     }
     if (a) {
       const entry = await r.getDlq(a);
@@ -337,22 +339,28 @@ export class QueueRoutes {
     throw notFound(`no such endpoint: ${method} /queue${c.rawPath}`);
   }
 
-  /** The DLQ entries a list, bulk delete or bulk retry works on: by dlqIds, or filtered, one page. */
-  private async dlqSelection(q: URLSearchParams): Promise<{ page: DlqEntry[]; cursor?: string }> {
+  /**
+   * The DLQ entries a list, bulk delete or bulk retry works on, one page: by dlqIds (the other
+   * filters ignored; `missing` names the unknown ones), or filtered, in the asked order, from
+   * after the cursor (a DLQ id: the entry itself may be gone since, as after a bulk delete).
+   */
+  private async dlqSelection(q: URLSearchParams): Promise<{ page: DlqEntry[]; cursor?: string; missing: string[] }> {
+    const sel = parseListQuery('dlq', q);
     const all = await this.d.records.listDlq();
-    const ids = q.getAll('dlqIds').flatMap((s) => s.split(','));
-    if (ids.length > 0) return { page: all.filter((e) => ids.includes(e.dlqId)) };
-    const keep = messageFilter(q);
-    const status = q.get('responseStatus');
-    let list = all.filter((e) => keep(e.job as QueuedMessage) && (status === null || String(e.responseStatus) === status));
-    const cursor = q.get('cursor');
-    if (cursor) {
-      const at = list.findIndex((e) => e.dlqId === cursor);
-      list = at < 0 ? [] : list.slice(at + 1);
+    if (sel.ids.length > 0) {
+      const page = all.filter((e) => sel.ids.includes(e.dlqId));
+      return { page, missing: sel.ids.filter((id) => !page.some((e) => e.dlqId === id)) };
     }
-    const count = Math.min(100, Math.max(1, Number(q.get('count') ?? 100) || 100));
+    const sign = sel.order === 'earliestFirst' ? 1 : -1;
+    const at = sel.cursor ? dlqOrderKey(sel.cursor) : undefined;
+    const list = all
+      .filter((e) => sel.keep(dlqFilterable(e), e.createdAt))
+      .filter((e) => sel.responseStatus.length === 0 || sel.responseStatus.includes(e.responseStatus ?? 0))
+      .filter((e) => at === undefined || sign * compareKeys(dlqOrderKey(e.dlqId), at) > 0)
+      .sort((x, y) => sign * compareKeys(dlqOrderKey(x.dlqId), dlqOrderKey(y.dlqId)));
+    const count = sel.count ?? 100;
     const page = list.slice(0, count);
-    return { page, ...(list.length > count ? { cursor: page[page.length - 1].dlqId } : {}) };
+    return { page, missing: [], ...(list.length > count ? { cursor: page[page.length - 1].dlqId } : {}) };
   }
 
   private async retryFromDlq(entry: DlqEntry): Promise<string> {
@@ -449,19 +457,15 @@ export class QueueRoutes {
   }
 
   // --- event log
-  private async events(c: Call): Promise<void> {
-    const q = c.query;
-    const ids = [...q.getAll('messageIds'), ...q.getAll('messageId')];
-    const state = q.getAll('state');
-    const keep = messageFilter(q);
-    const count = Math.min(1000, Math.max(1, Number(q.get('count') ?? 100) || 100));
+  /** GET /v2/logs answers `logs` as the reference names it; GET /v2/events (the SDK's path) answers `events`. */
+  private async events(c: Call, field: 'logs' | 'events'): Promise<void> {
+    const sel = parseListQuery('logs', c.query);
     const { events, cursor } = await this.d.records.readEvents(
-      q.get('cursor') || undefined,
-      count,
-      (e: LogEvent) =>
-        (ids.length === 0 || ids.includes(e.messageId)) && (state.length === 0 || state.includes(e.state)) && keep(e, e.time),
+      sel.cursor,
+      sel.count ?? 100,
+      (e: LogEvent) => (sel.ids.length === 0 || sel.ids.includes(e.messageId)) && stateMatches(sel.states, e.state) && sel.keep(e, e.time),
     );
-    send(c.res, 200, { ...(cursor ? { cursor } : {}), events });
+    send(c.res, 200, { ...(cursor ? { cursor } : {}), [field]: events });
   }
 }
 
@@ -472,3 +476,18 @@ function checkGroupName(name: string): void {
 
 const topicNotFound = (name: string) => `topic ${name} not found`;
 const dlqNotFound = (id: string) => `message ${id} not found in the dead letter queue`;
+
+/** The fields a DLQ filter looks at: the dead message's (its id, url, labels, caller...). */
+function dlqFilterable(e: DlqEntry): Filterable {
+  return e.job as QueuedMessage;
+}
+
+/** DLQ ids are `<ms>-<n>`: their order is the order of arrival. */
+function dlqOrderKey(id: string): [number, number] {
+  const [ms, n] = id.split('-');
+  return [Number(ms), Number(n)];
+}
+
+function compareKeys(x: [number, number], y: [number, number]): number {
+  return x[0] - y[0] || x[1] - y[1];
+}
