@@ -26,6 +26,8 @@ const STOP_GRACE_MS = 5000;
  * lease of a crashed process, a wake that could not find the job).
  */
 const FLOW_RECHECK_MS = 5000;
+/** A message holding its queue slot looks this often whether it was cancelled by another process. */
+const HOLD_CHECK_MS = 1000;
 
 export interface EngineDeps {
   connection: ConnectionOptions;
@@ -55,6 +57,9 @@ export class Engine {
   private readonly workers = new Map<string, Worker>();
   /** Delivery attempts running now (a stop waits for them, briefly). */
   private inFlight = 0;
+  /** Named-queue messages waiting for their next attempt in their slot: waking one ends its wait early. */
+  private readonly holds = new Map<string, () => void>();
+  private stopping = false;
 
   constructor(private readonly deps: EngineDeps) {}
 
@@ -169,6 +174,7 @@ export class Engine {
       if (job.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
     } catch {
       await this.deps.records.redis.set(CANCELLED(job.data.messageId), '1', 'EX', 86_400);
+      this.holds.get(job.data.messageId)?.();
     }
     this.event(job.data, 'CANCELLED');
   }
@@ -194,11 +200,54 @@ export class Engine {
     }
     this.inFlight++;
     try {
-      await this.attempt(job);
+      if (job.queueName === DEFAULT_QUEUE) await this.attempt(job);
+      else await this.attemptInOrder(job, token);
     } finally {
       this.inFlight--;
       if (fc) await this.wake(fc.key, await this.deps.flow.release(fc.key, job.data.messageId));
     }
+  }
+
+  /**
+   * A named queue is FIFO, as the service's: a message waiting for its next attempt keeps its slot
+   * (its worker waits here instead of sleeping as a delayed job), so with parallelism 1 nothing
+   * later is delivered until it succeeded or reached the DLQ. A cancel ends the wait; a stop puts
+   * the job back as a delayed job for the rest of its wait (its attempts so far kept in its data).
+   */
+  private async attemptInOrder(job: Job<QueuedMessage>, token?: string): Promise<void> {
+    for (;;) {
+      try {
+        return await this.attempt(job);
+      } catch (err) {
+        if (!(err instanceof DeliveryFailure)) throw err;
+        const wakeAt = Date.now() + err.delayMs;
+        await job.updateData({ ...job.data, retried: (job.data.retried ?? 0) + 1 });
+        const why = await this.hold(job.data.messageId, wakeAt);
+        if (why === 'cancelled') return;
+        if (why === 'stopping') {
+          await job.moveToDelayed(wakeAt, token);
+          throw new DelayedError();
+        }
+      }
+    }
+  }
+
+  /** Waits until `wakeAt`, a cancel of the message (seen here or in Redis) or a stop, whichever comes first. */
+  private async hold(messageId: string, wakeAt: number): Promise<'due' | 'cancelled' | 'stopping'> {
+    while (Date.now() < wakeAt) {
+      if (this.stopping) return 'stopping';
+      if (await this.deps.records.redis.get(CANCELLED(messageId))) return 'cancelled';
+      const wait = Math.min(HOLD_CHECK_MS, wakeAt - Date.now());
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        this.holds.set(messageId, () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      this.holds.delete(messageId);
+    }
+    return this.stopping ? 'stopping' : 'due';
   }
 
   /** Wakes waiting messages of a key now (each is a delayed job in one of our queues). */
@@ -215,7 +264,8 @@ export class Engine {
 
   private async attempt(job: Job<QueuedMessage>): Promise<void> {
     const m = job.data;
-    const retried = job.attemptsMade;
+    // Attempts of a named-queue message are counted in its data (it retries in its slot, not as a BullMQ attempt).
+    const retried = job.attemptsMade + (m.retried ?? 0);
     const body = Buffer.from(m.bodyBase64, 'base64');
     const outcome = await this.deps.deliverer.attempt(m.url, m.method, this.deliveryHeaders(m, retried, body), body, m.timeoutMs);
     const status = outcome.response?.status;
@@ -351,6 +401,8 @@ export class Engine {
     // Stop taking jobs, let the attempts in flight finish for a few seconds (so a restart redoes
     // nothing half-done), then close; an attempt still running past that is abandoned: BullMQ sees
     // its job stalled and the next process redoes it (at least once).
+    this.stopping = true;
+    for (const wake of this.holds.values()) wake();
     await Promise.all([...this.workers.values()].map((w) => w.pause(true)));
     const deadline = Date.now() + STOP_GRACE_MS;
     while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -28,6 +28,8 @@ export interface QueuedMessage {
   failureCallback?: CallbackSettings;
   /** Upstash-Flow-Control-Key and -Value: the key this message counts against, with its limits. */
   flowControl?: FlowControlSetting;
+  /** Attempts made while holding a named queue's slot (beyond BullMQ's own attempt count). */
+  retried?: number;
   /** For callback messages: the message whose response they carry. */
   sourceMessageId?: string;
 }

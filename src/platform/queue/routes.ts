@@ -368,7 +368,7 @@ export class QueueRoutes {
     const refused = await this.d.billing.charge(1);
     if (refused) throw new QueueError(402, refused);
     const now = Date.now();
-    const message: QueuedMessage = { ...old, messageId: newId('msg_'), notBefore: now, createdAt: now };
+    const message: QueuedMessage = { ...old, messageId: newId('msg_'), notBefore: now, createdAt: now, retried: undefined };
     await this.d.engine.add([message]);
     this.d.engine.event(message, 'CREATED');
     await this.d.records.deleteDlq([entry]);
