@@ -148,8 +148,9 @@ export function readPublishOptions(h: PublishHeaders): PublishOptions {
     notBeforeMs,
     deduplicationId: deduplicationId || undefined,
     contentBasedDeduplication: cbd === 'true',
-    callback: readCallback(h, 'Callback'),
-    failureCallback: readCallback(h, 'Failure-Callback'),
+    // A callback is retried as often as its message unless Upstash-Callback-Retries says otherwise.
+    callback: readCallback(h, 'Callback', settings.retries),
+    failureCallback: readCallback(h, 'Failure-Callback', settings.retries),
     labels,
     cron: h.get('upstash-cron'),
     scheduleId: h.get('upstash-schedule-id'),
@@ -158,21 +159,21 @@ export function readPublishOptions(h: PublishHeaders): PublishOptions {
   };
 }
 
-function readCallback(h: PublishHeaders, kind: 'Callback' | 'Failure-Callback'): CallbackSettings | undefined {
+function readCallback(h: PublishHeaders, kind: 'Callback' | 'Failure-Callback', retries: number): CallbackSettings | undefined {
   const url = h.get(`upstash-${kind}`);
   if (url === undefined || url === '') return undefined;
   checkUrl(url, `Upstash-${kind}`);
   const header = h.prefixed(`Upstash-${kind}-Forward-`);
-  const settings = readDelivery(h, `${kind}-`, header);
+  const settings = readDelivery(h, `${kind}-`, header, retries);
   return { url, ...settings };
 }
 
-function readDelivery(h: PublishHeaders, infix: string, header: HeaderMap): DeliverySettings {
+function readDelivery(h: PublishHeaders, infix: string, header: HeaderMap, defaultRetries = DEFAULT_RETRIES): DeliverySettings {
   const name = (setting: string) => `Upstash-${infix}${setting}`;
   const method = (h.get(name('Method')) ?? 'POST').toUpperCase();
   if (!METHODS.has(method)) throw badRequest(`invalid ${name('Method')} header value '${method}': use GET, POST, PUT, PATCH or DELETE`);
   const retriesText = h.get(name('Retries'));
-  let retries = DEFAULT_RETRIES;
+  let retries = defaultRetries;
   if (retriesText !== undefined) {
     if (!/^\d+$/.test(retriesText.trim()))
       throw badRequest(`invalid ${name('Retries')} header value '${retriesText}': it must be a whole number >= 0`);

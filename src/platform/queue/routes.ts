@@ -12,6 +12,7 @@ import { flowControlRoute, globalParallelism, type FlowControlRouteDeps } from '
 import type { Billing } from '../account/billing.js';
 import type { Engine } from './engine.js';
 import { badRequest, notFound, QueueError } from './errors.js';
+import { retriedMessage } from './dlq-retry.js';
 import { newId } from './ids.js';
 import { flowControlView, messageView, type QueuedMessage } from './message.js';
 import { checkUrl, PublishHeaders, readPublishOptions } from './publish-options.js';
@@ -309,12 +310,12 @@ export class QueueRoutes {
       if (b) {
         const entry = await r.getDlq(b);
         if (!entry) throw notFound(dlqNotFound(b));
-        return send(c.res, 201, { messageId: await this.retryFromDlq(entry) });
+        return send(c.res, 201, { messageId: await this.retryFromDlq(entry, c) });
       }
       const { page, cursor, missing } = await this.dlqSelection(c.query);
       if (missing.length > 0) throw notFound(dlqNotFound(missing.join(', ')));
       const responses = [];
-      for (const entry of page) responses.push({ messageId: await this.retryFromDlq(entry) });
+      for (const entry of page) responses.push({ messageId: await this.retryFromDlq(entry, c) });
       return send(c.res, 201, { cursor: cursor ?? '', responses });
     }
     if (a) {
@@ -363,12 +364,10 @@ export class QueueRoutes {
     return { page, missing: [], ...(list.length > count ? { cursor: page[page.length - 1].dlqId } : {}) };
   }
 
-  private async retryFromDlq(entry: DlqEntry): Promise<string> {
-    const old = entry.job as QueuedMessage;
+  private async retryFromDlq(entry: DlqEntry, c: Call): Promise<string> {
+    const message = retriedMessage(entry.job as QueuedMessage, new PublishHeaders(rawHeaderPairs(c.req)), Date.now());
     const refused = await this.d.billing.charge(1);
     if (refused) throw new QueueError(402, refused);
-    const now = Date.now();
-    const message: QueuedMessage = { ...old, messageId: newId('msg_'), notBefore: now, createdAt: now, retried: undefined };
     await this.d.engine.add([message]);
     this.d.engine.event(message, 'CREATED');
     await this.d.records.deleteDlq([entry]);
