@@ -272,6 +272,7 @@ export class Engine {
     if (status !== undefined && status >= 200 && status < 300) {
       if (m.callback) await this.publishCallback(m, 'callback', outcome, retried);
       this.event(m, 'DELIVERED', { responseStatus: status });
+      if (m.scheduleId) await this.deps.records.scheduleMessageDone(m.scheduleId, m.messageId, 'SUCCESS');
       return;
     }
     if (m.callback && outcome.response) await this.publishCallback(m, 'callback', outcome, retried);
@@ -299,6 +300,7 @@ export class Engine {
       },
       newDlqId(),
     );
+    if (m.scheduleId) await this.deps.records.scheduleMessageDone(m.scheduleId, m.messageId, 'FAIL');
     if (m.failureCallback) await this.publishCallback(m, 'failure-callback', outcome, retried, dlqId);
     this.event(m, 'FAILED', { error: nonRetryable ? `${error} (Upstash-NonRetryable-Error)` : error, responseStatus: status });
   }

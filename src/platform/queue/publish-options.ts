@@ -1,6 +1,7 @@
 // Reads the configuration of a publish from its headers and query parameters: every Upstash-* header
 // (also spelled Service-*, also as a lowercase query parameter), the headers to forward, and the
 // settings of the callback and failure callback messages. Bad values are 400s naming the header.
+import { canonicalHeader } from './delivery.js';
 import { badRequest } from './errors.js';
 import { parseDuration } from './duration.js';
 import { readFlowControl, type FlowControlSetting } from './flow-control-value.js';
@@ -115,16 +116,17 @@ function canonicalName(name: string): string {
 export function readPublishOptions(h: PublishHeaders): PublishOptions {
   const header: HeaderMap = {};
   const contentType = h.all.find(([n]) => n.toLowerCase() === 'content-type')?.[1];
+  // Names as the service shows them: Go's canonical form (test-header → Test-Header).
   if (h.get('upstash-header-forward') === 'true') {
     for (const [name, value] of h.all) {
       const lower = name.toLowerCase();
       if (NOT_FORWARDED.has(lower) || lower.startsWith('upstash-')) continue;
-      (header[name] ??= []).push(value);
+      (header[canonicalHeader(name)] ??= []).push(value);
     }
   } else if (contentType !== undefined) {
     header['Content-Type'] = [contentType];
   }
-  Object.assign(header, h.prefixed('Upstash-Forward-'));
+  for (const [name, values] of Object.entries(h.prefixed('Upstash-Forward-'))) header[canonicalHeader(name)] = values;
 
   const settings = readDelivery(h, '', header);
   const notBefore = h.get('upstash-not-before');

@@ -13,6 +13,7 @@ const K = {
   dlqByMessage: 'rq:dlq:by-message',
   dedup: (id: string) => `rq:dedup:${id}`,
   schedules: 'rq:schedules',
+  scheduleStates: (id: string) => `rq:schedule-states:${id}`,
   events: 'rq:events',
 };
 
@@ -216,7 +217,30 @@ export class QueueRecords {
   }
 
   async deleteSchedule(id: string): Promise<boolean> {
-    return (await this.redis.hdel(K.schedules, id)) === 1;
+    const [[, deleted]] = (await this.redis.multi().hdel(K.schedules, id).del(K.scheduleStates(id)).exec())!;
+    return deleted === 1;
+  }
+
+  // lastScheduleStates: the messages of a schedule's last tick, IN_PROGRESS until SUCCESS or FAIL.
+  async startScheduleRun(id: string, messageIds: string[]): Promise<void> {
+    const m = this.redis.multi().del(K.scheduleStates(id));
+    if (messageIds.length > 0) m.hset(K.scheduleStates(id), Object.fromEntries(messageIds.map((mid) => [mid, 'IN_PROGRESS'])));
+    await m.exec();
+  }
+
+  /** Marks a message of the last tick done (a message of an older tick is not in the hash and stays out). */
+  async scheduleMessageDone(id: string, messageId: string, state: 'SUCCESS' | 'FAIL'): Promise<void> {
+    await this.redis.eval(
+      "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end",
+      1,
+      K.scheduleStates(id),
+      messageId,
+      state,
+    );
+  }
+
+  async scheduleStates(id: string): Promise<Record<string, string>> {
+    return this.redis.hgetall(K.scheduleStates(id));
   }
 
   // --- event log: a capped stream; events are written in batches (one entry holds the events of

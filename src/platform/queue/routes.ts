@@ -411,10 +411,14 @@ export class QueueRoutes {
     else if (!(await this.d.records.getGroup(destination))) throw notFound(topicNotFound(destination));
     const body = await readBody(c.req, this.d.maxBodySize);
     const scheduleId = options.scheduleId ?? newId('scd_');
+    if (!/^[A-Za-z0-9._-]+$/.test(scheduleId))
+      throw badRequest(
+        `invalid schedule id '${scheduleId}': Schedule IDs can only contain alphanumeric characters, hyphens, periods, and underscores`,
+      );
     const previous = await this.d.records.getSchedule(scheduleId);
     const record: ScheduleRecord = {
       scheduleId,
-      cron: options.cron,
+      cron: options.cron.trim(),
       destination,
       createdAt: previous?.createdAt ?? Date.now(),
       requestHeaders: headers.filter(([n]) => !/^(upstash|service)-(cron|schedule-id)$/i.test(n)),
@@ -439,7 +443,7 @@ export class QueueRoutes {
       destination: s.destination,
       method: o.method,
       header: o.header,
-      ...(Buffer.from(text, 'utf8').equals(body) ? { body: text } : { bodyBase64: s.bodyBase64 }),
+      ...(body.length === 0 ? {} : Buffer.from(text, 'utf8').equals(body) ? { body: text } : { bodyBase64: s.bodyBase64 }),
       retries: o.retries,
       ...(o.retryDelay ? { retryDelayExpression: o.retryDelay } : {}),
       delay: Math.round(o.delayMs / 1000),
@@ -452,6 +456,7 @@ export class QueueRoutes {
       ...(o.flowControl ? flowControlView(o.flowControl) : {}),
       ...(s.lastScheduleTime ? { lastScheduleTime: s.lastScheduleTime } : {}),
       ...(next ? { nextScheduleTime: next } : {}),
+      lastScheduleStates: await this.d.records.scheduleStates(s.scheduleId),
     };
   }
 
