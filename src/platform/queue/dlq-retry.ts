@@ -20,6 +20,7 @@ export function retriedMessage(old: QueuedMessage, h: PublishHeaders, now: numbe
   if (given('upstash-failure-callback')) m.failureCallback = o.failureCallback;
   if (given('upstash-label')) m.labels = o.labels.length ? o.labels : undefined;
   if (o.flowControl) m.flowControl = o.flowControl;
+  if (given('upstash-redact-fields')) m.redact = o.redact;
   const forwarded = h.prefixed('Upstash-Forward-');
   if (Object.keys(forwarded).length > 0) {
     // A forwarded header replaces the original's of the same name (names compared without case).

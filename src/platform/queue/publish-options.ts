@@ -5,6 +5,7 @@ import { canonicalHeader } from './delivery.js';
 import { badRequest } from './errors.js';
 import { parseDuration } from './duration.js';
 import { readFlowControl, type FlowControlSetting } from './flow-control-value.js';
+import { readRedaction, type Redaction } from './redact.js';
 import { parseRetryDelay, RetryDelayError } from './retry-delay.js';
 
 export const DEFAULT_RETRIES = 3;
@@ -41,6 +42,8 @@ export interface PublishOptions extends DeliverySettings {
   scheduleId?: string;
   queueName?: string;
   flowControl?: FlowControlSetting;
+  /** Upstash-Redact-Fields: what the API shows redacted. */
+  redact?: Redaction;
 }
 
 /** Header names never forwarded by Upstash-Header-Forward: transport and credentials. */
@@ -158,11 +161,16 @@ export function readPublishOptions(h: PublishHeaders): PublishOptions {
     scheduleId: h.get('upstash-schedule-id'),
     queueName: h.get('upstash-queue-name'),
     flowControl: readFlowControl(h.get('upstash-flow-control-key'), h.get('upstash-flow-control-value')),
+    redact: readRedaction(h.get('upstash-redact-fields')),
   };
 }
 
 function readCallback(h: PublishHeaders, kind: 'Callback' | 'Failure-Callback', retries: number): CallbackSettings | undefined {
   const url = h.get(`upstash-${kind}`);
+  // The reference gives callbacks a method, timeout, retries and retry delay, no delay: the service refuses one.
+  const delay = h.get(`upstash-${kind}-delay`);
+  if (delay !== undefined)
+    throw badRequest(`Upstash-${kind}-Delay is not supported: a ${kind.toLowerCase()} is sent as soon as the response is known`);
   if (url === undefined || url === '') return undefined;
   checkUrl(url, `Upstash-${kind}`);
   const header = h.prefixed(`Upstash-${kind}-Forward-`);

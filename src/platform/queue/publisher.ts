@@ -87,6 +87,7 @@ export class Publisher {
           ...(options.callback ? { callback: options.callback } : {}),
           ...(options.failureCallback ? { failureCallback: options.failureCallback } : {}),
           ...(options.flowControl ? { flowControl: options.flowControl } : {}),
+          ...(options.redact ? { redact: options.redact } : {}),
         };
         const dedupKey = deduplicationKey(options, message, req.body);
         if (dedupKey) {

@@ -13,6 +13,7 @@ import type { Billing } from '../account/billing.js';
 import type { Engine } from './engine.js';
 import { badRequest, notFound, QueueError } from './errors.js';
 import { retriedMessage } from './dlq-retry.js';
+import { bodyFields, redactHeaders } from './redact.js';
 import { newId } from './ids.js';
 import { flowControlView, messageView, type QueuedMessage } from './message.js';
 import { checkUrl, PublishHeaders, readPublishOptions } from './publish-options.js';
@@ -434,7 +435,6 @@ export class QueueRoutes {
     const h = new PublishHeaders(s.requestHeaders);
     const o = readPublishOptions(h);
     const body = Buffer.from(s.bodyBase64, 'base64');
-    const text = body.toString('utf8');
     const next = s.isPaused ? undefined : await this.d.schedules.nextTime(s.scheduleId);
     return {
       scheduleId: s.scheduleId,
@@ -442,8 +442,8 @@ export class QueueRoutes {
       createdAt: s.createdAt,
       destination: s.destination,
       method: o.method,
-      header: o.header,
-      ...(body.length === 0 ? {} : Buffer.from(text, 'utf8').equals(body) ? { body: text } : { bodyBase64: s.bodyBase64 }),
+      header: redactHeaders(o.redact, o.header),
+      ...bodyFields(body, o.redact, false),
       retries: o.retries,
       ...(o.retryDelay ? { retryDelayExpression: o.retryDelay } : {}),
       delay: Math.round(o.delayMs / 1000),
