@@ -286,7 +286,7 @@ describe('event log', () => {
       seen.push(...page.json.events);
       cursor = page.json.cursor;
     } while (cursor);
-    expect(seen).toHaveLength(8);
+    expect(seen).toHaveLength(12);
     expect(seen.map((e) => e.time)).toEqual([...seen.map((e) => e.time)].sort((a, b) => b - a));
     for (const id of ids)
       expect(
@@ -294,7 +294,7 @@ describe('event log', () => {
           .filter((e) => e.messageId === id)
           .map((e) => e.state)
           .sort(),
-      ).toEqual(['CREATED', 'DELIVERED']);
+      ).toEqual(['ACTIVE', 'CREATED', 'DELIVERED']);
     expect(seen.every((e) => e.labels?.[0] === 'paged')).toBe(true);
   });
 });

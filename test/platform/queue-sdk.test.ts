@@ -183,7 +183,7 @@ describe('@upstash/qstash Client', () => {
       states = logs.map((l) => l.state);
       if (!states.includes('DELIVERED')) await new Promise((r) => setTimeout(r, 20));
     }
-    expect(states).toEqual(['DELIVERED', 'CREATED']);
+    expect(states).toEqual(['DELIVERED', 'ACTIVE', 'CREATED']);
     const page = await client.logs({ count: 1 } as any);
     expect(page.logs).toHaveLength(1);
     expect(page.cursor).toBeDefined();

@@ -9,7 +9,7 @@ import type { Billing } from '../account/billing.js';
 import { Deliverer, type AttemptOutcome, type EndpointResponse } from './delivery.js';
 import type { FlowControl } from './flow-control.js';
 import { newDlqId } from './ids.js';
-import { flatHeaders, messageView, type QueuedMessage } from './message.js';
+import { flatHeaders, logFields, messageView, type QueuedMessage } from './message.js';
 import type { NamedQueue, QueueRecords, LogEvent } from './records.js';
 import { defaultBackoffMs, retryDelayMs } from './retry-delay.js';
 import type { Signer } from './signer.js';
@@ -173,9 +173,13 @@ export class Engine {
       // Not in flight: off its key's wait list (and a slot reserved for it is free again).
       if (job.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
     } catch {
+      // In flight (or holding its queue slot): honoured when the attempt ends, logged CANCELLED then.
+      this.event(job.data, 'CANCEL_REQUESTED');
       await this.deps.records.redis.set(CANCELLED(job.data.messageId), '1', 'EX', 86_400);
       this.holds.get(job.data.messageId)?.();
+      return;
     }
+    this.event(job.data, 'CANCEL_REQUESTED');
     this.event(job.data, 'CANCELLED');
   }
 
@@ -223,7 +227,7 @@ export class Engine {
         const wakeAt = Date.now() + err.delayMs;
         await job.updateData({ ...job.data, retried: (job.data.retried ?? 0) + 1 });
         const why = await this.hold(job.data.messageId, wakeAt);
-        if (why === 'cancelled') return;
+        if (why === 'cancelled') return this.event(job.data, 'CANCELLED');
         if (why === 'stopping') {
           await job.moveToDelayed(wakeAt, token);
           throw new DelayedError();
@@ -267,6 +271,7 @@ export class Engine {
     // Attempts of a named-queue message are counted in its data (it retries in its slot, not as a BullMQ attempt).
     const retried = job.attemptsMade + (m.retried ?? 0);
     const body = Buffer.from(m.bodyBase64, 'base64');
+    this.event(m, 'ACTIVE');
     const outcome = await this.deps.deliverer.attempt(m.url, m.method, this.deliveryHeaders(m, retried, body), body, m.timeoutMs);
     const status = outcome.response?.status;
     if (status !== undefined && status >= 200 && status < 300) {
@@ -278,12 +283,15 @@ export class Engine {
     if (m.callback && outcome.response) await this.publishCallback(m, 'callback', outcome, retried);
     const error = outcome.error ?? `the endpoint answered with status ${status}`;
     const nonRetryable = status === 489 && header(outcome.response, 'upstash-nonretryable-error') === 'true';
+    const failed = { error, ...responseFields(outcome.response) };
     if (!nonRetryable && retried < m.maxRetries) {
-      if (await this.deps.records.redis.get(CANCELLED(m.messageId))) return;
       const delayMs = this.retryDelay(m, retried + 1, outcome.response);
-      this.event(m, 'ERROR', { error, responseStatus: status, nextDeliveryTime: Date.now() + delayMs });
+      this.event(m, 'ERROR', failed);
+      if (await this.deps.records.redis.get(CANCELLED(m.messageId))) return this.event(m, 'CANCELLED');
+      this.event(m, 'RETRY', { nextDeliveryTime: Date.now() + delayMs });
       throw new DeliveryFailure(error, delayMs);
     }
+    this.event(m, 'ERROR', failed);
     // Retries exhausted (or refused by the endpoint): dead letter queue, then the failure callback.
     const response = outcome.response;
     const bodyText = response?.body.toString('utf8');
@@ -302,7 +310,7 @@ export class Engine {
     );
     if (m.scheduleId) await this.deps.records.scheduleMessageDone(m.scheduleId, m.messageId, 'FAIL');
     if (m.failureCallback) await this.publishCallback(m, 'failure-callback', outcome, retried, dlqId);
-    this.event(m, 'FAILED', { error: nonRetryable ? `${error} (Upstash-NonRetryable-Error)` : error, responseStatus: status });
+    this.event(m, 'FAILED', { ...failed, error: nonRetryable ? `${error} (Upstash-NonRetryable-Error)` : error });
   }
 
   private retryDelay(m: QueuedMessage, retryNumber: number, response?: EndpointResponse): number {
@@ -395,6 +403,7 @@ export class Engine {
       callerIp: m.callerIp,
       ...(m.labels?.length ? { label: m.labels[0], labels: m.labels } : {}),
       ...(m.flowControl ? { flowControlKey: m.flowControl.key } : {}),
+      ...logFields(m),
       ...extra,
     });
   }
@@ -413,6 +422,12 @@ export class Engine {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await this.deps.deliverer.close(abandoned);
   }
+}
+
+/** The response fields of a log entry of a failed attempt (none when the endpoint did not answer). */
+function responseFields(response: EndpointResponse | undefined): Partial<LogEvent> {
+  if (!response) return {};
+  return { responseStatus: response.status, responseBody: response.body.toString('base64'), responseHeaders: response.headers };
 }
 
 function header(response: EndpointResponse | undefined, name: string): string | undefined {

@@ -1,7 +1,7 @@
 // A message as the engine keeps it (the data of its BullMQ job) and as the API shows it.
 import type { FlowControlSetting } from './flow-control-value.js';
 import type { CallbackSettings, HeaderMap } from './publish-options.js';
-import { bodyFields, redactHeaders, type Redaction } from './redact.js';
+import { bodyFields, redacted, redactHeaders, type Redaction } from './redact.js';
 
 export type MessageKind = 'message' | 'callback' | 'failure-callback';
 
@@ -76,5 +76,19 @@ export function flowControlView(fc: FlowControlSetting): Record<string, unknown>
     ...(fc.parallelism ? { parallelism: fc.parallelism } : {}),
     ...(fc.rate ? { rate: fc.rate } : {}),
     period: fc.periodS,
+  };
+}
+
+/** The message fields of every log entry (the reference's LogEntry): headers, base64 body, method, settings. */
+export function logFields(m: QueuedMessage): Record<string, unknown> {
+  return {
+    header: redactHeaders(m.redact, m.header),
+    body: m.redact?.body ? Buffer.from(redacted(Buffer.from(m.bodyBase64, 'base64'))).toString('base64') : m.bodyBase64,
+    method: m.method,
+    timeout: m.timeoutMs,
+    maxRetries: m.maxRetries,
+    ...(m.retryDelay ? { retryDelayExpression: m.retryDelay } : {}),
+    ...(m.callback ? { callback: m.callback.url, callbackHeaders: m.callback.header } : {}),
+    ...(m.failureCallback ? { failureCallback: m.failureCallback.url, failureCallbackHeaders: m.failureCallback.header } : {}),
   };
 }

@@ -68,11 +68,23 @@ export interface LogEvent {
   label?: string;
   labels?: string[];
   flowControlKey?: string;
-  header?: Record<string, string>;
+  /** The message's headers and base64 body (redacted as Upstash-Redact-Fields says), method and settings. */
+  header?: HeaderMap;
   body?: string;
+  method?: string;
+  timeout?: number;
+  maxRetries?: number;
+  retryDelayExpression?: string;
+  callback?: string;
+  callbackHeaders?: HeaderMap;
+  failureCallback?: string;
+  failureCallbackHeaders?: HeaderMap;
   error?: string;
   nextDeliveryTime?: number;
+  /** The response of a failed attempt (ERROR, FAILED): status, base64 body and headers. */
   responseStatus?: number;
+  responseBody?: string;
+  responseHeaders?: HeaderMap;
 }
 
 export interface ScheduleRecord {
