@@ -163,10 +163,10 @@ export class QueueRecords {
     return (await this.redis.hdel(K.queues, name)) === 1;
   }
 
-  // --- deduplication: the first message with an id within 10 minutes wins
-  /** Returns the message id that already holds `id`, or undefined when this message takes it. */
-  async claimDeduplicationId(id: string, messageId: string): Promise<string | undefined> {
-    const set = await this.redis.set(K.dedup(id), messageId, 'EX', DEDUP_WINDOW_S, 'NX');
+  // --- deduplication: the first publish with an id within 10 minutes wins
+  /** Returns what the earlier publish stored with `id` (its answer), or undefined when this one takes the id. */
+  async claimDeduplicationId(id: string, answer: string): Promise<string | undefined> {
+    const set = await this.redis.set(K.dedup(id), answer, 'EX', DEDUP_WINDOW_S, 'NX');
     return set === 'OK' ? undefined : ((await this.redis.get(K.dedup(id))) ?? undefined);
   }
 

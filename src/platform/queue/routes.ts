@@ -123,14 +123,15 @@ export class QueueRoutes {
       callerIp: callerIp(c.req),
       ...(queueName !== undefined ? { queueName } : {}),
     });
-    // 202 Accepted when the message was a duplicate (the service's only difference), else 201 Created.
-    send(c.res, results.every((r) => r.deduplicated) ? 202 : 201, group ? results : urlResult(results[0]));
+    // 200 (the reference), or 202 Accepted when the message was a duplicate (the deduplication page).
+    send(c.res, results.every((r) => r.deduplicated) ? 202 : 200, group ? results : urlResult(results[0]));
   }
 
   private async batch(c: Call): Promise<void> {
     const items = JSON.parse((await readBody(c.req, this.d.maxBodySize)).toString('utf8')) as unknown;
     if (!Array.isArray(items)) throw badRequest('the batch body must be a JSON array of {destination, headers?, body?, queue?}');
-    const answers: unknown[] = [];
+    // Every item is checked before any is committed: a bad later item leaves nothing published.
+    const prepared = [];
     for (const [i, item] of items.entries()) {
       const it = item as { destination?: unknown; headers?: Record<string, string>; body?: unknown; queue?: unknown };
       if (typeof it?.destination !== 'string' || it.destination === '')
@@ -140,16 +141,27 @@ export class QueueRoutes {
         it.body === undefined || it.body === null
           ? Buffer.alloc(0)
           : Buffer.from(typeof it.body === 'string' ? it.body : JSON.stringify(it.body));
-      const { group, results } = await this.d.publisher.publish({
-        destination: it.destination,
-        headers,
-        body,
-        callerIp: callerIp(c.req),
-        ...(typeof it.queue === 'string' ? { queueName: it.queue } : {}),
-      });
-      answers.push(group ? results : urlResult(results[0]));
+      try {
+        prepared.push(
+          await this.d.publisher.prepare({
+            destination: it.destination,
+            headers,
+            body,
+            callerIp: callerIp(c.req),
+            ...(typeof it.queue === 'string' ? { queueName: it.queue } : {}),
+          }),
+        );
+      } catch (err) {
+        if (err instanceof QueueError) throw new QueueError(err.status, `batch item ${i}: ${err.message}`);
+        throw err;
+      }
     }
-    send(c.res, 201, answers);
+    const published = await this.d.publisher.commit(prepared);
+    send(
+      c.res,
+      200,
+      published.map(({ group, results }) => (group ? results : urlResult(results[0]))),
+    );
   }
 
   // --- URL groups
