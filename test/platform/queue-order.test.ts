@@ -72,3 +72,15 @@ describe('named queue order with retries', () => {
     expect(paths('/cancel/')).toEqual(['/cancel/0', '/cancel/1']);
   });
 });
+
+describe('deleting a queue', () => {
+  it('a message holding the queue for its retry is not delivered again after the queue is deleted', async () => {
+    await client.queue({ queueName: 'fifo-delete' }).upsert({ parallelism: 1 });
+    dest.respond = (r) => ({ status: r.path === '/del/0' ? 500 : 200 });
+    await client.queue({ queueName: 'fifo-delete' }).enqueue({ url: `${dest.url}/del/0`, body: '0', retries: 3, retryDelay: '400' });
+    await until(() => paths('/del/').length === 1, 'the first attempt');
+    await client.queue({ queueName: 'fifo-delete' }).delete();
+    await new Promise((r) => setTimeout(r, 800));
+    expect(paths('/del/')).toEqual(['/del/0']);
+  });
+});

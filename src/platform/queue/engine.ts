@@ -99,10 +99,17 @@ export class Engine {
     const key = namedQueueKey(name);
     const worker = this.workers.get(key);
     const queue = this.queues.get(key) ?? new Queue(key, { connection: this.deps.connection, prefix: BULL_PREFIX });
+    // Its messages leave the wait lists of their flow-control keys too; one holding its slot for a
+    // retry is cancelled (the forced close below does not stop a processor that is waiting).
     await worker?.close(true);
-    // Its messages leave the wait lists of their flow-control keys too.
-    for (const job of (await queue.getJobs(['waiting', 'delayed', 'paused', 'prioritized', 'active'])) as Job<QueuedMessage>[])
-      if (job?.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
+    for (const job of (await queue.getJobs(['waiting', 'delayed', 'paused', 'prioritized', 'active'])) as Job<QueuedMessage>[]) {
+      if (!job) continue;
+      if (job.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
+      if (await job.isActive()) {
+        await this.deps.records.redis.set(CANCELLED(job.data.messageId), '1', 'EX', 86_400);
+        this.holds.get(job.data.messageId)?.();
+      }
+    }
     await queue.obliterate({ force: true });
     await queue.close();
     this.workers.delete(key);
