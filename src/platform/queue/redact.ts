@@ -3,7 +3,9 @@
 // names `body`, `headers` and `headers[Name]`; the SDK sends `header` and `header[Name]`: both taken.
 import { createHash } from 'node:crypto';
 import { badRequest } from './errors.js';
-import type { HeaderMap } from './publish-options.js';
+
+/** Headers as name → values (publish-options' HeaderMap; not imported, publish-options imports this module). */
+type HeaderMap = Record<string, string[]>;
 
 export interface Redaction {
   body: boolean;
