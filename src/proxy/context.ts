@@ -75,6 +75,9 @@ export interface Connection {
   /** The socket's file descriptor, for CLIENT LIST (-1 when unknown). */
   readonly fd: number;
   name: string;
+  /** CLIENT SETINFO lib-name and lib-ver ('' until set). */
+  libName: string;
+  libVersion: string;
   protocol: Protocol;
   readonly authenticated: boolean;
   /** AUTH, HELLO AUTH, RESET. */
