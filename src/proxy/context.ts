@@ -9,6 +9,7 @@ import type { EventStreamClient } from '../upstream/event-stream.js';
 import type { Credential } from '../upstream/kv-client.js';
 import type { ClientAuth } from './auth.js';
 import type { Batcher } from './batcher.js';
+import type { ClientCost } from './client-cost.js';
 import type { CommandStats } from './command-stats.js';
 import type { Slowlog } from './slowlog.js';
 
@@ -113,6 +114,8 @@ export interface ServerState {
   readonly slowlog: Slowlog;
   /** INFO commandstats and errorstats. */
   readonly commandStats: CommandStats;
+  /** What each client and command costs upstream (INFO clientcost, /metrics). */
+  readonly clientCost: ClientCost;
   /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */
   traffic(): { input: number; output: number };
 }

@@ -10,10 +10,11 @@ import { EventStreamClient } from '../upstream/event-stream.js';
 import { KvClient } from '../upstream/kv-client.js';
 import { ClientAuth } from './auth.js';
 import { Batcher } from './batcher.js';
+import { ClientCost } from './client-cost.js';
 import { CommandStats } from './command-stats.js';
 import type { ProxyContext, ServerState } from './context.js';
 import { explainRequestSizeErrors } from './limits-hint.js';
-import { createProxyMetrics, type ConnectionState } from './proxy-metrics.js';
+import { createProxyMetrics, registerClientCost, type ConnectionState } from './proxy-metrics.js';
 import { Session } from './session.js';
 import { Slowlog } from './slowlog.js';
 import { UpstreamWatch } from './upstream-watch.js';
@@ -106,7 +107,10 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     intervalMs: config.upstreamErrorLogIntervalMs,
     retryMinMs: config.upstreamRecheckMs,
   });
+  const clientCost = new ClientCost();
+  registerClientCost(clientCost);
   const batcher = new Batcher(client, {
+    cost: clientCost,
     maxBatch: config.maxBatch,
     maxInFlight: config.upstreamConnections,
     observe: (commands, replies, ms) => {
@@ -126,6 +130,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     requirepass: config.requirepass,
     slowlog,
     commandStats: new CommandStats(),
+    clientCost,
     traffic,
     auth,
   };

@@ -1,6 +1,7 @@
 // INFO as Redis 7.0.15 lays it out, describing the proxy: clients read redis_version, loading,
 // maxmemory_policy and role from it during their handshake.
 import os from 'node:os';
+import { clientCostLines } from '../client-cost.js';
 import type { Connection, ServerState } from '../context.js';
 
 interface InfoContext {
@@ -227,6 +228,8 @@ const SECTIONS: Record<string, Section> = {
   // The commands the proxy ran and the errors it answered (command-stats.ts).
   commandstats: ({ server }) => server.commandStats.commandLines(),
   errorstats: ({ server }) => server.commandStats.errorLines(),
+  // respgate's own section: what each client and command costs upstream (client-cost.ts, docs/proxy.md).
+  clientcost: ({ server }) => clientCostLines(server.clientCost),
   latencystats: () => [],
   cluster: () => [['cluster_enabled', 0]],
   keyspace: () => [],
@@ -244,12 +247,13 @@ const ALL = [
   'modules',
   'commandstats',
   'errorstats',
+  'clientcost',
   'latencystats',
   'cluster',
   'keyspace',
 ];
-/** What INFO and INFO default show (server.c genInfoSectionDict: all but commandstats and latencystats). */
-const DEFAULT = ALL.filter((n) => n !== 'commandstats' && n !== 'latencystats');
+/** What INFO and INFO default show (server.c genInfoSectionDict: all but commandstats and latencystats; clientcost is respgate's own). */
+const DEFAULT = ALL.filter((n) => n !== 'commandstats' && n !== 'latencystats' && n !== 'clientcost');
 
 /** Sections are lowercase names; `default`, `all` and `everything` expand as in Redis; unknown names are ignored. */
 export function buildInfo(requested: string[], ctx: InfoContext): string {

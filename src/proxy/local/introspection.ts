@@ -49,6 +49,7 @@ export const config: Handler = ({ conn, server }, args) => {
   if (sub === 'resetstat') {
     // The proxy's own statistics (INFO commandstats, errorstats, total_error_replies); the upstream's are the service's.
     server.commandStats.reset();
+    server.clientCost.resetInfo();
     return OK;
   }
   return configGet(conn.protocol, args.slice(2));
