@@ -73,6 +73,17 @@ export function createProxyMetrics(gauges: ProxyGauges): ProxyMetrics {
         registers: [registry],
       }),
   );
+  // Every kind exported from the start at 0, so that dashboards and alerts see a series before the first error.
+  const kinds: Record<UpstreamErrorKind, true> = {
+    timeout: true,
+    unreachable: true,
+    connection: true,
+    auth: true,
+    malformed: true,
+    server_error: true,
+    refused: true,
+  };
+  for (const kind of Object.keys(kinds)) errors.inc({ kind }, 0);
   fresh(
     'respgate_proxy_connections_by_state',
     () =>
