@@ -183,17 +183,23 @@ function main(): void {
   const known = new Map<string, CommandData>();
   for (const c of commandData.commands) for (const x of [c, ...(c.subcommands ?? [])]) known.set(x.name, x);
   if (process.argv.includes('--check')) {
-    let same = 0;
-    const differ: string[] = [];
+    // COMMAND INFO's fields without tips (7.2 added request/response policies to many commands), and
+    // COMMAND DOCS' arguments (7.2 rewrote most summaries).
+    const infoOf = (c: CommandData) => JSON.stringify([c.arity, c.flags, c.firstKey, c.lastKey, c.step, c.aclCategories, c.keySpecs]);
+    const argsOf = (c: CommandData) => JSON.stringify(c.docs.arguments ?? []);
+    let shared = 0;
+    const info: string[] = [];
+    const args: string[] = [];
     for (const [name, d] of descriptions) {
       const old = known.get(name);
       if (!old) continue;
-      const { subcommands: _subs, ...plain } = old;
-      if (JSON.stringify(transcribe(name, d)) === JSON.stringify(plain)) same++;
-      else differ.push(name);
+      shared++;
+      const now = transcribe(name, d);
+      if (infoOf(now) !== infoOf(old)) info.push(name);
+      if (argsOf(now) !== argsOf(old)) args.push(name);
     }
-    console.log(`identical to 7.0.15: ${same}; differ (changed since 7.0.15, or a transcription fault): ${differ.length}`);
-    console.log(differ.join(' '));
+    console.log(`${shared} commands in both; COMMAND INFO differs for ${info.length}: ${info.join(' ')}`);
+    console.log(`COMMAND DOCS arguments differ for ${args.length}: ${args.join(' ')}`);
     return;
   }
   // New top-level commands (with their subcommands), and new subcommands of 7.0.15's containers.
@@ -211,11 +217,18 @@ function main(): void {
       if (name.startsWith(`${c.name}|`)) subs.push(transcribe(name, d));
     if (subs.length) c.subcommands = subs;
   }
+  // Commands both have whose arity Redis widened since 7.0.15 (ZRANK … WITHSCORE, 7.2).
+  const arities: Record<string, number> = {};
+  for (const [name, d] of [...descriptions].sort(([a], [b]) => cmp(a, b))) {
+    const old = known.get(name);
+    if (old && d.arity !== old.arity) arities[name] = d.arity as number;
+  }
   const file = {
     redisVersion: tag,
     generatedBy: `scripts/gen-newer-command-data.ts from Redis ${tag} src/commands/*.json (commands Redis 7.0.15 lacks)`,
     commands: added,
     subcommands: newSubs,
+    arities,
   };
   const out = opt('--out', 'src/commands/redis-8-added.json')!;
   writeFileSync(out, `${JSON.stringify(file, null, 1)}\n`);

@@ -16,6 +16,8 @@ interface AddedFile {
   commands: CommandData[];
   /** New subcommands of 7.0.15's containers (`client|setinfo`, `cluster|myshardid`). */
   subcommands: CommandData[];
+  /** 7.0.15's commands whose arity a newer Redis widened (`zrank`: 3 → -3 for WITHSCORE). */
+  arities: Record<string, number>;
 }
 const added = raw as unknown as AddedFile;
 
@@ -59,6 +61,13 @@ export const newerCommandData: readonly CommandData[] = [...added.commands, ...s
 
 /** New subcommands of Redis 7.0.15's containers, sorted by name. */
 export const newerSubcommandData: readonly CommandData[] = added.subcommands;
+
+/**
+ * Arities of Redis 7.0.15's commands that a newer Redis widened (ZRANK/ZREVRANK … WITHSCORE): the proxy
+ * checks forwarded commands against these, so a newer option reaches the service (COMMAND INFO still
+ * shows 7.0.15's data).
+ */
+export const newerArities: Readonly<Record<string, number>> = added.arities;
 
 /** The Redis version the added commands were taken from. */
 export const NEWER_REDIS_VERSION = added.redisVersion;

@@ -5,7 +5,7 @@
  */
 import { commandData, type CommandData } from './data.js';
 import { jsonCommandData } from './json-commands.js';
-import { newerCommandData, newerSubcommandData } from './newer-commands.js';
+import { newerArities, newerCommandData, newerSubcommandData } from './newer-commands.js';
 import { NameCache } from '../resp/name-cache.js';
 import {
   platformRefusalText,
@@ -64,7 +64,8 @@ function build(d: CommandData, container?: string): CommandSpec {
   const note = noteFor(d.name, container);
   const spec: CommandSpec = {
     name: d.name,
-    arity: d.arity,
+    // A forwarded command takes the arity of the newest Redis (options added since 7.0.15 reach the service).
+    arity: note.route === 'forward' ? (newerArities[d.name] ?? d.arity) : d.arity,
     flags: new Set(d.flags),
     firstKey: d.firstKey,
     lastKey: d.lastKey,
