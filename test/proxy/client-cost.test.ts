@@ -107,9 +107,13 @@ describe('cost per client', () => {
     expect(body).toContain(`client_billing:commands=${BILLING.length},requests=${BILLING.length}.000,bytes_sent=${bytes(BILLING)},`);
     expect(body).toContain(`client_reportlib:commands=${REPORTS.length},requests=${REPORTS.length}.000,`);
     expect(body).toMatch(/\r\ncmdcost_get:commands=3,/);
-    // Not part of INFO (default), which lists Redis' own sections.
-    const [plain] = await reports.call(['INFO']);
-    expect(plain.toString()).not.toContain('# Clientcost');
+    // Only when named: INFO, INFO all and INFO everything list Redis' own sections.
+    for (const form of [['INFO'], ['INFO', 'all'], ['INFO', 'everything']]) {
+      const [plain] = await reports.call(form);
+      expect(plain.toString()).not.toContain('# Clientcost');
+    }
+    const [both] = await reports.call(['INFO', 'clientcost', 'errorstats']);
+    expect(both.toString()).toMatch(/# Errorstats\r\n[^#]*\r\n# Clientcost\r\n/);
     // CONFIG RESETSTAT clears INFO's totals as Redis does for its own stats; /metrics counters keep counting.
     await reports.call(['CONFIG', 'RESETSTAT']);
     const [after] = await reports.call(['INFO', 'clientcost']);

@@ -252,15 +252,17 @@ const ALL = [
   'cluster',
   'keyspace',
 ];
-/** What INFO and INFO default show (server.c genInfoSectionDict: all but commandstats and latencystats; clientcost is respgate's own). */
+/** What INFO and INFO default show (server.c genInfoSectionDict: all but commandstats and latencystats). */
 const DEFAULT = ALL.filter((n) => n !== 'commandstats' && n !== 'latencystats' && n !== 'clientcost');
+/** INFO all / everything: Redis' own sections; respgate's clientcost only when named (INFO clientcost). */
+const REDIS_ALL = ALL.filter((n) => n !== 'clientcost');
 
 /** Sections are lowercase names; `default`, `all` and `everything` expand as in Redis; unknown names are ignored. */
 export function buildInfo(requested: string[], ctx: InfoContext): string {
   const wanted = new Set<string>(requested.length === 0 ? DEFAULT : []);
   for (const r of requested) {
     if (r === 'default') DEFAULT.forEach((n) => wanted.add(n));
-    else if (r === 'all' || r === 'everything') ALL.forEach((n) => wanted.add(n));
+    else if (r === 'all' || r === 'everything') REDIS_ALL.forEach((n) => wanted.add(n));
     else wanted.add(r);
   }
   const names = ALL.filter((n) => wanted.has(n));
