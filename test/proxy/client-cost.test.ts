@@ -122,6 +122,33 @@ describe('cost per client', () => {
     reports.close();
   });
 
+  it("splits requests that carry several clients' commands by command, and charges each its own bytes", async () => {
+    const before = await scrape();
+    const a = await RawClient.connect(stack.proxy.port);
+    const b = await RawClient.connect(stack.proxy.port);
+    await a.call(['CLIENT', 'SETNAME', 'burst-a']);
+    await b.call(['CLIENT', 'SETINFO', 'lib-name', 'burst-b']);
+    const burstA = Array.from({ length: 60 }, (_, i) => ['SET', `burst:a${i}`, 'x'.repeat(i)]);
+    const burstB = Array.from({ length: 40 }, (_, i) => ['GET', `burst:a${i}`]);
+    // Both pipelines in the same I/O turn: the batcher coalesces them into shared /pipeline calls.
+    await Promise.all([a.call(...burstA), b.call(...burstB)]);
+    const after = await scrape();
+    const bytes = (cmds: string[][]) => cmds.reduce((n, c) => n + requestBytes(c.map((x) => Buffer.from(x))), 0);
+    const m = (text: string, name: string, client: string) => sample(text, `respgate_proxy_client_${name}{client="${client}"}`) ?? 0;
+    expect(m(after, 'commands_total', 'burst-a')).toBe(60);
+    expect(m(after, 'commands_total', 'burst-b')).toBe(40);
+    expect(m(after, 'sent_bytes_total', 'burst-a')).toBe(bytes(burstA));
+    expect(m(after, 'sent_bytes_total', 'burst-b')).toBe(bytes(burstB));
+    // Fewer requests than commands (coalesced), and the shares of all clients still add up to the calls made.
+    expect(m(after, 'requests_total', 'burst-a')).toBeLessThan(60);
+    const shares = (text: string) =>
+      [...text.matchAll(/^respgate_proxy_client_requests_total\{client="[^"]*"\} (\S+)$/gm)].reduce((n, x) => n + Number(x[1]), 0);
+    const calls = (text: string) => sample(text, 'respgate_proxy_upstream_calls_total')!;
+    expect(shares(after) - shares(before)).toBeCloseTo(calls(after) - calls(before), 6);
+    a.close();
+    b.close();
+  });
+
   it('answers CLIENT SETINFO bad input with Redis 7.2 errors', async () => {
     const c = await RawClient.connect(stack.proxy.port);
     const replies = await c.call(
