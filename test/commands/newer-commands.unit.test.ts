@@ -4,7 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { commandDocsReply, commandInfoReply } from '../../src/commands/introspection.js';
 import { NEWER_REDIS_VERSION, newerCommandData, newerSubcommandData } from '../../src/commands/newer-commands.js';
+import { replyShape } from '../../src/commands/reply-types.js';
 import { allCommands, checkCommand, lookupFullName } from '../../src/commands/table.js';
+import { toResp3 } from '../../src/resp/resp3-converter.js';
 
 const spec = (name: string) => {
   const s = lookupFullName(name);
@@ -81,5 +83,13 @@ describe('commands newer than Redis 7.0.15', () => {
     expect(docs).toMatch(/^%1\r\n\$7\r\nwaitaof\r\n%/);
     expect(docs).toContain('$5\r\nsince\r\n$5\r\n7.2.0\r\n');
     expect(docs).toContain('numlocal');
+  });
+
+  it('convert ZRANK … WITHSCORE (Redis 7.2) to RESP3 as Redis 8 sends it: [integer, double], null', () => {
+    const withScore = ['ZRANK', 'z', 'm', 'WITHSCORE'];
+    const shape = replyShape(spec('zrank'), withScore);
+    expect(toResp3(Buffer.from('*2\r\n:0\r\n$3\r\n1.5\r\n'), shape).toString()).toBe('*2\r\n:0\r\n,1.5\r\n');
+    expect(toResp3(Buffer.from('*-1\r\n'), shape).toString()).toBe('_\r\n');
+    expect(toResp3(Buffer.from(':3\r\n'), replyShape(spec('zrevrank'), ['ZREVRANK', 'z', 'm'])).toString()).toBe(':3\r\n');
   });
 });
