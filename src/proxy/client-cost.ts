@@ -49,9 +49,19 @@ export function costLabel(owner: CostOwner | undefined): string {
 
 /** The bytes of a command as a RESP multibulk request (`*n`, then `$len` and the bytes of each argument). */
 export function requestBytes(args: readonly Buffer[]): number {
-  let n = String(args.length).length + 3;
-  for (const a of args) n += String(a.length).length + 5 + a.length;
+  let n = digits(args.length) + 3;
+  for (let i = 0; i < args.length; i++) n += digits(args[i].length) + 5 + args[i].length;
   return n;
+}
+
+/** Decimal digits of a non-negative integer (no string per argument on the hot path). */
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
 }
 
 const zero = (): CostCounters => ({ commands: 0, requests: 0, bytesSent: 0, bytesReceived: 0, errors: 0 });
@@ -81,14 +91,23 @@ export class ClientCost {
     replies: readonly (Buffer | undefined)[],
   ): void {
     const share = 1 / commands.length;
+    // A call's commands come in runs from the same connection: look its counters up once per run.
+    let lastOwner: CostOwner | undefined | null = null;
+    let tracked: CostCounters = zero();
+    let series: CostCounters = tracked;
     for (let i = 0; i < commands.length; i++) {
       const sent = requestBytes(commands[i]);
       const reply = replies[i];
       const received = reply?.length ?? 0;
       const error = reply !== undefined && reply[0] === MINUS ? 1 : 0;
-      const label = costLabel(owners[i]);
-      add(this.tracked(label), share, sent, received, error);
-      add(this.seriesFor(label), share, sent, received, error);
+      if (owners[i] !== lastOwner) {
+        lastOwner = owners[i];
+        const label = costLabel(lastOwner);
+        tracked = this.tracked(label);
+        series = this.seriesFor(label);
+      }
+      add(tracked, share, sent, received, error);
+      add(series, share, sent, received, error);
       add(entry(this.byCommand, names[i]), share, sent, received, error);
     }
   }
