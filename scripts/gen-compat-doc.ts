@@ -120,7 +120,7 @@ function platformCell(spec: CommandSpec): string {
 }
 
 function row(spec: CommandSpec): string {
-  const since = dataByName.get(spec.name)?.docs.since ?? '';
+  const since = dataByName.get(spec.name)?.docs.since ?? spec.since;
   // CLIENT, CONFIG, ... alone fail their arity check: only their subcommands have routes that matter.
   if (spec.subcommands && spec.arity <= -2) return `| ${cell(display(spec))} | ${since} | — | needs a subcommand | — |`;
   return `| ${cell(display(spec))} | ${since} | ${ROUTE_TEXT[spec.route]} | ${cell(proxyNotes(spec))} | ${cell(platformCell(spec))} |`;
@@ -215,6 +215,7 @@ export function renderCompatDoc(): string {
     const spec = lookupFullName(d.name);
     const platform =
       NEWER_ON_PLATFORM[d.name] ??
+      (spec?.platform ? platformCell(spec) : undefined) ??
       (hashTtl(d)
         ? 'error: needs hash-field expiration (Redis 7.4+), start the platform on a newer server'
         : d.name.startsWith('search.')
