@@ -1,5 +1,5 @@
 // `respgate proxy`: the proxy alone, in front of a remote REST key-value database. Loaded only when
-// this role starts, and it loads no platform, queue or vector module (test/cli/startup.test.ts).
+// this role starts, and it loads no platform, queue or vector module (test/startup.test.ts).
 import { createLogger } from '../../logger.js';
 import { startMetricsServer } from '../../metrics.js';
 import { startProxy } from '../../proxy/server.js';
