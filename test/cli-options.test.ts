@@ -97,7 +97,12 @@ describe('the option table', () => {
     );
   });
 
-  it('a variable set to nothing is not given, for flags without a default', () => {
+  it('a variable set to nothing is not given: the default, or no value', () => {
+    expect(parse(ROLE_OPTIONS.proxy, [], { RESPGATE_PORT: '', RESPGATE_UPSTREAM_FORMAT: '', RESPGATE_ACL_USERS: '' })).toMatchObject({
+      port: 6379,
+      upstreamFormat: 'auto',
+      aclUsers: false,
+    });
     const f = parse(ROLE_OPTIONS.proxy, [], { RESPGATE_TLS_PORT: '', RESPGATE_METRICS_PORT: '', RESPGATE_UPSTREAM_URL: '' });
     expect(f.tlsPort).toBeUndefined();
     expect(f.metricsPort).toBeUndefined();

@@ -486,11 +486,13 @@ export function addOptions(cmd: Command, table: OptionTable): Command {
     if (spec.choices) o.choices(spec.choices);
     const parse = spec.parse ?? ((value: string) => value);
     if (spec.defaultText === undefined) {
-      // No default: empty (RESPGATE_TLS_PORT=) is the same as not given (see withoutEmpty).
+      // Empty (RESPGATE_TLS_PORT= as compose files write it) is the same as not given: the
+      // default, or for a flag without one no value (see withoutEmpty).
       o.argParser((value: string) => (value === '' ? '' : parse(value, o.long!)));
     } else {
-      o.argParser((value: string) => parse(value, o.long!));
-      o.default(parse(spec.defaultText, o.long!), spec.defaultText);
+      const defaultValue = parse(spec.defaultText, o.long!);
+      o.argParser((value: string) => (value === '' ? defaultValue : parse(value, o.long!)));
+      o.default(defaultValue, spec.defaultText);
     }
     if (spec.preset !== undefined) o.preset(spec.preset);
     cmd.addOption(o);
