@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
-import { addOptions, ENV, FLAG, ROLE_OPTIONS, withoutEmpty, type OptionTable } from '../src/cli/options.js';
+import { addOptions, withoutEmpty, type OptionTable } from '../src/cli/option-spec.js';
+import { ENV, FLAG, ROLE_OPTIONS } from '../src/cli/options.js';
 import { buildProgram } from '../src/cli/program.js';
 import { proxyConfig } from '../src/cli/proxy-config.js';
 import { ConfigError } from '../src/config.js';
@@ -23,7 +24,7 @@ function parse<T extends OptionTable>(table: T, args: string[], env: Record<stri
   Object.assign(process.env, env);
   const cmd = addOptions(new Command('role').exitOverride(), table);
   cmd.parse(args, { from: 'user' });
-  return withoutEmpty(cmd.opts(), table) as Record<string, unknown>;
+  return withoutEmpty(cmd.opts()) as Record<string, unknown>;
 }
 
 describe('the option table', () => {

@@ -3,11 +3,8 @@
 // role receives (already parsed and checked: commander runs each flag's parser on a given value, an
 // environment variable's value and the default) and the README's configuration table
 // (scripts/gen-config-table.ts). This module loads with every role: it imports no role's code.
-import { readFileSync } from 'node:fs';
-import { Option, type Command } from 'commander';
 import {
   choiceParser,
-  ConfigError,
   DEFAULTS,
   LOG_LEVELS,
   parseInteger,
@@ -16,67 +13,12 @@ import {
   parsePort,
   parsePositiveInt,
   parseSize,
-  parseYesNo,
   PROXY_DEFAULTS,
   sizeText,
   UPSTREAM_FORMATS,
   validateRedisUrl,
 } from '../config.js';
-
-/** Reads one flag's value (given, from its environment variable, or the default); errors name `flag`. */
-type Parser<T> = (value: string, flag: string) => T;
-
-export interface OptionSpec<T = unknown> {
-  /** commander's flags: '--port <port>', or '--acl-users [yes|no]' for a switch. */
-  flags: string;
-  env: string;
-  description: string;
-  /** The default as --help and the README show it; the parser reads it like a given value. */
-  defaultText?: string;
-  parse?: Parser<T>;
-  /** Shown in --help; the parser checks them. */
-  choices?: readonly string[];
-  /** The value of a switch given without one. */
-  preset?: string;
-}
-
-interface More<T> {
-  parse?: Parser<T>;
-  choices?: readonly string[];
-  preset?: string;
-}
-
-function option<T = string>(flags: string, env: string, description: string, more: More<T> & { default: string }): OptionSpec<T>;
-function option<T = string>(flags: string, env: string, description: string, more?: More<T>): OptionSpec<T | undefined>;
-function option<T>(flags: string, env: string, description: string, more: More<T> & { default?: string } = {}): OptionSpec<T> {
-  return { flags, env, description, defaultText: more.default, parse: more.parse, choices: more.choices, preset: more.preset };
-}
-
-/** A switch: `--flag` alone, or yes/no from its environment variable (RESPGATE_ACL_USERS=0 is off). */
-function yesNo(flag: string, env: string, description: string): OptionSpec<boolean> {
-  return option(`${flag} [yes|no]`, env, description, { default: 'no', parse: parseYesNo, preset: 'yes' });
-}
-
-/** The first line of a file: a password kept out of ps and shell history. */
-function secretFile(file: string, flag: string): string {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`${flag}: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'}); give a readable file`);
-  }
-  const line = text.split(/\r?\n/)[0];
-  if (!line) throw new ConfigError(`${flag}: '${file}' is empty; put the password on its first line`);
-  return line;
-}
-
-function pemFile(file: string, flag: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    throw new ConfigError(`${flag}: cannot read '${file}' (${(err as NodeJS.ErrnoException).code ?? 'error'}); give a readable PEM file`);
-  }
-}
+import { option, pemFile, secretFile, yesNo, type Flags, type OptionSpec, type OptionTable } from './option-spec.js';
 
 /** `off` disables a side port of the dev stack; otherwise a port number (0 = any free port). */
 function portOrOff(value: string, flag: string): number | 'off' {
@@ -447,11 +389,6 @@ export const ROLE_OPTIONS = {
   queue: QUEUE_ROLE,
 };
 
-export type OptionTable = Record<string, OptionSpec<unknown>>;
-
-/** The parsed values a role's action receives from a table. */
-export type Flags<T extends OptionTable> = { [K in keyof T]: T[K] extends OptionSpec<infer V> ? V : never };
-
 export type PlatformFlags = Flags<typeof PLATFORM>;
 /** What the proxy's configuration is made of, in both roles that run it. */
 export type ProxyFlags = Flags<typeof PROXY_PORT & typeof PROXY> & { host: string };
@@ -463,10 +400,7 @@ export type QueueRoleFlags = Flags<typeof QUEUE_ROLE>;
 
 type AnyFlag = { [R in keyof typeof ROLE_OPTIONS]: keyof (typeof ROLE_OPTIONS)[R] }[keyof typeof ROLE_OPTIONS];
 
-function longFlag(spec: OptionSpec): string {
-  return spec.flags.split(' ')[0];
-}
-
+const longFlag = (spec: OptionSpec) => spec.flags.split(' ')[0];
 const allSpecs = Object.values(ROLE_OPTIONS).flatMap((table) => Object.entries(table as OptionTable));
 
 /** Each flag's name for error texts ('--tls-port'), so that a renamed flag renames its messages too. */
@@ -474,37 +408,3 @@ export const FLAG = Object.fromEntries(allSpecs.map(([key, spec]) => [key, longF
 
 /** Each flag's environment variable, for error texts. */
 export const ENV = Object.fromEntries(allSpecs.map(([key, spec]) => [key, spec.env])) as Record<AnyFlag, string>;
-
-/**
- * Adds a table's flags to a role's command, each with its environment variable, choices, parser and
- * default (commander passes the previous value too: a flag given twice counts once, the last).
- */
-export function addOptions(cmd: Command, table: OptionTable): Command {
-  for (const [key, spec] of Object.entries(table)) {
-    const o = new Option(spec.flags, spec.description).env(spec.env);
-    if (o.attributeName() !== key) throw new Error(`option table: ${spec.flags} is keyed '${key}', not '${o.attributeName()}'`);
-    if (spec.choices) o.choices(spec.choices);
-    const parse = spec.parse ?? ((value: string) => value);
-    if (spec.defaultText === undefined) {
-      // Empty (RESPGATE_TLS_PORT= as compose files write it) is the same as not given: the
-      // default, or for a flag without one no value (see withoutEmpty).
-      o.argParser((value: string) => (value === '' ? '' : parse(value, o.long!)));
-    } else {
-      const defaultValue = parse(spec.defaultText, o.long!);
-      o.argParser((value: string) => (value === '' ? defaultValue : parse(value, o.long!)));
-      o.default(defaultValue, spec.defaultText);
-    }
-    if (spec.preset !== undefined) o.preset(spec.preset);
-    cmd.addOption(o);
-  }
-  return cmd;
-}
-
-/**
- * A role's flags as its action receives them: a flag without a default that was given empty (an
- * environment variable set to nothing) is left out, as if not given. commander stores a parser's
- * `undefined` as '', so the parsers above keep '' and it is dropped here.
- */
-export function withoutEmpty<T extends object>(flags: T, table: OptionTable): T {
-  return Object.fromEntries(Object.entries(flags).filter(([key, v]) => v !== '' || table[key]?.defaultText !== undefined)) as T;
-}

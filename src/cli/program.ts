@@ -3,7 +3,8 @@
 // or the vector library: issue 25).
 import { Command } from 'commander';
 import { VERSION } from './banner.js';
-import { addOptions, ROLE_OPTIONS, withoutEmpty, type Flags, type OptionTable } from './options.js';
+import { addOptions, withoutEmpty, type Flags, type OptionTable } from './option-spec.js';
+import { ROLE_OPTIONS } from './options.js';
 
 /** A role's command: its flags, and its module, imported when the role runs. */
 function role<T extends OptionTable>(
@@ -15,7 +16,7 @@ function role<T extends OptionTable>(
   isDefault = false,
 ): void {
   const cmd = program.command(name, { isDefault }).description(description);
-  addOptions(cmd, table).action(async (flags: Flags<T>) => (await load()).run(withoutEmpty(flags, table)));
+  addOptions(cmd, table).action(async (flags: Flags<T>) => (await load()).run(withoutEmpty(flags)));
 }
 
 export function buildProgram(): Command {
