@@ -80,6 +80,21 @@ describe('what the proxy role loads', () => {
     expect([...modules].filter((m) => m.startsWith('src/cli/roles/') || (!m.startsWith('src/cli') && m !== 'src/config.ts'))).toEqual([]);
   });
 
+  it('the side-port roles load neither the platform nor its packages either', () => {
+    for (const role of ['vector', 'queue']) {
+      const { modules, packages } = staticGraph('src/cli.ts', `src/cli/roles/${role}.ts`);
+      expect(modules, role).toContain(`src/sideports/${role}-port.ts`);
+      expect(
+        [...modules].filter((m) => m.startsWith('src/platform/') || m.startsWith('src/proxy/')),
+        role,
+      ).toEqual([]);
+      expect(
+        [...packages].filter((p) => FORBIDDEN_PACKAGES.includes(p)),
+        role,
+      ).toEqual([]);
+    }
+  });
+
   it('the same reading sees what the dev role loads (the check can fail)', () => {
     const { modules, packages } = staticGraph('src/cli/roles/dev.ts');
     expect(modules).toContain('src/platform/platform.ts');
