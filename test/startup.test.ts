@@ -72,6 +72,9 @@ describe('what the proxy role loads', () => {
     expect(modules).toContain('src/proxy/server.ts');
     expect([...modules].filter((m) => m.startsWith('src/platform/') || m.startsWith('src/sideports/'))).toEqual([]);
     expect([...packages].filter((p) => FORBIDDEN_PACKAGES.includes(p))).toEqual([]);
+    // undici's index (fetch, WebSocket… and Node's bundled copy: 7.7 MiB) neither: src/upstream/undici-pool.ts.
+    expect(modules).toContain('src/upstream/undici-pool.ts');
+    expect(packages).not.toContain('undici');
   });
 
   it('the program loads no role until it runs: the roles are imported by their actions', () => {
