@@ -1,0 +1,88 @@
+// Reply writers of the vector-set commands: element lists with their fields (VSIM, VSCAN), records
+// (VFETCH), vectors (VEMB) and attribute text.
+import type { ReplyWriter } from '../../resp/reply-writer.js';
+import type { SparseVector, VectorRecord } from '../../upstream/vector-client.js';
+
+export interface Fields {
+  scores: boolean;
+  attribs: boolean;
+  data: boolean;
+}
+
+/** Metadata as a vector-set attribute string; an empty object counts as no attributes. */
+export function attributesText(m: Record<string, unknown> | undefined): string | null {
+  if (!m || Object.keys(m).length === 0) return null;
+  return JSON.stringify(m);
+}
+
+/**
+ * Elements with their requested fields, as VSIM does: no field → an array of names; fields → RESP3 a map
+ * name → value (one field) or name → [values] (several); RESP2 a flat array name, value(s), name, ….
+ */
+export function writeElements(w: ReplyWriter, records: (VectorRecord & { score?: number })[], f: Fields): void {
+  const n = (f.scores ? 1 : 0) + (f.attribs ? 1 : 0) + (f.data ? 1 : 0);
+  if (n === 0) {
+    w.arrayHeader(records.length);
+    for (const r of records) w.bulk(r.id);
+    return;
+  }
+  if (w.protocol === 3) w.mapHeader(records.length);
+  else w.arrayHeader(records.length * (1 + n));
+  for (const r of records) {
+    w.bulk(r.id);
+    if (w.protocol === 3 && n > 1) w.arrayHeader(n);
+    if (f.scores) w.double(r.score ?? 0);
+    if (f.attribs) w.bulk(attributesText(r.metadata));
+    if (f.data) w.bulk(r.data ?? null);
+  }
+}
+
+/** Names with their attributes and data, flat in one array (VSCAN's page). */
+export function writeFlatElements(w: ReplyWriter, records: VectorRecord[], f: Fields): void {
+  const n = 1 + (f.attribs ? 1 : 0) + (f.data ? 1 : 0);
+  w.arrayHeader(records.length * n);
+  for (const r of records) {
+    w.bulk(r.id);
+    if (f.attribs) w.bulk(attributesText(r.metadata));
+    if (f.data) w.bulk(r.data ?? null);
+  }
+}
+
+/** A record as a map (RESP2 flat) of its present fields; null when absent. */
+export function writeRecord(w: ReplyWriter, r: VectorRecord | null): void {
+  if (!r) return void w.nullBulk();
+  const fields: [string, (w: ReplyWriter) => void][] = [['id', (x) => x.bulk(r.id)]];
+  if (r.vector) fields.push(['vector', (x) => writeFloats(x, r.vector!)]);
+  if (r.sparseVector) fields.push(['sparse', (x) => writeSparse(x, r.sparseVector!)]);
+  const attrs = attributesText(r.metadata);
+  if (attrs !== null) fields.push(['attributes', (x) => x.bulk(attrs)]);
+  if (r.data !== undefined) fields.push(['data', (x) => x.bulk(r.data!)]);
+  writeMap(w, fields);
+}
+
+/** A map of named fields (RESP3 `%`, RESP2 flat). */
+export function writeMap(w: ReplyWriter, fields: [string, (w: ReplyWriter) => void][]): void {
+  w.mapHeader(fields.length);
+  for (const [k, write] of fields) {
+    w.bulk(k);
+    write(w);
+  }
+}
+
+export function writeFloats(w: ReplyWriter, v: number[]): void {
+  w.arrayHeader(v.length);
+  for (const x of v) w.double(x);
+}
+
+export function writeSparse(w: ReplyWriter, s: SparseVector): void {
+  w.mapHeader(2);
+  w.bulk('indices').arrayHeader(s.indices.length);
+  for (const i of s.indices) w.integer(i);
+  w.bulk('values');
+  writeFloats(w, s.values);
+}
+
+export function writeNames(w: ReplyWriter, names: (string | Buffer)[]): void {
+  w.arrayHeader(names.length);
+  for (const n of names) w.bulk(n);
+}
