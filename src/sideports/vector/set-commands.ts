@@ -2,9 +2,9 @@
 import type { ReplyWriter } from '../../resp/reply-writer.js';
 import { ArgCursor, CommandError, SYNTAX_ERROR, text } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
+import { FilterExpression } from './filter-expr.js';
 import { keyOf, namespaceInfo, type VectorContext } from './keyspace.js';
-import { writeMap } from './replies.js';
-import { filterOption } from './vsim.js';
+import { attributesText, writeMap } from './replies.js';
 
 export async function vcard(ctx: VectorContext, c: Call): Promise<Reply> {
   const { entry } = await namespaceInfo(ctx, keyOf(c));
@@ -43,11 +43,27 @@ export async function vinfo(ctx: VectorContext, c: Call): Promise<Reply> {
 export async function vremby(ctx: VectorContext, c: Call): Promise<Reply> {
   const cur = new ArgCursor(c.args, 2);
   const opt = cur.option();
-  let what: { prefix: string } | { filter: string };
+  let what: { prefix: string } | { filter: string } | FilterExpression;
   if (opt === 'PREFIX') what = { prefix: text(cur.value()) };
-  else if (opt === 'WHERE' || opt === 'FILTER') what = { filter: filterOption(opt, cur) };
+  else if (opt === 'WHERE') what = { filter: text(cur.value()) };
+  else if (opt === 'FILTER') what = FilterExpression.compile(cur.value());
   else return cur.unknown('vremby');
   if (!cur.done) throw new CommandError(SYNTAX_ERROR);
-  const { deleted } = await ctx.client.delete(keyOf(c), what);
+  const deleted =
+    what instanceof FilterExpression ? await removeMatching(ctx, keyOf(c), what) : (await ctx.client.delete(keyOf(c), what)).deleted;
   return (w) => w.integer(deleted);
+}
+
+/** VREMBY FILTER: the service cannot evaluate Redis' expressions, so the namespace is read here page by page. */
+async function removeMatching(ctx: VectorContext, ns: string, filter: FilterExpression): Promise<number> {
+  const ids: string[] = [];
+  let cursor = '0';
+  do {
+    const page = await ctx.client.range(ns, { cursor, limit: 1000, includeMetadata: true });
+    for (const r of page.vectors) if (filter.matchesText(attributesText(r.metadata))) ids.push(r.id);
+    cursor = page.nextCursor;
+  } while (cursor !== '');
+  let deleted = 0;
+  for (let i = 0; i < ids.length; i += 1000) deleted += (await ctx.client.delete(ns, { ids: ids.slice(i, i + 1000) })).deleted;
+  return deleted;
 }

@@ -2,17 +2,25 @@
 import type { ScoredRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, floatArg, positiveIntegerArg, text, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
-import { translateFilter } from '../vector-filter.js';
+import { FilterExpression } from './filter-expr.js';
 import { readVectorInput, type VectorInput } from './input.js';
 import { keyOf, toVectorError, type VectorContext } from './keyspace.js';
 import { flag, ignored, readOptions, type OptionTable } from './options.js';
-import { writeElements, type Fields } from './replies.js';
+import { attributesText, writeElements, type Fields } from './replies.js';
+
+/** The service's topK limit: the most candidates one query brings for FILTER to choose from. */
+const MAX_CANDIDATES = 1000;
 
 interface VsimOptions {
   f: Fields;
   count: number;
   epsilon?: number;
-  filter?: string;
+  /** FILTER: Redis' expression, evaluated here on each candidate's attributes. */
+  filter?: FilterExpression;
+  /** FILTER-EF: how many candidates FILTER may look at (Redis' default: COUNT * 100). */
+  filterEf?: number;
+  /** WHERE: a filter in the service's own language, sent with the query. */
+  where?: string;
   queryMode?: 'HYBRID' | 'DENSE' | 'SPARSE';
   fusion?: 'RRF' | 'DBSF';
   weighting?: 'IDF';
@@ -23,12 +31,6 @@ function choice<T extends string>(cur: ArgCursor, allowed: readonly T[], what: s
   const v = upper(cur.value()) as T;
   if (!allowed.includes(v)) throw new CommandError(`ERR ${what} must be one of ${allowed.join(', ')}`);
   return v;
-}
-
-/** Reads a WHERE (service language) or FILTER (Redis language) argument into the service's filter. */
-export function filterOption(opt: string, cur: ArgCursor): string {
-  const expr = text(cur.value());
-  return opt === 'WHERE' ? expr : translateFilter(expr);
 }
 
 const VSIM_OPTIONS: OptionTable<VsimOptions> = {
@@ -43,21 +45,17 @@ const VSIM_OPTIONS: OptionTable<VsimOptions> = {
     s.epsilon = epsilon;
   },
   EF: (_s, cur, opt) => void positiveIntegerArg(cur.value(), opt, 1_000_000),
-  'FILTER-EF': (_s, cur, opt) => void positiveIntegerArg(cur.value(), opt, 1_000_000),
+  'FILTER-EF': (s, cur, opt) => (s.filterEf = positiveIntegerArg(cur.value(), opt, 1_000_000)),
   // Redis' own search tuning: no effect on the service.
   TRUTH: ignored,
   NOTHREAD: ignored,
-  FILTER: (s, cur, opt) => setFilter(s, cur, opt),
-  WHERE: (s, cur, opt) => setFilter(s, cur, opt),
+  // As in Redis, a second FILTER replaces the first; WHERE goes to the service, so both may be given.
+  FILTER: (s, cur) => (s.filter = FilterExpression.compile(cur.value())),
+  WHERE: (s, cur) => (s.where = text(cur.value())),
   QUERYMODE: (s, cur) => (s.queryMode = choice(cur, ['HYBRID', 'DENSE', 'SPARSE'] as const, 'QUERYMODE')),
   FUSION: (s, cur) => (s.fusion = choice(cur, ['RRF', 'DBSF'] as const, 'FUSION')),
   WEIGHTING: (s, cur) => (s.weighting = choice(cur, ['IDF'] as const, 'WEIGHTING')),
 };
-
-function setFilter(s: VsimOptions, cur: ArgCursor, opt: string): void {
-  if (s.filter !== undefined) throw new CommandError('ERR give one FILTER or WHERE, not both');
-  s.filter = filterOption(opt, cur);
-}
 
 export async function vsim(ctx: VectorContext, c: Call): Promise<Reply> {
   const ns = keyOf(c);
@@ -72,17 +70,24 @@ export async function vsim(ctx: VectorContext, c: Call): Promise<Reply> {
   } catch (err) {
     throw toVectorError(err);
   }
+  if (o.filter) results = results.filter((r) => o.filter!.matchesText(attributesText(r.metadata)));
   if (o.epsilon !== undefined) results = results.filter((r) => r.score >= 1 - o.epsilon!);
+  if (results.length > o.count) results = results.slice(0, o.count);
   return (w) => writeElements(w, results, o.f);
 }
 
-/** The service's answer to the query: /query-data for a text, /query for a vector (ELE: the element's). */
+/**
+ * The service's answer to the query: /query-data for a text, /query for a vector (ELE: the element's).
+ * With FILTER, the candidates are the FILTER-EF nearest (default COUNT * 100, as Redis explores at most
+ * that many nodes; at most the service's topK limit) with their attributes, filtered by the caller.
+ */
 async function search(ctx: VectorContext, ns: string, input: VectorInput, o: VsimOptions): Promise<ScoredRecord[]> {
+  const topK = o.filter ? Math.min(MAX_CANDIDATES, Math.max(o.count, o.filterEf ?? o.count * 100)) : o.count;
   const common = {
-    topK: o.count,
-    includeMetadata: o.f.attribs,
+    topK,
+    includeMetadata: o.f.attribs || o.filter !== undefined,
     includeData: o.f.data,
-    filter: o.filter,
+    filter: o.where,
     fusionAlgorithm: o.fusion,
     weightingStrategy: o.weighting,
   };
