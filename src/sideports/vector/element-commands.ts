@@ -1,10 +1,11 @@
 // Commands on one element: VREM, VEMB, VGETATTR, VSETATTR, VISMEMBER.
 import { ArgCursor } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
-import { parseAttributes } from './input.js';
+import { attributesMetadata, attributesText } from './attributes.js';
+import { attributesArg } from './input.js';
 import { elementOf, keyOf, type VectorContext } from './keyspace.js';
 import { flag, readOptions, type OptionTable } from './options.js';
-import { attributesText, writeFloats, writeSparse } from './replies.js';
+import { writeFloats, writeSparse } from './replies.js';
 
 export async function vrem(ctx: VectorContext, c: Call): Promise<Reply> {
   const { deleted } = await ctx.client.delete(keyOf(c), { ids: [elementOf(c.args[2])] });
@@ -38,7 +39,9 @@ export async function vgetattr(ctx: VectorContext, c: Call): Promise<Reply> {
 }
 
 export async function vsetattr(ctx: VectorContext, c: Call): Promise<Reply> {
-  const metadata = parseAttributes(c.args[3]) ?? {};
+  // As VSETATTR in Redis: "" removes the attributes, any other string replaces them.
+  const raw = attributesArg(c.args[3]);
+  const metadata = raw === '' ? {} : attributesMetadata(raw);
   const { updated } = await ctx.client.update(keyOf(c), { id: elementOf(c.args[2]), metadata, metadataUpdateMode: 'OVERWRITE' });
   return (w) => w.boolean(updated > 0);
 }

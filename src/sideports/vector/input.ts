@@ -88,17 +88,7 @@ function vectorFloat(b: Buffer): number {
   return n;
 }
 
-/** Attributes as the service stores them: a JSON object, or undefined for "" (none). */
-export function parseAttributes(b: Buffer): Record<string, unknown> | undefined {
-  const s = text(b);
-  if (s === '') return undefined;
-  let v: unknown;
-  try {
-    v = JSON.parse(s);
-  } catch (err) {
-    throw new CommandError(`ERR invalid JSON in attributes: ${(err as Error).message}`);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v))
-    throw new CommandError('ERR attributes must be a JSON object such as {"genre":"drama"}: the vector service stores metadata objects');
-  return v as Record<string, unknown>;
+/** An attribute string: any text, as Redis takes it (UTF-8 only: the service keeps it in JSON). */
+export function attributesArg(b: Buffer): string {
+  return utf8Arg(b, 'the attribute string');
 }

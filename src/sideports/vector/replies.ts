@@ -2,17 +2,12 @@
 // (VFETCH), vectors (VEMB) and attribute text.
 import type { ReplyWriter } from '../../resp/reply-writer.js';
 import type { SparseVector, VectorRecord } from '../../upstream/vector-client.js';
+import { attributesText } from './attributes.js';
 
 export interface Fields {
   scores: boolean;
   attribs: boolean;
   data: boolean;
-}
-
-/** Metadata as a vector-set attribute string; an empty object counts as no attributes. */
-export function attributesText(m: Record<string, unknown> | undefined): string | null {
-  if (!m || Object.keys(m).length === 0) return null;
-  return JSON.stringify(m);
 }
 
 /**

@@ -4,7 +4,8 @@ import { ArgCursor, CommandError, SYNTAX_ERROR, text } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
 import { FilterExpression } from './filter-expr.js';
 import { keyOf, namespaceInfo, type VectorContext } from './keyspace.js';
-import { attributesText, writeMap } from './replies.js';
+import { attributesText } from './attributes.js';
+import { writeMap } from './replies.js';
 
 export async function vcard(ctx: VectorContext, c: Call): Promise<Reply> {
   const { entry } = await namespaceInfo(ctx, keyOf(c));

@@ -3,7 +3,8 @@ import { RestError } from '../../upstream/rest-json.js';
 import type { VectorRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, positiveIntegerArg, SYNTAX_ERROR, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
-import { parseAttributes, readVectorInput, type VectorInput } from './input.js';
+import { attributesMetadata } from './attributes.js';
+import { attributesArg, readVectorInput, type VectorInput } from './input.js';
 import { elementOf, keyOf, toVectorError, type VectorContext } from './keyspace.js';
 import { ignored, readOptions, type OptionTable } from './options.js';
 
@@ -14,13 +15,12 @@ interface PendingAdd {
   ns: string;
   id: string;
   input: VectorInput;
-  attributes: Record<string, unknown> | undefined;
-  setattr: boolean;
+  /** SETATTR's string (undefined without SETATTR). */
+  attributes: string | undefined;
 }
 
 interface VaddOptions {
-  attributes?: Record<string, unknown>;
-  setattr: boolean;
+  attributes?: string;
 }
 
 const VADD_OPTIONS: OptionTable<VaddOptions> = {
@@ -31,10 +31,7 @@ const VADD_OPTIONS: OptionTable<VaddOptions> = {
   BIN: ignored,
   EF: (_s, cur) => void positiveIntegerArg(cur.value(), 'EF', 1_000_000),
   M: (_s, cur) => void positiveIntegerArg(cur.value(), 'M', 4096),
-  SETATTR: (s, cur) => {
-    s.attributes = parseAttributes(cur.value());
-    s.setattr = true;
-  },
+  SETATTR: (s, cur) => (s.attributes = attributesArg(cur.value())),
 };
 
 /** One VADD request, parsed (errors are the request's own). */
@@ -49,8 +46,8 @@ function parseVadd(c: Call): PendingAdd {
   const input = readVectorInput(cur, false);
   if (cur.done) throw new CommandError(`${SYNTAX_ERROR}: the element name is missing after the vector`);
   const id = elementOf(cur.value());
-  const { attributes, setattr } = readOptions(cur, VADD_OPTIONS, 'vadd', { setattr: false });
-  return { ns, id, input, attributes, setattr };
+  const { attributes } = readOptions(cur, VADD_OPTIONS, 'vadd', {});
+  return { ns, id, input, attributes };
 }
 
 type Item = { index: number; add: PendingAdd };
@@ -134,7 +131,7 @@ function plan(ids: string[], before: (VectorRecord | null)[], items: Item[], res
   const records = new Map<string, Upsert>();
   for (const { index, add } of items) {
     const s = state.get(add.id)!;
-    const metadata = add.setattr ? add.attributes : s.metadata;
+    const metadata = newMetadata(s.exists, s.metadata, add.attributes);
     const added = !s.exists;
     results[index] = (w) => w.boolean(added);
     state.set(add.id, { exists: true, metadata });
@@ -150,4 +147,14 @@ function plan(ids: string[], before: (VectorRecord | null)[], items: Item[], res
     records.set(add.id, { id: add.id, record, items: [...(prev?.items ?? []), index] });
   }
   return [...records.values()];
+}
+
+/**
+ * The attributes after a VADD, as Redis sets them: without SETATTR they stay; SETATTR stores its string,
+ * except that an empty string on an existing element removes them (on a new element "" is stored).
+ */
+function newMetadata(exists: boolean, before: Record<string, unknown> | undefined, attributes: string | undefined) {
+  if (attributes === undefined) return before;
+  if (attributes === '' && exists) return undefined;
+  return attributesMetadata(attributes);
 }

@@ -6,7 +6,8 @@ import { FilterExpression } from './filter-expr.js';
 import { readVectorInput, type VectorInput } from './input.js';
 import { keyOf, toVectorError, type VectorContext } from './keyspace.js';
 import { flag, ignored, readOptions, type OptionTable } from './options.js';
-import { attributesText, writeElements, type Fields } from './replies.js';
+import { attributesText } from './attributes.js';
+import { writeElements, type Fields } from './replies.js';
 
 /** The service's topK limit: the most candidates one query brings for FILTER to choose from. */
 const MAX_CANDIDATES = 1000;
