@@ -108,9 +108,6 @@ describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
     expect(count).toMatch(/^-ERR invalid vector specification: the count must be a whole number/);
     expect(noVector).toMatch(/^-ERR syntax error: the vector is FP32 blob, VALUES/);
     expect(vdim).toBe('-ERR key does not exist\r\n');
-    await expect(io.call('VLINKS', 'pts', 'a')).rejects.toThrow(
-      /ERR VLINKS is not supported by the vector side port: the vector service does not expose/,
-    );
     expect(await io.call('VCARD', 'pts')).toBe(0);
     const [arity] = await rawText(ports.dense.port, [['VCARD']]);
     expect(arity).toBe("-ERR wrong number of arguments for 'vcard' command\r\n");
@@ -407,16 +404,72 @@ describe('VREM, VREMBY, VSCAN, VFETCH, VRANDMEMBER, VINFO, DEL, KEYS', () => {
     expect(await io.call('VRANDMEMBER', 'pts', '0')).toEqual([]);
   });
 
-  it('VINFO describes the namespace and index (null for a missing key); DEL and KEYS work on namespaces', async () => {
+  it('VINFO has Redis 8 fields (null array for a missing key); VSERVICE the index; DEL and KEYS work on namespaces', async () => {
     await points();
+    await io.call('VSETATTR', 'pts', 'b', 'x');
     await io.call('VADD', 'movies', 'VALUES', '3', '1', '0', '0', 'm');
     const info = obj(await io.call('VINFO', 'pts'));
-    expect(info).toMatchObject({ 'quant-type': 'f32', 'vector-dim': 3, size: 3, 'index-type': 'DENSE', 'similarity-function': 'COSINE' });
-    expect(await io.call('VINFO', 'nothing')).toBeNull();
+    expect(info).toEqual({
+      'quant-type': 'f32',
+      'hnsw-m': 16,
+      'vector-dim': 3,
+      'projection-input-dim': 0,
+      size: 3,
+      'max-level': 0,
+      'attributes-count': 1,
+      'vset-uid': 0,
+      'hnsw-max-node-uid': 3,
+    });
+    const [raw2, missing2] = await rawText(ports.dense.port, [
+      ['VINFO', 'pts'],
+      ['VINFO', 'nothing'],
+    ]);
+    expect(raw2).toMatch(/^\*18\r\n\+quant-type\r\n\+f32\r\n\+hnsw-m\r\n:16\r\n\+vector-dim\r\n:3\r\n/);
+    expect(missing2).toBe('*-1\r\n');
+    expect(await io3.sendCommand(['VINFO', 'nothing'])).toBeNull();
+    const service = obj(await io.call('VSERVICE', 'pts'));
+    expect(service).toMatchObject({ 'vector-dim': 3, size: 3, 'index-type': 'DENSE', 'similarity-function': 'COSINE' });
+    expect(await io.call('VSERVICE', 'nothing')).toBeNull();
     expect(((await io.call('KEYS', '*')) as string[]).sort()).toEqual(expect.arrayContaining(['movies', 'pts']));
     expect(await io.call('KEYS', 'mov*')).toEqual(['movies']);
     expect(await io.call('DEL', 'pts', 'movies', 'never')).toBe(2);
     expect(await io.call('VCARD', 'pts')).toBe(0);
+  });
+
+  it('a set is a key while it has elements: EXISTS, TYPE, KEYS, VINFO; VREM of the last element removes it', async () => {
+    await io.call('VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'only');
+    expect(await io.call('EXISTS', 'pts', 'pts', 'never')).toBe(2);
+    expect(await io.call('TYPE', 'pts')).toBe('vectorset');
+    expect(await io.call('TYPE', 'never')).toBe('none');
+    expect(await io.call('KEYS', 'pt*')).toEqual(['pts']);
+    expect(await io.call('VREM', 'pts', 'only')).toBe(1);
+    expect(await io.call('EXISTS', 'pts')).toBe(0);
+    expect(await io.call('TYPE', 'pts')).toBe('none');
+    expect(await io.call('KEYS', 'pt*')).toEqual([]);
+    expect(await io.call('VINFO', 'pts')).toBeNull();
+    await expect(io.call('VDIM', 'pts')).rejects.toThrow('ERR key does not exist');
+    expect(await io.call('DEL', 'pts')).toBe(0);
+  });
+
+  it('VLINKS: one level of the nearest elements, WITHSCORES as similarities; null when missing', async () => {
+    await points();
+    expect(await io.call('VLINKS', 'pts', 'a')).toEqual([['c', 'b']]);
+    const [level] = (await io.call('VLINKS', 'pts', 'a', 'WITHSCORES')) as string[][];
+    expect(level[0]).toBe('c');
+    expect(Number(level[1])).toBeCloseTo((1 + 0.9 / Math.hypot(0.9, 0.1)) / 2, 6);
+    expect(Number(level[3])).toBeCloseTo(0.5, 6);
+    const m = (await io3.withTypeMapping({ [RESP_TYPES.MAP]: Map }).sendCommand(['VLINKS', 'pts', 'a', 'WITHSCORES'])) as Map<
+      string,
+      number
+    >[];
+    expect([...m[0].keys()]).toEqual(['c', 'b']);
+    const [none, noKey, bad] = await rawText(ports.dense.port, [
+      ['VLINKS', 'pts', 'ghost'],
+      ['VLINKS', 'never', 'a'],
+      ['VLINKS', 'pts', 'a', 'WITHSCORE'],
+    ]);
+    expect([none, noKey]).toEqual(['$-1\r\n', '$-1\r\n']);
+    expect(bad).toBe("-ERR wrong number of arguments for 'VLINKS' command\r\n");
   });
 });
 

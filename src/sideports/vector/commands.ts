@@ -5,12 +5,11 @@
 // (VSCAN), fetch by id or prefix (VFETCH), deletes by prefix or filter (VREMBY), DEL and KEYS.
 // Arity, flags and arguments drive dispatch, COMMAND INFO/DOCS and HELP (command-spec.ts).
 import type { VectorClient } from '../../upstream/vector-client.js';
-import { CommandError } from '../args.js';
 import type { ArgSpec, Call, CommandSpec, Reply } from '../command-spec.js';
-import { vemb, vgetattr, vismember, vrem, vsetattr } from './element-commands.js';
+import { vemb, vgetattr, vismember, vlinks, vrem, vsetattr } from './element-commands.js';
 import { keyspaceView, type VectorContext } from './keyspace.js';
-import { del, keys } from './keyspace-commands.js';
-import { vcard, vdim, vinfo, vremby } from './set-commands.js';
+import { del, existsCommand, keys, type } from './keyspace-commands.js';
+import { vcard, vdim, vinfo, vremby, vservice } from './set-commands.js';
 import { vaddGroup } from './vadd.js';
 import { vsim } from './vsim.js';
 import { vfetch, vrandmember, vrange, VRANGE_LIMIT, vscan } from './walk-commands.js';
@@ -127,13 +126,9 @@ const VLINKS = vs({
   name: 'vlinks',
   arity: -3,
   flags: ['readonly'],
-  summary: 'Not available: the vector service does not expose its HNSW graph.',
-  upstream: '(none)',
-  run: () => {
-    throw new CommandError(
-      'ERR VLINKS is not supported by the vector side port: the vector service does not expose the neighbours of its HNSW graph; VSIM key ELE element gives the nearest elements',
-    );
-  },
+  summary: "Returns an element's neighbours (one level: its nearest elements, as the service does not expose its graph).",
+  upstream: 'POST /fetch {ids, includeVectors} then /query (topK 33)',
+  run: vlinks,
   args: [K, ELEMENT, optional('withscores', 'WITHSCORES')],
 });
 
@@ -231,8 +226,17 @@ const SET_COMMANDS: VectorSpec[] = [
     name: 'vinfo',
     arity: 2,
     flags: ['readonly', 'fast'],
-    summary: 'Returns information about a namespace and its index.',
+    summary: 'Returns information about a vector set (namespace), with the fields Redis 8 gives.',
     run: vinfo,
+    upstream: 'POST /info, then /range pages with metadata (attributes-count)',
+    args: [K],
+  }),
+  vs({
+    name: 'vservice',
+    arity: 2,
+    flags: ['readonly', 'fast'],
+    summary: 'Returns what the vector service says of a namespace and its index (type, similarity, models, sizes).',
+    run: vservice,
     upstream: 'POST /info',
     args: [K],
   }),
@@ -320,6 +324,33 @@ const KEYSPACE_COMMANDS: VectorSpec[] = [
     args: [{ name: 'key', type: 'key', multiple: true }],
   },
   {
+    name: 'exists',
+    arity: -2,
+    group: 'generic',
+    since: '1.0.0',
+    flags: ['readonly', 'fast'],
+    acl: ['@keyspace', '@read'],
+    firstKey: 1,
+    lastKey: -1,
+    summary: 'Returns how many of the namespaces exist (have vectors).',
+    run: existsCommand,
+    upstream: 'POST /info (namespaces)',
+    args: [{ name: 'key', type: 'key', multiple: true }],
+  },
+  {
+    name: 'type',
+    arity: 2,
+    group: 'generic',
+    since: '1.0.0',
+    flags: ['readonly', 'fast'],
+    acl: ['@keyspace', '@read'],
+    firstKey: 1,
+    summary: 'Returns vectorset for a namespace with vectors, none otherwise.',
+    run: type,
+    upstream: 'POST /info (namespaces)',
+    args: [{ name: 'key', type: 'key' }],
+  },
+  {
     name: 'keys',
     arity: 2,
     group: 'generic',
@@ -328,7 +359,7 @@ const KEYSPACE_COMMANDS: VectorSpec[] = [
     acl: ['@keyspace', '@read'],
     summary: 'Returns the namespaces matching a glob-style pattern.',
     run: keys,
-    upstream: 'POST /list-namespaces',
+    upstream: 'POST /info (namespaces)',
     args: [{ name: 'pattern', type: 'pattern' }],
   },
 ];

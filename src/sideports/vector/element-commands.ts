@@ -1,5 +1,5 @@
-// Commands on one element: VREM, VEMB, VGETATTR, VSETATTR, VISMEMBER.
-import { ArgCursor } from '../args.js';
+// Commands on one element: VREM, VEMB, VGETATTR, VSETATTR, VISMEMBER, VLINKS.
+import { ArgCursor, CommandError, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
 import { attributesMetadata, attributesText } from './attributes.js';
 import { attributesArg } from './input.js';
@@ -18,10 +18,10 @@ export async function vemb(ctx: VectorContext, c: Call): Promise<Reply> {
   const { raw } = readOptions(new ArgCursor(c.args, 3), VEMB_OPTIONS, 'vemb', { raw: false });
   const [r] = await ctx.client.fetch(keyOf(c), { ids: [elementOf(c.args[2])], includeVectors: true });
   return (w) => {
-    if (!r) return void w.nullArray();
+    if (!r) return void w.nullBulk(); // Redis' null for a missing key or element ($-1 in RESP2)
     if (!r.vector) {
       if (r.sparseVector) return void writeSparse(w, r.sparseVector);
-      return void w.nullArray();
+      return void w.nullBulk();
     }
     if (!raw) return void writeFloats(w, r.vector);
     const blob = Buffer.alloc(r.vector.length * 4);
@@ -49,4 +49,37 @@ export async function vsetattr(ctx: VectorContext, c: Call): Promise<Reply> {
 export async function vismember(ctx: VectorContext, c: Call): Promise<Reply> {
   const [r] = await ctx.client.fetch(keyOf(c), { ids: [elementOf(c.args[2])], includeMetadata: true });
   return (w) => w.boolean((r ?? null) !== null);
+}
+
+/** Neighbours of a node at level 0 of Redis' HNSW graph (2 * M, M being 16). */
+const LEVEL0_LINKS = 32;
+
+/**
+ * VLINKS key element [WITHSCORES]: the service does not expose its graph, so the element's links are
+ * given as one level holding its nearest elements (as many as a level-0 node of Redis' graph links to),
+ * with their similarity for WITHSCORES; null for a missing key or element, as in Redis.
+ */
+export async function vlinks(ctx: VectorContext, c: Call): Promise<Reply> {
+  if (c.args.length > 4 || (c.args.length === 4 && upper(c.args[3]) !== 'WITHSCORES'))
+    throw new CommandError("ERR wrong number of arguments for 'VLINKS' command");
+  const withScores = c.args.length === 4;
+  const ns = keyOf(c);
+  const id = elementOf(c.args[2]);
+  const [r] = await ctx.client.fetch(ns, { ids: [id], includeVectors: true });
+  if (!r || (!r.vector && !r.sparseVector)) return (w) => w.nullBulk();
+  const near = await ctx.client.query(ns, {
+    ...(r.vector ? { vector: r.vector } : {}),
+    ...(r.sparseVector ? { sparseVector: r.sparseVector } : {}),
+    topK: LEVEL0_LINKS + 1,
+  });
+  const links = near.filter((x) => x.id !== id).slice(0, LEVEL0_LINKS);
+  return (w) => {
+    w.arrayHeader(1);
+    if (withScores) w.mapHeader(links.length);
+    else w.arrayHeader(links.length);
+    for (const l of links) {
+      w.bulk(l.id);
+      if (withScores) w.double(l.score);
+    }
+  };
 }

@@ -1,7 +1,8 @@
-// DEL and KEYS on namespaces.
+// DEL, KEYS, EXISTS and TYPE on namespaces. A namespace without vectors is no key (Redis deletes a
+// vector set with its last element; the service keeps the empty namespace).
 import { text } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
-import { namespaceInfo, type VectorContext } from './keyspace.js';
+import { exists, namespaceInfo, type VectorContext } from './keyspace.js';
 import { writeNames } from './replies.js';
 
 export async function del(ctx: VectorContext, c: Call): Promise<Reply> {
@@ -9,8 +10,7 @@ export async function del(ctx: VectorContext, c: Call): Promise<Reply> {
   const names = [...new Set(c.args.slice(1).map(text))];
   const { info } = await namespaceInfo(ctx, '');
   for (const ns of names) {
-    const entry = info.namespaces?.[ns];
-    if (!entry || (ns === '' && entry.vectorCount === 0)) continue;
+    if (!exists(info.namespaces?.[ns])) continue;
     if (ns === '') await ctx.client.reset('');
     else await ctx.client.deleteNamespace(ns);
     n++;
@@ -20,8 +20,24 @@ export async function del(ctx: VectorContext, c: Call): Promise<Reply> {
 
 export async function keys(ctx: VectorContext, c: Call): Promise<Reply> {
   const re = globToRegExp(text(c.args[1]));
-  const names = (await ctx.client.listNamespaces()).filter((n) => re.test(n));
+  const { info } = await namespaceInfo(ctx, '');
+  const names = Object.entries(info.namespaces ?? {})
+    .filter(([n, entry]) => exists(entry) && re.test(n))
+    .map(([n]) => n);
   return (w) => writeNames(w, names);
+}
+
+/** EXISTS key [key …]: how many of the keys exist (a key named twice counts twice, as in Redis). */
+export async function existsCommand(ctx: VectorContext, c: Call): Promise<Reply> {
+  const { info } = await namespaceInfo(ctx, '');
+  const n = c.args.slice(1).filter((k) => exists(info.namespaces?.[text(k)])).length;
+  return (w) => w.integer(n);
+}
+
+/** TYPE key: `vectorset` (Redis 8's name for the type) or `none`. */
+export async function type(ctx: VectorContext, c: Call): Promise<Reply> {
+  const { entry } = await namespaceInfo(ctx, text(c.args[1]));
+  return (w) => w.simple(exists(entry) ? 'vectorset' : 'none');
 }
 
 /** A Redis glob pattern (`*`, `?`, `[…]`, `\x`) as an anchored regular expression. */

@@ -26,6 +26,14 @@ export async function namespaceInfo(
   return { info, entry: info.namespaces?.[ns] };
 }
 
+/**
+ * Whether a namespace is a key: Redis deletes a vector set when its last element goes, while the
+ * service keeps an empty namespace, so only a namespace with vectors (or pending ones) exists.
+ */
+export function exists(entry: IndexInfo['namespaces'][string] | undefined): entry is IndexInfo['namespaces'][string] {
+  return entry !== undefined && entry.vectorCount + (entry.pendingVectorCount ?? 0) > 0;
+}
+
 /** The service's dimension error in Redis' words; other errors unchanged. */
 export function toVectorError(err: unknown): Error {
   if (err instanceof RestError) {

@@ -1,9 +1,9 @@
-// Commands on a whole vector set (namespace): VCARD, VDIM, VINFO, VREMBY.
+// Commands on a whole vector set (namespace): VCARD, VDIM, VINFO, VREMBY, and the extension VSERVICE.
 import type { ReplyWriter } from '../../resp/reply-writer.js';
 import { ArgCursor, CommandError, SYNTAX_ERROR, text } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
 import { FilterExpression } from './filter-expr.js';
-import { keyOf, namespaceInfo, type VectorContext } from './keyspace.js';
+import { exists, keyOf, namespaceInfo, type VectorContext } from './keyspace.js';
 import { attributesText } from './attributes.js';
 import { writeMap } from './replies.js';
 
@@ -14,19 +14,65 @@ export async function vcard(ctx: VectorContext, c: Call): Promise<Reply> {
 
 export async function vdim(ctx: VectorContext, c: Call): Promise<Reply> {
   const { info, entry } = await namespaceInfo(ctx, keyOf(c));
-  if (!entry || entry.vectorCount === 0) throw new CommandError('ERR key does not exist');
+  if (!exists(entry)) throw new CommandError('ERR key does not exist');
   const dim = info.denseIndex?.dimension ?? info.dimension;
   if (info.indexType === 'SPARSE' || !dim) throw new CommandError('ERR the index is sparse: its vectors have no fixed dimension');
   return (w) => w.integer(dim);
 }
 
+/**
+ * VINFO with Redis 8's nine fields, in its order, keys as simple strings. What describes Redis' own
+ * HNSW graph is given as Redis would have it for this set: M 16, no projection, the expected top level
+ * of a graph of this size; vectors are stored unquantized (f32). attributes-count reads the namespace.
+ */
 export async function vinfo(ctx: VectorContext, c: Call): Promise<Reply> {
+  const ns = keyOf(c);
+  const { info, entry } = await namespaceInfo(ctx, ns);
+  if (!exists(entry)) return (w) => w.nullArray();
+  const attributes = await countAttributes(ctx, ns);
+  const dim = info.indexType === 'SPARSE' ? 0 : (info.denseIndex?.dimension ?? info.dimension ?? 0);
+  const size = entry.vectorCount;
+  const fields: [string, number | string][] = [
+    ['quant-type', 'f32'],
+    ['hnsw-m', 16],
+    ['vector-dim', dim],
+    ['projection-input-dim', 0],
+    ['size', size],
+    // Levels are drawn with p = 1/4 in Redis' HNSW: the top level of n nodes is about log4(n).
+    ['max-level', size > 1 ? Math.floor(Math.log(size) / Math.log(4)) : 0],
+    ['attributes-count', attributes],
+    ['vset-uid', 0],
+    ['hnsw-max-node-uid', size],
+  ];
+  return (w) => {
+    w.mapHeader(fields.length);
+    for (const [k, v] of fields) {
+      w.simple(k);
+      if (typeof v === 'number') w.integer(v);
+      else w.simple(v);
+    }
+  };
+}
+
+/** How many elements have attributes (the service keeps no such count: the namespace is read). */
+async function countAttributes(ctx: VectorContext, ns: string): Promise<number> {
+  let n = 0;
+  let cursor = '0';
+  do {
+    const page = await ctx.client.range(ns, { cursor, limit: 1000, includeMetadata: true });
+    for (const r of page.vectors) if (attributesText(r.metadata) !== null) n++;
+    cursor = page.nextCursor;
+  } while (cursor !== '');
+  return n;
+}
+
+/** VSERVICE (extension): the service's view of a namespace and its index; null for a missing key. */
+export async function vservice(ctx: VectorContext, c: Call): Promise<Reply> {
   const { info, entry } = await namespaceInfo(ctx, keyOf(c));
   return (w) => {
-    if (!entry) return void w.nullBulk();
+    if (!exists(entry)) return void w.nullArray();
     const dim = info.denseIndex?.dimension ?? info.dimension ?? 0;
     const fields: [string, (w: ReplyWriter) => void][] = [
-      ['quant-type', (x) => x.simple('f32')],
       ['vector-dim', (x) => x.integer(info.indexType === 'SPARSE' ? 0 : dim)],
       ['size', (x) => x.integer(entry.vectorCount)],
       ['pending-size', (x) => x.integer(entry.pendingVectorCount ?? 0)],
