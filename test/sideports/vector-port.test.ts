@@ -72,13 +72,45 @@ describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
     expect(await io.call('VDIM', 'pts')).toBe(3);
     expect(await io.call('VISMEMBER', 'pts', 'x')).toBe(1);
     expect(await io.call('VISMEMBER', 'pts', 'zz')).toBe(0);
-    expect(await io.call('VEMB', 'pts', 'x')).toEqual(['0.5', '0.25', '1']);
-    expect(await io3.sendCommand(['VEMB', 'pts', 'x'])).toEqual([0.5, 0.25, 1]);
     expect(await io.call('VEMB', 'pts', 'nope')).toBeNull();
-    const [type, blob, norm] = (await io.callBuffer('VEMB', 'pts', 'x', 'RAW')) as Buffer[];
-    expect(type.toString()).toBe('f32');
-    expect(blob.equals(fp32([0.5, 0.25, 1]))).toBe(true);
-    expect(Number(norm.toString())).toBeCloseTo(Math.hypot(0.5, 0.25, 1), 6);
+  });
+
+  it('quantizes as Redis 8: int8 by default, NOQUANT f32, BIN; VEMB dequantized, VEMB RAW the stored bytes', async () => {
+    // Recorded from Redis 8.8.0: VADD pts VALUES 3 0.5 0.25 1 x, then VEMB pts x [RAW].
+    await io.call('VADD', 'pts', 'FP32', fp32([0.5, 0.25, 1]), 'x');
+    expect((await io.call('VEMB', 'pts', 'x')) as string[]).toEqual(['0.4960629642009735', '0.25196850299835205', '1']);
+    expect(await io3.sendCommand(['VEMB', 'pts', 'x'])).toEqual([0.4960629642009735, 0.25196850299835205, 1]);
+    const [type, blob, norm, range] = (await io.callBuffer('VEMB', 'pts', 'x', 'RAW')) as Buffer[];
+    expect([type.toString(), blob.toString('hex'), norm.toString(), range.toString()]).toEqual([
+      'int8',
+      '3f207f',
+      '1.145643949508667',
+      '0.8728715181350708',
+    ]);
+    expect(obj(await io.call('VINFO', 'pts'))['quant-type']).toBe('int8');
+    // A set keeps the quantization of its first element, as in Redis.
+    await expect(io.call('VADD', 'pts', 'VALUES', '3', '0', '0', '1', 'z', 'NOQUANT')).rejects.toThrow(
+      'ERR asked quantization mismatch with existing vector set',
+    );
+    expect(await io.call('VADD', 'np', 'VALUES', '3', '0.5', '0.25', '1', 'x', 'NOQUANT')).toBe(1);
+    expect(await io.call('VEMB', 'np', 'x')).toEqual(['0.5', '0.25', '1']);
+    const [t2, b2, n2, ...rest] = (await io.callBuffer('VEMB', 'np', 'x', 'RAW')) as Buffer[];
+    expect([t2.toString(), b2.toString('hex'), n2.toString(), rest.length]).toEqual([
+      'f32',
+      '8274df3e82745f3e82745f3f',
+      '1.145643949508667',
+      0,
+    ]);
+    expect(obj(await io.call('VINFO', 'np'))['quant-type']).toBe('f32');
+    expect(await io.call('VADD', 'bin', 'VALUES', '3', '0.5', '-0.25', '1', 'x', 'BIN')).toBe(1);
+    expect(await io.call('VEMB', 'bin', 'x')).toEqual(['1', '-1', '1']);
+    // Attributes do not disturb the recorded quantization, nor it the attributes.
+    expect(await io.call('VSETATTR', 'bin', 'x', 'a')).toBe(1);
+    expect(await io.call('VGETATTR', 'bin', 'x')).toBe('a');
+    expect(await io.call('VSETATTR', 'bin', 'x', '')).toBe(1);
+    expect(await io.call('VGETATTR', 'bin', 'x')).toBeNull();
+    expect(obj(await io.call('VINFO', 'bin'))).toMatchObject({ 'quant-type': 'bin', 'attributes-count': 0 });
+    await io.call('DEL', 'np', 'bin');
   });
 
   it('the default namespace is the empty key', async () => {
@@ -410,7 +442,7 @@ describe('VREM, VREMBY, VSCAN, VFETCH, VRANDMEMBER, VINFO, DEL, KEYS', () => {
     await io.call('VADD', 'movies', 'VALUES', '3', '1', '0', '0', 'm');
     const info = obj(await io.call('VINFO', 'pts'));
     expect(info).toEqual({
-      'quant-type': 'f32',
+      'quant-type': 'int8',
       'hnsw-m': 16,
       'vector-dim': 3,
       'projection-input-dim': 0,
@@ -424,7 +456,7 @@ describe('VREM, VREMBY, VSCAN, VFETCH, VRANDMEMBER, VINFO, DEL, KEYS', () => {
       ['VINFO', 'pts'],
       ['VINFO', 'nothing'],
     ]);
-    expect(raw2).toMatch(/^\*18\r\n\+quant-type\r\n\+f32\r\n\+hnsw-m\r\n:16\r\n\+vector-dim\r\n:3\r\n/);
+    expect(raw2).toMatch(/^\*18\r\n\+quant-type\r\n\+int8\r\n\+hnsw-m\r\n:16\r\n\+vector-dim\r\n:3\r\n/);
     expect(missing2).toBe('*-1\r\n');
     expect(await io3.sendCommand(['VINFO', 'nothing'])).toBeNull();
     const service = obj(await io.call('VSERVICE', 'pts'));

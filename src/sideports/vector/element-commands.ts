@@ -1,11 +1,12 @@
 // Commands on one element: VREM, VEMB, VGETATTR, VSETATTR, VISMEMBER, VLINKS.
 import { ArgCursor, CommandError, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
-import { attributesMetadata, attributesText } from './attributes.js';
+import { attributesMetadata, attributesText, QUANT_KEY, quantOf, withQuant } from './attributes.js';
 import { attributesArg } from './input.js';
 import { elementOf, keyOf, type VectorContext } from './keyspace.js';
 import { flag, readOptions, type OptionTable } from './options.js';
-import { writeFloats, writeSparse } from './replies.js';
+import { dequantize, quantize } from './quantization.js';
+import { writeDouble, writeFloats, writeSparse } from './replies.js';
 
 export async function vrem(ctx: VectorContext, c: Call): Promise<Reply> {
   const { deleted } = await ctx.client.delete(keyOf(c), { ids: [elementOf(c.args[2])] });
@@ -14,22 +15,27 @@ export async function vrem(ctx: VectorContext, c: Call): Promise<Reply> {
 
 const VEMB_OPTIONS: OptionTable<{ raw: boolean }> = { RAW: flag((s) => (s.raw = true)) };
 
+/**
+ * VEMB: the vector as Redis' set holds it, computed from the one the service keeps: normalized and
+ * quantized as the element was added (int8 by default), then turned back (dequantized, times the norm).
+ * RAW: the quantization's name, the stored bytes, the norm and (int8) the range.
+ */
 export async function vemb(ctx: VectorContext, c: Call): Promise<Reply> {
   const { raw } = readOptions(new ArgCursor(c.args, 3), VEMB_OPTIONS, 'vemb', { raw: false });
-  const [r] = await ctx.client.fetch(keyOf(c), { ids: [elementOf(c.args[2])], includeVectors: true });
+  const [r] = await ctx.client.fetch(keyOf(c), { ids: [elementOf(c.args[2])], includeVectors: true, includeMetadata: true });
   return (w) => {
     if (!r) return void w.nullBulk(); // Redis' null for a missing key or element ($-1 in RESP2)
     if (!r.vector) {
       if (r.sparseVector) return void writeSparse(w, r.sparseVector);
       return void w.nullBulk();
     }
-    if (!raw) return void writeFloats(w, r.vector);
-    const blob = Buffer.alloc(r.vector.length * 4);
-    r.vector.forEach((x, i) => blob.writeFloatLE(x, i * 4));
-    w.arrayHeader(3)
-      .simple('f32')
-      .bulk(blob)
-      .double(Math.hypot(...r.vector));
+    const stored = quantize(r.vector, quantOf(r.metadata));
+    if (!raw) return void writeFloats(w, dequantize(stored, r.vector.length));
+    w.arrayHeader(stored.quant === 'int8' ? 4 : 3)
+      .simple(stored.quant)
+      .bulk(stored.bytes);
+    writeDouble(w, stored.l2);
+    if (stored.quant === 'int8') writeDouble(w, stored.range);
   };
 }
 
@@ -40,9 +46,15 @@ export async function vgetattr(ctx: VectorContext, c: Call): Promise<Reply> {
 
 export async function vsetattr(ctx: VectorContext, c: Call): Promise<Reply> {
   // As VSETATTR in Redis: "" removes the attributes, any other string replaces them.
+  // The element's quantization lives in its metadata too, so it is read first and kept.
   const raw = attributesArg(c.args[3]);
-  const metadata = raw === '' ? {} : attributesMetadata(raw);
-  const { updated } = await ctx.client.update(keyOf(c), { id: elementOf(c.args[2]), metadata, metadataUpdateMode: 'OVERWRITE' });
+  const ns = keyOf(c);
+  const id = elementOf(c.args[2]);
+  const [r] = await ctx.client.fetch(ns, { ids: [id], includeMetadata: true });
+  if (!r) return (w) => w.boolean(false);
+  const quant = r.metadata?.[QUANT_KEY] === undefined ? {} : withQuant({}, quantOf(r.metadata));
+  const metadata = { ...(raw === '' ? {} : attributesMetadata(raw)), ...quant };
+  const { updated } = await ctx.client.update(ns, { id, metadata, metadataUpdateMode: 'OVERWRITE' });
   return (w) => w.boolean(updated > 0);
 }
 
@@ -79,7 +91,7 @@ export async function vlinks(ctx: VectorContext, c: Call): Promise<Reply> {
     else w.arrayHeader(links.length);
     for (const l of links) {
       w.bulk(l.id);
-      if (withScores) w.double(l.score);
+      if (withScores) writeDouble(w, l.score);
     }
   };
 }

@@ -3,10 +3,11 @@ import { RestError } from '../../upstream/rest-json.js';
 import type { VectorRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, positiveIntegerArg, SYNTAX_ERROR, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
-import { attributesMetadata } from './attributes.js';
+import { attributesMetadata, QUANT_KEY, quantOf, withQuant } from './attributes.js';
 import { attributesArg, readVectorInput, type VectorInput } from './input.js';
 import { elementOf, keyOf, toVectorError, type VectorContext } from './keyspace.js';
 import { ignored, readOptions, type OptionTable } from './options.js';
+import type { Quant } from './quantization.js';
 
 /** Records per /fetch and /upsert of a batch. */
 const BATCH = 1000;
@@ -17,18 +18,21 @@ interface PendingAdd {
   input: VectorInput;
   /** SETATTR's string (undefined without SETATTR). */
   attributes: string | undefined;
+  quant: Quant;
 }
 
 interface VaddOptions {
   attributes?: string;
+  quant: Quant;
 }
 
 const VADD_OPTIONS: OptionTable<VaddOptions> = {
   // Tuning hints of Redis' own HNSW graph: accepted (values checked), no effect on the service.
   CAS: ignored,
-  NOQUANT: ignored,
-  Q8: ignored,
-  BIN: ignored,
+  // The quantization is recorded with the element: VEMB and VINFO answer as Redis' quantized set would.
+  NOQUANT: (s) => (s.quant = 'f32'),
+  Q8: (s) => (s.quant = 'int8'),
+  BIN: (s) => (s.quant = 'bin'),
   EF: (_s, cur) => void positiveIntegerArg(cur.value(), 'EF', 1_000_000),
   M: (_s, cur) => void positiveIntegerArg(cur.value(), 'M', 4096),
   SETATTR: (s, cur) => (s.attributes = attributesArg(cur.value())),
@@ -46,8 +50,8 @@ function parseVadd(c: Call): PendingAdd {
   const input = readVectorInput(cur, false);
   if (cur.done) throw new CommandError(`${SYNTAX_ERROR}: the element name is missing after the vector`);
   const id = elementOf(cur.value());
-  const { attributes } = readOptions(cur, VADD_OPTIONS, 'vadd', {});
-  return { ns, id, input, attributes };
+  const { attributes, quant } = readOptions(cur, VADD_OPTIONS, 'vadd', { quant: 'int8' });
+  return { ns, id, input, attributes, quant };
 }
 
 type Item = { index: number; add: PendingAdd };
@@ -91,7 +95,15 @@ async function addBatch(ctx: VectorContext, ns: string, text: boolean, items: It
     for (const i of items) results[i.index] = err as Error;
     return;
   }
-  const all = plan(ids, before, items, results);
+  let setQuant: Quant | undefined;
+  try {
+    setQuant = await quantOfSet(ctx, ns, before);
+  } catch (err) {
+    for (const i of items) results[i.index] = err as Error;
+    return;
+  }
+  const all = plan(ids, before, items, results, setQuant);
+  if (all.length === 0) return;
   const send = (batch: Upsert[]) =>
     text
       ? ctx.client.upsertData(
@@ -126,12 +138,24 @@ async function addBatch(ctx: VectorContext, ns: string, text: boolean, items: It
  * batch, so a second VADD of an element in the same batch answers 0 and keeps the attributes the first
  * one set, as one-by-one execution would.
  */
-function plan(ids: string[], before: (VectorRecord | null)[], items: Item[], results: (Reply | Error)[]): Upsert[] {
+function plan(
+  ids: string[],
+  before: (VectorRecord | null)[],
+  items: Item[],
+  results: (Reply | Error)[],
+  setQuant: Quant | undefined,
+): Upsert[] {
   const state = new Map(ids.map((id, k) => [id, { exists: before[k] !== null, metadata: before[k]?.metadata }]));
   const records = new Map<string, Upsert>();
   for (const { index, add } of items) {
+    // As Redis: the set's quantization is the one its first element was added with.
+    if (setQuant !== undefined && add.quant !== setQuant) {
+      results[index] = new CommandError('ERR asked quantization mismatch with existing vector set');
+      continue;
+    }
+    setQuant = add.quant;
     const s = state.get(add.id)!;
-    const metadata = newMetadata(s.exists, s.metadata, add.attributes);
+    const metadata = withQuant(newMetadata(s.exists, s.metadata, add.attributes), add.quant);
     const added = !s.exists;
     results[index] = (w) => w.boolean(added);
     state.set(add.id, { exists: true, metadata });
@@ -147,6 +171,16 @@ function plan(ids: string[], before: (VectorRecord | null)[], items: Item[], res
     records.set(add.id, { id: add.id, record, items: [...(prev?.items ?? []), index] });
   }
   return [...records.values()];
+}
+
+/**
+ * The quantization of an existing set: from an element of the batch that exists, else from any element
+ * of the namespace; undefined for a new set or one whose elements another client wrote.
+ */
+async function quantOfSet(ctx: VectorContext, ns: string, before: (VectorRecord | null)[]): Promise<Quant | undefined> {
+  let sample = before.find((r) => r !== null);
+  if (!sample) [sample] = (await ctx.client.range(ns, { cursor: '0', limit: 1, includeMetadata: true })).vectors;
+  return sample?.metadata?.[QUANT_KEY] === undefined ? undefined : quantOf(sample.metadata);
 }
 
 /**
