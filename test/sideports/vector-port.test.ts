@@ -315,6 +315,7 @@ describe('FILTER: the whole expression language of Redis 8', () => {
     await points();
     expect(await io.call('VSIM', 'pts', 'VALUES', '3', '1', '0', '0', 'EPSILON', '0.01')).toEqual(['a', 'c']);
     await expect(io.call('VSIM', 'pts', 'ELE', 'ghost')).rejects.toThrow(/ERR element not found in set/);
+    expect(await io.call('VSIM', 'never', 'ELE', 'ghost')).toEqual([]);
     await expect(io.call('VSIM', 'pts', 'ELE', 'a', 'COUNT', '0')).rejects.toThrow(/COUNT must be a whole number from 1 to 1000/);
     await expect(io.call('VSIM', 'pts', 'ELE', 'a', 'COUNT', 'x')).rejects.toThrow(/COUNT is not an integer/);
     await expect(io.call('VSIM', 'pts', 'ELE', 'a', 'SORTED')).rejects.toThrow(/unknown option 'SORTED' for VSIM/);

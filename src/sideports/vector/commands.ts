@@ -7,7 +7,7 @@
 import type { VectorClient } from '../../upstream/vector-client.js';
 import type { ArgSpec, Call, CommandSpec, Reply } from '../command-spec.js';
 import { vemb, vgetattr, vismember, vlinks, vrem, vsetattr } from './element-commands.js';
-import { keyspaceView, type VectorContext } from './keyspace.js';
+import { keyspaceView, SetQuants, type VectorContext } from './keyspace.js';
 import { del, existsCommand, keys, type } from './keyspace-commands.js';
 import { vcard, vdim, vinfo, vremby, vservice } from './set-commands.js';
 import { vaddGroup } from './vadd.js';
@@ -368,7 +368,8 @@ const SPECS: VectorSpec[] = [VADD, VSIM, ...ELEMENT_COMMANDS, ...SET_COMMANDS, V
 
 /** The commands of a vector side port in front of one index. */
 export function vectorCommands(client: VectorClient): CommandSpec[] {
-  const ctx: VectorContext = { client: keyspaceView(client) };
+  const setQuants = new SetQuants();
+  const ctx: VectorContext = { client: keyspaceView(client, (ns) => setQuants.forget(ns)), setQuants };
   return SPECS.map(({ run, runGroup, ...spec }) => ({
     ...spec,
     ...(run ? { run: (c: Call) => run(ctx, c) } : {}),

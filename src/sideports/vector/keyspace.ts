@@ -3,12 +3,39 @@
 import { RestError } from '../../upstream/rest-json.js';
 import type { IndexInfo, VectorClient } from '../../upstream/vector-client.js';
 import { CommandError, utf8Arg } from '../args.js';
+import type { Quant } from './quantization.js';
 import type { Call } from '../command-spec.js';
 
 /** What every vector-set handler works with. */
 export interface VectorContext {
   /** The index, with missing namespaces read as empty (keyspaceView). */
   client: VectorClient;
+  /** Sets' quantizations lately seen, so a VADD need not read an element of the set each time. */
+  setQuants: SetQuants;
+}
+
+/**
+ * Recently learned quantization per namespace, forgotten when this port deletes from the namespace and
+ * after a few seconds (another client may delete and re-create the set meanwhile).
+ */
+export class SetQuants {
+  private readonly seen = new Map<string, { quant: Quant; at: number }>();
+  constructor(private readonly ttlMs = 5000) {}
+
+  get(ns: string): Quant | undefined {
+    const e = this.seen.get(ns);
+    if (e && Date.now() - e.at < this.ttlMs) return e.quant;
+    this.seen.delete(ns);
+    return undefined;
+  }
+
+  set(ns: string, quant: Quant): void {
+    this.seen.set(ns, { quant, at: Date.now() });
+  }
+
+  forget(ns: string): void {
+    this.seen.delete(ns);
+  }
 }
 
 /** The key (namespace) of a request. */
@@ -59,15 +86,17 @@ async function orEmpty<T>(call: Promise<T>, empty: T): Promise<T> {
   }
 }
 
-/** The client with missing namespaces read as empty. */
-export function keyspaceView(client: VectorClient): VectorClient {
+/** The client with missing namespaces read as empty; `onDelete` hears of every delete from a namespace. */
+export function keyspaceView(client: VectorClient, onDelete: (ns: string) => void = () => {}): VectorClient {
   return Object.assign(Object.create(client) as VectorClient, {
+    reset: (ns: string) => (onDelete(ns), client.reset(ns)),
+    deleteNamespace: (ns: string) => (onDelete(ns), client.deleteNamespace(ns)),
     fetch: (ns: string, what: Parameters<VectorClient['fetch']>[1]) =>
       orEmpty(client.fetch(ns, what), 'ids' in what ? what.ids.map(() => null) : []),
     query: (ns: string, q: Parameters<VectorClient['query']>[1]) => orEmpty(client.query(ns, q), []),
     queryData: (ns: string, q: Parameters<VectorClient['queryData']>[1]) => orEmpty(client.queryData(ns, q), []),
     range: (ns: string, page: Parameters<VectorClient['range']>[1]) => orEmpty(client.range(ns, page), { nextCursor: '', vectors: [] }),
-    delete: (ns: string, what: Parameters<VectorClient['delete']>[1]) => orEmpty(client.delete(ns, what), { deleted: 0 }),
+    delete: (ns: string, what: Parameters<VectorClient['delete']>[1]) => (onDelete(ns), orEmpty(client.delete(ns, what), { deleted: 0 })),
     update: (ns: string, change: Parameters<VectorClient['update']>[1]) => orEmpty(client.update(ns, change), { updated: 0 }),
     random: (ns: string) => orEmpty(client.random(ns), null),
   });

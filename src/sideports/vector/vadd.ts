@@ -104,6 +104,7 @@ async function addBatch(ctx: VectorContext, ns: string, text: boolean, items: It
   }
   const all = plan(ids, before, items, results, setQuant);
   if (all.length === 0) return;
+  ctx.setQuants.set(ns, all[0].record.metadata![QUANT_KEY] as Quant);
   const send = (batch: Upsert[]) =>
     text
       ? ctx.client.upsertData(
@@ -179,7 +180,11 @@ function plan(
  */
 async function quantOfSet(ctx: VectorContext, ns: string, before: (VectorRecord | null)[]): Promise<Quant | undefined> {
   let sample = before.find((r) => r !== null);
-  if (!sample) [sample] = (await ctx.client.range(ns, { cursor: '0', limit: 1, includeMetadata: true })).vectors;
+  if (!sample) {
+    const known = ctx.setQuants.get(ns);
+    if (known) return known;
+    [sample] = (await ctx.client.range(ns, { cursor: '0', limit: 1, includeMetadata: true })).vectors;
+  }
   return sample?.metadata?.[QUANT_KEY] === undefined ? undefined : quantOf(sample.metadata);
 }
 

@@ -4,7 +4,7 @@ import { ArgCursor, CommandError, floatArg, positiveIntegerArg, text, upper } fr
 import type { Call, Reply } from '../command-spec.js';
 import { FilterExpression } from './filter-expr.js';
 import { readVectorInput, type VectorInput } from './input.js';
-import { keyOf, toVectorError, type VectorContext } from './keyspace.js';
+import { exists, keyOf, namespaceInfo, toVectorError, type VectorContext } from './keyspace.js';
 import { flag, ignored, readOptions, type OptionTable } from './options.js';
 import { attributesText } from './attributes.js';
 import { writeElements, type Fields } from './replies.js';
@@ -96,7 +96,11 @@ async function search(ctx: VectorContext, ns: string, input: VectorInput, o: Vsi
   let { dense, sparse } = input;
   if (input.element !== undefined) {
     const [r] = await ctx.client.fetch(ns, { ids: [input.element], includeVectors: true });
-    if (!r) throw new CommandError('ERR element not found in set');
+    if (!r) {
+      // Redis answers a missing key with an empty array before it looks for the element.
+      if (!exists((await namespaceInfo(ctx, ns)).entry)) return [];
+      throw new CommandError('ERR element not found in set');
+    }
     dense = r.vector;
     sparse = r.sparseVector;
   }
