@@ -21,7 +21,7 @@ const VEMB_OPTIONS: OptionTable<{ raw: boolean }> = { RAW: flag((s) => (s.raw = 
  * RAW: the quantization's name, the stored bytes, the norm and (int8) the range.
  */
 export async function vemb(ctx: VectorContext, c: Call): Promise<Reply> {
-  const { raw } = readOptions(new ArgCursor(c.args, 3), VEMB_OPTIONS, 'vemb', { raw: false });
+  const { raw } = readOptions(new ArgCursor(c.args, 3), VEMB_OPTIONS, 'vemb', { raw: false }, 'ERR invalid option');
   const [r] = await ctx.client.fetch(keyOf(c), { ids: [elementOf(c.args[2])], includeVectors: true, includeMetadata: true });
   return (w) => {
     if (!r) return void w.nullBulk(); // Redis' null for a missing key or element ($-1 in RESP2)

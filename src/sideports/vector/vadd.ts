@@ -1,12 +1,12 @@
 // VADD: parsing one request, and running consecutive VADDs of a connection as one batch of REST calls.
 import { RestError } from '../../upstream/rest-json.js';
 import type { VectorRecord } from '../../upstream/vector-client.js';
-import { ArgCursor, CommandError, positiveIntegerArg, SYNTAX_ERROR, upper } from '../args.js';
+import { ArgCursor, CommandError, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
 import { attributesMetadata, QUANT_KEY, quantOf, withQuant } from './attributes.js';
 import { attributesArg, readVectorInput, type VectorInput } from './input.js';
 import { elementOf, keyOf, toVectorError, type VectorContext } from './keyspace.js';
-import { ignored, readOptions, type OptionTable } from './options.js';
+import { ignored, readOptions, redisInteger, type OptionTable } from './options.js';
 import type { Quant } from './quantization.js';
 
 /** Records per /fetch and /upsert of a batch. */
@@ -33,8 +33,8 @@ const VADD_OPTIONS: OptionTable<VaddOptions> = {
   NOQUANT: (s) => (s.quant = 'f32'),
   Q8: (s) => (s.quant = 'int8'),
   BIN: (s) => (s.quant = 'bin'),
-  EF: (_s, cur) => void positiveIntegerArg(cur.value(), 'EF', 1_000_000),
-  M: (_s, cur) => void positiveIntegerArg(cur.value(), 'M', 4096),
+  EF: (_s, cur) => void redisInteger(cur.value(), 1, 1_000_000, 'ERR invalid EF'),
+  M: (_s, cur) => void redisInteger(cur.value(), 4, 4096, 'ERR invalid M'),
   SETATTR: (s, cur) => (s.attributes = attributesArg(cur.value())),
 };
 
@@ -48,9 +48,9 @@ function parseVadd(c: Call): PendingAdd {
     );
   }
   const input = readVectorInput(cur, false);
-  if (cur.done) throw new CommandError(`${SYNTAX_ERROR}: the element name is missing after the vector`);
+  if (cur.done) throw new CommandError("ERR wrong number of arguments for 'VADD' command");
   const id = elementOf(cur.value());
-  const { attributes, quant } = readOptions(cur, VADD_OPTIONS, 'vadd', { quant: 'int8' });
+  const { attributes, quant } = readOptions(cur, VADD_OPTIONS, 'vadd', { quant: 'int8' }, 'ERR invalid option after element');
   return { ns, id, input, attributes, quant };
 }
 

@@ -1,11 +1,11 @@
 // VSIM: the elements most similar to a vector, an element or a text (/query, /query-data).
 import type { ScoredRecord } from '../../upstream/vector-client.js';
-import { ArgCursor, CommandError, floatArg, positiveIntegerArg, text, upper } from '../args.js';
+import { ArgCursor, CommandError, text, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
 import { FilterExpression } from './filter-expr.js';
 import { readVectorInput, type VectorInput } from './input.js';
 import { exists, keyOf, namespaceInfo, toVectorError, type VectorContext } from './keyspace.js';
-import { flag, ignored, readOptions, type OptionTable } from './options.js';
+import { flag, ignored, readOptions, redisInteger, type OptionTable } from './options.js';
 import { attributesText } from './attributes.js';
 import { writeElements, type Fields } from './replies.js';
 
@@ -38,15 +38,16 @@ const VSIM_OPTIONS: OptionTable<VsimOptions> = {
   WITHSCORES: flag((s) => (s.f.scores = true)),
   WITHATTRIBS: flag((s) => (s.f.attribs = true)),
   WITHDATA: flag((s) => (s.f.data = true)),
-  COUNT: (s, cur) => (s.count = positiveIntegerArg(cur.value(), 'COUNT', 1000)),
+  // Redis' checks and texts; COUNT beyond the service's topK limit returns at most that many.
+  COUNT: (s, cur) => (s.count = redisInteger(cur.value(), 1, Number.MAX_SAFE_INTEGER, 'ERR invalid COUNT')),
   EPSILON: (s, cur) => {
-    const epsilon = floatArg(cur.value(), 'EPSILON');
-    if (epsilon <= 0 || epsilon >= 1)
-      throw new CommandError('ERR EPSILON must be between 0 and 1 (elements with a similarity of at least 1 - EPSILON are returned)');
+    const t = cur.value().toString('latin1');
+    const epsilon = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t) ? Number(t) : NaN;
+    if (!(epsilon > 0)) throw new CommandError('ERR invalid EPSILON');
     s.epsilon = epsilon;
   },
-  EF: (_s, cur, opt) => void positiveIntegerArg(cur.value(), opt, 1_000_000),
-  'FILTER-EF': (s, cur, opt) => (s.filterEf = positiveIntegerArg(cur.value(), opt, 1_000_000)),
+  EF: (_s, cur) => void redisInteger(cur.value(), 1, 1_000_000, 'ERR invalid EF'),
+  'FILTER-EF': (s, cur) => (s.filterEf = redisInteger(cur.value(), 1, Number.MAX_SAFE_INTEGER, 'ERR invalid FILTER-EF')),
   // Redis' own search tuning: no effect on the service.
   TRUTH: ignored,
   NOTHREAD: ignored,
@@ -60,11 +61,25 @@ const VSIM_OPTIONS: OptionTable<VsimOptions> = {
 
 export async function vsim(ctx: VectorContext, c: Call): Promise<Reply> {
   const ns = keyOf(c);
-  const cur = new ArgCursor(c.args, 2);
-  const input = readVectorInput(cur, true);
-  const o = readOptions(cur, VSIM_OPTIONS, 'vsim', { f: { scores: false, attribs: false, data: false }, count: 10 });
-  if (o.queryMode && input.data === undefined)
-    throw new CommandError('ERR QUERYMODE applies to text queries only (VSIM key DATA text QUERYMODE …)');
+  let input: VectorInput;
+  let o: VsimOptions;
+  try {
+    const cur = new ArgCursor(c.args, 2);
+    input = readVectorInput(cur, true);
+    o = readOptions(
+      cur,
+      VSIM_OPTIONS,
+      'vsim',
+      { f: { scores: false, attribs: false, data: false }, count: 10 },
+      'ERR syntax error in VSIM command',
+    );
+    if (o.queryMode && input.data === undefined)
+      throw new CommandError('ERR QUERYMODE applies to text queries only (VSIM key DATA text QUERYMODE …)');
+  } catch (err) {
+    // Redis answers a missing key with an empty array before it reads the rest of the request.
+    if (err instanceof CommandError && !exists((await namespaceInfo(ctx, ns)).entry)) return (w) => w.arrayHeader(0);
+    throw err;
+  }
   let results: ScoredRecord[];
   try {
     results = await search(ctx, ns, input, o);
@@ -83,7 +98,7 @@ export async function vsim(ctx: VectorContext, c: Call): Promise<Reply> {
  * that many nodes; at most the service's topK limit) with their attributes, filtered by the caller.
  */
 async function search(ctx: VectorContext, ns: string, input: VectorInput, o: VsimOptions): Promise<ScoredRecord[]> {
-  const topK = o.filter ? Math.min(MAX_CANDIDATES, Math.max(o.count, o.filterEf ?? o.count * 100)) : o.count;
+  const topK = Math.min(MAX_CANDIDATES, o.filter ? Math.max(o.count, o.filterEf ?? o.count * 100) : o.count);
   const common = {
     topK,
     includeMetadata: o.f.attribs || o.filter !== undefined,
