@@ -22,6 +22,7 @@ import { createLogger } from './logger.js';
 import { DEFAULT_INDEXES, loadVectorConfigFile, VectorConfigError } from './platform/vector/config.js';
 import { startMetricsServer } from './metrics.js';
 import { startPlatform, type RunningPlatform } from './platform/platform.js';
+import { DATA_DIR_OPTIONS, dataDirBannerLines, resolveDataDir } from './platform/data-dir.js';
 import { startProxy, type RunningProxy } from './proxy/server.js';
 import { startQueueSideport } from './sideports/queue-port.js';
 import type { RunningSideport } from './sideports/server.js';
@@ -84,6 +85,9 @@ function platformOptions(cmd: Command): Command {
         ),
       )
       .addOption(opt('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', 'RESPGATE_LOG_LEVEL', DEFAULTS.logLevel))
+      // --- data directory (docs/platform-kv.md, "Data directory")
+      .addOption(opt('--data-dir <dir>', DATA_DIR_OPTIONS.dataDir, 'RESPGATE_DATA_DIR'))
+      .addOption(opt('--ephemeral', DATA_DIR_OPTIONS.ephemeral, 'RESPGATE_EPHEMERAL'))
       // Area C (vector): see docs/vector.md
       .addOption(opt('--vector-token <token>', 'token of the vector indexes (default: the Standard token)', 'RESPGATE_VECTOR_TOKEN'))
       .addOption(
@@ -484,6 +488,8 @@ interface PlatformFlags {
   maxRequestSize: string;
   dailyRequestLimit: string;
   logLevel: string;
+  dataDir?: string;
+  ephemeral?: boolean | string;
   vectorToken?: string;
   vectorConfig?: string;
   vectorEmbeddingsUrl?: string;
@@ -516,6 +522,7 @@ function platformConfig(f: PlatformFlags): PlatformConfig {
     maxRequestSize: parseSize(f.maxRequestSize, '--max-request-size'),
     dailyRequestLimit: parseNonNegativeInt(f.dailyRequestLimit, '--daily-request-limit'),
     logLevel: validateLogLevel(f.logLevel),
+    dataDir: resolveDataDir({ dataDir: f.dataDir, ephemeral: flagOn(f.ephemeral) }),
     ...vectorConfig(f),
     queueToken: f.queueToken || undefined,
     signingKey: f.signingKey || undefined,
@@ -568,9 +575,7 @@ function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requ
     `  Try it:  curl -H "Authorization: Bearer $UPSTASH_REDIS_REST_TOKEN" ${p.url}/set/greeting/hello`,
     `  Health:  ${p.url}/healthz, ${p.url}/readyz    Metrics: ${p.url}/metrics (Prometheus)`,
     '',
-    f.redisUrl
-      ? '  Press Ctrl+C to stop (the data stays in the Redis of --redis-url).'
-      : '  Press Ctrl+C to stop (the embedded data store is deleted on exit; use --redis-url to keep data).',
+    ...dataDirBannerLines(p, f.redisUrl),
     '',
   ];
   return lines.join('\n');
@@ -583,7 +588,9 @@ function banner(p: RunningPlatform, f: PlatformFlags, proxy?: RunningProxy, requ
  */
 function dataStoreLines(p: RunningPlatform, f: PlatformFlags): string[] {
   if (p.dataStore && !f.redisUrl)
-    return [`  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port} (deleted on exit)`];
+    return [
+      `  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port} (${p.dataDir ? `kept in ${p.dataDir}` : 'deleted on exit'})`,
+    ];
   return [
     `  data store                    ${redactUrl(f.redisUrl!)}`,
     '    created there and kept after exit: ACL user default_ro, function library respgate_json',

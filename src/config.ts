@@ -19,6 +19,11 @@ export interface PlatformConfig {
   /** Commands per UTC day; 0 = no limit. */
   dailyRequestLimit: number;
   logLevel: string;
+  /**
+   * Directory (absolute) where the embedded redis-servers keep their data (append-only files) across
+   * restarts; undefined = throw-away stores in temporary directories (--ephemeral, and every test).
+   */
+  dataDir?: string;
   // --- queue (Area D) and account (Area A); all optional so existing callers compile ---
   /** Bearer token of the queue area; default: the Standard --token. */
   queueToken?: string;
