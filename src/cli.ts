@@ -22,7 +22,7 @@ import { createLogger } from './logger.js';
 import { DEFAULT_INDEXES, loadVectorConfigFile, VectorConfigError } from './platform/vector/config.js';
 import { startMetricsServer } from './metrics.js';
 import { startPlatform, type RunningPlatform } from './platform/platform.js';
-import { DATA_DIR_OPTIONS, dataDirBannerLines, resolveDataDir } from './platform/data-dir.js';
+import { DATA_DIR_OPTIONS, dataDirBannerLines, keepGeneratedSecrets, resolveDataDir } from './platform/data-dir.js';
 import { startProxy, type RunningProxy } from './proxy/server.js';
 import { startQueueSideport } from './sideports/queue-port.js';
 import type { RunningSideport } from './sideports/server.js';
@@ -511,6 +511,10 @@ function atLeastOne(n: number, flag: string): number {
 }
 
 function platformConfig(f: PlatformFlags): PlatformConfig {
+  return keepGeneratedSecrets(platformConfigOf(f), f);
+}
+
+function platformConfigOf(f: PlatformFlags): PlatformConfig {
   return {
     host: f.host,
     httpPort: parsePort(f.httpPort, '--http-port'),
@@ -608,8 +612,9 @@ async function runPlatform(flags: PlatformFlags): Promise<void> {
   const config = platformConfig(flags);
   const log = createLogger(config.logLevel);
   const platform = await startPlatform(config, log);
+  const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(banner(platform, flags) + '\n');
-  await waitForSignal();
+  await signalled;
   await platform.stop();
 }
 
@@ -634,6 +639,7 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
     await platform.stop();
     throw err;
   }
+  const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(
     banner(
       platform,
@@ -643,7 +649,7 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
       sideportBanner(sideports, sideportPlan.requirepass, sideportPlan.vectorIndex),
     ) + '\n',
   );
-  await waitForSignal();
+  await signalled;
   for (const s of sideports) await s.stop();
   await proxy.shutdown();
   await platform.stop();

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, type PlatformConfig, type VectorIndexConfig } from '../config.js';
+import { ConfigError, generateToken, type PlatformConfig, type VectorIndexConfig } from '../config.js';
 import { currentProcess, isRunning, type ProcessId } from './redis/process-guard.js';
 import { DEFAULT_INDEXES } from './vector/config.js';
 
@@ -15,8 +15,9 @@ export const DATA_DIR_FORMAT = 1;
 export const DEFAULT_DATA_DIR = '.respgate-data';
 const MANIFEST = 'manifest.json';
 const LOCK = 'lock';
+const SECRETS = 'secrets.json';
 /** Everything respgate puts in a data directory; anything else means it is someone else's directory. */
-const OWN_ENTRIES = new Set([MANIFEST, LOCK, 'kv', 'internal', `${MANIFEST}.tmp`]);
+const OWN_ENTRIES = new Set([MANIFEST, LOCK, SECRETS, 'kv', 'internal', `${MANIFEST}.tmp`, `${SECRETS}.tmp`]);
 
 export type StoreRole = 'kv' | 'internal';
 
@@ -78,6 +79,29 @@ export function resolveDataDir(flags: { dataDir?: string; ephemeral?: boolean },
   return path.resolve(cwd, flags.dataDir || DEFAULT_DATA_DIR);
 }
 
+/** Whether the platform keeps anything in its data directory: only embedded stores do. */
+export function usesDataDir(config: Pick<PlatformConfig, 'dataDir' | 'redisUrl' | 'internalRedisUrl'>): config is { dataDir: string } {
+  return config.dataDir !== undefined && !(config.redisUrl && config.internalRedisUrl);
+}
+
+/**
+ * With a data directory, the tokens and the account key that were not given (flag or variable) are the
+ * directory's kept ones instead of new random ones, so a restart keeps every credential a user pasted.
+ */
+export function keepGeneratedSecrets(
+  config: PlatformConfig,
+  given: { token?: string; readonlyToken?: string; accountKey?: string },
+): PlatformConfig {
+  if (!usesDataDir(config)) return config;
+  const kept = keptSecrets(config.dataDir);
+  return {
+    ...config,
+    token: given.token || kept.token,
+    readonlyToken: given.readonlyToken || kept.readonlyToken,
+    accountKey: given.accountKey || kept.accountKey,
+  };
+}
+
 /** The vector configuration as the manifest records it. */
 export function vectorSignatures(config: PlatformConfig): VectorIndexSignature[] {
   return (config.vectorIndexes ?? DEFAULT_INDEXES).map((c: VectorIndexConfig) => ({
@@ -94,13 +118,7 @@ export function vectorSignatures(config: PlatformConfig): VectorIndexSignature[]
 
 /** Checks, locks and (re)writes the data directory; throws a DataDirError that says what to do. */
 export function openDataDir(root: string, config: PlatformConfig): OpenDataDir {
-  mkdirSync(root, { recursive: true, mode: 0o700 });
-  const foreign = readdirSync(root).filter((e) => !OWN_ENTRIES.has(e));
-  if (foreign.length > 0 && !exists(path.join(root, MANIFEST)))
-    throw new DataDirError(
-      `${root} is not a respgate data directory (it holds ${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ', …' : ''} and no ${MANIFEST}): ` +
-        'give another --data-dir (RESPGATE_DATA_DIR), or --ephemeral to keep nothing',
-    );
+  prepare(root);
   const releaseLock = lock(root);
   try {
     const stored = readManifest(root);
@@ -117,6 +135,53 @@ export function openDataDir(root: string, config: PlatformConfig): OpenDataDir {
     releaseLock();
     throw err;
   }
+}
+
+/** Creates the directory, or checks that an existing one is respgate's (never writes into someone else's). */
+function prepare(root: string): void {
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  const foreign = readdirSync(root).filter((e) => !OWN_ENTRIES.has(e));
+  if (foreign.length > 0 && !exists(path.join(root, MANIFEST)))
+    throw new DataDirError(
+      `${root} is not a respgate data directory (it holds ${foreign.slice(0, 3).join(', ')}${foreign.length > 3 ? ', …' : ''} and no ${MANIFEST}): ` +
+        'give another --data-dir (RESPGATE_DATA_DIR), or --ephemeral to keep nothing',
+    );
+}
+
+/** Credentials the stack generates when they are not given, kept so that a restart does not change them. */
+export interface KeptSecrets {
+  token: string;
+  readonlyToken: string;
+  accountKey: string;
+}
+
+/**
+ * The generated tokens of a data directory (`secrets.json`, mode 0600): made at its first start and read at
+ * every later one, so the environment lines a user pasted keep working. Flags and variables still win.
+ */
+export function keptSecrets(root: string): KeptSecrets {
+  prepare(root);
+  const file = path.join(root, SECRETS);
+  const fresh = generateToken;
+  try {
+    // Exclusive create: of two stacks starting at once, both read the first one's (the lock then refuses one).
+    writeFileSync(file, JSON.stringify({ token: fresh(), readonlyToken: fresh(), accountKey: fresh() }, null, 2) + '\n', {
+      flag: 'wx',
+      mode: 0o600,
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  let o: Partial<KeptSecrets>;
+  try {
+    o = JSON.parse(readFileSync(file, 'utf8')) as Partial<KeptSecrets>;
+  } catch (err) {
+    throw new DataDirError(`${file} is not valid JSON (${(err as Error).message}): delete it (new tokens are then made), or fix it`);
+  }
+  const ok = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+  if (!ok(o.token) || !ok(o.readonlyToken) || !ok(o.accountKey))
+    throw new DataDirError(`${file} lacks "token", "readonlyToken" or "accountKey": delete it (new tokens are then made), or fix it`);
+  return { token: o.token, readonlyToken: o.readonlyToken, accountKey: o.accountKey };
 }
 
 function exists(file: string): boolean {

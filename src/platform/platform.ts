@@ -6,7 +6,7 @@ import type { PlatformConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { parseRedisUrl, type RedisEndpoint } from './redis/connection.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded-server.js';
-import { openDataDir, type OpenDataDir, type StoreRole } from './data-dir.js';
+import { openDataDir, usesDataDir, type OpenDataDir, type StoreRole } from './data-dir.js';
 import { InternalStore } from './internal-store.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
@@ -43,7 +43,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
   const embedded: EmbeddedRedis[] = [];
   const cleanups: Array<() => Promise<void>> = [];
   // Only embedded stores keep their data in the directory; with both URLs given it is not used.
-  const dataDir = config.dataDir && !(config.redisUrl && config.internalRedisUrl) ? openDataDir(config.dataDir, config) : undefined;
+  const dataDir = usesDataDir(config) ? openDataDir(config.dataDir, config) : undefined;
   const stopStores = async () => {
     for (const e of embedded) await e.stop();
     dataDir?.close(); // after the servers wrote their last bytes

@@ -2,7 +2,7 @@
 // where it is, what its manifest accepts, its lock, and the reclaiming of servers whose owner died.
 // The same behaviour through real `respgate dev` processes: persistence.test.ts.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,8 @@ import { ConfigError, DEFAULTS, type PlatformConfig } from '../../src/config.js'
 import {
   DataDirError,
   DATA_DIR_FORMAT,
+  keepGeneratedSecrets,
+  keptSecrets,
   openDataDir,
   reconcile,
   resolveDataDir,
@@ -132,6 +134,40 @@ describe('the manifest', () => {
     writeFileSync(path.join(dir, 'thesis.tex'), '');
     expect(() => openDataDir(dir, config)).toThrow(`${dir} is not a respgate data directory (it holds thesis.tex and no manifest.json)`);
     expect(readdirSync(dir)).toEqual(['thesis.tex']);
+  });
+});
+
+describe('generated credentials', () => {
+  it('are made at the first start and the same at every later one, in a file only the owner reads', () => {
+    const dir = path.join(scratch, 'secrets');
+    const first = keptSecrets(dir);
+    expect(first.token).toMatch(/^[\w-]{43}$/);
+    expect(new Set([first.token, first.readonlyToken, first.accountKey]).size).toBe(3);
+    expect(keptSecrets(dir)).toEqual(first);
+    expect(statSync(path.join(dir, 'secrets.json')).mode & 0o777).toBe(0o600);
+    // Given ones win; the others are the kept ones.
+    const kept = keepGeneratedSecrets({ ...config, dataDir: dir, token: 'random-1', readonlyToken: 'random-2' }, { token: 'mine' });
+    expect(kept).toMatchObject({ token: 'mine', readonlyToken: first.readonlyToken, accountKey: first.accountKey });
+    // Without a data directory (--ephemeral, or both stores given by URL) nothing is kept.
+    const eph = { ...config, token: 'random-1' };
+    expect(keepGeneratedSecrets(eph, {})).toBe(eph);
+    const remote = { ...config, dataDir: dir, redisUrl: 'redis://a:1', internalRedisUrl: 'redis://b:2' };
+    expect(keepGeneratedSecrets(remote, {})).toBe(remote);
+  });
+
+  it('a damaged file is refused with what to do, and nothing is written into a foreign directory', () => {
+    const dir = path.join(scratch, 'secrets-bad');
+    mkdirSync(dir);
+    writeFileSync(path.join(dir, 'secrets.json'), '{"token":"x"}');
+    writeFileSync(path.join(dir, 'manifest.json'), '{}');
+    expect(() => keptSecrets(dir)).toThrow(`${dir}/secrets.json lacks "token", "readonlyToken" or "accountKey": delete it`);
+    writeFileSync(path.join(dir, 'secrets.json'), 'nope');
+    expect(() => keptSecrets(dir)).toThrow(`${dir}/secrets.json is not valid JSON`);
+    const foreign = path.join(scratch, 'secrets-foreign');
+    mkdirSync(foreign);
+    writeFileSync(path.join(foreign, 'photo.jpg'), '');
+    expect(() => keptSecrets(foreign)).toThrow('is not a respgate data directory');
+    expect(readdirSync(foreign)).toEqual(['photo.jpg']);
   });
 });
 

@@ -204,11 +204,18 @@ describe('the dev stack keeps its data', () => {
     expect(readdirSync(cwd)).toEqual([]);
     expect(stores()).toEqual([]);
 
-    const kept = await startRespgate(ARGS, READY, { ...KEEP, TMPDIR: tmp }, { cwd });
+    // No --token: the generated tokens are kept with the data, so pasted environment lines stay valid.
+    const noToken = ARGS.slice(0, -2);
+    const token = (output: string) => /UPSTASH_REDIS_REST_TOKEN=(\S+)/.exec(output)![1];
+    const kept = await startRespgate(noToken, READY, { ...KEEP, TMPDIR: tmp }, { cwd });
     expect(kept.output).toContain(`kept in ${path.join(cwd, '.respgate-data')}`);
     await stopRespgate(kept.child);
     expect(readdirSync(cwd)).toEqual(['.respgate-data']);
     expect(existsSync(path.join(cwd, '.respgate-data', 'lock'))).toBe(false);
+    const again = await startRespgate(noToken, READY, { ...KEEP, TMPDIR: tmp }, { cwd });
+    await stopRespgate(again.child);
+    expect(token(again.output)).toBe(token(kept.output));
+    expect(token(eph.output)).toBe(TOKEN);
   }, 60_000);
 
   it('no orphans: after five kill -9 of the stack no redis-server of it runs, and an abandoned one is reclaimed', async () => {
