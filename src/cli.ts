@@ -44,8 +44,16 @@ function platformOptions(cmd: Command): Command {
         opt('--host <address>', 'address to bind (loopback by default: nothing is exposed to the network)', 'RESPGATE_HOST', DEFAULTS.host),
       )
       .addOption(opt('--http-port <port>', 'platform HTTP port (all areas)', 'RESPGATE_HTTP_PORT', String(DEFAULTS.httpPort)))
-      .addOption(opt('--token <token>', 'Standard REST token (generated and printed when absent)', 'RESPGATE_TOKEN'))
-      .addOption(opt('--readonly-token <token>', 'Read Only REST token (generated and printed when absent)', 'RESPGATE_READONLY_TOKEN'))
+      .addOption(
+        opt('--token <token>', 'Standard REST token (generated and printed when absent, kept in the data directory)', 'RESPGATE_TOKEN'),
+      )
+      .addOption(
+        opt(
+          '--readonly-token <token>',
+          'Read Only REST token (generated and printed when absent, kept in the data directory)',
+          'RESPGATE_READONLY_TOKEN',
+        ),
+      )
       .addOption(
         opt(
           '--redis-url <url>',
