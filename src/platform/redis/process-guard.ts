@@ -15,16 +15,21 @@ export interface ProcessId {
   startTime?: number;
 }
 
-/** The start time of a running process, or undefined (no such process, or no /proc). */
-export function processStartTime(pid: number): number | undefined {
+/** State (R, S, Z…) and start time of a process from /proc, or undefined (no such process, or no /proc). */
+function procStat(pid: number): { state: string; startTime: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[19]);
+    return { state: fields[0], startTime: Number(fields[19]) };
   } catch {
     return undefined;
   }
+}
+
+/** The start time of a running process, or undefined (no such process, or no /proc). */
+export function processStartTime(pid: number): number | undefined {
+  return procStat(pid)?.startTime;
 }
 
 export function currentProcess(): ProcessId {
@@ -38,8 +43,10 @@ export function isRunning(id: ProcessId): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  if (id.startTime === undefined) return true;
-  return processStartTime(id.pid) === id.startTime;
+  const stat = procStat(id.pid);
+  // A zombie has ended (only its exit status waits for a parent that may never collect it).
+  if (stat?.state === 'Z') return false;
+  return id.startTime === undefined || stat?.startTime === id.startTime;
 }
 
 export function writeProcessFile(file: string, id: ProcessId, flag: 'w' | 'wx' = 'w'): void {
@@ -76,7 +83,8 @@ export async function reclaim(pidFile: string, graceMs = 5000): Promise<boolean>
     const deadline = Date.now() + graceMs;
     while (isRunning(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     if (isRunning(id)) signal(id.pid, 'SIGKILL');
-    while (isRunning(id)) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 500 && isRunning(id); i++) await new Promise((r) => setTimeout(r, 10));
+    if (isRunning(id)) throw new Error(`redis-server ${id.pid} (named by ${pidFile}) does not end: stop it, then start again`);
     ended = true;
   }
   rmSync(pidFile, { force: true });
