@@ -112,7 +112,7 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
       return { endpoint, stop: () => stopChild(child, exited, discard, persistent ? 10_000 : 3000) };
     }
     child.kill('SIGKILL');
-    await exited;
+    await Promise.race([exited, spawnError]); // a binary that is not found never emits 'exit'
     const text = output();
     if (isNotFound(ready, text)) {
       discard();
