@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // The whole suite (`npm test`). Files named *.unit.test.ts start no process and are quick: they are
+    // also run alone, by `npm run test:unit` (a path filter: `vitest run .unit.test.ts`).
     include: ['test/**/*.test.ts'],
     // Stops what a test file started and left running (test/helpers/cleanup.ts).
     setupFiles: ['test/helpers/teardown.ts'],

@@ -6,13 +6,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConfigError, generateToken, type PlatformConfig, type VectorIndexConfig } from '../config.js';
+import { ConfigError, DEFAULTS, generateToken, type PlatformConfig, type VectorIndexConfig } from '../config.js';
 import { currentProcess, isRunning, type ProcessId } from './redis/process-guard.js';
 import { DEFAULT_INDEXES } from './vector/config.js';
 
 /** Version of the directory's layout; a directory of a later format is refused, never guessed at. */
 export const DATA_DIR_FORMAT = 1;
-export const DEFAULT_DATA_DIR = '.respgate-data';
 const MANIFEST = 'manifest.json';
 const LOCK = 'lock';
 const SECRETS = 'secrets.json';
@@ -51,32 +50,12 @@ export interface OpenDataDir {
   close(): void;
 }
 
-/** Help texts of the two flags (the CLI defines them; the behaviour lives here). */
-export const DATA_DIR_OPTIONS = {
-  dataDir: `keep the embedded stores' data (keys, vectors, queue) in this directory across restarts (default: ./${DEFAULT_DATA_DIR})`,
-  ephemeral: 'keep nothing: the embedded stores live in temporary directories deleted on exit',
-};
-
-/** The banner's lines about where the data stays. */
-export function dataDirBannerLines(p: { dataDir?: string; dataDirNotes: string[] }, redisUrl?: string): string[] {
-  const notes = p.dataDirNotes.map((n) => `    note: ${n}`);
-  if (p.dataDir && redisUrl)
-    return [...notes, `  Press Ctrl+C to stop (the data stays in the Redis of --redis-url; vectors and the queue in ${p.dataDir}).`];
-  if (p.dataDir)
-    return [
-      ...notes,
-      `  Press Ctrl+C to stop (the data stays in ${p.dataDir}; --data-dir to choose another, --ephemeral to keep nothing).`,
-    ];
-  if (redisUrl) return ['  Press Ctrl+C to stop (the data stays in the Redis of --redis-url).'];
-  return ['  Press Ctrl+C to stop (--ephemeral: the embedded stores are deleted on exit).'];
-}
-
 /** --data-dir / --ephemeral → the directory to keep the data in (absolute), or undefined for a throw-away stack. */
 export function resolveDataDir(flags: { dataDir?: string; ephemeral?: boolean }, cwd = process.cwd()): string | undefined {
   if (flags.ephemeral && flags.dataDir)
     throw new ConfigError('give --data-dir (keep the data there) or --ephemeral (keep nothing), not both');
   if (flags.ephemeral) return undefined;
-  return path.resolve(cwd, flags.dataDir || DEFAULT_DATA_DIR);
+  return path.resolve(cwd, flags.dataDir || DEFAULTS.dataDir);
 }
 
 /** Whether the platform keeps anything in its data directory: only embedded stores do. */

@@ -10,7 +10,7 @@
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
 // Transactions go as one /multi-exec call, or as one EVAL when keys are watched or an argument is
 // binary (script-transaction.ts).
-import { Pool } from 'undici';
+import { Pool } from './undici-pool.js';
 import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
 import { scanReply, splitReplies } from '../resp/reply-scanner.js';
@@ -18,7 +18,7 @@ import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.j
 import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
-import { splitResp2 } from './resp2-check.js';
+import { splitResp2Replies } from '../resp/resp2-splitter.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
@@ -363,7 +363,7 @@ export class KvClient {
     const { status, body } = answer;
     const binary = answer.contentType.startsWith('application/octet-stream');
     if (status === 200 && binary) {
-      const replies = splitResp2(body, count);
+      const replies = splitResp2Replies(body, count);
       if (replies) return { kind: 'replies', replies };
       if (splitReplies(body, count)) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
       return this.failed(malformedText(describeResp2Problem(body, count), 'command'), false, 'malformed answer');
