@@ -20,6 +20,11 @@ export interface PlatformConfig {
   /** Commands per UTC day; 0 = no limit. */
   dailyRequestLimit: number;
   logLevel: string;
+  /**
+   * Directory (absolute) where the embedded redis-servers keep their data (append-only files) across
+   * restarts; undefined = throw-away stores in temporary directories (--ephemeral, and every test).
+   */
+  dataDir?: string;
   // --- queue (Area D) and account (Area A); all optional so existing callers compile ---
   /** Bearer token of the queue area; default: the Standard --token. */
   queueToken?: string;
@@ -58,6 +63,8 @@ export const DEFAULTS = {
   maxRequestSize: 10 * 1024 * 1024,
   dailyRequestLimit: 0,
   logLevel: 'info',
+  /** Where the dev stack keeps its embedded stores' data, relative to the working directory (docs/platform-kv.md). */
+  dataDir: '.respgate-data',
 } as const;
 
 // ---- the proxy (respgate proxy, and the proxy of respgate dev) ----

@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
 import { addOptions, withoutEmpty, type OptionTable } from '../src/cli/option-spec.js';
 import { ENV, FLAG, ROLE_OPTIONS } from '../src/cli/options.js';
+import { platformConfig } from '../src/cli/platform-config.js';
 import { buildProgram } from '../src/cli/program.js';
 import { proxyConfig } from '../src/cli/proxy-config.js';
 import { ConfigError } from '../src/config.js';
@@ -175,6 +176,44 @@ describe('the proxy configuration across flags', () => {
         port: 6390,
         authClients: 'no',
       });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the platform configuration: data directory flags', () => {
+  const config = (args: string[], env: Record<string, string> = {}) => platformConfig(parse(ROLE_OPTIONS.platform, args, env) as never);
+
+  it('keeps the data in ./.respgate-data unless --ephemeral, whose variable reads yes/no', () => {
+    expect(parse(ROLE_OPTIONS.platform, []).ephemeral).toBe(false);
+    expect(parse(ROLE_OPTIONS.platform, ['--ephemeral']).ephemeral).toBe(true);
+    // Both external stores given: nothing embedded, so no secrets.json is read or written here.
+    const remote = ['--redis-url', 'redis://127.0.0.1:1', '--internal-redis-url', 'redis://127.0.0.1:2'];
+    expect(config(remote).dataDir).toBe(path.resolve('.respgate-data'));
+    expect(config(remote, { RESPGATE_EPHEMERAL: '1' }).dataDir).toBeUndefined();
+    expect(config(remote, { RESPGATE_EPHEMERAL: '0' }).dataDir).toBe(path.resolve('.respgate-data'));
+    expect(config([...remote, '--data-dir', '/var/lib/respgate']).dataDir).toBe('/var/lib/respgate');
+    expect(() => parse(ROLE_OPTIONS.platform, [], { RESPGATE_EPHEMERAL: 'sometimes' })).toThrow(
+      new ConfigError("--ephemeral must be yes or no (also true/false, 1/0, on/off), got 'sometimes'"),
+    );
+  });
+
+  it('refuses --data-dir with --ephemeral', () => {
+    expect(() => config(['--ephemeral', '--data-dir', 'x'])).toThrow(
+      new ConfigError('give --data-dir (keep the data there) or --ephemeral (keep nothing), not both'),
+    );
+  });
+
+  it('keeps generated tokens in the data directory; given ones win', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-options-'));
+    try {
+      const first = config(['--data-dir', dir]);
+      expect(first.token).toMatch(/\S{20,}/);
+      const again = config(['--data-dir', dir]);
+      expect([again.token, again.readonlyToken, again.accountKey]).toEqual([first.token, first.readonlyToken, first.accountKey]);
+      expect(config(['--data-dir', dir, '--token', 'mine']).token).toBe('mine');
+      expect(config(['--data-dir', dir], { RESPGATE_EPHEMERAL: '0' }).token).toBe(first.token);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

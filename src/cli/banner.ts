@@ -39,12 +39,24 @@ export function stackBanner(
     `  Try it:  curl -H "Authorization: Bearer $UPSTASH_REDIS_REST_TOKEN" ${p.url}/set/greeting/hello`,
     `  Health:  ${p.url}/healthz, ${p.url}/readyz    Metrics: ${p.url}/metrics (Prometheus)`,
     '',
-    redisUrl
-      ? `  Press Ctrl+C to stop (the data stays in the Redis of ${FLAG.redisUrl}).`
-      : `  Press Ctrl+C to stop (the embedded data store is deleted on exit; use ${FLAG.redisUrl} to keep data).`,
+    ...dataDirLines(p, redisUrl),
     '',
   ];
   return lines.join('\n');
+}
+
+/** Where the data stays, and how to stop (the data directory's notes first). */
+function dataDirLines(p: RunningPlatform, redisUrl: string | undefined): string[] {
+  const notes = p.dataDirNotes.map((n) => `    note: ${n}`);
+  if (p.dataDir && redisUrl)
+    return [...notes, `  Press Ctrl+C to stop (the data stays in the Redis of ${FLAG.redisUrl}; vectors and the queue in ${p.dataDir}).`];
+  if (p.dataDir)
+    return [
+      ...notes,
+      `  Press Ctrl+C to stop (the data stays in ${p.dataDir}; ${FLAG.dataDir} to choose another, ${FLAG.ephemeral} to keep nothing).`,
+    ];
+  if (redisUrl) return [`  Press Ctrl+C to stop (the data stays in the Redis of ${FLAG.redisUrl}).`];
+  return [`  Press Ctrl+C to stop (${FLAG.ephemeral}: the embedded stores are deleted on exit).`];
 }
 
 /**
@@ -54,7 +66,9 @@ export function stackBanner(
  */
 function dataStoreLines(p: RunningPlatform, redisUrl: string | undefined): string[] {
   if (p.dataStore && !redisUrl)
-    return [`  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port} (deleted on exit)`];
+    return [
+      `  data store                    embedded redis-server on 127.0.0.1:${p.dataStore.port} (${p.dataDir ? `kept in ${p.dataDir}` : 'deleted on exit'})`,
+    ];
   return [
     `  data store                    ${redactUrl(redisUrl!)}`,
     '    created there and kept after exit: ACL user default_ro, function library respgate_json',

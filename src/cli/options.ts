@@ -43,8 +43,12 @@ const PLATFORM = {
     default: String(DEFAULTS.httpPort),
     parse: parsePort,
   }),
-  token: option('--token <token>', 'RESPGATE_TOKEN', 'Standard REST token (generated and printed when absent)'),
-  readonlyToken: option('--readonly-token <token>', 'RESPGATE_READONLY_TOKEN', 'Read Only REST token (generated and printed when absent)'),
+  token: option('--token <token>', 'RESPGATE_TOKEN', 'Standard REST token (generated and printed when absent, kept in the data directory)'),
+  readonlyToken: option(
+    '--readonly-token <token>',
+    'RESPGATE_READONLY_TOKEN',
+    'Read Only REST token (generated and printed when absent, kept in the data directory)',
+  ),
   redisUrl: option(
     '--redis-url <url>',
     'RESPGATE_REDIS_URL',
@@ -71,6 +75,14 @@ const PLATFORM = {
     { default: String(DEFAULTS.dailyRequestLimit), parse: parseNonNegativeInt },
   ),
   logLevel,
+  // data directory (docs/platform-kv.md, "Data directory"); no default value so that giving both
+  // --data-dir and --ephemeral can be refused (src/platform/data-dir.ts resolveDataDir)
+  dataDir: option(
+    '--data-dir <dir>',
+    'RESPGATE_DATA_DIR',
+    `keep the embedded stores' data (keys, vectors, queue) in this directory across restarts (default: ./${DEFAULTS.dataDir})`,
+  ),
+  ephemeral: yesNo('--ephemeral', 'RESPGATE_EPHEMERAL', 'keep nothing: the embedded stores live in temporary directories deleted on exit'),
   // Area C (vector): see docs/vector.md
   vectorToken: option('--vector-token <token>', 'RESPGATE_VECTOR_TOKEN', 'token of the vector indexes (default: the Standard token)'),
   vectorConfig: option(

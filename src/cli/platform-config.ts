@@ -1,10 +1,16 @@
 // Flags → the local platform's configuration (respgate platform and respgate dev). Loaded only by
-// those roles: the vector index file is read with the platform's own loader.
+// those roles: the vector index file is read with the platform's own loader, and the data directory
+// (which keeps generated credentials in its secrets.json) is the platform's.
 import { ConfigError, generateToken, type PlatformConfig } from '../config.js';
+import { keepGeneratedSecrets, resolveDataDir } from '../platform/data-dir.js';
 import { loadVectorConfigFile, VectorConfigError } from '../platform/vector/config.js';
 import type { PlatformFlags } from './options.js';
 
 export function platformConfig(f: PlatformFlags): PlatformConfig {
+  return keepGeneratedSecrets(platformConfigOf(f), f);
+}
+
+function platformConfigOf(f: PlatformFlags): PlatformConfig {
   return {
     host: f.host,
     httpPort: f.httpPort,
@@ -16,6 +22,7 @@ export function platformConfig(f: PlatformFlags): PlatformConfig {
     maxRequestSize: f.maxRequestSize,
     dailyRequestLimit: f.dailyRequestLimit,
     logLevel: f.logLevel,
+    dataDir: resolveDataDir({ dataDir: f.dataDir, ephemeral: f.ephemeral }),
     vectorToken: f.vectorToken,
     vectorIndexes: vectorIndexes(f.vectorConfig),
     vectorEmbeddingsUrl: f.vectorEmbeddingsUrl,

@@ -6,6 +6,7 @@ import type { PlatformConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { parseRedisUrl, type RedisEndpoint } from './redis/connection.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded-server.js';
+import { openDataDir, usesDataDir, type OpenDataDir, type StoreRole } from './data-dir.js';
 import { InternalStore } from './internal-store.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
@@ -26,6 +27,10 @@ export interface RunningPlatform {
   readonlyToken: string;
   /** Where the Area B data lives (for tests and the dev stack banner). */
   dataStore: RedisEndpoint;
+  /** The data directory the embedded stores keep their data in; undefined when they keep nothing (or none is embedded). */
+  dataDir?: string;
+  /** What the data directory has to say (an index kept but not served). */
+  dataDirNotes: string[];
   /** Banner lines of the other areas (vector, queue, account), in that order. */
   areaBanner: string[];
   stop(): Promise<void>;
@@ -37,13 +42,19 @@ const AREA_PREFIXES = ['/vector', '/queue', '/account'];
 export async function startPlatform(config: PlatformConfig, log: Logger): Promise<RunningPlatform> {
   const embedded: EmbeddedRedis[] = [];
   const cleanups: Array<() => Promise<void>> = [];
+  // Only embedded stores keep their data in the directory; with both URLs given it is not used.
+  const dataDir = usesDataDir(config) ? openDataDir(config.dataDir, config) : undefined;
+  const stopStores = async () => {
+    for (const e of embedded) await e.stop();
+    dataDir?.close(); // after the servers wrote their last bytes
+  };
   try {
     const dataStore = config.redisUrl
       ? parseRedisUrl(config.redisUrl)
-      : await embed(embedded, { binary: config.redisServerBinary, databases: 1 }, log, 'data');
+      : await embed(embedded, { binary: config.redisServerBinary, databases: 1, ...kept(dataDir, 'kv') }, log, 'data');
     const internalEndpoint = config.internalRedisUrl
       ? parseRedisUrl(config.internalRedisUrl)
-      : await embed(embedded, { binary: config.redisServerBinary }, log, 'internal');
+      : await embed(embedded, { binary: config.redisServerBinary, ...kept(dataDir, 'internal') }, log, 'internal');
 
     const internal = new InternalStore(internalEndpoint);
     cleanups.push(() => internal.close());
@@ -140,17 +151,26 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       token: config.token,
       readonlyToken: config.readonlyToken,
       dataStore,
+      dataDir: dataDir?.root,
+      dataDirNotes: dataDir?.notes ?? [],
       areaBanner: [...areas.values()].flatMap((a) => a.banner?.() ?? []),
       stop: async () => {
         for (const c of cleanups.reverse()) await c().catch(() => undefined);
-        for (const e of embedded) await e.stop();
+        await stopStores();
       },
     };
   } catch (err) {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
-    for (const e of embedded) await e.stop();
+    await stopStores();
     throw err;
   }
+}
+
+/** Options of an embedded store that keeps its data in the data directory (none: a throw-away one). */
+function kept(dataDir: OpenDataDir | undefined, role: StoreRole): { dataDir?: string; pidFile?: string } {
+  if (!dataDir) return {};
+  const { dir, pidFile } = dataDir.store(role);
+  return { dataDir: dir, pidFile };
 }
 
 async function embed(

@@ -228,6 +228,7 @@ describe('the container image', () => {
       RESPGATE_HTTP_PORT: String(httpPort),
       RESPGATE_VECTOR_PORT: '0',
       RESPGATE_QUEUE_PORT: '0',
+      RESPGATE_EPHEMERAL: '1', // its working directory is the shared temporary directory: keep nothing there
     });
     const argv = [...execForm(effective(stages, 'dev', 'ENTRYPOINT')!), ...execForm(effective(stages, 'dev', 'CMD')!)];
     const { child, out } = await startUntil(argv, env, /Press Ctrl\+C/);

@@ -36,8 +36,9 @@ export async function run(flags: DevFlags): Promise<void> {
     throw err;
   }
   const sideportLines = sideportBanner(sideports, sideportPlan.requirepass, sideportPlan.vectorIndex);
+  const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(stackBanner(platform, flags.redisUrl, proxy, sideportPlan.requirepass, sideportLines) + '\n');
-  await waitForSignal();
+  await signalled;
   for (const s of sideports) await s.stop();
   await proxy.shutdown();
   await platform.stop();

@@ -10,7 +10,8 @@ export async function run(flags: PlatformFlags): Promise<void> {
   const config = platformConfig(flags);
   const log = createLogger(config.logLevel);
   const platform = await startPlatform(config, log);
+  const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(stackBanner(platform, flags.redisUrl) + '\n');
-  await waitForSignal();
+  await signalled;
   await platform.stop();
 }

@@ -17,8 +17,9 @@ export async function run(flags: ProxyRoleFlags): Promise<void> {
   const readiness = async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem });
   const metrics = flags.metricsPort !== undefined ? await startMetricsServer(proxy.host, flags.metricsPort, readiness) : undefined;
   const upstreamOk = await proxy.upstreamChecked;
+  const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(proxyBanner(proxy, url, { given: token !== '', fromEnv: !flags.upstreamToken }, upstreamOk, metrics?.port));
-  await waitForSignal();
+  await signalled;
   await metrics?.stop();
   await proxy.shutdown();
 }

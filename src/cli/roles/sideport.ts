@@ -38,8 +38,9 @@ function roleHelpLines(s: RunningSideport, f: SideportFlags): string {
 /** A started side-port role: its operations port, the ready banner, then serving until a signal. */
 export async function serveSideportRole(s: RunningSideport, f: SideportFlags, ready: string): Promise<void> {
   const ops = await startOrStop(s, () => sideportOperations(s, f));
+  const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(`respgate ${VERSION}: ${ready}\n${roleHelpLines(s, f)}\n${ops.line}`);
-  await waitForSignal();
+  await signalled;
   await ops.stop();
   await s.stop();
 }
