@@ -17,6 +17,8 @@ import type { AreaContext, AreaServer } from './area.js';
 import { startVectorArea } from './vector/index.js';
 import { startQueueArea } from './queue/index.js';
 import { startAccountArea } from './account/index.js';
+import { ConsoleHandler } from './console/handler.js';
+import { DEFAULT_INDEXES } from './vector/config.js';
 
 export interface RunningPlatform {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 */
@@ -71,6 +73,15 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       cleanups.push(() => area.stop());
     }
 
+    const consoleHandler = new ConsoleHandler({
+      session: async (token) => {
+        const p = await principals.resolve(token);
+        if (!p) return undefined;
+        return { role: p.user === READONLY_USER ? 'readonly' : token === config.token ? 'standard' : 'acl', user: p.user };
+      },
+      vectorIndexes: (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name),
+    });
+
     observedGauge(
       'respgate_platform_event_streams',
       'Open server-sent event streams (subscribe, psubscribe, monitor)',
@@ -96,6 +107,14 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
         void metricsText().then(({ contentType, body }) => {
           res.writeHead(200, { 'Content-Type': contentType });
           res.end(body);
+        });
+        return;
+      }
+      // The web console (docs/console.md); no Redis command is named "console".
+      if (path === '/console' || path.startsWith('/console/')) {
+        void consoleHandler.handle(req, res, path.slice('/console'.length)).catch((err) => {
+          log.error({ err: String(err?.stack ?? err) }, 'console request failed');
+          res.destroy();
         });
         return;
       }

@@ -1,0 +1,3 @@
+export function accountPage(root) {
+  root.textContent = 'soon';
+}

@@ -1,0 +1,3 @@
+export function queuePage(root) {
+  root.textContent = 'soon';
+}

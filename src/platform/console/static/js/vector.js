@@ -1,0 +1,3 @@
+export function vectorPage(root) {
+  root.textContent = 'soon';
+}

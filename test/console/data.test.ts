@@ -1,0 +1,168 @@
+// The console's data browser in a real browser (Chromium): login, the scan list, a view per type,
+// edits checked through the REST API, binary values in hex, user data shown as text, and the Read
+// Only token that sees but cannot change.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { command, kv, startTestPlatform } from '../helpers/platform.js';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+import { hasChromium, launch, openConsole } from './browser.js';
+
+const EVIL = '<img src=x onerror=window.__xss=1>';
+
+describe.skipIf(!hasChromium)('console: data browser', () => {
+  let p: RunningPlatform;
+  let browser: Browser;
+  let page: Page;
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    [p, browser] = await Promise.all([startTestPlatform(), launch()]);
+    await command(p, ['SET', EVIL, EVIL]);
+    await command(p, ['HSET', 'user:1', 'name', 'Ada', 'lang', 'en']);
+    await command(p, ['RPUSH', 'queue:jobs', 'a', 'b']);
+    await command(p, ['SADD', 'tags', 'red']);
+    await command(p, ['ZADD', 'board', '10', 'ada', '7.5', 'bob']);
+    await command(p, ['XADD', 'events', '1-1', 'kind', 'login']);
+    await command(p, ['JSON.SET', 'doc', '$', '{"a":{"b":[1,2]}}']);
+    await kv(p, '/set/bin/%00%FF%10A');
+    page = await openConsole(browser, p, p.token, errors);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('refuses a missing or wrong token, at the page and at its API', async () => {
+    const other = await browser.newPage();
+    await other.goto(`${p.url}/console/`);
+    await other.fill('#token', 'not-a-token');
+    await other.click('#login button[type=submit]');
+    await other.waitForSelector('#login .note.error');
+    expect(await other.isHidden('#nav')).toBe(true);
+    expect(await other.locator('#keys').count()).toBe(0);
+    await other.close();
+    const res = await fetch(`${p.url}/console/api/session`);
+    expect(res.status).toBe(401);
+  });
+
+  async function openKey(name: string): Promise<void> {
+    await page.fill('input[name=open]', name);
+    await page.click('#open');
+    await page.waitForFunction((n) => document.querySelector('#key-title')?.textContent === n, name);
+  }
+
+  it('lists keys by pattern and type, and shows every type', async () => {
+    await page.fill('input[name=pattern]', 'user:*');
+    await page.click('#scan');
+    await page.waitForFunction(() => document.querySelectorAll('#keys .key').length === 1);
+    expect(await page.textContent('#keys')).toContain('user:1');
+    await page.fill('input[name=pattern]', '*');
+    await page.selectOption('select[name=type]', 'zset');
+    await page.click('#scan');
+    await page.waitForFunction(() => document.querySelector('#keys')?.textContent?.includes('board'));
+    expect(await page.locator('#keys .key').count()).toBe(1);
+
+    await openKey('user:1');
+    expect(await page.textContent('#members')).toContain('Ada');
+    await openKey('queue:jobs');
+    expect(await page.textContent('#key-type')).toBe('list');
+    await openKey('board');
+    expect(await page.textContent('#members')).toContain('7.5');
+    await openKey('events');
+    expect(await page.textContent('#members')).toContain('login');
+    await openKey('doc');
+    expect(await page.textContent('#key-type')).toBe('ReJSON-RL');
+    expect(await page.textContent('#json-value')).toContain('b');
+  });
+
+  it('shows a key named with HTML as text, and runs none of it', async () => {
+    await page.selectOption('select[name=type]', '');
+    await page.fill('input[name=pattern]', '<img*');
+    await page.click('#scan');
+    await page.waitForFunction(() => document.querySelector('#keys')?.textContent?.includes('<img'));
+    expect(await page.locator('#keys .key').count()).toBe(1);
+    expect(await page.textContent('#keys .key-name')).toBe(EVIL);
+    await page.click('#keys .key');
+    await page.waitForSelector('#string-value');
+    expect(await page.textContent('#string-value')).toBe(EVIL);
+    expect(await page.locator('main img').count()).toBe(0);
+    expect(await page.evaluate(() => (window as any).__xss)).toBeUndefined();
+  });
+
+  it('shows a binary value as hex', async () => {
+    await openKey('bin');
+    expect(await page.textContent('#string-value')).toBe('00 ff 10 41');
+  });
+
+  it('creates, edits, expires, renames and deletes keys, checked through the REST API', async () => {
+    await page.click('#add-key');
+    await page.selectOption('select[name=new-type]', 'hash');
+    await page.fill('input[name=new-key]', 'made:1');
+    await page.fill('input[name=new-field]', 'f');
+    await page.fill('input[name=new-value]', 'v1');
+    await page.click('#new-key-form button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#key-title')?.textContent === 'made:1');
+    expect((await command(p, ['HGET', 'made:1', 'f'])).json.result).toBe('v1');
+
+    await page.fill('#add-member input[name=field]', 'g');
+    await page.fill('#add-member input[name=value]', 'v2');
+    await page.click('#add-member button');
+    await page.waitForSelector('.detail .note.ok');
+    expect((await command(p, ['HGET', 'made:1', 'g'])).json.result).toBe('v2');
+
+    await page.fill('input[name=expire]', '500');
+    await page.click('#expire');
+    await page.waitForFunction(() => document.querySelector('#key-ttl')?.textContent?.startsWith('TTL'));
+    expect((await command(p, ['TTL', 'made:1'])).json.result).toBeGreaterThan(490);
+
+    await page.fill('input[name=rename]', 'made:2');
+    await page.click('#rename');
+    await page.waitForFunction(() => document.querySelector('#key-title')?.textContent === 'made:2');
+    expect((await command(p, ['EXISTS', 'made:1', 'made:2'])).json.result).toBe(1);
+
+    await openKey('doc');
+    await page.fill('#edit-json textarea', '{"a":3}');
+    await page.click('#edit-json button');
+    await page.waitForSelector('.detail .note.ok');
+    expect((await command(p, ['JSON.GET', 'doc'])).json.result).toBe('{"a":3}');
+
+    await openKey('made:2');
+    await page.click('#delete');
+    await page.waitForSelector('.detail .note.ok');
+    expect((await command(p, ['EXISTS', 'made:2'])).json.result).toBe(0);
+  });
+
+  it('runs a command from the command box and shows its reply', async () => {
+    await page.fill('input[name=command]', 'ZRANGE board 0 -1 WITHSCORES');
+    await page.click('#run');
+    await page.waitForSelector('#command-reply ol');
+    expect(await page.locator('#command-reply li').allTextContents()).toEqual(['bob', '7.5', 'ada', '10']);
+    await page.fill('input[name=command]', 'GET "bin"');
+    await page.click('#run');
+    await page.waitForSelector('#command-reply .bin');
+    expect(await page.textContent('#command-reply')).toContain('00 ff 10 41');
+    await page.fill('input[name=command]', 'NOSUCH x');
+    await page.click('#run');
+    await page.waitForSelector('#command-reply .note.error');
+  });
+
+  it('gives the Read Only token no way to change data', async () => {
+    const ro = await openConsole(browser, p, p.readonlyToken, errors);
+    await ro.waitForSelector('.status .note.error');
+    expect(await ro.locator('#add-key').count()).toBe(0);
+    await ro.fill('input[name=open]', 'user:1');
+    await ro.click('#open');
+    await ro.waitForSelector('#members');
+    expect(await ro.textContent('#members')).toContain('Ada');
+    expect(await ro.locator('#delete, #rename, #add-member, .detail button.danger').count()).toBe(0);
+    await ro.fill('input[name=command]', 'DEL user:1');
+    await ro.click('#run');
+    await ro.waitForSelector('#command-reply .note.error');
+    expect(await ro.textContent('#command-reply')).toContain('NOPERM');
+    expect((await command(p, ['EXISTS', 'user:1'])).json.result).toBe(1);
+    await ro.close();
+  });
+
+  it('threw no error in the page', () => {
+    expect(errors).toEqual([]);
+  });
+});
