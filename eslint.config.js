@@ -59,6 +59,8 @@ export default tseslint.config(
         atob: 'readonly',
         btoa: 'readonly',
         confirm: 'readonly',
+        history: 'readonly',
+        URLSearchParams: 'readonly',
       },
     },
   },

@@ -4,6 +4,7 @@ import { fromBase64, pathSegment, toUtf8 } from './bytes.js';
 
 const TOKEN = 'respgate.console.token';
 const ACCOUNT = 'respgate.console.account';
+const QUEUE_TOKEN = 'respgate.console.queue-token';
 
 export const auth = {
   get token() {
@@ -12,6 +13,14 @@ export const auth = {
   set token(value) {
     if (value) sessionStorage.setItem(TOKEN, value);
     else sessionStorage.removeItem(TOKEN);
+  },
+  /** The queue API's own token when it differs from the platform's (--queue-token). */
+  get queueToken() {
+    return sessionStorage.getItem(QUEUE_TOKEN) ?? '';
+  },
+  set queueToken(value) {
+    if (value) sessionStorage.setItem(QUEUE_TOKEN, value);
+    else sessionStorage.removeItem(QUEUE_TOKEN);
   },
   /** {email, key} for the account API, or undefined. */
   get account() {
@@ -70,7 +79,8 @@ function decodeReply(value, top) {
 
 /** A JSON call to the queue or vector API: {status, body}; a non-2xx answer throws ApiError. */
 export async function call(method, url, body, headers = {}) {
-  const init = { method, headers: { Authorization: `Bearer ${auth.token}`, ...headers } };
+  const token = url.startsWith('/queue/') && auth.queueToken ? auth.queueToken : auth.token;
+  const init = { method, headers: { Authorization: `Bearer ${token}`, ...headers } };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     if (!init.headers['Content-Type']) init.headers['Content-Type'] = 'application/json';

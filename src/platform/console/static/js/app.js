@@ -67,6 +67,7 @@ function route() {
 logout.addEventListener('click', () => {
   auth.token = '';
   auth.account = undefined;
+  auth.queueToken = '';
   current = undefined;
   loginForm();
 });
