@@ -28,7 +28,7 @@ export interface RunningPlatform {
   readonlyToken: string;
   /** Where the Area B data lives (for tests and the dev stack banner). */
   dataStore: RedisEndpoint;
-  /** Banner lines of the other areas (vector, queue, account), in that order. */
+  /** Banner lines of the other areas (vector, queue, account), in that order, then the web console's. */
   areaBanner: string[];
   stop(): Promise<void>;
 }
@@ -159,7 +159,11 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       token: config.token,
       readonlyToken: config.readonlyToken,
       dataStore,
-      areaBanner: [...areas.values()].flatMap((a) => a.banner?.() ?? []),
+      areaBanner: [
+        ...[...areas.values()].flatMap((a) => a.banner?.() ?? []),
+        `  Web console                   ${baseUrl}/console/   (log in with a token above)`,
+        '',
+      ],
       stop: async () => {
         for (const c of cleanups.reverse()) await c().catch(() => undefined);
         for (const e of embedded) await e.stop();
