@@ -615,6 +615,8 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
   try {
     proxy = await startProxy(proxyConfig(flags, platform.url, platform.token), log);
     await proxy.upstreamChecked;
+    // The web console's Proxy page asks the proxy over RESP, as any client would.
+    platform.attachProxy({ host: proxy.host, port: proxy.port, password: sideportPlan.requirepass });
   } catch (err) {
     await platform.stop();
     throw err;

@@ -26,6 +26,8 @@ export interface RunningPlatform {
   port: number;
   token: string;
   readonlyToken: string;
+  /** Tells the web console where the dev stack's proxy listens (its Proxy page); `password`: --requirepass. */
+  attachProxy(endpoint: RedisEndpoint): void;
   /** Where the Area B data lives (for tests and the dev stack banner). */
   dataStore: RedisEndpoint;
   /** Banner lines of the other areas (vector, queue, account), in that order, then the web console's. */
@@ -81,6 +83,8 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       },
       vectorIndexes: (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name),
     });
+
+    cleanups.push(async () => consoleHandler.close());
 
     observedGauge(
       'respgate_platform_event_streams',
@@ -159,6 +163,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       token: config.token,
       readonlyToken: config.readonlyToken,
       dataStore,
+      attachProxy: (endpoint) => consoleHandler.attachProxy(endpoint),
       areaBanner: [
         ...[...areas.values()].flatMap((a) => a.banner?.() ?? []),
         `  Web console                   ${baseUrl}/console/   (log in with a token above)`,

@@ -51,6 +51,7 @@ describe.skipIf(!hasChromium)('console: data browser', () => {
   }
 
   it('lists keys by pattern and type, and shows every type', async () => {
+    expect(await page.isHidden('#nav a[data-page=proxy]')).toBe(true); // no proxy in this process
     await page.fill('input[name=pattern]', 'user:*');
     await page.click('#scan');
     await page.waitForFunction(() => document.querySelectorAll('#keys .key').length === 1);

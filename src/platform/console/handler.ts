@@ -6,6 +6,8 @@ import { readFile } from 'node:fs/promises';
 import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import type { RedisEndpoint } from '../redis/connection.js';
+import { ProxyOps } from './proxy-ops.js';
 
 /** What a token is to the console: the KV API's role for it, or undefined when no API knows it. */
 export interface ConsoleSession {
@@ -42,12 +44,25 @@ const SECURITY_HEADERS = {
 };
 
 export class ConsoleHandler {
+  private proxy: ProxyOps | undefined;
+
   constructor(private readonly deps: ConsoleDeps) {}
+
+  /** The dev stack's proxy, for the console's Proxy page (any token of the platform may look). */
+  attachProxy(endpoint: RedisEndpoint): void {
+    this.proxy?.close();
+    this.proxy = new ProxyOps(endpoint);
+  }
+
+  close(): void {
+    this.proxy?.close();
+  }
 
   /** `subpath` is what follows /console ('' or '/…'). */
   async handle(req: http.IncomingMessage, res: http.ServerResponse, subpath: string): Promise<void> {
     const method = req.method ?? 'GET';
     if (subpath === '/api/session') return this.session(req, res);
+    if (subpath === '/api/proxy') return this.proxyStats(req, res);
     if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'the console serves GET only', { Allow: 'GET, HEAD' });
     if (subpath === '') {
       // Relative asset URLs resolve under /console/ only with the trailing slash.
@@ -74,7 +89,22 @@ export class ConsoleHandler {
     const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';
     const session = token ? await this.deps.session(token) : undefined;
     if (!session) return json(res, 401, { error: 'Unauthorized: give the console a token of the platform (Standard or Read Only)' });
-    json(res, 200, { ...session, vectorIndexes: this.deps.vectorIndexes });
+    json(res, 200, { ...session, vectorIndexes: this.deps.vectorIndexes, proxy: this.proxy !== undefined });
+  }
+
+  private async proxyStats(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    req.resume();
+    const auth = req.headers.authorization ?? '';
+    const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';
+    if (!token || !(await this.deps.session(token)))
+      return json(res, 401, { error: 'Unauthorized: give the console a token of the platform' });
+    if (!this.proxy)
+      return json(res, 404, { error: 'no proxy runs in this process: the Proxy page is part of the dev stack (respgate dev)' });
+    try {
+      json(res, 200, await this.proxy.snapshot());
+    } catch (err) {
+      json(res, 502, { error: `cannot read the proxy's state: ${(err as Error).message}` });
+    }
   }
 }
 

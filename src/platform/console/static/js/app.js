@@ -6,8 +6,9 @@ import { dataPage } from './kv.js';
 import { queuePage } from './queue.js';
 import { vectorPage } from './vector.js';
 import { accountPage } from './account.js';
+import { proxyPage } from './proxy.js';
 
-const PAGES = { data: dataPage, queue: queuePage, vector: vectorPage, account: accountPage };
+const PAGES = { data: dataPage, queue: queuePage, vector: vectorPage, account: accountPage, proxy: proxyPage };
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
 const who = document.getElementById('who');
@@ -49,6 +50,7 @@ async function start() {
   current = me;
   document.body.dataset.role = me.role;
   nav.hidden = false;
+  nav.querySelector('[data-page=proxy]').hidden = !me.proxy;
   logout.hidden = false;
   fill(who, h('span', { class: `role role-${me.role}` }, me.role === 'readonly' ? 'read only' : me.role), ' ', me.user);
   route();
