@@ -5,11 +5,19 @@
 import { mkdirSync } from 'node:fs';
 import { command, startTestPlatform } from '../test/helpers/platform.js';
 import { startDestination } from '../test/helpers/destination.js';
+import { startTestProxy } from '../test/helpers/stack.js';
+import { Redis } from 'ioredis';
 import { launch, openConsole } from '../test/console/browser.js';
 
 const OUT = 'docs/console';
 mkdirSync(OUT, { recursive: true });
 const p = await startTestPlatform({ accountEmail: 'dev@respgate.local', accountKey: 'screenshot-key' });
+const proxy = await startTestProxy(p, { slowlogLogSlowerThanUs: 5000 });
+p.attachProxy({ host: proxy.host, port: proxy.port });
+const workers = [
+  new Redis({ port: proxy.port, connectionName: 'api-server' }),
+  new Redis({ port: proxy.port, connectionName: 'worker-1' }),
+];
 const dest = await startDestination();
 dest.respond = () => ({ status: 500, body: 'the endpoint is down' });
 for (const args of [
@@ -69,7 +77,20 @@ await page.click('#account-login button[type=submit]');
 await page.waitForSelector('#instance-state');
 await page.screenshot({ path: `${OUT}/account.png`, fullPage: true });
 
+await page.click('#nav a[data-page=proxy]');
+// Two clients at work for a few seconds, so the rates have a shape.
+for (let round = 0; round < 14; round++) {
+  await Promise.all(
+    workers.map((w, i) => Promise.all(Array.from({ length: 20 * (round % 4) + 10 }, (_, n) => (i ? w.get(`k${n}`) : w.set(`k${n}`, n))))),
+  );
+  await new Promise((r) => setTimeout(r, 700));
+}
+await page.waitForSelector('#proxy-clients table');
+await page.screenshot({ path: `${OUT}/proxy.png`, fullPage: true });
+
 await browser.close();
+for (const w of workers) w.disconnect();
+await proxy.stop();
 await dest.close();
 await p.stop();
 console.log(`screenshots in ${OUT}/`);

@@ -132,6 +132,61 @@ describe.skipIf(!hasChromium)('console: data browser', () => {
     expect((await command(p, ['EXISTS', 'made:2'])).json.result).toBe(0);
   });
 
+  it('creates a key of each type with its first value, then adds to it, checked through the REST API', async () => {
+    const cases: Array<{
+      type: string;
+      first: Record<string, string>;
+      more: Record<string, string>;
+      check: (string | number)[];
+      want: unknown;
+    }> = [
+      { type: 'string', first: { value: 'v1' }, more: {}, check: ['GET', 'new:string'], want: 'v1' },
+      { type: 'list', first: { element: 'a' }, more: { element: 'b' }, check: ['LRANGE', 'new:list', 0, -1], want: ['a', 'b'] },
+      {
+        type: 'set',
+        first: { member: 'a' },
+        more: { member: 'b' },
+        check: ['SMEMBERS', 'new:set'],
+        want: expect.arrayContaining(['a', 'b']),
+      },
+      {
+        type: 'zset',
+        first: { score: '2', member: 'a' },
+        more: { score: '1', member: 'b' },
+        check: ['ZRANGE', 'new:zset', 0, -1],
+        want: ['b', 'a'],
+      },
+      { type: 'stream', first: { field: 'f', value: '1' }, more: { field: 'g', value: '2' }, check: ['XLEN', 'new:stream'], want: 2 },
+      { type: 'ReJSON-RL', first: { document: '{"n":1}' }, more: {}, check: ['JSON.GET', 'new:ReJSON-RL'], want: '{"n":1}' },
+    ];
+    for (const c of cases) {
+      const key = `new:${c.type}`;
+      await page.click('#add-key');
+      await page.selectOption('select[name=new-type]', c.type);
+      await page.fill('input[name=new-key]', key);
+      for (const [name, value] of Object.entries(c.first)) await page.fill(`input[name=new-${name}]`, value);
+      await page.click('#new-key-form button[type=submit]');
+      await page.waitForFunction((k) => document.querySelector('#key-title')?.textContent === k, key);
+      expect(await page.textContent('#key-type'), key).toBe(c.type);
+      if (Object.keys(c.more).length > 0) {
+        for (const [name, value] of Object.entries(c.more)) await page.fill(`#add-member input[name=${name}]`, value);
+        await page.click('#add-member button');
+        await page.waitForSelector('.detail .note.ok');
+      }
+      expect((await command(p, c.check)).json.result, key).toEqual(c.want);
+    }
+    await openKey('new:string');
+    await page.fill('#edit-string textarea', 'v2');
+    await page.click('#edit-string button');
+    await page.waitForSelector('.detail .note.ok');
+    expect((await command(p, ['GET', 'new:string'])).json.result).toBe('v2');
+    await page.selectOption('#edit-string select[name=edit-as]', 'hex');
+    await page.fill('#edit-string textarea', '00ff');
+    await page.click('#edit-string button');
+    await page.waitForFunction(() => document.querySelector('#string-value')?.textContent === '00 ff');
+    expect((await kv(p, '/get/new:string', { headers: { 'Upstash-Encoding': 'base64' } })).json.result).toBe('AP8=');
+  });
+
   it('runs a command from the command box and shows its reply', async () => {
     await page.fill('input[name=command]', 'ZRANGE board 0 -1 WITHSCORES');
     await page.click('#run');

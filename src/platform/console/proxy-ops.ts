@@ -31,7 +31,7 @@ export class ProxyOps {
       ['CLIENT', 'LIST'],
       ['INFO', 'commandstats'],
       ['INFO', 'stats'],
-      ['SLOWLOG', 'GET', '50'],
+      ['SLOWLOG', 'GET', '20'],
     ]);
     const [clients, commandstats, stats, slowlog] = replies.map((r) => {
       const err = errorText(r);

@@ -23,7 +23,7 @@ export function rateChart(samples, series) {
   );
   const all = rates.flat();
   const max = Math.max(1, ...all.map((p) => p.v));
-  const t0 = samples[0]?.at ?? 0;
+  const t0 = (samples[1] ?? samples[0])?.at ?? 0; // the first rate is known at the second sample
   const t1 = Math.max(t0 + 1, samples[samples.length - 1]?.at ?? 0);
   const x = (t) => ((t - t0) / (t1 - t0)) * (W - 40) + 36;
   const y = (v) => H - 16 - (v / max) * (H - 28);
@@ -41,7 +41,7 @@ export function rateChart(samples, series) {
     { class: 'chart' },
     svg(
       'svg',
-      { viewBox: `0 0 ${W} ${H}`, width: '100%', height: H, role: 'img', 'aria-label': 'rates' },
+      { viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': 'rates' },
       svg('line', { x1: 36, y1: H - 16, x2: W - 4, y2: H - 16, stroke: '#d6dbe1' }),
       svg('text', { x: 2, y: 12, 'font-size': 10, fill: '#5f6b7a' }, max.toFixed(1)),
       svg('text', { x: 2, y: H - 16, 'font-size': 10, fill: '#5f6b7a' }, '0'),
