@@ -201,6 +201,28 @@ describe.skipIf(!hasChromium)('console: data browser', () => {
     await page.waitForSelector('#command-reply .note.error');
   });
 
+  it("splits command lines as redis-cli does, and tells text from binary (the page's own modules)", async () => {
+    // Evaluated as text: vitest would rewrite an import() written in a function here.
+    const split = (line: string) =>
+      page.evaluate(
+        `import('./js/command-line.js').then(({ splitCommandLine }) => {
+          try { return splitCommandLine(${JSON.stringify(line)}).map((a) => Array.from(a)); } catch (err) { return String(err); }
+        })`,
+      );
+    const bytes = (s: string) => Array.from(Buffer.from(s, 'latin1'));
+    expect(await split('SET  "a b" \'c"d\' x\\y')).toEqual([bytes('SET'), bytes('a b'), bytes('c"d'), bytes('x\\y')]);
+    expect(await split('SET k "\\x00\\xff\\n\\"q"')).toEqual([bytes('SET'), bytes('k'), [0, 255, 10, 34, 113]]);
+    expect(await split('SET "é"')).toEqual([bytes('SET'), [0xc3, 0xa9]]);
+    expect(await split('  ')).toEqual([]);
+    expect(await split('GET "open')).toBe('Error: unbalanced " quotes');
+    expect(await split('GET "a"b')).toBe('Error: closing quote must be followed by a space');
+    const text = (b: number[]) =>
+      page.evaluate(`import('./js/bytes.js').then(({ asText }) => asText(new Uint8Array(${JSON.stringify(b)})) ?? null)`);
+    expect(await text(bytes('tab\tand\nnewline'))).toBe('tab\tand\nnewline');
+    expect(await text([0x41, 0x00])).toBeNull();
+    expect(await text([0xc3])).toBeNull();
+  });
+
   it('gives the Read Only token no way to change data', async () => {
     const ro = await openConsole(browser, p, p.readonlyToken, errors);
     await ro.waitForSelector('.status .note.error');
