@@ -20,7 +20,7 @@
 // text, where invalid UTF-8 has become U+FFFD, CR and CRLF inside a message have become LF, and the
 // channel of a pmessage that contains a comma cannot be told from its message (the first comma wins).
 import { createParser } from 'eventsource-parser';
-import { Pool } from 'undici';
+import { Pool } from './undici-pool.js';
 import { PROXY_DEFAULTS } from '../config.js';
 import type { Credential } from './kv-client.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, jsonErrorField, retryAfterText } from './kv-errors.js';

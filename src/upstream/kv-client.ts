@@ -10,7 +10,7 @@
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
 // Transactions go as one /multi-exec call, or as one EVAL when keys are watched or an argument is
 // binary (script-transaction.ts).
-import { Pool } from 'undici';
+import { Pool } from './undici-pool.js';
 import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
 import { scanReply, splitReplies } from '../resp/reply-scanner.js';
