@@ -25,8 +25,11 @@ export function dataPage(root, me) {
 
   const open = (key) => keyView(detail, key, canWrite, () => scan(0));
   let cursor = '0';
+  // Only the newest scan draws: an older one still in flight must not overwrite its answer.
+  let generation = 0;
 
   async function scan(from) {
+    const mine = ++generation;
     fill(status);
     try {
       const found = [];
@@ -40,8 +43,9 @@ export function dataPage(root, me) {
         next = label(c);
         if (next === '0') break;
       }
-      cursor = next;
       const types = await Promise.all(found.map((k) => kv('TYPE', k).catch(() => new TextEncoder().encode('?'))));
+      if (mine !== generation) return;
+      cursor = next;
       fill(
         keys,
         found.map((k, i) =>
@@ -64,6 +68,7 @@ export function dataPage(root, me) {
         cursor !== '0' && h('button', { type: 'button', id: 'next-page', onclick: () => scan(cursor) }, 'Next page'),
       );
     } catch (err) {
+      if (mine !== generation) return;
       fill(keys);
       fill(
         status,
