@@ -18,6 +18,8 @@ import type { AreaContext, AreaServer } from './area.js';
 import { startVectorArea } from './vector/index.js';
 import { startQueueArea } from './queue/index.js';
 import { startAccountArea } from './account/index.js';
+import { ConsoleHandler } from './console/handler.js';
+import { DEFAULT_INDEXES } from './vector/config.js';
 
 export interface RunningPlatform {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 */
@@ -25,13 +27,15 @@ export interface RunningPlatform {
   port: number;
   token: string;
   readonlyToken: string;
+  /** Tells the web console where the dev stack's proxy listens (its Proxy page); `password`: --requirepass. */
+  attachProxy(endpoint: RedisEndpoint): void;
   /** Where the Area B data lives (for tests and the dev stack banner). */
   dataStore: RedisEndpoint;
   /** The data directory the embedded stores keep their data in; undefined when they keep nothing (or none is embedded). */
   dataDir?: string;
   /** What the data directory has to say (an index kept but not served). */
   dataDirNotes: string[];
-  /** Banner lines of the other areas (vector, queue, account), in that order. */
+  /** Banner lines of the other areas (vector, queue, account), in that order, then the web console's. */
   areaBanner: string[];
   stop(): Promise<void>;
 }
@@ -82,6 +86,17 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       cleanups.push(() => area.stop());
     }
 
+    const consoleHandler = new ConsoleHandler({
+      session: async (token) => {
+        const p = await principals.resolve(token);
+        if (!p) return undefined;
+        return { role: p.user === READONLY_USER ? 'readonly' : token === config.token ? 'standard' : 'acl', user: p.user };
+      },
+      vectorIndexes: (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name),
+    });
+
+    cleanups.push(async () => consoleHandler.close());
+
     observedGauge(
       'respgate_platform_event_streams',
       'Open server-sent event streams (subscribe, psubscribe, monitor)',
@@ -107,6 +122,14 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
         void metricsText().then(({ contentType, body }) => {
           res.writeHead(200, { 'Content-Type': contentType });
           res.end(body);
+        });
+        return;
+      }
+      // The web console (docs/console.md); no Redis command is named "console".
+      if (path === '/console' || path.startsWith('/console/')) {
+        void consoleHandler.handle(req, res, path.slice('/console'.length)).catch((err) => {
+          log.error({ err: String(err?.stack ?? err) }, 'console request failed');
+          res.destroy();
         });
         return;
       }
@@ -153,7 +176,12 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       dataStore,
       dataDir: dataDir?.root,
       dataDirNotes: dataDir?.notes ?? [],
-      areaBanner: [...areas.values()].flatMap((a) => a.banner?.() ?? []),
+      attachProxy: (endpoint) => consoleHandler.attachProxy(endpoint),
+      areaBanner: [
+        ...[...areas.values()].flatMap((a) => a.banner?.() ?? []),
+        `  Web console                   ${baseUrl}/console/   (log in with a token above)`,
+        '',
+      ],
       stop: async () => {
         for (const c of cleanups.reverse()) await c().catch(() => undefined);
         await stopStores();

@@ -23,6 +23,8 @@ export async function run(flags: DevFlags): Promise<void> {
   try {
     proxy = await startProxy(proxyConfig(flags, platform.url, platform.token), log);
     await proxy.upstreamChecked;
+    // The web console's Proxy page asks the proxy over RESP, as any client would.
+    platform.attachProxy({ host: proxy.host, port: proxy.port, password: sideportPlan.requirepass });
   } catch (err) {
     await platform.stop();
     throw err;
