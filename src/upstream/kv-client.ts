@@ -23,6 +23,8 @@ import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
 import { readTransactionReply, scriptLimitError, transactionCommand, type WatchedKeys } from './script-transaction.js';
+import { ScriptBodies } from './script-bodies.js';
+import { planScriptSlots, resolveScriptSlots } from './transaction-scripts.js';
 
 export interface KvClientOptions {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 or https://xyz.upstash.io (no trailing slash needed). */
@@ -112,6 +114,8 @@ export class KvClient {
   private readonly token: string;
   private readonly upstreamMaxRequestBytes: number;
   private readonly ca: string | Buffer | undefined;
+  /** The script bodies passed on to this upstream, for the transactions that run them from a script. */
+  private readonly scripts = new ScriptBodies();
   private closed = false;
 
   constructor(options: KvClientOptions) {
@@ -158,6 +162,7 @@ export class KvClient {
       const escapes: { map: Escapes } = { map: undefined };
       for (let i = 0; i < n; i++) sizes[i] = measureCommand(commands[i], escapes);
       const batch: Batch = { commands, sizes, escapes: escapes.map, replies, stop: undefined, credential };
+      for (let i = 0; i < n; i++) this.scripts.learn(commands[i]);
 
       // Consecutive JSON commands share a request while it stays under maxRequestBytes; a command
       // JSON cannot carry goes alone. Each request waits for the previous one (order).
@@ -214,6 +219,7 @@ export class KvClient {
         }
       }
       if (watching || binary) return await this.scriptTransaction(commands, watch, credential);
+      for (const command of commands) this.scripts.learn(command);
       const body = writeCommands(commands, sizes, escapes.map, 0, commands.length);
       if (body.length > this.upstreamMaxRequestBytes)
         return { kind: 'failed', error: tooLargeText(body.length, this.upstreamMaxRequestBytes, 'transaction') };
@@ -229,23 +235,32 @@ export class KvClient {
     }
   }
 
-  /** The transaction as one EVAL, sent like any command (JSON, or the path form when binary). */
+  /**
+   * The transaction as one EVAL, sent like any command (JSON, or the path form when binary). Queued
+   * scripts: the upstream is first asked which EVALSHA scripts it has (and sent the EVAL bodies to
+   * cache), in one request (transaction-scripts.ts).
+   */
   private async scriptTransaction(
     commands: Buffer[][],
     watch: WatchedKeys | undefined,
     credential: Credential | undefined,
   ): Promise<TransactionOutcome> {
-    const tooLarge = scriptLimitError(commands);
+    const plan = planScriptSlots(commands, this.scripts);
+    if ('error' in plan) return { kind: 'discarded', error: plan.error };
+    const slots = resolveScriptSlots(plan, plan.preflight.length > 0 ? await this.pipeline(plan.preflight, credential) : []);
+    if ('error' in slots) return { kind: 'discarded', error: this.redact(slots.error) };
+    const tooLarge = scriptLimitError(slots);
     if (tooLarge) return { kind: 'failed', error: tooLarge };
-    const [reply] = await this.pipeline([transactionCommand(commands, watch)], credential);
+    const [reply] = await this.pipeline([transactionCommand(slots, watch)], credential);
     const outcome = readTransactionReply(reply, commands.length);
     switch (outcome.kind) {
       case 'replies':
         return { kind: 'executed-script', replies: outcome.replies };
       case 'aborted':
         return outcome;
+      case 'discarded':
       case 'failed':
-        return { kind: 'failed', error: this.redact(outcome.error) };
+        return { kind: outcome.kind, error: this.redact(outcome.error) };
     }
   }
 

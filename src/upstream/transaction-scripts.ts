@@ -1,0 +1,159 @@
+// The queued scripts of a transaction that runs as ONE upstream script (script-transaction.ts: WATCH,
+// binary arguments). Redis forbids a script to call EVAL, EVALSHA or FCALL ("This Redis command is
+// not allowed from script"), so the transaction's script runs each queued script's body itself,
+// with its own KEYS and ARGV and Redis' error texts. What each slot becomes is decided here, before
+// anything is sent:
+//
+// - EVAL/EVAL_RO: the body is in the command. It is also SCRIPT LOADed first, since Redis caches the
+//   script of an EVAL (a later EVALSHA finds it).
+// - EVALSHA/EVALSHA_RO: whether the upstream has the script is asked first (SCRIPT EXISTS, before the
+//   loads), as that is what Redis' NOSCRIPT answers; an EVAL earlier in the same transaction counts
+//   as loaded. A script the upstream has is run from the body the proxy passed on earlier
+//   (script-bodies.ts); one the upstream has and the proxy never saw cannot be run, and the whole
+//   transaction is refused (never a slot's error that a client may ignore).
+// - An argument error of the script command (numkeys) is Redis' error in its slot, as at EXEC.
+// - Any other command Redis does not let a script call (FCALL, SCRIPT, blocking forms…) refuses the
+//   whole transaction, before anything ran.
+// Pure: unit-tested in test/upstream/transaction-scripts.test.ts.
+import { resolveCommand } from '../commands/table.js';
+import type { ScriptBodies } from './script-bodies.js';
+
+/** One command of the transaction, as the transaction's script runs it. */
+export type ScriptSlot =
+  | { kind: 'command'; args: Buffer[] }
+  /** A queued script: `sha` names it in error texts; `rest` holds its keys (the first `numkeys`) then its arguments. */
+  | { kind: 'script'; sha: string; body: Buffer; numkeys: number; rest: Buffer[] }
+  /** The slot's reply is this error, as Redis answers it at EXEC. */
+  | { kind: 'error'; message: string };
+
+type PlannedSlot =
+  | ScriptSlot
+  /** An EVALSHA: `body` when the proxy knows it; `loadedBefore`: an EVAL earlier in the transaction has the same script. */
+  | { kind: 'evalsha'; sha: string; body: Buffer | undefined; numkeys: number; rest: Buffer[]; loadedBefore: boolean };
+
+/** A transaction's slots before the upstream was asked about its EVALSHA scripts. */
+export interface ScriptPlan {
+  slots: PlannedSlot[];
+  /** Commands to send first (SCRIPT EXISTS of the EVALSHA scripts, then SCRIPT LOAD of the EVAL bodies); empty: none. */
+  preflight: Buffer[][];
+  /** The scripts SCRIPT EXISTS asks about, in its order. */
+  asked: string[];
+}
+
+export const NOSCRIPT = 'NOSCRIPT No matching script. Please use EVAL.';
+
+/** How the transaction's commands run inside its script, or why it cannot run as one (nothing is sent). */
+export function planScriptSlots(commands: Buffer[][], bodies: ScriptBodies): ScriptPlan | { error: string } {
+  const slots: PlannedSlot[] = [];
+  const asked: string[] = [];
+  const loads = new Map<string, Buffer>();
+  for (let i = 0; i < commands.length; i++) {
+    const command = commands[i];
+    const name = command[0].toString('latin1').toLowerCase();
+    const script = name === 'eval' || name === 'eval_ro' ? 'eval' : name === 'evalsha' || name === 'evalsha_ro' ? 'evalsha' : undefined;
+    if (script === undefined) {
+      const spec = resolveCommand(command);
+      if (spec?.flags.has('noscript')) return { error: notFromScript(spec.name, i) };
+      slots.push({ kind: 'command', args: command });
+      continue;
+    }
+    if (command.length < 3) {
+      // The command table checked the arity at queueing; kept for a caller that did not.
+      slots.push({ kind: 'error', message: `ERR wrong number of arguments for '${name}' command` });
+      continue;
+    }
+    const numkeys = checkNumkeys(command);
+    if (typeof numkeys === 'string') {
+      slots.push({ kind: 'error', message: numkeys });
+      continue;
+    }
+    const rest = command.slice(3);
+    if (script === 'eval') {
+      const sha = bodies.remember(command[1]);
+      loads.set(sha, command[1]);
+      slots.push({ kind: 'script', sha, body: command[1], numkeys, rest });
+    } else {
+      const sha = command[1].toString('latin1').toLowerCase();
+      if (sha.length !== 40) {
+        slots.push({ kind: 'error', message: NOSCRIPT });
+        continue;
+      }
+      if (!asked.includes(sha)) asked.push(sha);
+      slots.push({ kind: 'evalsha', sha, body: loads.get(sha) ?? bodies.get(sha), numkeys, rest, loadedBefore: loads.has(sha) });
+    }
+  }
+  const preflight: Buffer[][] = [];
+  if (asked.length > 0) preflight.push([Buffer.from('SCRIPT'), Buffer.from('EXISTS'), ...asked.map((s) => Buffer.from(s))]);
+  for (const body of loads.values()) preflight.push([Buffer.from('SCRIPT'), Buffer.from('LOAD'), body]);
+  return { slots, preflight, asked };
+}
+
+/**
+ * The slots once the upstream answered the preflight (`replies`, one per preflight command): an
+ * EVALSHA runs when its script exists (or an earlier EVAL of the transaction loaded it), else answers
+ * NOSCRIPT; an error when the transaction cannot run (nothing was sent).
+ */
+export function resolveScriptSlots(plan: ScriptPlan, replies: Buffer[]): ScriptSlot[] | { error: string } {
+  let exists: boolean[] = [];
+  if (plan.asked.length > 0) {
+    const read = readExists(replies[0], plan.asked.length);
+    if (typeof read === 'string') return { error: read };
+    exists = read;
+  }
+  const out: ScriptSlot[] = [];
+  for (const slot of plan.slots) {
+    if (slot.kind !== 'evalsha') {
+      out.push(slot);
+      continue;
+    }
+    if (!slot.loadedBefore && !exists[plan.asked.indexOf(slot.sha)]) {
+      out.push({ kind: 'error', message: NOSCRIPT });
+      continue;
+    }
+    const body = slot.body;
+    if (!body)
+      return {
+        error: `ERR script ${slot.sha} is loaded in the upstream, but respgate has not seen its body (it was loaded by another client or before respgate started), and this transaction runs as one upstream script (it has watched keys or binary arguments), which cannot call EVALSHA: send the script once through respgate with EVAL or SCRIPT LOAD`,
+      };
+    out.push({ kind: 'script', sha: slot.sha, body, numkeys: slot.numkeys, rest: slot.rest });
+  }
+  return out;
+}
+
+/** SCRIPT EXISTS' reply (`*n` of `:0`/`:1`), or the error that stops the transaction. */
+function readExists(reply: Buffer | undefined, count: number): boolean[] | string {
+  const text = reply?.toString('latin1') ?? '';
+  if (text.startsWith('-')) return `ERR respgate could not ask the upstream which scripts it has (SCRIPT EXISTS: ${text.slice(1).trim()})`;
+  const lines = text.split('\r\n');
+  if (lines[0] !== `*${count}` || lines.length !== count + 2) return 'ERR upstream sent a malformed answer to SCRIPT EXISTS';
+  const out: boolean[] = [];
+  for (let i = 1; i <= count; i++) {
+    if (lines[i] !== ':0' && lines[i] !== ':1') return 'ERR upstream sent a malformed answer to SCRIPT EXISTS';
+    out.push(lines[i] === ':1');
+  }
+  return out;
+}
+
+/** EVAL's numkeys as Redis 7.0 checks it (evalGenericCommand), or its error text. */
+function checkNumkeys(command: Buffer[]): number | string {
+  const n = parseLongLong(command[2]);
+  if (n === undefined) return 'ERR value is not an integer or out of range';
+  if (n > BigInt(command.length - 3)) return "ERR Number of keys can't be greater than number of args";
+  if (n < 0n) return "ERR Number of keys can't be negative";
+  return Number(n);
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Redis' string2ll: an optional '-', digits without a leading zero (or "0" alone), within 64 bits. */
+export function parseLongLong(arg: Buffer): bigint | undefined {
+  const text = arg.toString('latin1');
+  if (!/^(0|-?[1-9][0-9]{0,19})$/.test(text)) return undefined;
+  const n = BigInt(text);
+  return n < INT64_MIN || n > INT64_MAX ? undefined : n;
+}
+
+function notFromScript(name: string, index: number): string {
+  return `ERR command ${index + 1} of the transaction ('${name}') cannot run in it: a transaction with watched keys or binary arguments runs as one upstream script, and Redis does not let a script call '${name}' (the transaction was not sent)`;
+}
