@@ -118,6 +118,22 @@ describe('EVAL and EVALSHA in a transaction with binary arguments (run as one up
     ]));
 });
 
+describe('blocking commands in a binary transaction (their non-blocking form is a script of the proxy)', () => {
+  it('BLPOP, BRPOP, BZPOPMIN answer at once what is there, as in Redis', () =>
+    expectSameAsRedis([
+      ['RPUSH', 'xlist', PACKED, 'bar'],
+      ['ZADD', 'z', '1', 'a'],
+      ['MULTI'],
+      ['BLPOP', 'xlist', 'target', '0'],
+      ['BRPOP', 'nolist', '0'],
+      ['BZPOPMIN', 'z', '0'],
+      ['BZPOPMIN', 'z', '0'],
+      ['BRPOPLPUSH', 'xlist', 'target', '0'],
+      ['SET', BINARY_KEY, PACKED],
+      ['EXEC'],
+    ]));
+});
+
 describe('script errors in a slot, worded as Redis words them', () => {
   it('redis.call errors, Lua runtime errors, compile errors, globals: each in its slot; the others run', () =>
     expectSameAsRedis([
