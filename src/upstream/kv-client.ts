@@ -13,7 +13,7 @@
 import { Pool } from 'undici';
 import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
-import { scanReply, splitReplies } from '../resp/reply-scanner.js';
+import { describeReplies, splitReplies } from '../resp/reply-scanner.js';
 import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.js';
 import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
@@ -381,7 +381,7 @@ export class KvClient {
       const replies = splitResp2(body, count);
       if (replies) return { kind: 'replies', replies };
       if (splitReplies(body, count)) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
-      return this.failed(malformedText(describeResp2Problem(body, count), 'command'), false, 'malformed answer');
+      return this.failed(malformedText(describeReplies(body, count), 'command'), false, 'malformed answer');
     }
     if (status === 401) return this.failed(clientToken ? CLIENT_TOKEN_REFUSED : AUTH_FAILED, true, 'HTTP 401');
     if (REJECTED_WHOLE.has(status)) {
@@ -389,7 +389,7 @@ export class KvClient {
         // A command's own error reply (single command), or replies in place.
         const replies = splitReplies(body, count);
         if (replies) return { kind: 'replies', replies };
-        if (count === 1) return this.failed(malformedText(describeResp2Problem(body, 1), 'command'), false, 'malformed answer');
+        if (count === 1) return this.failed(malformedText(describeReplies(body, 1), 'command'), false, 'malformed answer');
       }
       if (count > 1) return { kind: 'isolate' };
       const error = jsonErrorField(body);
@@ -514,18 +514,6 @@ function positive(value: number, fallback: number): number {
 function isJsonItem(item: unknown): item is JsonItem {
   if (!item || typeof item !== 'object' || Array.isArray(item)) return false;
   return 'result' in item || typeof (item as { error?: unknown }).error === 'string';
-}
-
-function describeResp2Problem(body: Buffer, count: number): string {
-  let pos = 0;
-  let found = 0;
-  while (pos < body.length) {
-    const next = scanReply(body, pos);
-    if (next < 0) return `${found} complete replies then an incomplete one, for ${count} commands`;
-    found++;
-    pos = next;
-  }
-  return `${found} replies for ${count} commands`;
 }
 
 function emptyCommandInTransaction(index: number): string {
