@@ -37,8 +37,9 @@ return out
  * ARGV[1]: "<scripts> <watched> <key length> <fingerprint length>… then per command its kind and
  * lengths\n" then the bytes of every watched key, fingerprint and argument, in that order. A command
  * is `0 <argc> <arg length>…` (run with redis.pcall), `1 <numkeys> <argc> <arg length>…` (a queued
- * script: its SHA-1, its body, its keys then its arguments: transaction-scripts.ts) or
- * `2 <message length>` (the slot's error reply). Returns nil when a watched key changed, an
+ * script: its SHA-1, its body, its keys then its arguments: transaction-scripts.ts),
+ * `3 <numkeys> <argc> <arg length>…` (a queued FCALL: the function's name, its library's code, its
+ * keys then its arguments) or `2 <message length>` (the slot's error reply). Returns nil when a watched key changed, an
  * EXECABORT error when the upstream cannot run the queued scripts (before anything ran), else the
  * array of the commands' replies.
  *
@@ -83,14 +84,8 @@ local function refill(t, args, from, to)
   for i = #t, 1, -1 do t[i] = nil end
   for i = from, to do t[i - from + 1] = args[i] end
 end
-local function script(args, numkeys)
-  local sha, body = args[1], args[2]
-  if string.sub(body, 1, 2) == '#!' then body = '--' .. string.sub(body, 3) end
-  local fn, problem = compile(body, '@user_script')
-  if not fn then return {err = 'ERR Error compiling script (new function): ' .. tostring(problem)} end
-  refill(KEYS, args, 3, 2 + numkeys)
-  refill(ARGV, args, 3 + numkeys, #args)
-  local ok, result = xpcall(fn, handler)
+-- How a queued script or function ends: its value (nil as false), or its error worded as Redis words it.
+local function finish(name, ok, result)
   redis.setresp(2)
   if ok then
     if result == nil then return false end
@@ -99,9 +94,38 @@ local function script(args, numkeys)
   if type(result) ~= 'table' then result = {err = 'ERR ' .. tostring(result)} end
   local message = tostring(result.err)
   if result.source and result.line then
-    return {err = message .. ' script: ' .. sha .. ', on ' .. result.source .. ':' .. result.line .. '.'}
+    return {err = message .. ' script: ' .. name .. ', on ' .. result.source .. ':' .. result.line .. '.'}
   end
-  return {err = message .. ' script: ' .. sha}
+  return {err = message .. ' script: ' .. name}
+end
+local function script(args, numkeys)
+  local sha, body = args[1], args[2]
+  if string.sub(body, 1, 2) == '#!' then body = '--' .. string.sub(body, 3) end
+  local fn, problem = compile(body, '@user_script')
+  if not fn then return {err = 'ERR Error compiling script (new function): ' .. tostring(problem)} end
+  refill(KEYS, args, 3, 2 + numkeys)
+  refill(ARGV, args, 3 + numkeys, #args)
+  return finish(sha, xpcall(fn, handler))
+end
+-- A function: its library's code runs with a local redis whose register_function keeps the callbacks
+-- (the shebang line becomes that local, so line numbers stay), then the function is called.
+local function call(args, numkeys)
+  local name, code = args[1], args[2]
+  local callbacks = {}
+  local library = setmetatable({register_function = function(a, b)
+    if type(a) == 'table' then callbacks[string.lower(a.function_name)] = a.callback
+    else callbacks[string.lower(a)] = b end
+  end}, {__index = redis})
+  local eol1 = string.find(code, '\\n', 1, true)
+  local chunk, problem = compile('local redis = ...' .. (eol1 and string.sub(code, eol1) or ''), '@user_function')
+  if not chunk then return {err = 'ERR Error compiling function: ' .. tostring(problem)} end
+  local loaded, failure = pcall(chunk, library)
+  local fn = callbacks[string.lower(name)]
+  if not loaded or fn == nil then return {err = 'ERR respgate could not load the library of function ' .. name .. ': ' .. tostring(failure)} end
+  local keys, argv = {}, {}
+  for i = 3, 2 + numkeys do keys[#keys + 1] = args[i] end
+  for i = 3 + numkeys, #args do argv[#argv + 1] = args[i] end
+  return finish(name, xpcall(function() return fn(keys, argv) end, handler))
 end
 local replies = {}
 while at <= #lengths do
@@ -110,12 +134,14 @@ while at <= #lengths do
     replies[#replies + 1] = {err = take()}
   else
     local numkeys = 0
-    if kind == 1 then numkeys = number() end
+    if kind == 1 or kind == 3 then numkeys = number() end
     local argc = number()
     local args = {}
     for i = 1, argc do args[i] = take() end
     if kind == 1 then
       replies[#replies + 1] = script(args, numkeys)
+    elseif kind == 3 then
+      replies[#replies + 1] = call(args, numkeys)
     else
       replies[#replies + 1] = redis.pcall(unpack(args))
     end
@@ -170,7 +196,7 @@ export function readFingerprints(reply: Buffer, count: number): Buffer[] | undef
 
 /** The EVAL that runs a transaction (with its watched keys' check). */
 export function transactionCommand(slots: ScriptSlot[], watch: WatchedKeys | undefined): Buffer[] {
-  const lengths: number[] = [slots.filter((s) => s.kind === 'script').length];
+  const lengths: number[] = [slots.filter((s) => s.kind === 'script' || s.kind === 'function').length];
   const data: Buffer[] = [];
   const keys = watch?.keys ?? [];
   lengths.push(keys.length);
@@ -191,6 +217,10 @@ export function transactionCommand(slots: ScriptSlot[], watch: WatchedKeys | und
       case 'script':
         args = [Buffer.from(slot.sha), slot.body, ...slot.rest];
         lengths.push(1, slot.numkeys);
+        break;
+      case 'function':
+        args = [Buffer.from(slot.name), slot.code, ...slot.rest];
+        lengths.push(3, slot.numkeys);
         break;
       case 'command':
         args = slot.args;

@@ -11,11 +11,14 @@
 //   as loaded. A script the upstream has is run from the body the proxy passed on earlier
 //   (script-bodies.ts); one the upstream has and the proxy never saw cannot be run, and the whole
 //   transaction is refused (never a slot's error that a client may ignore).
+// - FCALL/FCALL_RO: the function's library code comes from FUNCTION LIST WITHCODE (asked first);
+//   the script loads it with its own `redis.register_function` and calls the function.
 // - An argument error of the script command (numkeys) is Redis' error in its slot, as at EXEC.
-// - Any other command Redis does not let a script call (FCALL, SCRIPT, blocking forms…) refuses the
-//   whole transaction, before anything ran.
+// - Any other command Redis does not let a script call (SCRIPT, FUNCTION, blocking forms…) refuses
+//   the whole transaction, before anything ran.
 // Pure: unit-tested in test/upstream/transaction-scripts.test.ts.
 import { resolveCommand } from '../commands/table.js';
+import { readFunctionList, type FunctionCode } from './function-list.js';
 import type { ScriptBodies } from './script-bodies.js';
 
 /** One command of the transaction, as the transaction's script runs it. */
@@ -23,21 +26,30 @@ export type ScriptSlot =
   | { kind: 'command'; args: Buffer[] }
   /** A queued script: `sha` names it in error texts; `rest` holds its keys (the first `numkeys`) then its arguments. */
   | { kind: 'script'; sha: string; body: Buffer; numkeys: number; rest: Buffer[] }
+  /** A queued FCALL: the function `name` (as registered) of the library `code`; `rest` as for a script. */
+  | { kind: 'function'; name: string; code: Buffer; numkeys: number; rest: Buffer[] }
   /** The slot's reply is this error, as Redis answers it at EXEC. */
   | { kind: 'error'; message: string };
 
 type PlannedSlot =
   | ScriptSlot
+  /** An FCALL or FCALL_RO: checked once the upstream listed its functions (`args` from the function name on). */
+  | { kind: 'fcall'; args: Buffer[]; readOnly: boolean }
   /** An EVALSHA: `body` when the proxy knows it; `loadedBefore`: an EVAL earlier in the transaction has the same script. */
   | { kind: 'evalsha'; sha: string; body: Buffer | undefined; numkeys: number; rest: Buffer[]; loadedBefore: boolean };
 
 /** A transaction's slots before the upstream was asked about its EVALSHA scripts. */
 export interface ScriptPlan {
   slots: PlannedSlot[];
-  /** Commands to send first (SCRIPT EXISTS of the EVALSHA scripts, then SCRIPT LOAD of the EVAL bodies); empty: none. */
+  /**
+   * Commands to send first: SCRIPT EXISTS of the EVALSHA scripts, FUNCTION LIST WITHCODE for FCALL,
+   * then SCRIPT LOAD of the EVAL bodies (each when needed); empty: none.
+   */
   preflight: Buffer[][];
   /** The scripts SCRIPT EXISTS asks about, in its order. */
   asked: string[];
+  /** Whether FUNCTION LIST WITHCODE is in the preflight (after SCRIPT EXISTS). */
+  functions: boolean;
 }
 
 export const NOSCRIPT = 'NOSCRIPT No matching script. Please use EVAL.';
@@ -47,9 +59,15 @@ export function planScriptSlots(commands: Buffer[][], bodies: ScriptBodies): Scr
   const slots: PlannedSlot[] = [];
   const asked: string[] = [];
   const loads = new Map<string, Buffer>();
+  let functions = false;
   for (let i = 0; i < commands.length; i++) {
     const command = commands[i];
     const name = command[0].toString('latin1').toLowerCase();
+    if ((name === 'fcall' || name === 'fcall_ro') && command.length >= 3) {
+      functions = true;
+      slots.push({ kind: 'fcall', args: command.slice(1), readOnly: name === 'fcall_ro' });
+      continue;
+    }
     const script = name === 'eval' || name === 'eval_ro' ? 'eval' : name === 'evalsha' || name === 'evalsha_ro' ? 'evalsha' : undefined;
     if (script === undefined) {
       const spec = resolveCommand(command);
@@ -84,8 +102,9 @@ export function planScriptSlots(commands: Buffer[][], bodies: ScriptBodies): Scr
   }
   const preflight: Buffer[][] = [];
   if (asked.length > 0) preflight.push([Buffer.from('SCRIPT'), Buffer.from('EXISTS'), ...asked.map((s) => Buffer.from(s))]);
+  if (functions) preflight.push([Buffer.from('FUNCTION'), Buffer.from('LIST'), Buffer.from('WITHCODE')]);
   for (const body of loads.values()) preflight.push([Buffer.from('SCRIPT'), Buffer.from('LOAD'), body]);
-  return { slots, preflight, asked };
+  return { slots, preflight, asked, functions };
 }
 
 /**
@@ -100,8 +119,20 @@ export function resolveScriptSlots(plan: ScriptPlan, replies: Buffer[]): ScriptS
     if (typeof read === 'string') return { error: read };
     exists = read;
   }
+  let functions: Map<string, FunctionCode> | undefined;
+  if (plan.functions) {
+    const reply = replies[plan.asked.length > 0 ? 1 : 0];
+    if (reply?.[0] === 0x2d)
+      return { error: `ERR respgate could not read the upstream's functions (FUNCTION LIST: ${reply.toString('latin1', 1).trim()})` };
+    functions = reply && readFunctionList(reply);
+    if (!functions) return { error: 'ERR upstream sent a malformed answer to FUNCTION LIST' };
+  }
   const out: ScriptSlot[] = [];
   for (const slot of plan.slots) {
+    if (slot.kind === 'fcall') {
+      out.push(functionSlot(slot.args, slot.readOnly, functions!));
+      continue;
+    }
     if (slot.kind !== 'evalsha') {
       out.push(slot);
       continue;
@@ -118,6 +149,19 @@ export function resolveScriptSlots(plan: ScriptPlan, replies: Buffer[]): ScriptS
     out.push({ kind: 'script', sha: slot.sha, body, numkeys: slot.numkeys, rest: slot.rest });
   }
   return out;
+}
+
+/** An FCALL as Redis 7.0 checks it at EXEC (fcallCommandGeneric): the function, numkeys, then the _RO rule. */
+function functionSlot(args: Buffer[], readOnly: boolean, functions: Map<string, FunctionCode>): ScriptSlot {
+  const found = functions.get(args[0].toString('latin1').toLowerCase());
+  if (!found) return { kind: 'error', message: 'ERR Function not found' };
+  const n = parseLongLong(args[1]);
+  if (n === undefined) return { kind: 'error', message: 'ERR Bad number of keys provided' };
+  if (n > BigInt(args.length - 2)) return { kind: 'error', message: "ERR Number of keys can't be greater than number of args" };
+  if (n < 0n) return { kind: 'error', message: "ERR Number of keys can't be negative" };
+  if (readOnly && !found.flags.includes('no-writes'))
+    return { kind: 'error', message: 'ERR Can not execute a script with write flag using *_ro command.' };
+  return { kind: 'function', name: found.name, code: found.code, numkeys: Number(n), rest: args.slice(2) };
 }
 
 /** SCRIPT EXISTS' reply (`*n` of `:0`/`:1`), or the error that stops the transaction. */

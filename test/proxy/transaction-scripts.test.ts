@@ -253,7 +253,10 @@ describe('scripts after WATCH', () => {
 describe('FCALL inside MULTI', () => {
   const LIBRARY = `#!lua name=txlib
 redis.register_function('bump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)
-redis.register_function{function_name = 'peek', callback = function(keys) return redis.call('GET', keys[1]) end, flags = {'no-writes'}}`;
+redis.register_function{function_name = 'peek', callback = function(keys) return redis.call('GET', keys[1]) end, flags = {'no-writes'}}
+local function fail() error('bad') end
+redis.register_function('boom', function() fail() end)
+redis.register_function('echo', function(keys, args) return {keys[1], keys[2], args[1], args[2], #keys, #args} end)`;
 
   it('plain arguments: FCALL and FCALL_RO run in the transaction (the upstream’s own MULTI)', () =>
     expectSameAsRedis([
@@ -267,26 +270,53 @@ redis.register_function{function_name = 'peek', callback = function(keys) return
       ['EXEC'],
     ]));
 
-  it('with binary arguments or after WATCH, a transaction with FCALL is refused whole (a script cannot call FCALL), and nothing runs', async () => {
+  const CALLS: Arg[][] = [
+    ['FCALL', 'bump', '1', 'n', '5'],
+    ['FCALL', 'BUMP', '1', BINARY_KEY, '2'],
+    ['FCALL_RO', 'peek', '1', 'n'],
+    ['FCALL_RO', 'bump', '1', 'n', '1'],
+    ['FCALL', 'nosuch', 'x'],
+    ['FCALL', 'bump', 'x'],
+    ['FCALL', 'bump', '-1'],
+    ['FCALL', 'bump', '3', 'n'],
+    ['FCALL', 'bump', '1', 'str', '1'],
+    ['FCALL', 'boom', '0', PACKED],
+    ['FCALL', 'echo', '2', BINARY_KEY, 'k', PACKED, 'a'],
+  ];
+
+  it('with binary arguments, FCALL and FCALL_RO run from their library’s code with Redis’ errors', () =>
+    expectSameAsRedis([
+      ['FUNCTION', 'LOAD', LIBRARY],
+      ['SET', 'str', 'abc'],
+      ['MULTI'],
+      ...CALLS,
+      ['SET', 'x', PACKED],
+      ['EXEC'],
+      ['MGET', 'n', BINARY_KEY, 'x'],
+    ]));
+
+  it('after WATCH, the same', () =>
+    expectSameAsRedis([['FUNCTION', 'LOAD', LIBRARY], ['SET', 'str', 'abc'], ['WATCH', 'n'], ['MULTI'], ...CALLS, ['EXEC'], ['GET', 'n']]));
+
+  it('FUNCTION and SCRIPT commands in such a transaction refuse it whole (a script cannot call them), and nothing runs', async () => {
     const client = await RawClient.connect(stack.proxy.port);
     try {
       await client.call(...RESET_COMMANDS);
-      await client.call(['FUNCTION', 'LOAD', LIBRARY]);
-      const refusal =
-        "-EXECABORT Transaction discarded because of: ERR command 2 of the transaction ('fcall') cannot run in it: a transaction with watched keys or binary arguments runs as one upstream script, and Redis does not let a script call 'fcall' (the transaction was not sent)\r\n";
-      const binary = await client.call(['MULTI'], ['SET', 'x', PACKED], ['FCALL', 'bump', '1', 'n', '1'], ['EXEC'], ['MGET', 'x', 'n']);
-      expect(binary[3].toString()).toBe(refusal);
-      expect(binary[4].toString()).toBe('*2\r\n$-1\r\n$-1\r\n');
+      const refusal = (name: string) =>
+        `-EXECABORT Transaction discarded because of: ERR command 2 of the transaction ('${name}') cannot run in it: a transaction with watched keys or binary arguments runs as one upstream script, and Redis does not let a script call '${name}' (the transaction was not sent)\r\n`;
+      const binary = await client.call(['MULTI'], ['SET', 'x', PACKED], ['FUNCTION', 'LOAD', LIBRARY], ['EXEC'], ['EXISTS', 'x']);
+      expect(binary[3].toString()).toBe(refusal('function|load'));
+      expect(binary[4].toString()).toBe(':0\r\n');
       const watched = await client.call(
         ['WATCH', 'n'],
         ['MULTI'],
         ['SET', 'x', '1'],
-        ['FCALL', 'bump', '1', 'n', '1'],
+        ['SCRIPT', 'LOAD', 'return 1'],
         ['EXEC'],
-        ['MGET', 'x', 'n'],
+        ['EXISTS', 'x'],
       );
-      expect(watched[4].toString()).toBe(refusal);
-      expect(watched[5].toString()).toBe('*2\r\n$-1\r\n$-1\r\n');
+      expect(watched[4].toString()).toBe(refusal('script|load'));
+      expect(watched[5].toString()).toBe(':0\r\n');
     } finally {
       client.close();
     }

@@ -91,10 +91,9 @@ describe('planScriptSlots', () => {
     expect(p.preflight).toEqual([]);
   });
 
-  it('FCALL, SCRIPT and the other commands a script may not call refuse the whole transaction', () => {
+  it('SCRIPT, FUNCTION and the other commands a script may not call refuse the whole transaction', () => {
     for (const [command, name] of [
-      [b('FCALL', 'f', '0'), 'fcall'],
-      [b('fcall_ro', 'f', '0'), 'fcall_ro'],
+      [b('FUNCTION', 'DELETE', 'lib'), 'function|delete'],
       [b('SCRIPT', 'LOAD', 'return 1'), 'script|load'],
       [b('BLPOP', 'l', '0'), 'blpop'],
     ] as const) {
@@ -148,5 +147,61 @@ describe('resolveScriptSlots', () => {
     });
     for (const bad of ['*1\r\n:1\r\n', '*2\r\n:1\r\n:2\r\n', '$1\r\nx\r\n', ''])
       expect(resolveScriptSlots(p, [Buffer.from(bad)])).toEqual({ error: 'ERR upstream sent a malformed answer to SCRIPT EXISTS' });
+  });
+
+  describe('FCALL', () => {
+    const CODE = "#!lua name=lib\nredis.register_function('Bump', function(k) return 1 end)";
+    const LIST = (flags: string) =>
+      Buffer.from(
+        `*1\r\n*6\r\n$12\r\nlibrary_name\r\n$3\r\nlib\r\n$9\r\nfunctions\r\n*1\r\n*6\r\n$4\r\nname\r\n$4\r\nBump\r\n$11\r\ndescription\r\n$-1\r\n$5\r\nflags\r\n${flags}$12\r\nlibrary_code\r\n$${CODE.length}\r\n${CODE}\r\n`,
+      );
+
+    it('asks FUNCTION LIST WITHCODE (after SCRIPT EXISTS) and runs the function from its library, found in any case', () => {
+      const p = plan([b('EVALSHA', sha1hex(ONE), '0'), b('fcall', 'bump', '1', 'k', 'a')], bodiesKnowing(ONE));
+      expect(p.preflight.map(text)).toEqual([
+        ['SCRIPT', 'EXISTS', sha1hex(ONE)],
+        ['FUNCTION', 'LIST', 'WITHCODE'],
+      ]);
+      const slots = resolveScriptSlots(p, [Buffer.from('*1\r\n:1\r\n'), LIST('*0\r\n')]);
+      expect(Array.isArray(slots) && slots[1]).toEqual({
+        kind: 'function',
+        name: 'Bump',
+        code: Buffer.from(CODE),
+        numkeys: 1,
+        rest: b('k', 'a'),
+      });
+    });
+
+    it('Redis’ errors in their slot, in its order: the function, numkeys, then FCALL_RO of a function that may write', () => {
+      const messages = (list: Buffer, ...commands: Buffer[][]) => {
+        const slots = resolveScriptSlots(plan(commands), [list]);
+        return Array.isArray(slots) ? slots.map((s) => (s.kind === 'error' ? s.message : s.kind)) : slots;
+      };
+      expect(
+        messages(
+          LIST('*0\r\n'),
+          b('FCALL', 'nosuch', 'x'),
+          b('FCALL', 'bump', 'x'),
+          b('FCALL', 'bump', '2', 'k'),
+          b('FCALL', 'bump', '-1'),
+          b('FCALL_RO', 'bump', '0'),
+        ),
+      ).toEqual([
+        'ERR Function not found',
+        'ERR Bad number of keys provided',
+        "ERR Number of keys can't be greater than number of args",
+        "ERR Number of keys can't be negative",
+        'ERR Can not execute a script with write flag using *_ro command.',
+      ]);
+      expect(messages(LIST('*1\r\n+no-writes\r\n'), b('FCALL_RO', 'bump', '0'))).toEqual(['function']);
+    });
+
+    it('a failed or malformed FUNCTION LIST refuses the transaction', () => {
+      const p = plan([b('FCALL', 'bump', '0')]);
+      expect(resolveScriptSlots(p, [Buffer.from('-NOPERM no\r\n')])).toEqual({
+        error: "ERR respgate could not read the upstream's functions (FUNCTION LIST: NOPERM no)",
+      });
+      expect(resolveScriptSlots(p, [Buffer.from(':1\r\n')])).toEqual({ error: 'ERR upstream sent a malformed answer to FUNCTION LIST' });
+    });
   });
 });
