@@ -118,6 +118,23 @@ describe('EVAL and EVALSHA in a transaction with binary arguments (run as one up
     ]));
 });
 
+describe('the same scripts through /multi-exec (plain arguments: the upstream’s own MULTI runs them)', () => {
+  it('EVAL, EVALSHA, NOSCRIPT and script errors in their slots', () =>
+    expectSameAsRedis([
+      ['SET', 'str', 'abc'],
+      ['SCRIPT', 'LOAD', ECHO],
+      ['MULTI'],
+      ['EVAL', ADD_JOB, '3', 'q:id', 'q:', 'q:wait', 'data', 'job'],
+      ['EVALSHA', sha1hex(ECHO), '1', 'k', 'a'],
+      ['EVALSHA', 'ffffffffffffffffffffffffffffffffffffffff', '0'],
+      ['EVAL', "return redis.call('INCR', KEYS[1])", '1', 'str'],
+      ['EVAL', 'return 1', 'x'],
+      ['EVAL', NIL, '0'],
+      ['EXEC'],
+      ['EVALSHA', sha1hex(ADD_JOB), '3', 'q:id', 'q:', 'q:wait', 'x', 'y'],
+    ]));
+});
+
 describe('blocking commands in a binary transaction (their non-blocking form is a script of the proxy)', () => {
   it('BLPOP, BRPOP, BZPOPMIN answer at once what is there, as in Redis', () =>
     expectSameAsRedis([
