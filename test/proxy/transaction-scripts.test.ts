@@ -10,6 +10,7 @@ import {
   replayOnBoth,
   RESET_COMMANDS,
   startStack,
+  startTestProxy,
   type DifferentialSide,
   type Stack,
 } from '../helpers/stack.js';
@@ -36,8 +37,8 @@ return id`;
 const ECHO = 'return {KEYS[1], ARGV[1], #KEYS, #ARGV}';
 const NIL = 'return nil';
 
-async function open(protocol: 2 | 3): Promise<DifferentialSide> {
-  const [oracle, proxy] = await Promise.all([RawClient.connect(stack.oracle.endpoint.port), RawClient.connect(stack.proxy.port)]);
+async function open(protocol: 2 | 3, port: number): Promise<DifferentialSide> {
+  const [oracle, proxy] = await Promise.all([RawClient.connect(stack.oracle.endpoint.port), RawClient.connect(port)]);
   const side = { oracle, proxy };
   await replayOnBoth(side, RESET_COMMANDS, false);
   if (protocol === 3) await replayOnBoth(side, [['HELLO', '3']], false);
@@ -45,11 +46,11 @@ async function open(protocol: 2 | 3): Promise<DifferentialSide> {
 }
 
 /** Runs the commands on both sides (one at a time, then again as one burst) and expects identical bytes. */
-async function expectSameAsRedis(commands: Arg[][], protocols: (2 | 3)[] = [2, 3]): Promise<Buffer[]> {
+async function expectSameAsRedis(commands: Arg[][], protocols: (2 | 3)[] = [2, 3], port = stack.proxy.port): Promise<Buffer[]> {
   let last: Buffer[] = [];
   for (const protocol of protocols) {
     for (const burst of [false, true]) {
-      const side = await open(protocol);
+      const side = await open(protocol, port);
       try {
         const [o, p] = await replayOnBoth(side, commands, burst);
         for (let i = 0; i < commands.length; i++) {
@@ -336,6 +337,34 @@ redis.register_function('echo', function(keys, args) return {keys[1], keys[2], a
       expect(watched[5].toString()).toBe(':0\r\n');
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('an upstream that answers JSON (--upstream-format json): the preflight and the script transaction read from JSON', () => {
+  it('EVAL, EVALSHA, NOSCRIPT and FCALL with binary arguments, byte for byte', async () => {
+    const proxy = await startTestProxy(stack.platform, { upstreamFormat: 'json' });
+    try {
+      await expectSameAsRedis(
+        [
+          [
+            'FUNCTION',
+            'LOAD',
+            "#!lua name=jlib\nredis.register_function('jbump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)",
+          ],
+          ['SCRIPT', 'LOAD', ECHO],
+          ['MULTI'],
+          ['EVAL', ADD_JOB, '3', 'q:id', 'q:', 'q:wait', PACKED, 'job'],
+          ['EVALSHA', sha1hex(ECHO), '1', BINARY_KEY, PACKED],
+          ['EVALSHA', 'ffffffffffffffffffffffffffffffffffffffff', '0'],
+          ['FCALL', 'jbump', '1', 'n', '3'],
+          ['EXEC'],
+        ],
+        [2, 3],
+        proxy.port,
+      );
+    } finally {
+      await proxy.stop();
     }
   });
 });
