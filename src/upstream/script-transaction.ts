@@ -17,6 +17,7 @@
 // Queued scripts (EVAL, EVALSHA): a script may not call them, so this script runs their bodies itself
 // (what each slot becomes is decided in transaction-scripts.ts).
 import { splitReplies } from '../resp/reply-scanner.js';
+import { allCommandsAndSubcommands } from '../commands/table.js';
 import type { ScriptSlot } from './transaction-scripts.js';
 
 /** The Lua function both scripts use: a key's fingerprint, '' when the key does not exist. */
@@ -34,11 +35,12 @@ return out
 `;
 
 /**
- * ARGV[1]: "<scripts> <watched> <key length> <fingerprint length>… then per command its kind and
- * lengths\n" then the bytes of every watched key, fingerprint and argument, in that order. A command
- * is `0 <argc> <arg length>…` (run with redis.pcall), `1 <numkeys> <argc> <arg length>…` (a queued
- * script: its SHA-1, its body, its keys then its arguments: transaction-scripts.ts),
- * `3 <numkeys> <argc> <arg length>…` (a queued FCALL: the function's name, its library's code, its
+ * ARGV[1]: "<scripts> <writes> <name length>… <watched> <key length> <fingerprint length>… then per
+ * command its kind and lengths\n" then the bytes of every write command's name (for read-only
+ * scripts; none without them), watched key, fingerprint and argument, in that order. A command
+ * is `0 <argc> <arg length>…` (run with redis.pcall), `1 <numkeys> <read-only> <argc> <arg length>…`
+ * (a queued script: its SHA-1, its body, its keys then its arguments: transaction-scripts.ts),
+ * `3 <numkeys> <read-only> <argc> <arg length>…` (a queued FCALL: the function's name, its library's code, its
  * keys then its arguments) or `2 <message length>` (the slot's error reply). Returns nil when a watched key changed, an
  * EXECABORT error when the upstream cannot run the queued scripts (before anything ran), else the
  * array of the commands' replies.
@@ -70,6 +72,8 @@ local compile = rawget(_G, 'loadstring')
 if scripts > 0 and (compile == nil or not pcall(function() KEYS[1] = ''; KEYS[1] = nil end)) then
   return {err = 'EXECABORT Transaction discarded because of: ERR the upstream cannot run the queued scripts of a transaction with watched keys or binary arguments (its scripts lack loadstring or a writable KEYS table)'}
 end
+local writes = {}
+for i = 1, number() do writes[take()] = true end
 local watched = number()
 for i = 1, watched do
   local key = take()
@@ -84,6 +88,41 @@ local function refill(t, args, from, to)
   for i = #t, 1, -1 do t[i] = nil end
   for i = from, to do t[i - from + 1] = args[i] end
 end
+-- Read-only runs (EVAL_RO, EVALSHA_RO, no-writes): the code gets a local redis whose call and pcall
+-- refuse what Redis refuses there (write and may-replicate commands: writes). Its call is a coroutine
+-- (a C function to the caller, as Redis' own is): an error raised inside it reaches Redis' error
+-- handler with the caller's frame, so its line is the caller's line. A coroutine ends with its error;
+-- the next call gets a new one.
+local READONLY = 'ERR Write commands are not allowed from read-only scripts.'
+local function is_write(name, sub)
+  name = string.lower(tostring(name))
+  return writes[name] or (sub ~= nil and writes[name .. '|' .. string.lower(tostring(sub))])
+end
+local live_call
+local function new_call()
+  return coroutine.wrap(function(...)
+    local args = {...}
+    while true do
+      local reply
+      if is_write(args[1], args[2]) then reply = {err = READONLY} else reply = redis.pcall(unpack(args)) end
+      if type(reply) == 'table' and reply.err then
+        live_call = nil
+        error(reply)
+      end
+      args = {coroutine.yield(reply)}
+    end
+  end)
+end
+local readonly_redis = setmetatable({
+  pcall = function(...)
+    if is_write(...) then return {err = READONLY} end
+    return redis.pcall(...)
+  end,
+}, {__index = function(_, key)
+  if key ~= 'call' then return redis[key] end
+  live_call = live_call or new_call()
+  return live_call
+end})
 -- How a queued script or function ends: its value (nil as false), or its error worded as Redis words it.
 local function finish(name, ok, result)
   redis.setresp(2)
@@ -98,24 +137,26 @@ local function finish(name, ok, result)
   end
   return {err = message .. ' script: ' .. name}
 end
-local function script(args, numkeys)
+local function script(args, numkeys, readonly)
   local sha, body = args[1], args[2]
   if string.sub(body, 1, 2) == '#!' then body = '--' .. string.sub(body, 3) end
+  if readonly then body = 'local redis = ...; ' .. body end
   local fn, problem = compile(body, '@user_script')
   if not fn then return {err = 'ERR Error compiling script (new function): ' .. tostring(problem)} end
   refill(KEYS, args, 3, 2 + numkeys)
   refill(ARGV, args, 3 + numkeys, #args)
+  if readonly then return finish(sha, xpcall(function() return fn(readonly_redis) end, handler)) end
   return finish(sha, xpcall(fn, handler))
 end
 -- A function: its library's code runs with a local redis whose register_function keeps the callbacks
 -- (the shebang line becomes that local, so line numbers stay), then the function is called.
-local function call(args, numkeys)
+local function call(args, numkeys, readonly)
   local name, code = args[1], args[2]
   local callbacks = {}
   local library = setmetatable({register_function = function(a, b)
     if type(a) == 'table' then callbacks[string.lower(a.function_name)] = a.callback
     else callbacks[string.lower(a)] = b end
-  end}, {__index = redis})
+  end}, {__index = readonly and readonly_redis or redis})
   local eol1 = string.find(code, '\\n', 1, true)
   local chunk, problem = compile('local redis = ...' .. (eol1 and string.sub(code, eol1) or ''), '@user_function')
   if not chunk then return {err = 'ERR Error compiling function: ' .. tostring(problem)} end
@@ -133,15 +174,18 @@ while at <= #lengths do
   if kind == 2 then
     replies[#replies + 1] = {err = take()}
   else
-    local numkeys = 0
-    if kind == 1 or kind == 3 then numkeys = number() end
+    local numkeys, readonly = 0, false
+    if kind == 1 or kind == 3 then
+      numkeys = number()
+      readonly = number() == 1
+    end
     local argc = number()
     local args = {}
     for i = 1, argc do args[i] = take() end
     if kind == 1 then
-      replies[#replies + 1] = script(args, numkeys)
+      replies[#replies + 1] = script(args, numkeys, readonly)
     elseif kind == 3 then
-      replies[#replies + 1] = call(args, numkeys)
+      replies[#replies + 1] = call(args, numkeys, readonly)
     else
       replies[#replies + 1] = redis.pcall(unpack(args))
     end
@@ -198,6 +242,12 @@ export function readFingerprints(reply: Buffer, count: number): Buffer[] | undef
 export function transactionCommand(slots: ScriptSlot[], watch: WatchedKeys | undefined): Buffer[] {
   const lengths: number[] = [slots.filter((s) => s.kind === 'script' || s.kind === 'function').length];
   const data: Buffer[] = [];
+  const writes = slots.some((s) => (s.kind === 'script' || s.kind === 'function') && s.readOnly) ? writeCommands() : [];
+  lengths.push(writes.length);
+  for (const name of writes) {
+    lengths.push(name.length);
+    data.push(name);
+  }
   const keys = watch?.keys ?? [];
   lengths.push(keys.length);
   for (let i = 0; i < keys.length; i++) {
@@ -216,11 +266,11 @@ export function transactionCommand(slots: ScriptSlot[], watch: WatchedKeys | und
       }
       case 'script':
         args = [Buffer.from(slot.sha), slot.body, ...slot.rest];
-        lengths.push(1, slot.numkeys);
+        lengths.push(1, slot.numkeys, slot.readOnly ? 1 : 0);
         break;
       case 'function':
         args = [Buffer.from(slot.name), slot.code, ...slot.rest];
-        lengths.push(3, slot.numkeys);
+        lengths.push(3, slot.numkeys, slot.readOnly ? 1 : 0);
         break;
       case 'command':
         args = slot.args;
@@ -235,6 +285,24 @@ export function transactionCommand(slots: ScriptSlot[], watch: WatchedKeys | und
   }
   const blob = Buffer.concat([Buffer.from(lengths.join(' ') + '\n'), ...data]);
   return [Buffer.from('EVAL'), Buffer.from(TRANSACTION_SCRIPT), Buffer.from('0'), blob];
+}
+
+let writeNames: Buffer[] | undefined;
+
+/**
+ * The commands a read-only script may not call (scriptVerifyWriteCommandAllow): write commands and
+ * subcommands (`xgroup|create`), and the may-replicate ones COMMAND INFO does not flag.
+ */
+function writeCommands(): Buffer[] {
+  writeNames ??= [
+    ...allCommandsAndSubcommands()
+      .filter((c) => c.flags.has('write'))
+      .map((c) => c.name),
+    'publish',
+    'spublish',
+    'pfcount',
+  ].map((n) => Buffer.from(n));
+  return writeNames;
 }
 
 export type ScriptOutcome =

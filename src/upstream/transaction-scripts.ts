@@ -25,9 +25,9 @@ import type { ScriptBodies } from './script-bodies.js';
 export type ScriptSlot =
   | { kind: 'command'; args: Buffer[] }
   /** A queued script: `sha` names it in error texts; `rest` holds its keys (the first `numkeys`) then its arguments. */
-  | { kind: 'script'; sha: string; body: Buffer; numkeys: number; rest: Buffer[] }
+  | { kind: 'script'; sha: string; body: Buffer; numkeys: number; rest: Buffer[]; readOnly: boolean }
   /** A queued FCALL: the function `name` (as registered) of the library `code`; `rest` as for a script. */
-  | { kind: 'function'; name: string; code: Buffer; numkeys: number; rest: Buffer[] }
+  | { kind: 'function'; name: string; code: Buffer; numkeys: number; rest: Buffer[]; readOnly: boolean }
   /** The slot's reply is this error, as Redis answers it at EXEC. */
   | { kind: 'error'; message: string };
 
@@ -36,7 +36,7 @@ type PlannedSlot =
   /** An FCALL or FCALL_RO: checked once the upstream listed its functions (`args` from the function name on). */
   | { kind: 'fcall'; args: Buffer[]; readOnly: boolean }
   /** An EVALSHA: `body` when the proxy knows it; `loadedBefore`: an EVAL earlier in the transaction has the same script. */
-  | { kind: 'evalsha'; sha: string; body: Buffer | undefined; numkeys: number; rest: Buffer[]; loadedBefore: boolean };
+  | { kind: 'evalsha'; sha: string; body: Buffer | undefined; numkeys: number; rest: Buffer[]; loadedBefore: boolean; ro: boolean };
 
 /** A transaction's slots before the upstream was asked about its EVALSHA scripts. */
 export interface ScriptPlan {
@@ -86,10 +86,13 @@ export function planScriptSlots(commands: Buffer[][], bodies: ScriptBodies): Scr
       continue;
     }
     const rest = command.slice(3);
+    const ro = name.endsWith('_ro');
     if (script === 'eval') {
       const sha = bodies.remember(command[1]);
-      loads.set(sha, command[1]);
-      slots.push({ kind: 'script', sha, body: command[1], numkeys, rest });
+      const slot = scriptSlot(sha, command[1], numkeys, rest, ro);
+      // Redis caches the script of an EVAL whose shebang it accepts (a later EVALSHA finds it).
+      if (slot.kind !== 'error' || !slot.message.includes('shebang')) loads.set(sha, command[1]);
+      slots.push(slot);
     } else {
       const sha = command[1].toString('latin1').toLowerCase();
       if (sha.length !== 40) {
@@ -97,7 +100,7 @@ export function planScriptSlots(commands: Buffer[][], bodies: ScriptBodies): Scr
         continue;
       }
       if (!asked.includes(sha)) asked.push(sha);
-      slots.push({ kind: 'evalsha', sha, body: loads.get(sha) ?? bodies.get(sha), numkeys, rest, loadedBefore: loads.has(sha) });
+      slots.push({ kind: 'evalsha', sha, body: loads.get(sha) ?? bodies.get(sha), numkeys, rest, loadedBefore: loads.has(sha), ro });
     }
   }
   const preflight: Buffer[][] = [];
@@ -146,7 +149,7 @@ export function resolveScriptSlots(plan: ScriptPlan, replies: Buffer[]): ScriptS
       return {
         error: `ERR script ${slot.sha} is loaded in the upstream, but respgate has not seen its body (it was loaded by another client or before respgate started), and this transaction runs as one upstream script (it has watched keys or binary arguments), which cannot call EVALSHA: send the script once through respgate with EVAL or SCRIPT LOAD`,
       };
-    out.push({ kind: 'script', sha: slot.sha, body, numkeys: slot.numkeys, rest: slot.rest });
+    out.push(scriptSlot(slot.sha, body, slot.numkeys, slot.rest, slot.ro));
   }
   return out;
 }
@@ -161,7 +164,49 @@ function functionSlot(args: Buffer[], readOnly: boolean, functions: Map<string, 
   if (n < 0n) return { kind: 'error', message: "ERR Number of keys can't be negative" };
   if (readOnly && !found.flags.includes('no-writes'))
     return { kind: 'error', message: 'ERR Can not execute a script with write flag using *_ro command.' };
-  return { kind: 'function', name: found.name, code: found.code, numkeys: Number(n), rest: args.slice(2) };
+  return {
+    kind: 'function',
+    name: found.name,
+    code: found.code,
+    numkeys: Number(n),
+    rest: args.slice(2),
+    readOnly: found.flags.includes('no-writes'),
+  };
+}
+
+/**
+ * A script's slot, after the checks Redis 7.0 makes once it has the body: its shebang
+ * (evalExtractShebangFlags), then a *_RO call of a script whose shebang lacks no-writes
+ * (scriptPrepareForRun). A script runs read-only under *_RO or with the no-writes flag.
+ */
+function scriptSlot(sha: string, body: Buffer, numkeys: number, rest: Buffer[], ro: boolean): ScriptSlot {
+  const flags = shebangFlags(body);
+  if (flags && 'error' in flags) return { kind: 'error', message: flags.error };
+  if (ro && flags && !flags.includes('no-writes'))
+    return { kind: 'error', message: 'ERR Can not execute a script with write flag using *_ro command.' };
+  return { kind: 'script', sha, body, numkeys, rest, readOnly: ro || (flags?.includes('no-writes') ?? false) };
+}
+
+const SCRIPT_FLAGS = new Set(['no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys']);
+
+/** The flags of a body's `#!lua flags=…` line, Redis' error for a bad one, or undefined without a shebang. */
+export function shebangFlags(body: Buffer): string[] | { error: string } | undefined {
+  if (body[0] !== 0x23 || body[1] !== 0x21) return undefined;
+  const eol = body.indexOf(10);
+  const parts = body
+    .toString('latin1', 0, eol < 0 ? body.length : eol)
+    .split(/[ \t\r]+/)
+    .filter((p) => p !== '');
+  if (parts[0] !== '#!lua') return { error: `ERR Unexpected engine in script shebang: ${parts[0]}` };
+  const flags: string[] = [];
+  for (const part of parts.slice(1)) {
+    if (!part.startsWith('flags=')) return { error: `ERR Unknown lua shebang option: ${part}` };
+    for (const flag of part.slice(6).split(',')) {
+      if (!SCRIPT_FLAGS.has(flag)) return { error: `ERR Unexpected flag in script shebang: ${flag}` };
+      flags.push(flag);
+    }
+  }
+  return flags;
 }
 
 /** SCRIPT EXISTS' reply (`*n` of `:0`/`:1`), or the error that stops the transaction. */

@@ -188,6 +188,49 @@ describe('script errors in a slot, worded as Redis words them', () => {
     ]));
 });
 
+describe('read-only scripts (EVAL_RO, EVALSHA_RO, no-writes) and shebangs, in a binary transaction', () => {
+  const WRITER = "local x = 1\nreturn redis.call('SET', KEYS[1], 'v')";
+  it('writes are refused with Redis’ error at the caller’s line; reads and their errors as in Redis', () =>
+    expectSameAsRedis([
+      ['SET', 'str', 'abc'],
+      ['SCRIPT', 'LOAD', WRITER],
+      ['MULTI'],
+      ['EVAL_RO', WRITER, '1', 'k', PACKED],
+      ['EVAL_RO', "return redis.call('SET', KEYS[1], 'v')", '1', 'k'],
+      ['EVAL_RO', "return redis.pcall('SET', KEYS[1], 'v')", '1', 'k'],
+      ['EVAL_RO', "\nreturn redis.call('INCR', KEYS[1])", '1', 'str'],
+      ['EVAL_RO', "return redis.call('PUBLISH', 'c', 'm')", '0'],
+      ['EVAL_RO', "return redis.call('XGROUP', 'CREATE', KEYS[1], 'g', '$', 'MKSTREAM')", '1', 's'],
+      ['EVAL_RO', "return redis.call('GET', KEYS[1])", '1', 'str'],
+      ['EVAL_RO', "\n\nreturn redis.call('LPOP', KEYS[1])", '1', 'str'],
+      [
+        'EVAL_RO',
+        "local ok, e = pcall(redis.call, 'SET', KEYS[1], 'v')\nreturn {tostring(ok), e.err, redis.call('GET', KEYS[1])}",
+        '1',
+        'str',
+      ],
+      ['EVALSHA_RO', sha1hex(WRITER), '1', 'k'],
+      ['EVALSHA', sha1hex(WRITER), '1', 'k'],
+      ['EXEC'],
+      ['EXISTS', 's'],
+    ]));
+
+  it('shebang flags and errors: no-writes, *_RO of a script that may write, unknown engine, flag or option', () =>
+    expectSameAsRedis([
+      ['MULTI'],
+      ['EVAL', "#!lua flags=no-writes\nreturn redis.call('SET', KEYS[1], 'v')", '1', 'k', PACKED],
+      ['EVAL', "#!lua flags=no-writes,allow-oom\nreturn redis.call('GET', KEYS[1])", '1', 'k'],
+      ['EVAL_RO', '#!lua\nreturn 1', '0'],
+      ['EVAL_RO', '#!lua flags=no-writes\nreturn 2', '0'],
+      ['EVAL', '#!lua flags=bogus\nreturn 1', '0'],
+      ['EVAL', '#!luax\nreturn 1', '0'],
+      ['EVAL', '#!lua foo=bar\nreturn 1', '0'],
+      ['EVALSHA', sha1hex('#!lua flags=bogus\nreturn 1'), '0'],
+      ['EVAL', "#!lua\nreturn redis.call('SET', KEYS[1], 'w')", '1', 'k'],
+      ['EXEC'],
+    ]));
+});
+
 describe('NOSCRIPT in a slot', () => {
   const UNKNOWN = 'ffffffffffffffffffffffffffffffffffffffff';
 
@@ -272,6 +315,7 @@ describe('FCALL inside MULTI', () => {
   const LIBRARY = `#!lua name=txlib
 redis.register_function('bump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)
 redis.register_function{function_name = 'peek', callback = function(keys) return redis.call('GET', keys[1]) end, flags = {'no-writes'}}
+redis.register_function{function_name = 'peekw', callback = function(keys) return redis.call('SET', keys[1], 'w') end, flags = {'no-writes'}}
 local function fail() error('bad') end
 redis.register_function('boom', function() fail() end)
 redis.register_function('echo', function(keys, args) return {keys[1], keys[2], args[1], args[2], #keys, #args} end)`;
@@ -300,6 +344,8 @@ redis.register_function('echo', function(keys, args) return {keys[1], keys[2], a
     ['FCALL', 'bump', '1', 'str', '1'],
     ['FCALL', 'boom', '0', PACKED],
     ['FCALL', 'echo', '2', BINARY_KEY, 'k', PACKED, 'a'],
+    ['FCALL', 'peekw', '1', 'n'],
+    ['FCALL_RO', 'peekw', '1', 'n'],
   ];
 
   it('with binary arguments, FCALL and FCALL_RO run from their library’s code with Redis’ errors', () =>

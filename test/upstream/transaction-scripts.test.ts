@@ -3,7 +3,14 @@
 // differential tests against redis-server are test/proxy/transaction-scripts.test.ts.
 import { describe, expect, it } from 'vitest';
 import { ScriptBodies, sha1hex } from '../../src/upstream/script-bodies.js';
-import { NOSCRIPT, parseLongLong, planScriptSlots, resolveScriptSlots, type ScriptPlan } from '../../src/upstream/transaction-scripts.js';
+import {
+  NOSCRIPT,
+  parseLongLong,
+  planScriptSlots,
+  resolveScriptSlots,
+  shebangFlags,
+  type ScriptPlan,
+} from '../../src/upstream/transaction-scripts.js';
 
 const b = (...args: string[]): Buffer[] => args.map((a) => Buffer.from(a));
 const text = (command: Buffer[]): string[] => command.map((a) => a.toString());
@@ -116,7 +123,7 @@ describe('resolveScriptSlots', () => {
   it('a script the upstream has and the proxy knows runs from its body', () => {
     const p = plan([b('EVALSHA', sha1hex(ONE), '1', 'k', 'a')], bodiesKnowing(ONE));
     expect(resolveScriptSlots(p, [Buffer.from('*1\r\n:1\r\n')])).toEqual([
-      { kind: 'script', sha: sha1hex(ONE), body: Buffer.from(ONE), numkeys: 1, rest: b('k', 'a') },
+      { kind: 'script', sha: sha1hex(ONE), body: Buffer.from(ONE), numkeys: 1, rest: b('k', 'a'), readOnly: false },
     ]);
   });
 
@@ -169,6 +176,7 @@ describe('resolveScriptSlots', () => {
         code: Buffer.from(CODE),
         numkeys: 1,
         rest: b('k', 'a'),
+        readOnly: false,
       });
     });
 
@@ -203,5 +211,22 @@ describe('resolveScriptSlots', () => {
       });
       expect(resolveScriptSlots(p, [Buffer.from(':1\r\n')])).toEqual({ error: 'ERR upstream sent a malformed answer to FUNCTION LIST' });
     });
+  });
+});
+
+describe('shebangFlags (Redis 7.0 evalExtractShebangFlags)', () => {
+  it('no shebang, flags, and each error', () => {
+    expect(shebangFlags(Buffer.from('return 1'))).toBeUndefined();
+    expect(shebangFlags(Buffer.from('#!lua\nreturn 1'))).toEqual([]);
+    expect(shebangFlags(Buffer.from('#!lua flags=no-writes,allow-oom'))).toEqual(['no-writes', 'allow-oom']);
+    expect(shebangFlags(Buffer.from('#!luajit\n'))).toEqual({ error: 'ERR Unexpected engine in script shebang: #!luajit' });
+    expect(shebangFlags(Buffer.from('#!lua flags=nope\n'))).toEqual({ error: 'ERR Unexpected flag in script shebang: nope' });
+    expect(shebangFlags(Buffer.from('#!lua name=x\n'))).toEqual({ error: 'ERR Unknown lua shebang option: name=x' });
+  });
+
+  it('EVAL_RO of a script whose shebang lacks no-writes answers Redis’ error; no-writes makes EVAL read-only', () => {
+    const [ro, noWrites] = plan([b('EVAL_RO', '#!lua\nreturn 1', '0'), b('EVAL', '#!lua flags=no-writes\nreturn 1', '0')]).slots;
+    expect(ro).toEqual({ kind: 'error', message: 'ERR Can not execute a script with write flag using *_ro command.' });
+    expect(noWrites).toMatchObject({ kind: 'script', readOnly: true });
   });
 });
