@@ -68,12 +68,13 @@ local function take()
   return s
 end
 local scripts = number()
+local writes, write_names = {}, number()
+for i = 1, write_names do writes[take()] = true end
 local compile = rawget(_G, 'loadstring')
-if scripts > 0 and (compile == nil or not pcall(function() KEYS[1] = ''; KEYS[1] = nil end)) then
-  return {err = 'EXECABORT Transaction discarded because of: ERR the upstream cannot run the queued scripts of a transaction with watched keys or binary arguments (its scripts lack loadstring or a writable KEYS table)'}
+if scripts > 0 and (compile == nil or not pcall(function() KEYS[1] = ''; KEYS[1] = nil end)
+    or (write_names > 0 and rawget(_G, 'coroutine') == nil)) then
+  return {err = 'EXECABORT Transaction discarded because of: ERR the upstream cannot run the queued scripts of a transaction with watched keys or binary arguments (its scripts lack loadstring, coroutine or a writable KEYS table)'}
 end
-local writes = {}
-for i = 1, number() do writes[take()] = true end
 local watched = number()
 for i = 1, watched do
   local key = take()
