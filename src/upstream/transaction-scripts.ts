@@ -13,7 +13,9 @@
 //   transaction is refused (never a slot's error that a client may ignore).
 // - FCALL/FCALL_RO: the function's library code comes from FUNCTION LIST WITHCODE (asked first);
 //   the script loads it with its own `redis.register_function` and calls the function.
-// - An argument error of the script command (numkeys) is Redis' error in its slot, as at EXEC.
+// - An argument error of the script command (numkeys), a bad shebang, *_RO of a script that may
+//   write: Redis' error in its slot, as at EXEC. *_RO and no-writes scripts and functions run
+//   read-only (the script refuses their writes as Redis does).
 // - Any other command Redis does not let a script call (SCRIPT, FUNCTION, blocking forms…) refuses
 //   the whole transaction, before anything ran.
 // Pure: unit-tested in test/upstream/transaction-scripts.test.ts.
