@@ -100,7 +100,9 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   // Pub/sub and MONITOR: server-sent-event streams of the upstream, turned back into RESP.
   subscribe: stream('one /subscribe/{channel} event stream per channel'),
   psubscribe: stream('one /psubscribe/{pattern} event stream per pattern'),
-  ssubscribe: stream('refused: shard channels are a namespace of their own that the REST upstream has no event stream for'),
+  ssubscribe: stream(
+    'one /ssubscribe/{shardchannel} event stream per shard channel (a respgate extension of the local platform; an upstream without it refuses SSUBSCRIBE)',
+  ),
   unsubscribe: stream(),
   punsubscribe: stream(),
   sunsubscribe: stream(),

@@ -43,11 +43,12 @@ export interface PushPort extends ReplyPort {
 
 /** Pub/sub subscriptions and MONITOR of one connection (pubsub.ts). */
 export interface PushState {
-  /** Channels + patterns (RESP2 subscribe mode when > 0). */
+  /** Channels + patterns + shard channels (RESP2 subscribe mode when > 0). */
   readonly subscriptionCount: number;
-  /** CLIENT LIST's `sub=` and `psub=`. */
+  /** CLIENT LIST's `sub=`, `psub=` and `ssub=`. */
   readonly channelCount: number;
   readonly patternCount: number;
+  readonly shardCount: number;
   readonly monitoring: boolean;
   /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR. */
   handle(spec: CommandSpec, args: Buffer[]): void;
