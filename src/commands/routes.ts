@@ -106,7 +106,9 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   unsubscribe: stream(),
   punsubscribe: stream(),
   sunsubscribe: stream(),
-  monitor: stream('the /monitor event stream'),
+  monitor: stream(
+    "the commands of this proxy's clients, as redis-server prints them; the upstream's /monitor stream checks the permission",
+  ),
 
   // Blocking: the upstream answers at once, so the proxy polls the non-blocking form until the timeout.
   blpop: blocking('emulated by polling LPOP'),

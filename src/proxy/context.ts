@@ -50,8 +50,8 @@ export interface PushState {
   readonly patternCount: number;
   readonly shardCount: number;
   readonly monitoring: boolean;
-  /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR. */
-  handle(spec: CommandSpec, args: Buffer[]): void;
+  /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR (which joins `server`'s monitors). */
+  handle(spec: CommandSpec, args: Buffer[], server: ServerState): void;
   /** PING while subscribed in RESP2: `*2 $4 pong $<n> <arg>`. */
   subscribedPing(args: Buffer[]): Buffer;
   /** RESET, QUIT and disconnect: leaves every subscription and MONITOR, closing the upstream streams. */

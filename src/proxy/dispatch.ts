@@ -13,6 +13,7 @@ import { planBlocking } from './blocking.js';
 import type { PushState, ReplyMode } from './context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type LocalContext } from './local/index.js';
+import { feedMonitors, queueForMonitors, takeQueued } from './monitor.js';
 import { errorReply, NOAUTH, QUEUED, refusal, REPLICA_KEYSPACE } from './replies.js';
 import type { ReplyQueue } from './reply-queue.js';
 import type { Transaction } from './transaction.js';
@@ -99,10 +100,22 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
         ),
       );
     }
-    if (name === 'ping') return ran(t, spec.name, startedAt, t.pushes.subscribedPing(args));
+    if (name === 'ping') {
+      ran(t, spec.name, startedAt, t.pushes.subscribedPing(args));
+      return feedMonitors(t.local.server, t.local.conn, spec, args);
+    }
   }
   if (t.transaction.open) return inTransaction(t, spec, args, startedAt);
-  switch (routeOf(spec, args)) {
+  const route = routeOf(spec, args);
+  runRoute(t, spec, args, startedAt, route);
+  // MONITOR shows what ran, as the client sent it, once its reply has its place (Redis' call() feeds the
+  // monitors after the command); a refusal runs nothing (monitor.ts).
+  if (route !== 'refused') feedMonitors(t.local.server, t.local.conn, spec, args);
+}
+
+function runRoute(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedAt: number, route: ReturnType<typeof routeOf>): void {
+  const stats = t.local.server.commandStats;
+  switch (route) {
     case 'forward':
       return forward(t, spec.name, args, startedAt, t.protocol === 3 ? replyShape(spec, args) : undefined, undefined);
     case 'local':
@@ -114,8 +127,9 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
       return blocking(t, spec, args, startedAt);
     case 'stream':
       stats.ran(spec.name, 0, NO_REPLY_YET);
-      return t.pushes.handle(spec, args);
+      return t.pushes.handle(spec, args, t.local.server);
     case 'transaction':
+      if (spec.name === 'multi') takeQueued(t);
       return spec.name === 'watch' ? watch(t, args, startedAt) : ran(t, spec.name, startedAt, t.transaction.outside(spec));
   }
 }
@@ -195,21 +209,30 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
   const stats = t.local.server.commandStats;
   switch (action.kind) {
     case 'reply':
-      // A queued command runs (and counts) at EXEC; DISCARD, a nested MULTI, WATCH run now.
-      if (action.reply === QUEUED) return t.replies.answer(action.reply);
-      return ran(t, spec.name, startedAt, action.reply);
+      // A queued command runs (and counts, and shows in MONITOR) at EXEC; DISCARD, a nested MULTI, WATCH run now.
+      if (action.reply === QUEUED) {
+        queueForMonitors(t.local.server, t, args);
+        return t.replies.answer(action.reply);
+      }
+      if (spec.name === 'discard') takeQueued(t);
+      ran(t, spec.name, startedAt, action.reply);
+      return feedMonitors(t.local.server, t.local.conn, spec, args);
     case 'reject':
       stats.rejected(spec.name, action.reply);
       return t.replies.answer(action.reply);
     case 'run-now':
-      return runLocal(t, spec, args, startedAt);
+      runLocal(t, spec, args, startedAt);
+      return feedMonitors(t.local.server, t.local.conn, spec, args);
     case 'exec': {
       const exec = t.transaction.exec(
         (s, a) => runLocalCommand(t.local, s, a),
         () => t.protocol,
         (name, reply) => stats.ran(name, 0, reply),
       );
-      if (Buffer.isBuffer(exec)) return ran(t, 'exec', startedAt, exec);
+      if (Buffer.isBuffer(exec)) {
+        ran(t, 'exec', startedAt, exec);
+        return showExec(t, spec, args, exec[0] === 0x2d);
+      }
       t.pending.push({
         kind: 'transaction',
         commands: exec.commands,
@@ -219,6 +242,19 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
         protocol: exec.protocol,
         readAt: startedAt,
       });
+      showExec(t, spec, args, false);
     }
   }
+}
+
+/** MONITOR: the queued commands as EXEC runs them, then EXEC itself; an aborted EXEC runs none. */
+function showExec(t: DispatchTarget, spec: CommandSpec, args: Buffer[], aborted: boolean): void {
+  const queued = takeQueued(t);
+  if (!aborted) {
+    for (const queuedArgs of queued) {
+      const check = checkCommand(queuedArgs);
+      if (check.ok) feedMonitors(t.local.server, t.local.conn, check.spec, queuedArgs);
+    }
+  }
+  feedMonitors(t.local.server, t.local.conn, spec, args);
 }

@@ -23,7 +23,7 @@
 import type { CommandSpec } from '../commands/table.js';
 import type { Protocol } from '../resp/protocol.js';
 import { decodePubsubEvent, ResilientEventStream } from '../upstream/event-stream.js';
-import type { PushPort, PushState, PushUpstream } from './context.js';
+import type { PushPort, PushState, PushUpstream, ServerState } from './context.js';
 import { MonitorFeed } from './monitor.js';
 import { PubsubOrder } from './pubsub-order.js';
 import { errorReply, NO_EVENT_STREAMS } from './replies.js';
@@ -218,7 +218,7 @@ class ConnectionPushes implements PushState {
     return this.monitor !== undefined;
   }
 
-  handle(spec: CommandSpec, args: Buffer[]): void {
+  handle(spec: CommandSpec, args: Buffer[], server: ServerState): void {
     switch (spec.name) {
       case 'subscribe':
         return this.subscribe('channel', args);
@@ -233,7 +233,7 @@ class ConnectionPushes implements PushState {
       case 'sunsubscribe':
         return this.unsubscribe('shard', args);
       case 'monitor':
-        return this.startMonitor();
+        return this.startMonitor(server);
       default:
         return this.port.answer(errorReply(`ERR command '${spec.name}' is not a pub/sub command`));
     }
@@ -356,11 +356,9 @@ class ConnectionPushes implements PushState {
     this.port.answer(frames.length === 1 ? frames[0] : Buffer.concat(frames));
   }
 
-  private startMonitor(): void {
+  private startMonitor(server: ServerState): void {
     if (this.monitor) return; // Redis ignores MONITOR in monitor mode: no reply at all
-    const upstream = this.upstream();
-    if (!upstream) return;
-    const monitor = new MonitorFeed(this.port, upstream, () => {
+    const monitor = new MonitorFeed(this.port, server, this.upstreamOrNone, () => {
       if (this.monitor === monitor) this.monitor = undefined;
     });
     this.monitor = monitor;
