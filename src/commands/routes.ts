@@ -78,13 +78,15 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   asking: clusterDisabled('ASKING is a cluster command'),
 
   // Introspection: answered from this command table and the proxy's own state.
-  slowlog: local("the proxy's own record of slow forwarded commands (--slowlog-log-slower-than, µs from read to upstream reply)"),
+  slowlog: local("the proxy's own record of slow commands (--slowlog-log-slower-than or CONFIG SET, µs from read to reply)"),
   info: local('emulated: redis_version 7.0.15, redis_mode standalone, loading:0, maxmemory_policy:noeviction'),
   command: local('answered from the command table (Redis 7.0.15)'),
   'command|getkeys': forward('key extraction is computed by the upstream'),
   'command|getkeysandflags': forward('key extraction is computed by the upstream'),
   config: refused(MANAGED_CONFIG),
-  'config|get': local('emulated for the keys clients read (save, appendonly, maxmemory-policy, databases, ...)'),
+  'config|get': local(
+    "emulated for the keys clients read (save, appendonly, maxmemory-policy, databases, ...); the proxy's own (slowlog-*, timeout, maxclients) are live",
+  ),
   'config|help': local(),
   module: refused('modules cannot be loaded into the upstream service'),
   'module|list': local('an empty list: no modules are visible through the proxy'),
@@ -139,10 +141,12 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   swapdb: refused(ONE_DB),
   move: refused(ONE_DB),
   'config|set': local(
-    "accepted for parameters that only tune encodings (hash-max-listpack-entries, …): they change no reply; every other parameter is refused: the upstream's configuration is managed by the service",
+    "the proxy's own parameters (slowlog-log-slower-than, slowlog-max-len, timeout, maxclients) change live; parameters that only tune encodings (hash-max-listpack-entries, …) are accepted and change no reply; every other parameter is refused: the upstream's configuration is managed by the service",
   ),
   'config|rewrite': refused(MANAGED_CONFIG),
-  'config|resetstat': local("resets the proxy's own statistics (INFO commandstats, errorstats, total_error_replies)"),
+  'config|resetstat': local(
+    "resets the proxy's own statistics (INFO commandstats, errorstats, total_commands_processed, total_connections_received, net bytes)",
+  ),
   save: refused(MANAGED_PERSISTENCE),
   bgsave: refused(MANAGED_PERSISTENCE),
   bgrewriteaof: refused(MANAGED_PERSISTENCE),

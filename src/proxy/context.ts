@@ -107,8 +107,10 @@ export interface ServerState {
   readonly requirepass: string | undefined;
   /** Client authentication (password, pass-through tokens, ACL users). */
   readonly auth: ClientAuth;
-  /** SLOWLOG's record. */
+  /** SLOWLOG's record (its thresholds change with CONFIG SET slowlog-*). */
   readonly slowlog: Slowlog;
+  /** Redis `timeout` and `maxclients`, read live by the listener (CONFIG SET changes them). */
+  readonly settings: { idleTimeoutSec: number; maxClients: number };
   /** INFO commandstats and errorstats. */
   readonly commandStats: CommandStats;
   /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */

@@ -13,7 +13,7 @@ import { planBlocking } from './blocking.js';
 import type { PushState, ReplyMode } from './context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type LocalContext } from './local/index.js';
-import { feedMonitors, queueForMonitors, takeQueued } from './monitor.js';
+import { feedMonitors, queueForMonitors, redacted, takeQueued } from './monitor.js';
 import { errorReply, NOAUTH, QUEUED, refusal, REPLICA_KEYSPACE } from './replies.js';
 import type { ReplyQueue } from './reply-queue.js';
 import type { Transaction } from './transaction.js';
@@ -101,7 +101,7 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
       );
     }
     if (name === 'ping') {
-      ran(t, spec.name, startedAt, t.pushes.subscribedPing(args));
+      ran(t, spec.name, startedAt, t.pushes.subscribedPing(args), args);
       return feedMonitors(t.local.server, t.local.conn, spec, args);
     }
   }
@@ -130,13 +130,19 @@ function runRoute(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedA
       return t.pushes.handle(spec, args, t.local.server);
     case 'transaction':
       if (spec.name === 'multi') takeQueued(t);
-      return spec.name === 'watch' ? watch(t, args, startedAt) : ran(t, spec.name, startedAt, t.transaction.outside(spec));
+      return spec.name === 'watch' ? watch(t, args, startedAt) : ran(t, spec.name, startedAt, t.transaction.outside(spec), args);
   }
 }
 
-/** A reply known now of a command that ran: counted (INFO commandstats), then queued for the client. */
-function ran(t: DispatchTarget, name: string, startedAt: number, reply: Buffer): void {
-  t.local.server.commandStats.ran(name, (performance.now() - startedAt) * 1000, reply);
+/**
+ * A reply known now of a command that ran: counted (INFO commandstats), then queued for the client.
+ * With `args`, a command the proxy answered itself also goes to SLOWLOG when slow enough (forwarded
+ * ones are logged when their upstream reply comes; EXEC never is, as in Redis).
+ */
+function ran(t: DispatchTarget, name: string, startedAt: number, reply: Buffer, args?: Buffer[]): void {
+  const usec = (performance.now() - startedAt) * 1000;
+  t.local.server.commandStats.ran(name, usec, reply);
+  if (args && name !== 'exec') t.local.server.slowlog.record(usec, redacted(name, args), t.local.conn);
   t.replies.answer(reply);
 }
 
@@ -189,7 +195,7 @@ function blocking(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedA
 
 function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedAt: number): void {
   const result = runLocalCommand(t.local, spec, args);
-  if (Buffer.isBuffer(result)) return ran(t, spec.name, startedAt, result);
+  if (Buffer.isBuffer(result)) return ran(t, spec.name, startedAt, result, args);
   if (result.kind === 'forward') return forward(t, spec.name, result.args, startedAt, undefined, result.transform);
   if (result.kind === 'defer') {
     const stats = t.local.server.commandStats;
@@ -200,7 +206,7 @@ function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedA
       }),
     );
   }
-  ran(t, spec.name, startedAt, result.reply);
+  ran(t, spec.name, startedAt, result.reply, args);
   t.closeAfterReplies();
 }
 
@@ -215,7 +221,7 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
         return t.replies.answer(action.reply);
       }
       if (spec.name === 'discard') takeQueued(t);
-      ran(t, spec.name, startedAt, action.reply);
+      ran(t, spec.name, startedAt, action.reply, args);
       return feedMonitors(t.local.server, t.local.conn, spec, args);
     case 'reject':
       stats.rejected(spec.name, action.reply);

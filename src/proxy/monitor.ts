@@ -74,14 +74,14 @@ export function monitorLine(
 ): Buffer {
   const sec = Math.floor(nowMs / 1000);
   const usec = Math.floor((nowMs - sec * 1000) * 1000);
-  const shown = spec ? redact(spec, args) : args;
+  const shown = spec ? redacted(spec.name, args) : args;
   return Buffer.from(`+${sec}.${String(usec).padStart(6, '0')} [0 ${address}] ${shown.map(quote).join(' ')}\r\n`, 'latin1');
 }
 
-/** AUTH's arguments, and HELLO's AUTH username and password, as Redis hides them (redactClientCommandArgument). */
-function redact(spec: CommandSpec, args: Buffer[]): Buffer[] {
-  if (spec.name === 'auth') return args.map((a, i) => (i === 0 ? a : REDACTED));
-  if (spec.name !== 'hello') return args;
+/** AUTH's arguments, and HELLO's AUTH username and password, as Redis hides them (redactClientCommandArgument; MONITOR, SLOWLOG). */
+export function redacted(name: string, args: Buffer[]): Buffer[] {
+  if (name === 'auth') return args.map((a, i) => (i === 0 ? a : REDACTED));
+  if (name !== 'hello') return args;
   const out = [...args];
   for (let i = 2; i < out.length; i++) {
     if (out[i].toString('latin1').toLowerCase() === 'auth' && i + 2 < out.length) {

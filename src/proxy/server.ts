@@ -125,6 +125,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     stats: batcher.stats,
     requirepass: config.requirepass,
     slowlog,
+    settings: config,
     commandStats: new CommandStats(),
     traffic,
     auth,
@@ -180,8 +181,9 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       throw err;
     }
   }
-  const idleTimer = config.idleTimeoutSec > 0 ? setInterval(() => closeIdle(sessions, config), 1000) : undefined;
-  idleTimer?.unref();
+  // Always running: CONFIG SET timeout can turn the idle timeout on later.
+  const idleTimer = setInterval(() => config.idleTimeoutSec > 0 && closeIdle(sessions, config), 1000);
+  idleTimer.unref();
   const port = (listener.address() as net.AddressInfo).port;
   const tlsPort = tlsListener ? (tlsListener.address() as net.AddressInfo).port : undefined;
   log.debug({ port, tlsPort }, 'proxy listening');
