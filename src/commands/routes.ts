@@ -65,10 +65,10 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   'client|kill': local(
     'closes matching connections of this proxy (its own clients, as CLIENT LIST shows them): ip:port, or ID, TYPE, USER, ADDR, LADDR, SKIPME',
   ),
-  'client|pause': refused(
-    "not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for",
+  'client|pause': local(
+    "pauses this proxy's own clients (WRITE or ALL, with the timeout) as Redis pauses its own; other clients of the upstream go on",
   ),
-  'client|unpause': local('OK: no client of this proxy is ever paused'),
+  'client|unpause': local('resumes the clients of this proxy that CLIENT PAUSE holds'),
   'client|unblock': local('unblocks a blocking command emulated by this proxy'),
   'client|reply': local('ON, OFF and SKIP act on the replies this proxy writes to the client'),
   'client|tracking': refused(TRACKING),

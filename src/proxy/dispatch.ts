@@ -13,6 +13,7 @@ import { planBlocking } from './blocking.js';
 import type { PushState, ReplyMode } from './context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type LocalContext } from './local/index.js';
+import { noteQueued, pausedUntil } from './local/pause.js';
 import { feedMonitors, queueForMonitors, redacted, takeQueued } from './monitor.js';
 import { errorReply, NOAUTH, QUEUED, refusal, REPLICA_KEYSPACE } from './replies.js';
 import type { ReplyQueue } from './reply-queue.js';
@@ -33,8 +34,11 @@ export interface DispatchTarget {
   readonly local: LocalContext;
   /** QUIT: stop reading, write what is owed, then close. */
   closeAfterReplies(): void;
-  /** A reply that needs the upstream first (AUTH): nothing after it runs until it is there. */
-  defer(reply: Promise<Buffer>): void;
+  /**
+   * A reply that needs the upstream first (AUTH): nothing after it runs until it is there; `then`
+   * runs once it is, before the next request (a command CLIENT PAUSE held back).
+   */
+  defer(reply: Promise<Buffer>, then?: () => void): void;
 }
 
 /** What a RESP2 connection with subscriptions may still run (Redis 7.0 processCommand). */
@@ -105,6 +109,13 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
       return feedMonitors(t.local.server, t.local.conn, spec, args);
     }
   }
+  // CLIENT PAUSE (local/pause.ts): the command, and the connection's later ones, wait for its end.
+  const paused = pausedUntil(t.local.server, t, spec, t.pushes.monitoring);
+  if (paused)
+    return t.defer(
+      paused.then(() => NO_REPLY_YET),
+      () => dispatch(t, args, startedAt),
+    );
   if (t.transaction.open) return inTransaction(t, spec, args, startedAt);
   const route = routeOf(spec, args);
   runRoute(t, spec, args, startedAt, route);
@@ -129,7 +140,10 @@ function runRoute(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedA
       stats.ran(spec.name, 0, NO_REPLY_YET);
       return t.pushes.handle(spec, args, t.local.server);
     case 'transaction':
-      if (spec.name === 'multi') takeQueued(t);
+      if (spec.name === 'multi') {
+        takeQueued(t);
+        noteQueued(t, undefined);
+      }
       return spec.name === 'watch' ? watch(t, args, startedAt) : ran(t, spec.name, startedAt, t.transaction.outside(spec), args);
   }
 }
@@ -218,9 +232,13 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
       // A queued command runs (and counts, and shows in MONITOR) at EXEC; DISCARD, a nested MULTI, WATCH run now.
       if (action.reply === QUEUED) {
         queueForMonitors(t.local.server, t, args);
+        noteQueued(t, spec);
         return t.replies.answer(action.reply);
       }
-      if (spec.name === 'discard') takeQueued(t);
+      if (spec.name === 'discard') {
+        takeQueued(t);
+        noteQueued(t, undefined);
+      }
       ran(t, spec.name, startedAt, action.reply, args);
       return feedMonitors(t.local.server, t.local.conn, spec, args);
     case 'reject':
@@ -255,6 +273,7 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
 
 /** MONITOR: the queued commands as EXEC runs them, then EXEC itself; an aborted EXEC runs none. */
 function showExec(t: DispatchTarget, spec: CommandSpec, args: Buffer[], aborted: boolean): void {
+  noteQueued(t, undefined);
   const queued = takeQueued(t);
   if (!aborted) {
     for (const queuedArgs of queued) {

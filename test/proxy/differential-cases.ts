@@ -87,12 +87,6 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
     why: 'SAVE is refused by design (routes.ts: persistence is managed by the upstream service)',
     proxy: "-ERR command 'save' is not supported by respgate: persistence is managed by the upstream service\r\n",
   },
-  'client-pause-refused': {
-    designed: true,
-    why: "CLIENT PAUSE is refused by design (routes.ts): it could pause only this proxy's own clients while other clients of the upstream go on writing",
-    proxy:
-      "-ERR command 'client|pause' is not supported by respgate: not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for\r\n",
-  },
   'move-refused': {
     designed: true,
     why: 'MOVE is refused by design (routes.ts: one database behind the proxy); the oracle (databases 1) answers its own range error',
@@ -1215,7 +1209,7 @@ export const scenarios: Scenario[] = [
       ['CLIENT', 'KILL', 'USER', 'bob'],
       ['CLIENT', 'KILL', 'SKIPME', 'maybe'],
       ['CLIENT', 'KILL', 'ID', '1', 'TYPE'],
-      known('client-pause-refused', 'CLIENT', 'PAUSE', '10'),
+      ['CLIENT', 'PAUSE', '10'],
       ['CLIENT', 'REPLY', 'ON'],
       ['CLIENT', 'REPLY', 'MAYBE'],
       known('client-tracking-refused', 'CLIENT', 'TRACKING', 'off'),
