@@ -24,6 +24,8 @@ export class CommandStats {
   totalErrorReplies = 0;
   /** INFO stats total_commands_processed: every command that ran (Redis' stat_numcommands). */
   totalCalls = 0;
+  /** Connections accepted and bytes read and written at the last CONFIG RESETSTAT (INFO counts from there). */
+  baseline = { connections: 0, input: 0, output: 0 };
 
   /** A command that ran; `reply` says whether it failed (an error reply). */
   ran(name: string, usec: number, reply: Buffer): void {

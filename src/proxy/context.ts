@@ -111,10 +111,44 @@ export interface ServerState {
   readonly slowlog: Slowlog;
   /** Redis `timeout` and `maxclients`, read live by the listener (CONFIG SET changes them). */
   readonly settings: { idleTimeoutSec: number; maxClients: number };
+  /** MONITOR connections (monitor.ts). */
+  readonly monitors: Monitors;
+  /** CLIENT PAUSE (local/pause.ts). */
+  readonly pause: PauseState;
   /** INFO commandstats and errorstats. */
   readonly commandStats: CommandStats;
   /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */
   traffic(): { input: number; output: number };
+}
+
+/** A MONITOR connection, as the proxy's monitors see it. */
+export interface MonitorTarget {
+  readonly open: boolean;
+  push(reply: Buffer): void;
+}
+
+/** The MONITOR connections of one proxy and what MULTI queues while someone monitors (monitor.ts MonitorHub). */
+export interface Monitors {
+  add(target: MonitorTarget): void;
+  delete(target: MonitorTarget): void;
+  /** A command ran: every monitor gets its line, unless Redis hides it. */
+  feed(conn: Connection, spec: CommandSpec, args: Buffer[]): void;
+  /** MULTI … EXEC: a queued command, shown when EXEC runs it. */
+  queue(conn: object, args: Buffer[]): void;
+  /** The queued commands of `conn`, forgotten. */
+  take(conn: object): Buffer[][];
+}
+
+/** CLIENT PAUSE of one proxy (local/pause.ts PauseControl). */
+export interface PauseState {
+  /** CLIENT PAUSE timeout [WRITE|ALL]. */
+  start(args: Buffer[]): Buffer;
+  /** CLIENT UNPAUSE. */
+  stop(): Buffer;
+  /** The end of the pause this command must wait for on `conn`, or undefined when it runs now. */
+  until(conn: object, spec: CommandSpec, monitoring: boolean): Promise<void> | undefined;
+  /** A command queued in MULTI (undefined: the queue is gone), for WRITE pauses of EXEC. */
+  noteQueued(conn: object, spec: CommandSpec | undefined): void;
 }
 
 /** Operations hooks of the proxy (metrics, SLOWLOG, logs), called from the hot path. */

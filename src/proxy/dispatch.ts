@@ -13,8 +13,7 @@ import { planBlocking } from './blocking.js';
 import type { PushState, ReplyMode } from './context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type LocalContext } from './local/index.js';
-import { noteQueued, pausedUntil } from './local/pause.js';
-import { feedMonitors, queueForMonitors, redacted, takeQueued } from './monitor.js';
+import { redacted } from './monitor.js';
 import { errorReply, NOAUTH, QUEUED, refusal, REPLICA_KEYSPACE } from './replies.js';
 import type { ReplyQueue } from './reply-queue.js';
 import type { Transaction } from './transaction.js';
@@ -106,11 +105,11 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
     }
     if (name === 'ping') {
       ran(t, spec.name, startedAt, t.pushes.subscribedPing(args), args);
-      return feedMonitors(t.local.server, t.local.conn, spec, args);
+      return t.local.server.monitors.feed(t.local.conn, spec, args);
     }
   }
   // CLIENT PAUSE (local/pause.ts): the command, and the connection's later ones, wait for its end.
-  const paused = pausedUntil(t.local.server, t, spec, t.pushes.monitoring);
+  const paused = t.local.server.pause.until(t, spec, t.pushes.monitoring);
   if (paused)
     return t.defer(
       paused.then(() => NO_REPLY_YET),
@@ -121,7 +120,7 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
   runRoute(t, spec, args, startedAt, route);
   // MONITOR shows what ran, as the client sent it, once its reply has its place (Redis' call() feeds the
   // monitors after the command); a refusal runs nothing (monitor.ts).
-  if (route !== 'refused') feedMonitors(t.local.server, t.local.conn, spec, args);
+  if (route !== 'refused') t.local.server.monitors.feed(t.local.conn, spec, args);
 }
 
 function runRoute(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedAt: number, route: ReturnType<typeof routeOf>): void {
@@ -141,8 +140,8 @@ function runRoute(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedA
       return t.pushes.handle(spec, args, t.local.server);
     case 'transaction':
       if (spec.name === 'multi') {
-        takeQueued(t);
-        noteQueued(t, undefined);
+        t.local.server.monitors.take(t);
+        t.local.server.pause.noteQueued(t, undefined);
       }
       return spec.name === 'watch' ? watch(t, args, startedAt) : ran(t, spec.name, startedAt, t.transaction.outside(spec), args);
   }
@@ -231,22 +230,22 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
     case 'reply':
       // A queued command runs (and counts, and shows in MONITOR) at EXEC; DISCARD, a nested MULTI, WATCH run now.
       if (action.reply === QUEUED) {
-        queueForMonitors(t.local.server, t, args);
-        noteQueued(t, spec);
+        t.local.server.monitors.queue(t, args);
+        t.local.server.pause.noteQueued(t, spec);
         return t.replies.answer(action.reply);
       }
       if (spec.name === 'discard') {
-        takeQueued(t);
-        noteQueued(t, undefined);
+        t.local.server.monitors.take(t);
+        t.local.server.pause.noteQueued(t, undefined);
       }
       ran(t, spec.name, startedAt, action.reply, args);
-      return feedMonitors(t.local.server, t.local.conn, spec, args);
+      return t.local.server.monitors.feed(t.local.conn, spec, args);
     case 'reject':
       stats.rejected(spec.name, action.reply);
       return t.replies.answer(action.reply);
     case 'run-now':
       runLocal(t, spec, args, startedAt);
-      return feedMonitors(t.local.server, t.local.conn, spec, args);
+      return t.local.server.monitors.feed(t.local.conn, spec, args);
     case 'exec': {
       const exec = t.transaction.exec(
         (s, a) => runLocalCommand(t.local, s, a),
@@ -273,13 +272,13 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
 
 /** MONITOR: the queued commands as EXEC runs them, then EXEC itself; an aborted EXEC runs none. */
 function showExec(t: DispatchTarget, spec: CommandSpec, args: Buffer[], aborted: boolean): void {
-  noteQueued(t, undefined);
-  const queued = takeQueued(t);
+  t.local.server.pause.noteQueued(t, undefined);
+  const queued = t.local.server.monitors.take(t);
   if (!aborted) {
     for (const queuedArgs of queued) {
       const check = checkCommand(queuedArgs);
-      if (check.ok) feedMonitors(t.local.server, t.local.conn, check.spec, queuedArgs);
+      if (check.ok) t.local.server.monitors.feed(t.local.conn, check.spec, queuedArgs);
     }
   }
-  feedMonitors(t.local.server, t.local.conn, spec, args);
+  t.local.server.monitors.feed(t.local.conn, spec, args);
 }

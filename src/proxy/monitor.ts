@@ -12,55 +12,47 @@
 import { performance } from 'node:perf_hooks';
 import type { CommandSpec } from '../commands/table.js';
 import { ResilientEventStream } from '../upstream/event-stream.js';
-import type { Connection, PushPort, PushUpstream, ServerState } from './context.js';
+import type { Connection, Monitors, MonitorTarget, PushPort, PushUpstream, ServerState } from './context.js';
 import { errorReply, OK } from './replies.js';
 
-/** One MONITOR connection: receives every line of its proxy from its `+OK` on. */
-export interface MonitorTarget {
-  readonly open: boolean;
-  push(reply: Buffer): void;
-}
+/** The MONITOR connections of one proxy (ServerState.monitors), and what MULTI queues while someone monitors. */
+export class MonitorHub implements Monitors {
+  private readonly monitors = new Set<MonitorTarget>();
+  /** Commands queued in MULTI, shown when EXEC runs them (keyed by connection). */
+  private readonly queued = new WeakMap<object, Buffer[][]>();
 
-/** The MONITOR connections of one proxy (keyed by its ServerState, which every command handler sees). */
-const monitorsByServer = new WeakMap<ServerState, Set<MonitorTarget>>();
-/** Commands queued in MULTI while someone monitors, shown when EXEC runs them (keyed by connection). */
-const queued = new WeakMap<object, Buffer[][]>();
-
-function monitorsOf(server: ServerState): Set<MonitorTarget> {
-  let set = monitorsByServer.get(server);
-  if (!set) monitorsByServer.set(server, (set = new Set()));
-  return set;
-}
-
-/** Whether any client of this proxy monitors (the hot path asks this first). */
-export function monitoring(server: ServerState): boolean {
-  return (monitorsByServer.get(server)?.size ?? 0) > 0;
-}
-
-/** A command ran (or started): every monitor of the proxy gets its line, unless Redis hides it. */
-export function feedMonitors(server: ServerState, conn: Connection, spec: CommandSpec, args: Buffer[]): void {
-  const set = monitorsByServer.get(server);
-  if (!set || set.size === 0 || spec.flags.has('admin')) return;
-  const line = monitorLine(conn.address, args, spec);
-  for (const m of set) {
-    if (m.open) m.push(line);
-    else set.delete(m);
+  add(target: MonitorTarget): void {
+    this.monitors.add(target);
   }
-}
 
-/** MULTI … EXEC: a queued command is shown when EXEC runs it. */
-export function queueForMonitors(server: ServerState, conn: object, args: Buffer[]): void {
-  if (!monitoring(server)) return;
-  let list = queued.get(conn);
-  if (!list) queued.set(conn, (list = []));
-  list.push(args);
-}
+  delete(target: MonitorTarget): void {
+    this.monitors.delete(target);
+  }
 
-/** The queued commands of `conn` (EXEC shows them before its own line; DISCARD, MULTI and RESET drop them). */
-export function takeQueued(conn: object): Buffer[][] {
-  const list = queued.get(conn) ?? [];
-  queued.delete(conn);
-  return list;
+  /** A command ran (or started): every monitor gets its line, unless Redis hides it (admin commands). */
+  feed(conn: Connection, spec: CommandSpec, args: Buffer[]): void {
+    if (this.monitors.size === 0 || spec.flags.has('admin')) return;
+    const line = monitorLine(conn.address, args, spec);
+    for (const m of this.monitors) {
+      if (m.open) m.push(line);
+      else this.monitors.delete(m);
+    }
+  }
+
+  /** MULTI … EXEC: a queued command is shown when EXEC runs it. */
+  queue(conn: object, args: Buffer[]): void {
+    if (this.monitors.size === 0) return;
+    let list = this.queued.get(conn);
+    if (!list) this.queued.set(conn, (list = []));
+    list.push(args);
+  }
+
+  /** The queued commands of `conn` (EXEC shows them before its own line; DISCARD and MULTI drop them). */
+  take(conn: object): Buffer[][] {
+    const list = this.queued.get(conn) ?? [];
+    this.queued.delete(conn);
+    return list;
+  }
 }
 
 const REDACTED = Buffer.from('(redacted)');
@@ -165,14 +157,14 @@ export class MonitorFeed implements MonitorTarget {
   stop(): void {
     this.stopped = true;
     this.closeStream();
-    monitorsOf(this.server).delete(this);
+    this.server.monitors.delete(this);
     this.fill(OK);
   }
 
   private start(): void {
     if (this.stopped) return;
     this.fill(OK);
-    monitorsOf(this.server).add(this);
+    this.server.monitors.add(this);
   }
 
   private closeStream(): void {

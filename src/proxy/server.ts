@@ -15,6 +15,8 @@ import type { ProxyContext, ServerState } from './context.js';
 import { explainRequestSizeErrors } from './limits-hint.js';
 import { createProxyMetrics, type ConnectionState } from './proxy-metrics.js';
 import { Session } from './session.js';
+import { PauseControl } from './local/pause.js';
+import { MonitorHub } from './monitor.js';
 import { Slowlog } from './slowlog.js';
 import { UpstreamWatch } from './upstream-watch.js';
 import { createReadBuffer } from './socket-input.js';
@@ -126,6 +128,8 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     requirepass: config.requirepass,
     slowlog,
     settings: config,
+    monitors: new MonitorHub(),
+    pause: new PauseControl(),
     commandStats: new CommandStats(),
     traffic,
     auth,

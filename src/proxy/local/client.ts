@@ -6,7 +6,6 @@ import { clientLine } from './client-list.js';
 import { validClientName } from './connection.js';
 import { CLIENT_HELP, helpReply, subcommandSyntaxError } from './help.js';
 import type { Handler, LocalResult } from './handler.js';
-import { clientPause, clientUnpause } from './pause.js';
 
 export const client: Handler = ({ conn, server }, args) => {
   const sub = lower(args[1]);
@@ -40,9 +39,9 @@ export const client: Handler = ({ conn, server }, args) => {
         w.bulk('prefixes').arrayHeader(0);
       });
     case 'pause':
-      return clientPause(server, args);
+      return server.pause.start(args);
     case 'unpause':
-      return clientUnpause(server);
+      return server.pause.stop();
     case 'unblock': {
       // networking.c: argc 3 or 4; the reason is checked before the id. A connection of this proxy
       // blocked in an emulated blocking command ends it with the timeout reply or an UNBLOCKED error.

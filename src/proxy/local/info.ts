@@ -12,18 +12,15 @@ interface InfoContext {
 
 type Section = (ctx: InfoContext) => Array<[string, string | number]>;
 
-/** What CONFIG RESETSTAT zeroes that the proxy counts elsewhere (connections, bytes): the counts at the reset. */
-const baselines = new WeakMap<ServerState, { connections: number; input: number; output: number }>();
-
 /** CONFIG RESETSTAT (server.c resetServerStats): commands, errors, connections received and traffic start from 0. */
 export function resetInfoStats(server: ServerState): void {
   server.commandStats.reset();
   const traffic = server.traffic();
-  baselines.set(server, { connections: server.acceptedConnections, input: traffic.input, output: traffic.output });
+  server.commandStats.baseline = { connections: server.acceptedConnections, input: traffic.input, output: traffic.output };
 }
 
 function statsSince(server: ServerState): { connections: number; input: number; output: number } {
-  const base = baselines.get(server) ?? { connections: 0, input: 0, output: 0 };
+  const base = server.commandStats.baseline;
   const traffic = server.traffic();
   return {
     connections: server.acceptedConnections - base.connections,

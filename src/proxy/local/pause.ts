@@ -8,7 +8,7 @@
 // Only this proxy's clients pause: other clients of the upstream (other proxies, REST callers) go on.
 import { parseLongLong } from '../../resp/args.js';
 import type { CommandSpec } from '../../commands/table.js';
-import type { ServerState } from '../context.js';
+import type { PauseState } from '../context.js';
 import { errorReply, OK } from '../replies.js';
 
 type Mode = 'write' | 'all';
@@ -16,76 +16,80 @@ type Mode = 'write' | 'all';
 interface Pause {
   mode: Mode;
   endsAt: number;
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
   ended: Promise<void>;
   end: () => void;
 }
 
-const pauses = new WeakMap<ServerState, Pause>();
-/** Connections whose MULTI queue holds a write (an EXEC that WRITE pauses). */
-const queuedWrites = new WeakSet<object>();
-
 const isWrite = (spec: CommandSpec) => spec.flags.has('write') || spec.flags.has('may_replicate');
 
-/** CLIENT PAUSE timeout [WRITE|ALL]: argument errors as networking.c answers them. */
-export function clientPause(server: ServerState, args: Buffer[]): Buffer {
-  if (args.length > 4) return errorReply("ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.");
-  const ms = parseLongLong(args[2]);
-  if (ms === undefined) return errorReply('ERR timeout is not an integer or out of range');
-  if (ms < 0n) return errorReply('ERR timeout is negative');
-  let mode: Mode = 'all';
-  if (args.length === 4) {
-    const word = args[3].toString('latin1').toLowerCase();
-    if (word !== 'write' && word !== 'all') return errorReply('ERR CLIENT PAUSE mode must be WRITE or ALL');
-    mode = word;
-  }
-  const endsAt = Date.now() + Number(ms > 2_000_000_000_000n ? 2_000_000_000_000n : ms);
-  const current = pauses.get(server);
-  if (current) {
-    if (mode === 'all') current.mode = 'all';
-    if (endsAt > current.endsAt) schedule(server, current, endsAt);
+/** The pause of one proxy (ServerState.pause). */
+export class PauseControl implements PauseState {
+  private pause: Pause | undefined;
+  /** Connections whose MULTI queue holds a write (an EXEC that WRITE pauses). */
+  private readonly queuedWrites = new WeakSet<object>();
+
+  /** CLIENT PAUSE timeout [WRITE|ALL]: argument errors as networking.c answers them. */
+  start(args: Buffer[]): Buffer {
+    if (args.length > 4) return errorReply("ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.");
+    const ms = parseLongLong(args[2]);
+    if (ms === undefined) return errorReply('ERR timeout is not an integer or out of range');
+    if (ms < 0n) return errorReply('ERR timeout is negative');
+    let mode: Mode = 'all';
+    if (args.length === 4) {
+      const word = args[3].toString('latin1').toLowerCase();
+      if (word !== 'write' && word !== 'all') return errorReply('ERR CLIENT PAUSE mode must be WRITE or ALL');
+      mode = word;
+    }
+    const endsAt = Date.now() + Number(ms > 2_000_000_000_000n ? 2_000_000_000_000n : ms);
+    const current = this.pause;
+    if (current) {
+      if (mode === 'all') current.mode = 'all';
+      if (endsAt > current.endsAt) this.schedule(current, endsAt);
+      return OK;
+    }
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    this.pause = { mode, endsAt, timer: undefined, ended, end };
+    this.schedule(this.pause, endsAt);
     return OK;
   }
-  let end!: () => void;
-  const ended = new Promise<void>((resolve) => (end = resolve));
-  const pause: Pause = { mode, endsAt, timer: undefined as unknown as NodeJS.Timeout, ended, end };
-  pauses.set(server, pause);
-  schedule(server, pause, endsAt);
-  return OK;
-}
 
-/** CLIENT UNPAUSE: the paused commands run now, in order. */
-export function clientUnpause(server: ServerState): Buffer {
-  unpause(server);
-  return OK;
-}
+  /** CLIENT UNPAUSE: the paused commands run now, in order. */
+  stop(): Buffer {
+    const pause = this.pause;
+    if (pause) {
+      this.pause = undefined;
+      clearTimeout(pause.timer);
+      pause.end();
+    }
+    return OK;
+  }
 
-/** The pause `spec` must wait for on this connection, or undefined when it runs now. */
-export function pausedUntil(server: ServerState, conn: object, spec: CommandSpec, monitoring: boolean): Promise<void> | undefined {
-  const pause = pauses.get(server);
-  if (!pause || monitoring) return undefined;
-  if (pause.mode === 'all') return pause.ended;
-  if (isWrite(spec) || (spec.name === 'exec' && queuedWrites.has(conn))) return pause.ended;
-  return undefined;
-}
+  /** The pause `spec` must wait for on this connection, or undefined when it runs now. */
+  until(conn: object, spec: CommandSpec, monitoring: boolean): Promise<void> | undefined {
+    const pause = this.pause;
+    if (!pause || monitoring) return undefined;
+    if (pause.mode === 'all') return pause.ended;
+    if (isWrite(spec) || (spec.name === 'exec' && this.queuedWrites.has(conn))) return pause.ended;
+    return undefined;
+  }
 
-/** MULTI's queue, for WRITE pauses of EXEC: a queued command; `reset` at MULTI, EXEC, DISCARD. */
-export function noteQueued(conn: object, spec: CommandSpec | undefined): void {
-  if (spec === undefined) queuedWrites.delete(conn);
-  else if (isWrite(spec)) queuedWrites.add(conn);
-}
+  /** MULTI's queue, for WRITE pauses of EXEC: a queued command; undefined at MULTI, EXEC, DISCARD. */
+  noteQueued(conn: object, spec: CommandSpec | undefined): void {
+    if (spec === undefined) this.queuedWrites.delete(conn);
+    else if (isWrite(spec)) this.queuedWrites.add(conn);
+  }
 
-function schedule(server: ServerState, pause: Pause, endsAt: number): void {
-  clearTimeout(pause.timer);
-  pause.endsAt = endsAt;
-  pause.timer = setTimeout(() => unpause(server), Math.max(0, endsAt - Date.now()));
-  pause.timer.unref();
-}
-
-function unpause(server: ServerState): void {
-  const pause = pauses.get(server);
-  if (!pause) return;
-  pauses.delete(server);
-  clearTimeout(pause.timer);
-  pause.end();
+  private schedule(pause: Pause, endsAt: number): void {
+    clearTimeout(pause.timer);
+    pause.endsAt = endsAt;
+    pause.timer = setTimeout(
+      () => {
+        if (this.pause === pause) this.stop();
+      },
+      Math.max(0, endsAt - Date.now()),
+    );
+    pause.timer.unref();
+  }
 }
