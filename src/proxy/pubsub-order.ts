@@ -40,11 +40,14 @@ export class PubsubOrder {
     /** Whether the connection has a confirmed subscription to this channel (its message will come). */
     private readonly subscribedTo: (channel: string) => boolean,
     private readonly holdMs = 200,
+    /** Whether the connection subscribes to any pattern: without one, a message is only written. */
+    private readonly hasPatterns: () => boolean = () => true,
   ) {}
 
   /** A `message` of `channel`: written now; pmessages waiting for it follow. */
   message(channel: string, payload: Buffer, frame: Buffer): void {
     this.emit(frame);
+    if (this.queues.size === 0 && !this.hasPatterns()) return;
     const entry: Delivered = { payload, at: Date.now(), seenBy: new Set() };
     for (const [pattern, queue] of this.queues) {
       const head = queue[0];

@@ -194,6 +194,8 @@ class ConnectionPushes implements PushState {
     this.order = new PubsubOrder(
       (frame) => this.port.push(frame),
       (channel) => this.channels.get(channel)?.confirmed ?? false,
+      undefined,
+      () => this.patterns.size > 0,
     );
   }
 
