@@ -111,8 +111,8 @@ export const PROXY_DEFAULTS = {
   shutdownGraceMs: 10_000,
 } as const;
 
-/** TLS listener of the proxy, with redis-server's flags (docs/security.md). */
-export interface ProxyTlsConfig {
+/** TLS listener of a RESP port (the proxy's, a side port's), with redis-server's flags (docs/security.md). */
+export interface TlsListenerConfig {
   port: number;
   cert: string | Buffer;
   key: string | Buffer;
@@ -162,7 +162,7 @@ export interface ProxyConfig {
   maxQueryBufferBytes?: number;
   authCacheMs?: number;
   shutdownGraceMs?: number;
-  tls?: ProxyTlsConfig;
+  tls?: TlsListenerConfig;
 }
 
 type OptionalKeys = 'requirepass' | 'upstreamCa' | 'tls';

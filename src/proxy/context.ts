@@ -1,37 +1,13 @@
-// What the parts of the proxy may see of each other, as interfaces only (the role ioredis gives
-// DataHandledable and undici its client context): command handlers, pub/sub and MONITOR depend on
-// these, never on the Session class, so no module of proxy/ imports session.ts but server.ts.
+// What the parts of the proxy may see of each other beyond what every port shares (server/context.ts),
+// as interfaces only: pub/sub, MONITOR and the proxy's handlers depend on these, never on the Session
+// class, so no module of proxy/ imports session.ts but server.ts.
 import type { ResolvedProxyConfig } from '../config.js';
-import type { CommandSpec } from '../commands/table.js';
 import type { Logger } from '../logger.js';
-import type { Protocol } from '../resp/protocol.js';
+import type { ConnectionHost } from '../server/connection.js';
+import type { Connection, ReplyPort, ServerState } from '../server/context.js';
 import type { EventStreamClient } from '../upstream/event-stream.js';
 import type { Credential } from '../upstream/kv-client.js';
-import type { ClientAuth } from './auth.js';
 import type { Batcher } from './batcher.js';
-import type { CommandStats } from './command-stats.js';
-import type { Slowlog } from './slowlog.js';
-
-/** Where replies of one connection go, in request order; also replies no command asked for. */
-export interface ReplyPort {
-  readonly id: number;
-  /** `ip:port` of the client. */
-  readonly address: string;
-  readonly protocol: Protocol;
-  /** A reply to the command being handled now (it waits for earlier replies before it is written). */
-  answer(reply: Buffer): void;
-  /** Takes the next reply position now; the returned function fills it (once) and writes what is ready. */
-  reserve(): (reply: Buffer) => void;
-  /**
-   * An unsolicited reply (message, MONITOR line): after every reply owed, written at once if none is
-   * missing. A client that lets more than the output limit pile up is disconnected, as Redis does.
-   */
-  push(reply: Buffer): void;
-  /** False once the connection is closing (QUIT) or closed: nothing more is sent, as in Redis. */
-  readonly open: boolean;
-  /** Closes the connection now (an event stream the upstream refuses to re-establish). */
-  destroy(): void;
-}
 
 /** Where pub/sub and MONITOR write, and whose credential their event streams carry. */
 export interface PushPort extends ReplyPort {
@@ -39,79 +15,6 @@ export interface PushPort extends ReplyPort {
   readonly credential: Credential | undefined;
   /** Takes the next reply position, filled when `reply` settles; later requests are not read until then. */
   defer(reply: Promise<Buffer>): void;
-}
-
-/** Pub/sub subscriptions and MONITOR of one connection (pubsub.ts). */
-export interface PushState {
-  /** Channels + patterns (RESP2 subscribe mode when > 0). */
-  readonly subscriptionCount: number;
-  /** CLIENT LIST's `sub=` and `psub=`. */
-  readonly channelCount: number;
-  readonly patternCount: number;
-  readonly monitoring: boolean;
-  /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR. */
-  handle(spec: CommandSpec, args: Buffer[]): void;
-  /** PING while subscribed in RESP2: `*2 $4 pong $<n> <arg>`. */
-  subscribedPing(args: Buffer[]): Buffer;
-  /** RESET, QUIT and disconnect: leaves every subscription and MONITOR, closing the upstream streams. */
-  reset(): void;
-}
-
-/** CLIENT REPLY: `skip-next` is set by SKIP (its own reply is silenced, then the next command's: `skip`). */
-export type ReplyMode = 'on' | 'off' | 'skip-next' | 'skip';
-
-/** What a command handler may see of its connection, and change. */
-export interface Connection {
-  /** CLIENT REPLY ON|OFF|SKIP. */
-  replyMode: ReplyMode;
-  readonly id: number;
-  readonly createdAt: number;
-  readonly lastInteractionAt: number;
-  /** Full name of the last command (`client|list`; `exec` while EXEC runs the queued commands). */
-  readonly lastCommand: string;
-  readonly address: string;
-  readonly localAddress: string;
-  readonly localPort: number;
-  /** The socket's file descriptor, for CLIENT LIST (-1 when unknown). */
-  readonly fd: number;
-  name: string;
-  protocol: Protocol;
-  readonly authenticated: boolean;
-  /** AUTH, HELLO AUTH, RESET. */
-  setAuthenticated(value: boolean): void;
-  /** The client's own upstream token (pass-through, ACL users); undefined = the configured one. */
-  credential: Credential | undefined;
-  readonly pushes: PushState;
-  /** Commands queued in the open transaction, or -1 outside MULTI (CLIENT LIST's `multi=`). */
-  readonly queuedCommands: number;
-  /** RESET: leaves MULTI, dropping the queue. */
-  discardTransaction(): void;
-  /** In a blocking command now (INFO blocked_clients, connections by state). */
-  readonly isBlocked: boolean;
-  /** CLIENT KILL: closes the connection (after nothing more: replies owed are dropped, as in Redis). */
-  destroy(): void;
-  /** CLIENT UNBLOCK: ends a blocking command in progress; false when nothing is blocked. */
-  unblock(reason: 'timeout' | 'error'): boolean;
-}
-
-/** The proxy as a whole, as handlers see it (INFO, CLIENT LIST, CLIENT UNBLOCK). */
-export interface ServerState {
-  connections(): Iterable<Connection>;
-  /** Connections accepted so far. */
-  readonly acceptedConnections: number;
-  readonly startedAt: number;
-  /** Upstream calls and forwarded commands (INFO stats). */
-  readonly stats: { readonly calls: number; readonly commands: number };
-  /** The password clients must give with AUTH; undefined = none. */
-  readonly requirepass: string | undefined;
-  /** Client authentication (password, pass-through tokens, ACL users). */
-  readonly auth: ClientAuth;
-  /** SLOWLOG's record. */
-  readonly slowlog: Slowlog;
-  /** INFO commandstats and errorstats. */
-  readonly commandStats: CommandStats;
-  /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */
-  traffic(): { input: number; output: number };
 }
 
 /** Operations hooks of the proxy (metrics, SLOWLOG, logs), called from the hot path. */
@@ -136,6 +39,6 @@ export interface ProxyContext {
   readonly pushUpstream: PushUpstream;
   readonly server: ServerState;
   readonly ops: ProxyOperationsPort;
-  /** Where client sockets are read into (socket-input.ts), one per proxy. */
-  readonly readBuffer: Buffer;
+  /** The limits, log and read buffer every connection of the proxy port shares (server/connection.ts). */
+  readonly host: ConnectionHost;
 }

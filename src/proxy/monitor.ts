@@ -7,7 +7,7 @@
 // backoff (commands executed in the gap are not shown).
 import { monitorLine, ResilientEventStream } from '../upstream/event-stream.js';
 import type { PushPort, PushUpstream } from './context.js';
-import { errorReply, OK } from './replies.js';
+import { errorReply, OK } from '../server/replies.js';
 
 export class MonitorFeed {
   private readonly stream: ResilientEventStream;

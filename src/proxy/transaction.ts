@@ -15,7 +15,7 @@ import { toResp3 } from '../resp/resp3-converter.js';
 import type { ReplyShape } from '../resp/reply-shape.js';
 import type { ExecPart } from './forward-item.js';
 import type { LocalResult } from './local/index.js';
-import { EMPTY_EXEC, EXECABORT, OK, QUEUED, refusal } from './replies.js';
+import { EMPTY_EXEC, EXECABORT, OK, QUEUED, refusal } from '../server/replies.js';
 
 /** A command queued between MULTI and EXEC. */
 interface Queued {

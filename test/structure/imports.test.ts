@@ -26,6 +26,11 @@ const RULES: RoomRule[] = [
     why: 'sideports/ reach the platform only over HTTP through upstream/',
   },
   {
+    room: 'src/server/',
+    forbidden: (t) => t.startsWith('src/proxy/') || t.startsWith('src/sideports/') || t.startsWith('src/platform/'),
+    why: 'server/ is the core beneath every port: it never imports a port (proxy/, sideports/) or the platform',
+  },
+  {
     room: 'src/platform/',
     forbidden: (t) => t.startsWith('src/proxy/') || t.startsWith('src/sideports/'),
     why: 'platform/ never imports proxy/ or sideports/',
@@ -37,7 +42,10 @@ describe('the import graph of src/', () => {
 
   it('is read whole: every module of src/proxy and its imports are seen', () => {
     expect(graph.edges.size).toBeGreaterThan(50);
-    expect(graph.edges.get('src/proxy/server.ts')).toEqual(expect.arrayContaining(['node:net', 'src/proxy/session.ts', 'src/config.ts']));
+    expect(graph.edges.get('src/proxy/server.ts')).toEqual(
+      expect.arrayContaining(['src/server/listener.ts', 'src/proxy/session.ts', 'src/config.ts']),
+    );
+    expect(graph.edges.get('src/server/listener.ts')).toEqual(expect.arrayContaining(['node:net', 'node:tls']));
     // Every relative import resolves to a module of src/ (a typo or a moved file would hide edges).
     for (const [module, targets] of graph.edges) {
       for (const t of targets)
@@ -59,8 +67,8 @@ describe('the import graph of src/', () => {
     expect(importers).toEqual(['src/proxy/server.ts']);
   });
 
-  it('proxy/ holds no module state: no top-level let/var, no WeakMap or Map filled from outside', () => {
-    const dir = path.join(root, 'src/proxy');
+  it.each(['src/proxy', 'src/server'])('%s holds no module state: no top-level let/var, no WeakMap or Map filled from outside', (room) => {
+    const dir = path.join(root, room);
     const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
     expect(files.length).toBeGreaterThan(10);
     for (const f of files) {

@@ -3,12 +3,12 @@
 // with Redis 7.0.15's replies and error texts. A handler returns what the command does; it never
 // writes to the connection itself.
 import type { CommandSpec } from '../../commands/table.js';
-import { errorReply } from '../replies.js';
-import { client } from './client.js';
-import { auth, echo, hello, ping, quit, reset, select } from './connection.js';
-import type { Handler, LocalContext, LocalResult } from './handler.js';
+import { errorReply } from '../../server/replies.js';
+import { client } from '../../server/commands/client.js';
+import { auth, echo, hello, ping, quit, reset, select } from '../../server/commands/connection.js';
+import type { Handler, LocalContext, LocalResult } from '../../server/commands/handler.js';
 import { command, config, info, module } from './introspection.js';
-import { slowlog } from './slowlog.js';
+import { slowlog } from '../../server/commands/slowlog.js';
 import { wait } from './wait.js';
 
 export type { LocalContext, LocalResult };

@@ -1,7 +1,7 @@
 // INFO as Redis 7.0.15 lays it out, describing the proxy: clients read redis_version, loading,
 // maxmemory_policy and role from it during their handshake.
 import os from 'node:os';
-import type { Connection, ServerState } from '../context.js';
+import type { Connection, ServerState } from '../../server/context.js';
 
 interface InfoContext {
   server: ServerState;

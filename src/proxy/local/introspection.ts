@@ -4,9 +4,9 @@ import { commandDocsReply, commandInfoReply } from '../../commands/introspection
 import { allCommands, allCommandsAndSubcommands } from '../../commands/table.js';
 import { lower } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
-import { errorReply, OK, reply, SYNTAX, textReply } from '../replies.js';
-import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from './help.js';
-import type { Handler } from './handler.js';
+import { errorReply, OK, reply, SYNTAX, textReply } from '../../server/replies.js';
+import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from '../../server/commands/help.js';
+import type { Handler } from '../../server/commands/handler.js';
 import { buildInfo } from './info.js';
 
 const INFO_KEYSPACE = [Buffer.from('INFO'), Buffer.from('keyspace')];

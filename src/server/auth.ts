@@ -1,4 +1,4 @@
-// Client authentication of the proxy, three modes (docs/security.md):
+// Client authentication of a RESP port, three modes (docs/security.md); side ports have only the first:
 //   password     --requirepass guards the configured upstream token (AUTH <password>);
 //   pass-through no upstream token: AUTH <token> is the client's own REST token, checked once with the
 //                upstream (a 401 is WRONGPASS) and then carried by every command of the connection;
@@ -8,6 +8,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { CLIENT_TOKEN_REFUSED } from '../upstream/kv-errors.js';
 import type { Credential, KvClient } from '../upstream/kv-client.js';
+
+/** What the pass-through and ACL-user modes ask the upstream (a PING, ACL RESTTOKEN). */
+export type AuthUpstream = Pick<KvClient, 'pipeline'>;
 
 export const WRONGPASS_TEXT = 'WRONGPASS invalid username-password pair or user is disabled.';
 
@@ -32,9 +35,13 @@ export class ClientAuth {
   private readonly aclTokens = new Map<string, string>();
 
   constructor(
-    private readonly client: KvClient,
+    /** Needed by the pass-through and ACL-user modes only. */
+    private readonly client: AuthUpstream | undefined,
     private readonly options: ClientAuthOptions,
-  ) {}
+  ) {
+    if (!client && (options.passThrough || options.aclUsers))
+      throw new Error('client authentication by token or ACL user needs an upstream');
+  }
 
   /** Clients must authenticate before running commands. */
   get required(): boolean {
@@ -63,7 +70,7 @@ export class ClientAuth {
     const cached = this.tokenVerdicts.get(key);
     if (cached && cached.until > now)
       return cached.ok ? { ok: true, credential: this.tokenCredential(token, key) } : { ok: false, error: WRONGPASS_TEXT };
-    const [reply] = await this.client.pipeline([[Buffer.from('PING')]], { token });
+    const [reply] = await this.client!.pipeline([[Buffer.from('PING')]], { token });
     const text = reply[0] === 0x2d ? reply.toString('utf8', 1).trimEnd() : undefined;
     if (text === CLIENT_TOKEN_REFUSED) {
       this.remember(key, false, now);
@@ -117,7 +124,7 @@ export class ClientAuth {
   }
 
   private async restToken(user: string, password: string, key: string): Promise<string | { ok: false; error: string }> {
-    const [reply] = await this.client.pipeline([['ACL', 'RESTTOKEN', user, password].map((s) => Buffer.from(s))]);
+    const [reply] = await this.client!.pipeline([['ACL', 'RESTTOKEN', user, password].map((s) => Buffer.from(s))]);
     if (reply[0] === 0x24 /* $ */) {
       const start = reply.indexOf('\r\n') + 2;
       const token = reply.toString('utf8', start, reply.length - 2);
