@@ -637,8 +637,8 @@ async function runDev(flags: PlatformFlags & ProxyFlags & DevSideportFlags): Pro
     ) + '\n',
   );
   await waitForSignal();
-  for (const s of sideports) await s.stop();
-  await proxy.shutdown();
+  // SIGTERM: every RESP port finishes the replies it owes (server/listener.ts), side ports included.
+  await Promise.all([...sideports.map((s) => s.shutdown()), proxy.shutdown()]);
   await platform.stop();
 }
 
@@ -978,7 +978,7 @@ async function serveSideportRole(s: RunningSideport, f: SideportRoleFlags, ready
   process.stdout.write(`respgate ${VERSION}: ${ready}\n${roleHelpLines(s, f)}\n${ops.line}`);
   await waitForSignal();
   await ops.stop();
-  await s.stop();
+  await s.shutdown();
 }
 
 /** Runs `next`; when it fails (a busy metrics port), the side port stops so the process can exit. */

@@ -10,7 +10,6 @@
 //
 // Replies are written strictly in request order, in the connection's protocol (RESP2, or RESP3 after
 // HELLO 3: upstream replies are converted by reply type).
-import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { toResp3 } from '../resp/resp3-converter.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
@@ -43,7 +42,7 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   private blocking: BlockingRun | undefined;
 
   constructor(
-    socket: net.Socket,
+    socket: RespConnection['socket'],
     id: number,
     private readonly ctx: ProxyContext,
     onClosed: (session: Session) => void,

@@ -1,7 +1,7 @@
 // The vector side port: the vector-set commands in front of one Area C index.
 import type { Logger } from '../logger.js';
 import { VectorClient } from '../upstream/vector-client.js';
-import { startSideport, type RunningSideport } from './server.js';
+import { startSideport, type RunningSideport, type SideportOptions } from './server.js';
 import { vectorCommands } from './vector-commands.js';
 
 export interface VectorSideportOptions {
@@ -9,6 +9,9 @@ export interface VectorSideportOptions {
   port: number;
   requirepass?: string;
   allowUnauthenticated?: boolean;
+  /** The listener's own TLS port and certificate, and its limits (maxclients, timeout …): server/table-port.ts. */
+  tls?: SideportOptions['tls'];
+  limits?: SideportOptions['limits'];
   /** The index's REST URL (…/vector/<index> on the local platform). */
   url: string;
   token: string;
@@ -25,6 +28,8 @@ export async function startVectorSideport(options: VectorSideportOptions, log: L
         port: options.port,
         requirepass: options.requirepass,
         allowUnauthenticated: options.allowUnauthenticated,
+        tls: options.tls,
+        limits: options.limits,
         commands: vectorCommands(client),
         portFlag: '--vector-port',
         upstreamInfo: () => [`upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`],

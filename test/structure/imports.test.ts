@@ -62,6 +62,15 @@ describe('the import graph of src/', () => {
     expect(breaches(graph, RULES)).toEqual([]);
   });
 
+  it("every RESP listener and connection is server/'s: proxy/ and sideports/ import no socket module themselves", () => {
+    const direct = [...graph.edges]
+      .filter(([m]) => m.startsWith('src/proxy/') || m.startsWith('src/sideports/'))
+      .flatMap(([m, targets]) => targets.filter((t) => SOCKETS.has(t)).map((t) => `${m} → ${t}`));
+    expect(direct).toEqual([]);
+    // And sideports/ hold no connection handling of their own.
+    expect(existsSync(path.join(root, 'src/sideports/connection.ts'))).toBe(false);
+  });
+
   it('in proxy/, only server.ts imports session.ts', () => {
     const importers = [...graph.edges].filter(([, targets]) => targets.includes('src/proxy/session.ts')).map(([m]) => m);
     expect(importers).toEqual(['src/proxy/server.ts']);

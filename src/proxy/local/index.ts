@@ -4,31 +4,14 @@
 // writes to the connection itself.
 import type { CommandSpec } from '../../commands/table.js';
 import { errorReply } from '../../server/replies.js';
-import { client } from '../../server/commands/client.js';
-import { auth, echo, hello, ping, quit, reset, select } from '../../server/commands/connection.js';
 import type { Handler, LocalContext, LocalResult } from '../../server/commands/handler.js';
+import { SHARED_COMMANDS } from '../../server/commands/index.js';
 import { command, config, info, module } from './introspection.js';
-import { slowlog } from '../../server/commands/slowlog.js';
 import { wait } from './wait.js';
 
 export type { LocalContext, LocalResult };
 
-const handlers: Record<string, Handler> = {
-  ping,
-  echo,
-  quit,
-  reset,
-  select,
-  auth,
-  hello,
-  client,
-  info,
-  command,
-  config,
-  module,
-  slowlog,
-  wait,
-};
+const handlers: Record<string, Handler> = { ...SHARED_COMMANDS, info, command, config, module, wait };
 
 export function runLocalCommand(ctx: LocalContext, spec: CommandSpec, args: Buffer[]): LocalResult {
   const handler = handlers[spec.container ?? spec.name];

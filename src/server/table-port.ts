@@ -1,0 +1,125 @@
+// A RESP port made of a command table and its handlers (the vector and queue side ports): the shared
+// listeners (TCP, TLS, maxclients, idle timeout, drain), the shared connection core, password
+// authentication, SLOWLOG, INFO commandstats and its metrics, with the same limits and error texts
+// as the proxy port.
+import type { TlsListenerConfig } from '../config.js';
+import type { Logger } from '../logger.js';
+import { observedCounter, observedGauge } from '../metrics.js';
+import { ClientAuth } from './auth.js';
+import { CommandStats } from './command-stats.js';
+import { CommandTable, type CommandSpec } from './command-table.js';
+import type { ConnectionLimits } from './connection.js';
+import type { ServerState } from './context.js';
+import { startListeners } from './listener.js';
+import { Slowlog } from './slowlog.js';
+import { createReadBuffer } from './socket-input.js';
+import { tablePortCommands } from './table-commands.js';
+import { TableSession, type TablePort } from './table-session.js';
+
+/** What every listener of a table port takes (the proxy port's flags, per port: docs/security.md). */
+export interface PortLimits extends ConnectionLimits {
+  maxClients: number;
+  idleTimeoutSec: number;
+  shutdownGraceMs: number;
+  slowlogLogSlowerThanUs: number;
+  slowlogMaxLen: number;
+}
+
+export interface TablePortOptions {
+  /** `vector` or `queue`: metrics names, INFO, HELP and errors. */
+  role: string;
+  host: string;
+  port: number;
+  tls?: TlsListenerConfig;
+  requirepass?: string;
+  limits: PortLimits;
+  /** The port's own commands (the handshake, INFO, COMMAND, SLOWLOG and HELP are added). */
+  commands: CommandSpec[];
+  upstreamInfo(): string[];
+  /** The error text of a handler's failure that is not a CommandError; undefined = an internal error. */
+  errorText(err: unknown): string | undefined;
+  /** The error when a port is taken, naming the flag that changes it. */
+  busyText(port: number): string;
+}
+
+export interface RunningTablePort {
+  host: string;
+  port: number;
+  tlsPort: number | undefined;
+  connections(): number;
+  /** Closes the listeners and every connection at once. */
+  stop(): void;
+  /** SIGTERM: stops accepting, lets every connection write the replies it owes, then closes them. */
+  shutdown(): Promise<void>;
+}
+
+export async function startTablePort(options: TablePortOptions, log: Logger): Promise<RunningTablePort> {
+  const { limits, role } = options;
+  const auth = new ClientAuth(undefined, {
+    requirepass: options.requirepass,
+    passThrough: false,
+    aclUsers: false,
+    cacheMs: 0,
+  });
+  let sessions: ReadonlySet<TableSession> = new Set();
+  let accepted = () => 0;
+  /** Bytes of connections already closed (open ones are read from their sockets). */
+  const closedBytes = { input: 0, output: 0 };
+  const stats = { calls: 0, commands: 0 };
+  const server: ServerState = {
+    connections: () => sessions,
+    get acceptedConnections() {
+      return accepted();
+    },
+    startedAt: Date.now(),
+    stats,
+    requirepass: options.requirepass,
+    auth,
+    slowlog: new Slowlog(limits.slowlogLogSlowerThanUs, limits.slowlogMaxLen),
+    commandStats: new CommandStats(),
+    traffic: () => {
+      let { input, output } = closedBytes;
+      for (const s of sessions) {
+        input += s.socket.bytesRead;
+        output += s.socket.bytesWritten;
+      }
+      return { input, output };
+    },
+  };
+  const port: TablePort = {
+    role,
+    table: new CommandTable([...tablePortCommands(), ...options.commands]),
+    server,
+    upstreamInfo: options.upstreamInfo,
+    host: { limits, log, readBuffer: createReadBuffer(), authRequired: auth.required },
+    errorText: options.errorText,
+    counters: stats,
+  };
+  const listeners = await startListeners(
+    { ...limits, host: options.host, port: options.port, tls: options.tls, busyText: options.busyText, log },
+    (socket, id, onClosed) =>
+      new TableSession(socket, id, port, (c) => {
+        closedBytes.input += c.socket.bytesRead;
+        closedBytes.output += c.socket.bytesWritten;
+        onClosed(c);
+      }),
+  );
+  sessions = listeners.connections;
+  accepted = () => listeners.accepted;
+  observedGauge(`respgate_${role}_sideport_connections`, `Client connections open on the ${role} side port`, () => sessions.size);
+  observedCounter(`respgate_${role}_sideport_commands_total`, `Requests received by the ${role} side port`, () => stats.commands);
+  observedCounter(
+    `respgate_${role}_sideport_connections_received_total`,
+    `Client connections accepted by the ${role} side port (maxclients refusals not counted)`,
+    () => listeners.accepted,
+  );
+  log.debug({ port: listeners.port, tlsPort: listeners.tlsPort, role }, 'side port listening');
+  return {
+    host: options.host,
+    port: listeners.port,
+    tlsPort: listeners.tlsPort,
+    connections: () => sessions.size,
+    stop: () => listeners.stop(),
+    shutdown: () => listeners.shutdown(),
+  };
+}
