@@ -26,6 +26,7 @@ import { startProxy, type RunningProxy } from './proxy/server.js';
 import { startQueueSideport } from './sideports/queue-port.js';
 import type { RunningSideport } from './sideports/server.js';
 import { startVectorSideport } from './sideports/vector-port.js';
+import { addListenerOptions, listenerSettings } from './listener-flags.js';
 
 const VERSION = '0.1.0';
 
@@ -695,7 +696,7 @@ function sideportPort(value: string, flag: string): number | undefined {
 }
 
 function devSideportOptions(cmd: Command): Command {
-  return cmd
+  cmd
     .addOption(
       opt(
         '--vector-port <port>',
@@ -720,6 +721,8 @@ function devSideportOptions(cmd: Command): Command {
         String(DEFAULTS.queuePort),
       ),
     );
+  // Each side port's own TLS listener and limits (src/listener-flags.ts).
+  return addListenerOptions(addListenerOptions(cmd, 'vector'), 'queue');
 }
 
 interface DevSideportPlan {
@@ -734,6 +737,8 @@ interface DevSideportPlan {
   queueToken: string;
   accountEmail: string;
   accountKey: string;
+  vectorListener: ReturnType<typeof listenerSettings>;
+  queueListener: ReturnType<typeof listenerSettings>;
 }
 
 /** Reads the flags before the platform starts, and fixes the account credentials both sides will use. */
@@ -758,6 +763,8 @@ function devSideportPlan(f: DevSideportFlags & ProxyFlags, config: PlatformConfi
     queueToken: config.queueToken ?? config.token,
     accountEmail: config.accountEmail,
     accountKey: config.accountKey,
+    vectorListener: listenerSettings(f, 'vector'),
+    queueListener: listenerSettings(f, 'queue'),
   };
 }
 
@@ -779,6 +786,7 @@ async function startDevSideports(
             timeoutMs: plan.timeoutMs,
             url: `${platform.url}/vector/${plan.vectorIndex}`,
             token: plan.vectorToken,
+            ...plan.vectorListener,
           },
           log,
         ),
@@ -796,6 +804,7 @@ async function startDevSideports(
             url: `${platform.url}/queue`,
             token: plan.queueToken,
             account: { url: `${platform.url}/account/v2`, email: plan.accountEmail, apiKey: plan.accountKey },
+            ...plan.queueListener,
           },
           log,
         ),
@@ -925,6 +934,7 @@ async function runVectorRole(f: SideportRoleFlags & { vectorPort: string; vector
       url,
       token,
       timeoutMs: positiveTimeout(f.upstreamTimeout),
+      ...listenerSettings(f, 'vector'),
     },
     log,
   );
@@ -962,6 +972,7 @@ async function runQueueRole(
       token,
       account,
       timeoutMs: positiveTimeout(f.upstreamTimeout),
+      ...listenerSettings(f, 'queue'),
     },
     log,
   );
@@ -993,9 +1004,9 @@ async function startOrStop<T>(s: RunningSideport, next: () => Promise<T>): Promi
 
 function sideportRoles(program: Command): void {
   sideportCommonOptions(
-    program
-      .command('vector')
-      .description('start the vector side port alone, in front of a remote vector index (--vector-url, --vector-token)'),
+    addListenerOptions(program.command('vector'), 'vector').description(
+      'start the vector side port alone, in front of a remote vector index (--vector-url, --vector-token)',
+    ),
   )
     .addOption(opt('--vector-port <port>', 'port of the vector side port', 'RESPGATE_VECTOR_PORT', String(DEFAULTS.vectorPort)))
     .addOption(opt('--vector-url <url>', 'REST URL of the vector index (falls back to UPSTASH_VECTOR_REST_URL)', 'RESPGATE_VECTOR_URL'))
@@ -1004,11 +1015,9 @@ function sideportRoles(program: Command): void {
     )
     .action(runVectorRole);
   sideportCommonOptions(
-    program
-      .command('queue')
-      .description(
-        'start the queue side port alone, in front of a remote queue API (--queue-url, --queue-token) and optionally the account API',
-      ),
+    addListenerOptions(program.command('queue'), 'queue').description(
+      'start the queue side port alone, in front of a remote queue API (--queue-url, --queue-token) and optionally the account API',
+    ),
   )
     .addOption(opt('--queue-port <port>', 'port of the queue side port', 'RESPGATE_QUEUE_PORT', String(DEFAULTS.queuePort)))
     .addOption(

@@ -88,7 +88,9 @@ describe('handshake and connection commands', () => {
     expect(info).toBe("-ERR unknown subcommand 'SETINFO'. Try CLIENT HELP.\r\n");
     expect(bad).toBe('-ERR Client names cannot contain spaces, newlines or special characters.\r\n');
     // CLIENT LIST of the port's own connections, with the proxy port's fields.
-    expect(list).toMatch(/id=\d+ addr=127\.0\.0\.1:\d+ laddr=127\.0\.0\.1:\d+ fd=\d+ name=worker-1 age=\d+ idle=\d+ flags=N db=0 .* cmd=client\|list user=default redir=-1 resp=2\n/);
+    expect(list).toMatch(
+      /id=\d+ addr=127\.0\.0\.1:\d+ laddr=127\.0\.0\.1:\d+ fd=\d+ name=worker-1 age=\d+ idle=\d+ flags=N db=0 .* cmd=client\|list user=default redir=-1 resp=2\n/,
+    );
     const [fresh] = await rawText(open.port, [['CLIENT', 'GETNAME']]);
     expect(fresh).toBe('$-1\r\n');
   });
