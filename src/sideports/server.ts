@@ -70,6 +70,12 @@ export async function startSideport(options: SideportOptions, log: Logger): Prom
     },
     log,
   );
+  // Stopping twice (SIGTERM, then a test's cleanup) closes the upstream clients once.
+  let released: Promise<void> | undefined;
+  const release = async (closing: Promise<void>) => {
+    await closing;
+    await options.onStop?.();
+  };
   return {
     role: options.role,
     host: options.host,
@@ -77,14 +83,8 @@ export async function startSideport(options: SideportOptions, log: Logger): Prom
     tlsPort: running.tlsPort,
     connections: running.connections,
     readiness: sharedProbe(options),
-    stop: async () => {
-      running.stop();
-      await options.onStop?.();
-    },
-    shutdown: async () => {
-      await running.shutdown();
-      await options.onStop?.();
-    },
+    stop: () => (released ??= release(Promise.resolve(running.stop()))),
+    shutdown: () => (released ??= release(running.shutdown())),
   };
 }
 
