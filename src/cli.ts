@@ -27,8 +27,9 @@ import { startQueueSideport } from './sideports/queue-port.js';
 import type { RunningSideport } from './sideports/server.js';
 import { startVectorSideport } from './sideports/vector-port.js';
 import { addListenerOptions, listenerSettings } from './listener-flags.js';
+import { RESPGATE_VERSION } from './version.js';
 
-const VERSION = '0.1.0';
+const VERSION = RESPGATE_VERSION;
 
 /** A flag with its environment variable, so every option can be set either way. */
 function opt(flags: string, description: string, env: string, defaultValue?: string): Option {

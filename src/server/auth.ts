@@ -5,7 +5,8 @@
 //   ACL users    --acl-users: AUTH <user> <pass> becomes a token through the upstream's
 //                `ACL RESTTOKEN user pass` (cached; fetched again when the upstream revokes it).
 // Verdicts are cached under a hash of the secret, never the secret itself, and nothing here logs.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { safeEqual } from '../safe-equal.js';
 import { CLIENT_TOKEN_REFUSED } from '../upstream/kv-errors.js';
 import type { Credential, KvClient } from '../upstream/kv-client.js';
 
@@ -53,7 +54,7 @@ export class ClientAuth {
     const { requirepass, passThrough, aclUsers } = this.options;
     if (user === 'default') {
       if (requirepass !== undefined) {
-        return samePassword(password, requirepass) ? { ok: true, credential: undefined } : { ok: false, error: WRONGPASS_TEXT };
+        return safeEqual(password, requirepass) ? { ok: true, credential: undefined } : { ok: false, error: WRONGPASS_TEXT };
       }
       if (passThrough) return this.checkToken(password.toString('utf8'));
       return aclUsers ? { ok: false, error: WRONGPASS_TEXT } : { ok: true, credential: undefined };
@@ -141,9 +142,4 @@ export class ClientAuth {
 
 function hash(secret: string): string {
   return createHash('sha256').update(secret).digest('base64url');
-}
-
-function samePassword(given: Buffer, expected: string): boolean {
-  const e = Buffer.from(expected);
-  return given.length === e.length && timingSafeEqual(given, e);
 }

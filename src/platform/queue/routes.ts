@@ -2,7 +2,7 @@
 // /v2/messages, /v2/queues, /v2/dlq, /v2/schedules, /v2/events (/v2/logs), /v2/keys, /v2/flowControl,
 // /v2/globalParallelism. Request and
 // response shapes follow the real service and its official SDK (@upstash/qstash).
-import { timingSafeEqual } from 'node:crypto';
+import { safeEqual } from '../../safe-equal.js';
 import type http from 'node:http';
 import { BodyTooLargeError, readBody } from '../http-body.js';
 import { callerIp, destinationOf, rawHeaderPairs, readJson, send, urlResult, type Call } from './http-exchange.js';
@@ -60,9 +60,7 @@ export class QueueRoutes {
     const auth = req.headers.authorization;
     const given = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : (query.get('qstash_token') ?? query.get('queue_token'));
     if (!given) return false;
-    const a = Buffer.from(given);
-    const b = Buffer.from(this.d.token());
-    return a.length === b.length && timingSafeEqual(a, b);
+    return safeEqual(given, this.d.token());
   }
 
   private async route(c: Call): Promise<void> {

@@ -2,6 +2,7 @@
 // maxmemory_policy and role from it during their handshake.
 import os from 'node:os';
 import type { Connection, ServerState } from '../../server/context.js';
+import { REDIS_VERSION } from '../../version.js';
 
 interface InfoContext {
   server: ServerState;
@@ -18,7 +19,7 @@ const SECTIONS: Record<string, Section> = {
   server: ({ server, conn }) => {
     const uptime = Math.floor((Date.now() - server.startedAt) / 1000);
     return [
-      ['redis_version', '7.0.15'],
+      ['redis_version', REDIS_VERSION],
       ['redis_git_sha1', '00000000'],
       ['redis_git_dirty', 0],
       ['redis_build_id', '0'],
