@@ -54,6 +54,11 @@ function info(c: Call): Reply {
   if (want('persistence')) parts.push(['# Persistence', 'loading:0'].join('\r\n'));
   if (want('memory')) parts.push(['# Memory', 'maxmemory_policy:noeviction'].join('\r\n'));
   if (want('upstream')) parts.push(['# Upstream', ...port.upstreamInfo()].join('\r\n'));
+  // Not in the default set, as in Redis: asked by name, or with `all` / `everything`.
+  const asked = (x: string) => sections.some((y) => y === x || y === 'all' || y === 'everything');
+  const stats = port.server.commandStats;
+  if (asked('commandstats')) parts.push(['# Commandstats', ...stats.commandLines().map(([k, v]) => `${k}:${v}`)].join('\r\n'));
+  if (asked('errorstats')) parts.push(['# Errorstats', ...stats.errorLines().map(([k, v]) => `${k}:${v}`)].join('\r\n'));
   const body = parts.length ? parts.join('\r\n\r\n') + '\r\n' : '';
   return (w) => (w.protocol === 3 ? w.verbatim(body) : w.bulk(body));
 }

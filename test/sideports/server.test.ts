@@ -100,6 +100,21 @@ describe('handshake and connection commands', () => {
     expect(replies.slice(1)).toEqual(['+RESET\r\n', '$-1\r\n', '+PONG\r\n', '+OK\r\n']);
   });
 
+  it('counts its own commands: INFO commandstats/errorstats and SLOWLOG, as the proxy port does', async () => {
+    await rawText(open.port, [['PING'], ['QGROUP', 'LIST'], ['NOPE']]);
+    const text = await redisCli(open.port, ['INFO', 'commandstats']);
+    expect(text).toMatch(/cmdstat_ping:calls=\d+,usec=\d+,usec_per_call=[\d.]+,rejected_calls=0,failed_calls=0/);
+    expect(text).toMatch(/cmdstat_qgroup\|list:calls=\d+/);
+    expect(await redisCli(open.port, ['INFO', 'errorstats'])).toMatch(/errorstat_ERR:count=\d+/);
+    expect(await redisCli(open.port, ['INFO'])).not.toContain('cmdstat_');
+    const [len, reset] = await rawText(open.port, [
+      ['SLOWLOG', 'LEN'],
+      ['SLOWLOG', 'RESET'],
+    ]);
+    expect(len).toMatch(/^:\d+\r\n$/);
+    expect(reset).toBe('+OK\r\n');
+  });
+
   it('INFO has a server section with redis_version and the role, and no token', async () => {
     const text = await redisCli(open.port, ['INFO', 'server']);
     expect(text).toContain('redis_version:7.0.15');
