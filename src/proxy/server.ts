@@ -71,32 +71,11 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     timeoutMs: config.upstreamTimeoutMs,
     ca: config.upstreamCa,
   });
-  // The open connections, once the listeners run (the metrics and INFO read them through this).
-  let sessions: ReadonlySet<Session> = new Set();
-  /** Bytes of connections already closed (open ones are read from their sockets). */
-  const closedBytes = { input: 0, output: 0 };
-  const traffic = () => {
-    let input = closedBytes.input,
-      output = closedBytes.output;
-    for (const s of sessions) {
-      input += s.socket.bytesRead;
-      output += s.socket.bytesWritten;
-    }
-    return { input, output };
-  };
-  const metrics = createProxyMetrics({
-    connectionsByState: () => {
-      const by: Record<ConnectionState, number> = { normal: 0, multi: 0, subscribed: 0, monitor: 0, blocked: 0 };
-      for (const s of sessions) by[connectionState(s)]++;
-      return by;
-    },
-    eventStreams: () => {
-      let n = 0;
-      for (const s of sessions) n += s.pushes.channelCount + s.pushes.patternCount + (s.pushes.monitoring ? 1 : 0);
-      return n;
-    },
-    bytes: traffic,
-  });
+  // The listeners start once the proxy's state exists (the metrics and INFO read connections through this).
+  const live: { listeners?: Listeners<Session> } = {};
+  const sessions = (): ReadonlySet<Session> => live.listeners?.connections ?? new Set();
+  const traffic = () => live.listeners?.traffic() ?? { input: 0, output: 0 };
+  const metrics = createProxyMetrics({ ...sessionGauges(sessions), bytes: traffic });
   const watch = new UpstreamWatch({
     ping: () => client.pipeline(PING).then((r) => r[0]),
     log,
@@ -116,9 +95,9 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   });
   const slowlog = new Slowlog(config.slowlogLogSlowerThanUs, config.slowlogMaxLen);
   const server: ServerState = {
-    connections: () => sessions,
+    connections: sessions,
     get acceptedConnections() {
-      return listeners.accepted;
+      return live.listeners?.accepted ?? 0;
     },
     startedAt: Date.now(),
     stats: batcher.stats,
@@ -147,15 +126,10 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       },
     },
   };
-  const closed = (s: Session) => {
-    closedBytes.input += s.socket.bytesRead;
-    closedBytes.output += s.socket.bytesWritten;
-    log.debug({ conn: s.id, client: s.address }, 'connection closed');
-  };
-  observedGauge('respgate_proxy_connections', 'Client connections open on the proxy', () => sessions.size);
+  observedGauge('respgate_proxy_connections', 'Client connections open on the proxy', () => sessions().size);
   observedCounter('respgate_proxy_upstream_calls_total', 'Upstream /pipeline calls made by the batcher', () => batcher.stats.calls);
   observedCounter('respgate_proxy_forwarded_commands_total', 'Commands sent upstream by the batcher', () => batcher.stats.commands);
-  const listeners: Listeners<Session> = await startListeners(
+  const started = await startListeners(
     {
       host: config.host,
       port: config.port,
@@ -170,14 +144,14 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     (socket, id, onClosed) => {
       const session = new Session(socket, id, ctx, (s) => {
         onClosed(s);
-        closed(s);
+        log.debug({ conn: s.id, client: s.address }, 'connection closed');
       });
       log.debug({ conn: session.id, client: session.address }, 'connection opened');
       return session;
     },
   );
-  sessions = listeners.connections;
-  const { port, tlsPort } = listeners;
+  live.listeners = started;
+  const { port, tlsPort } = started;
   log.debug({ port, tlsPort }, 'proxy listening');
   // The check at start: logged, never fatal; it keeps checking in the background until the upstream
   // answers. In pass-through mode there is no token of the proxy's own to check.
@@ -191,17 +165,33 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     port,
     host: config.host,
     tlsPort,
-    connections: () => sessions.size,
+    connections: () => started.connections.size,
     upstream: watch,
     stop: async () => {
       watch.stop();
-      listeners.stop();
+      started.stop();
       await release();
     },
     shutdown: async () => {
       watch.stop();
-      await listeners.shutdown();
+      await started.shutdown();
       await release();
+    },
+  };
+}
+
+/** The gauges of connections by state and of upstream event streams (proxy-metrics.ts). */
+function sessionGauges(sessions: () => ReadonlySet<Session>) {
+  return {
+    connectionsByState: () => {
+      const by: Record<ConnectionState, number> = { normal: 0, multi: 0, subscribed: 0, monitor: 0, blocked: 0 };
+      for (const s of sessions()) by[connectionState(s)]++;
+      return by;
+    },
+    eventStreams: () => {
+      let n = 0;
+      for (const s of sessions()) n += s.pushes.channelCount + s.pushes.patternCount + (s.pushes.monitoring ? 1 : 0);
+      return n;
     },
   };
 }

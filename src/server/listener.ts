@@ -30,6 +30,8 @@ export interface Listeners<C extends RespConnection> {
   readonly connections: ReadonlySet<C>;
   /** Connections accepted so far. */
   readonly accepted: number;
+  /** Bytes read from and written to client connections so far, closed ones included (INFO total_net_…). */
+  traffic(): { input: number; output: number };
   /** Stops accepting (the open connections stay). */
   close(): void;
   /** Closes the listeners and every connection at once. */
@@ -50,7 +52,13 @@ export async function startListeners<C extends RespConnection>(
 ): Promise<Listeners<C>> {
   const connections = new Set<C>();
   let accepted = 0;
-  const closed = (c: RespConnection) => connections.delete(c as C);
+  /** Bytes of connections already closed (open ones are read from their sockets). */
+  const closedBytes = { input: 0, output: 0 };
+  const closed = (c: RespConnection) => {
+    connections.delete(c as C);
+    closedBytes.input += c.socket.bytesRead;
+    closedBytes.output += c.socket.bytesWritten;
+  };
   const accept = (socket: net.Socket) => {
     if (connections.size >= options.maxClients) {
       // Redis' text, then the connection closes (networking.c acceptCommonHandler).
@@ -85,6 +93,14 @@ export async function startListeners<C extends RespConnection>(
     connections,
     get accepted() {
       return accepted;
+    },
+    traffic: () => {
+      let { input, output } = closedBytes;
+      for (const c of connections) {
+        input += c.socket.bytesRead;
+        output += c.socket.bytesWritten;
+      }
+      return { input, output };
     },
     close,
     stop: () => {

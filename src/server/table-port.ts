@@ -10,7 +10,7 @@ import { CommandStats } from './command-stats.js';
 import { CommandTable, type CommandSpec } from './command-table.js';
 import type { ConnectionLimits } from './connection.js';
 import type { ServerState } from './context.js';
-import { startListeners } from './listener.js';
+import { startListeners, type Listeners } from './listener.js';
 import { Slowlog } from './slowlog.js';
 import { createReadBuffer } from './socket-input.js';
 import { tablePortCommands } from './table-commands.js';
@@ -61,15 +61,14 @@ export async function startTablePort(options: TablePortOptions, log: Logger): Pr
     aclUsers: false,
     cacheMs: 0,
   });
-  let sessions: ReadonlySet<TableSession> = new Set();
-  let accepted = () => 0;
-  /** Bytes of connections already closed (open ones are read from their sockets). */
-  const closedBytes = { input: 0, output: 0 };
+  // The listeners start once the port's state exists; until then there is no connection.
+  const live: { listeners?: Listeners<TableSession> } = {};
+  const sessions = (): ReadonlySet<TableSession> => live.listeners?.connections ?? new Set();
   const stats = { calls: 0, commands: 0 };
   const server: ServerState = {
-    connections: () => sessions,
+    connections: sessions,
     get acceptedConnections() {
-      return accepted();
+      return live.listeners?.accepted ?? 0;
     },
     startedAt: Date.now(),
     stats,
@@ -77,14 +76,7 @@ export async function startTablePort(options: TablePortOptions, log: Logger): Pr
     auth,
     slowlog: new Slowlog(limits.slowlogLogSlowerThanUs, limits.slowlogMaxLen),
     commandStats: new CommandStats(),
-    traffic: () => {
-      let { input, output } = closedBytes;
-      for (const s of sessions) {
-        input += s.socket.bytesRead;
-        output += s.socket.bytesWritten;
-      }
-      return { input, output };
-    },
+    traffic: () => live.listeners?.traffic() ?? { input: 0, output: 0 },
   };
   const port: TablePort = {
     role,
@@ -95,31 +87,25 @@ export async function startTablePort(options: TablePortOptions, log: Logger): Pr
     errorText: options.errorText,
     counters: stats,
   };
-  const listeners = await startListeners(
+  const started = await startListeners(
     { ...limits, host: options.host, port: options.port, tls: options.tls, busyText: options.busyText, log },
-    (socket, id, onClosed) =>
-      new TableSession(socket, id, port, (c) => {
-        closedBytes.input += c.socket.bytesRead;
-        closedBytes.output += c.socket.bytesWritten;
-        onClosed(c);
-      }),
+    (socket, id, onClosed) => new TableSession(socket, id, port, onClosed),
   );
-  sessions = listeners.connections;
-  accepted = () => listeners.accepted;
-  observedGauge(`respgate_${role}_sideport_connections`, `Client connections open on the ${role} side port`, () => sessions.size);
+  live.listeners = started;
+  observedGauge(`respgate_${role}_sideport_connections`, `Client connections open on the ${role} side port`, () => sessions().size);
   observedCounter(`respgate_${role}_sideport_commands_total`, `Requests received by the ${role} side port`, () => stats.commands);
   observedCounter(
     `respgate_${role}_sideport_connections_received_total`,
     `Client connections accepted by the ${role} side port (maxclients refusals not counted)`,
-    () => listeners.accepted,
+    () => started.accepted,
   );
-  log.debug({ port: listeners.port, tlsPort: listeners.tlsPort, role }, 'side port listening');
+  log.debug({ port: started.port, tlsPort: started.tlsPort, role }, 'side port listening');
   return {
     host: options.host,
-    port: listeners.port,
-    tlsPort: listeners.tlsPort,
-    connections: () => sessions.size,
-    stop: () => listeners.stop(),
-    shutdown: () => listeners.shutdown(),
+    port: started.port,
+    tlsPort: started.tlsPort,
+    connections: () => started.connections.size,
+    stop: () => started.stop(),
+    shutdown: () => started.shutdown(),
   };
 }
