@@ -987,7 +987,8 @@ async function runQueueRole(
 /** A started side-port role: its operations port, the ready banner, then serving until a signal. */
 async function serveSideportRole(s: RunningSideport, f: SideportRoleFlags, ready: string): Promise<void> {
   const ops = await startOrStop(s, () => sideportOperations(s, f));
-  process.stdout.write(`respgate ${VERSION}: ${ready}\n${roleHelpLines(s, f)}\n${ops.line}`);
+  const tls = s.tlsPort !== undefined ? ` (TLS: rediss://${s.host}:${s.tlsPort})` : '';
+  process.stdout.write(`respgate ${VERSION}: ${ready}${tls}\n${roleHelpLines(s, f)}\n${ops.line}`);
   await waitForSignal();
   await ops.stop();
   await s.shutdown();

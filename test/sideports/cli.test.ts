@@ -1,10 +1,16 @@
 // The side ports from the command line: flags and environment variables in --help, configuration
 // errors, the dev stack's banner and ports, and the `vector` / `queue` roles against a real platform.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
+import { makeTestCerts } from '../helpers/certs.js';
 import { startTestPlatform } from '../helpers/platform.js';
+import { RawClient } from '../helpers/stack.js';
 import { runRespgate, startRespgate, stopRespgate } from '../helpers/respgate-cli.js';
+
+const run = promisify(execFile);
 
 describe('help and configuration errors', () => {
   it('dev --help lists the side-port flags with their environment variables; vector and queue roles exist', async () => {
@@ -55,6 +61,15 @@ describe('help and configuration errors', () => {
     expect(badIndex.stderr).toContain(
       "--vector-index 'nope' is not an index of the local platform; choose one of dense, dense-data, sparse, hybrid (or add it with --vector-config)",
     );
+    const tlsNoCert = await runRespgate(
+      ['vector', '--vector-url', 'http://127.0.0.1:1/vector/dense', '--vector-token', 't', '--vector-tls-port', '7000'],
+      clean,
+    );
+    expect(tlsNoCert.stderr).toContain(
+      'configuration error: --vector-tls-port needs --vector-tls-cert-file and --vector-tls-key-file (PEM files)',
+    );
+    const badMax = await runRespgate(['dev', '--queue-maxclients', '0'], clean);
+    expect(badMax.stderr).toContain('configuration error: --queue-maxclients must be at least 1');
     const badPort = await runRespgate(['dev', '--vector-port', 'lots'], clean);
     expect(badPort.stderr).toContain("--vector-port must be a TCP port number from 0 to 65535, got 'lots'");
   });
@@ -111,6 +126,35 @@ describe('running', () => {
       expect(output).toContain('Queue side port');
     } finally {
       await stopRespgate(child);
+    }
+  });
+
+  it('`respgate vector` takes its own TLS listener and limits from flags and RESPGATE_VECTOR_* variables', async () => {
+    const certs = makeTestCerts();
+    const vec = await startRespgate(
+      ['vector', '--vector-port', '0', '--vector-tls-port', '0', '--vector-tls-auth-clients', 'no'],
+      /vector side port ready/,
+      {
+        RESPGATE_VECTOR_URL: `${platform.url}/vector/dense`,
+        RESPGATE_VECTOR_TOKEN: platform.token,
+        RESPGATE_VECTOR_TLS_CERT_FILE: certs.serverCertFile,
+        RESPGATE_VECTOR_TLS_KEY_FILE: certs.serverKeyFile,
+        RESPGATE_VECTOR_MAXCLIENTS: '1',
+      },
+    );
+    try {
+      const port = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(vec.output)![1]);
+      const tlsPort = Number(/rediss:\/\/127\.0\.0\.1:(\d+)/.exec(vec.output)![1]);
+      const cli = await run('redis-cli', ['--tls', '--cacert', certs.caFile, '-p', String(tlsPort), 'ECHO', 'tls']);
+      expect(cli.stdout.trim()).toBe('tls');
+      const first = await RawClient.connect(port);
+      expect((await first.call(['PING']))[0].toString()).toBe('+PONG\r\n');
+      const second = await RawClient.connect(port);
+      expect((await second.untilClosed()).toString()).toBe('-ERR max number of clients reached\r\n');
+      first.close();
+    } finally {
+      await stopRespgate(vec.child);
+      certs.remove();
     }
   });
 
