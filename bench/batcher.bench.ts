@@ -2,14 +2,16 @@
 // many connections through enqueue → one call per turn → deliver, with an upstream client that
 // answers at once (the HTTP path is measured in upstream-pipeline.bench.ts and proxy-throughput.ts).
 // Run: npx tsx bench/batcher.bench.ts
-import { Batcher, type BatchSource } from '../src/proxy/batcher.js';
+import { Batcher, type BatchSource, type PipelineUpstream } from '../src/proxy/batcher.js';
 import type { CommandItem, ForwardItem } from '../src/proxy/forward-item.js';
-import type { KvClient } from '../src/upstream/kv-client.js';
 import { measureAsync } from './measure.js';
 
 const OK = Buffer.from('+OK\r\n');
 /** Answers every command +OK on the next microtask: what is left is the batcher's own work. */
-const instant = { pipeline: (commands: Buffer[][]) => Promise.resolve(commands.map(() => OK)) } as unknown as KvClient;
+const instant: PipelineUpstream = {
+  pipeline: (commands) => Promise.resolve(commands.map(() => OK)),
+  transaction: () => Promise.resolve({ kind: 'aborted' }),
+};
 
 class Connection implements BatchSource {
   readonly pending: ForwardItem[] = [];

@@ -6,9 +6,21 @@
 import { performance } from 'node:perf_hooks';
 import { resolveCommand } from '../commands/table.js';
 import { errorReply } from '../resp/protocol.js';
-import type { Credential, KvClient, TransactionOutcome } from '../upstream/kv-client.js';
+import type { Credential, TransactionOutcome } from '../upstream/kv-client.js';
+import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
+
+/**
+ * What the batcher needs from the upstream (KvClient in the proxy; a fake in
+ * test/proxy/batcher.unit.test.ts). Neither call rejects: every command gets a reply, errors included.
+ */
+export interface PipelineUpstream {
+  /** One /pipeline call: one RESP2 reply per command, in order. */
+  pipeline(commands: Buffer[][], credential?: Credential): Promise<Buffer[]>;
+  /** One MULTI … EXEC, as /multi-exec or, with watched keys, as one script. */
+  transaction(commands: Buffer[][], watch?: WatchedKeys, credential?: Credential): Promise<TransactionOutcome>;
+}
 
 /** What the batcher needs from a connection. */
 export interface BatchSource {
@@ -67,7 +79,7 @@ export class Batcher {
   readonly blocking = new BlockingHub((commands) => this.poll(commands));
 
   constructor(
-    private readonly client: KvClient,
+    private readonly client: PipelineUpstream,
     private readonly options: BatcherOptions,
   ) {
     this.minBatchWhileBusy = options.minBatchWhileBusy ?? HOLD_DEFAULTS.minBatchWhileBusy;
@@ -252,7 +264,7 @@ export class Batcher {
 }
 
 /**
- * The KvClient promises never to reject; if it does anyway, no connection is left waiting: every
+ * The upstream promises never to reject; if it does anyway, no connection is left waiting: every
  * command of the call gets this error.
  */
 function internalError(err: unknown): string {

@@ -14,7 +14,7 @@ export interface PushPort extends ReplyPort {
   /** The client's own upstream token (pass-through, ACL users) when the stream opens; undefined = the configured one. */
   readonly credential: Credential | undefined;
   /** Takes the next reply position, filled when `reply` settles; later requests are not read until then. */
-  defer(reply: Promise<Buffer>): void;
+  defer(reply: Promise<Buffer>, then?: () => void): void;
 }
 
 /** Operations hooks of the proxy (metrics, SLOWLOG, logs), called from the hot path. */

@@ -14,6 +14,8 @@ import type { ProxyContext } from './context.js';
 import { explainRequestSizeErrors } from './limits-hint.js';
 import { createProxyMetrics, type ConnectionState } from './proxy-metrics.js';
 import { Session } from './session.js';
+import { PauseControl } from '../server/pause.js';
+import { MonitorHub } from './monitor.js';
 import { Slowlog } from '../server/slowlog.js';
 import { UpstreamWatch } from './upstream-watch.js';
 import { createReadBuffer } from '../server/socket-input.js';
@@ -103,6 +105,9 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     stats: batcher.stats,
     requirepass: config.requirepass,
     slowlog,
+    settings: config,
+    monitors: new MonitorHub(),
+    pause: new PauseControl(),
     commandStats: new CommandStats(),
     traffic,
     auth,
@@ -134,8 +139,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       host: config.host,
       port: config.port,
       tls: config.tls,
-      maxClients: config.maxClients,
-      idleTimeoutSec: config.idleTimeoutSec,
+      settings: config,
       shutdownGraceMs: config.shutdownGraceMs,
       busyText: (p) =>
         `port ${p} on ${config.host} is already in use, often by a system redis-server (stop it with 'sudo systemctl stop redis-server'); or choose another port with ${p === config.tls?.port ? '--tls-port' : '--port or RESPGATE_PORT (npm start -- --port 6390)'}`,

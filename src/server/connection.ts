@@ -160,7 +160,7 @@ export abstract class RespConnection implements ReplyPort {
   }
 
   /** A reply that needs something slow first (AUTH with the upstream): its position is taken now; later requests wait for it. */
-  defer(reply: Promise<Buffer>): void {
+  defer(reply: Promise<Buffer>, then?: () => void): void {
     const fill = this.reserve();
     this.deferring = true;
     void reply
@@ -168,6 +168,8 @@ export abstract class RespConnection implements ReplyPort {
       .then((out) => {
         this.deferring = false;
         fill(out);
+        // A command held back (CLIENT PAUSE) runs here, before the requests read after it.
+        then?.();
         if (!this.socket.destroyed) this.receive(EMPTY);
       });
   }

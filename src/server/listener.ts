@@ -11,10 +11,11 @@ export interface ListenerOptions {
   host: string;
   port: number;
   tls?: TlsListenerConfig;
-  /** Redis maxclients: one more connection gets Redis' error and is closed. */
-  maxClients: number;
-  /** Redis timeout: seconds a client may stay idle before it is closed; 0 = never. */
-  idleTimeoutSec: number;
+  /**
+   * Redis maxclients (one more connection gets Redis' error and is closed) and timeout (seconds a
+   * client may stay idle before it is closed; 0 = never), read live: CONFIG SET changes them.
+   */
+  settings: { readonly maxClients: number; readonly idleTimeoutSec: number };
   /** SIGTERM: how long the replies owed have to be written before the connections are closed. */
   shutdownGraceMs: number;
   /** The error when the port is taken, naming the flag that changes it. */
@@ -60,7 +61,7 @@ export async function startListeners<C extends RespConnection>(
     closedBytes.output += c.socket.bytesWritten;
   };
   const accept = (socket: net.Socket) => {
-    if (connections.size >= options.maxClients) {
+    if (connections.size >= options.settings.maxClients) {
       // Redis' text, then the connection closes (networking.c acceptCommonHandler).
       socket.on('error', () => undefined);
       socket.end(MAX_CLIENTS);
@@ -80,8 +81,10 @@ export async function startListeners<C extends RespConnection>(
       throw err;
     }
   }
-  const idleTimer = options.idleTimeoutSec > 0 ? setInterval(() => closeIdle(connections, options.idleTimeoutSec), 1000) : undefined;
-  idleTimer?.unref();
+  // Always running: CONFIG SET timeout can turn the idle timeout on later.
+  const { settings } = options;
+  const idleTimer = setInterval(() => settings.idleTimeoutSec > 0 && closeIdle(connections, settings.idleTimeoutSec), 1000);
+  idleTimer.unref();
   const close = () => {
     clearInterval(idleTimer);
     listener.close();

@@ -9,8 +9,9 @@ import { ClientAuth } from './auth.js';
 import { CommandStats } from './command-stats.js';
 import { CommandTable, type CommandSpec } from './command-table.js';
 import type { ConnectionLimits } from './connection.js';
-import type { ServerState } from './context.js';
+import type { Monitors, ServerState } from './context.js';
 import { startListeners, type Listeners } from './listener.js';
+import { PauseControl } from './pause.js';
 import { Slowlog } from './slowlog.js';
 import { createReadBuffer } from './socket-input.js';
 import { tablePortCommands } from './table-commands.js';
@@ -53,6 +54,15 @@ export interface RunningTablePort {
   shutdown(): Promise<void>;
 }
 
+/** A table port has no MONITOR: nothing ever watches it. */
+const NO_MONITORS: Monitors = {
+  add: () => undefined,
+  delete: () => undefined,
+  feed: () => undefined,
+  queue: () => undefined,
+  take: () => [],
+};
+
 export async function startTablePort(options: TablePortOptions, log: Logger): Promise<RunningTablePort> {
   const { limits, role } = options;
   const auth = new ClientAuth(undefined, {
@@ -75,6 +85,9 @@ export async function startTablePort(options: TablePortOptions, log: Logger): Pr
     requirepass: options.requirepass,
     auth,
     slowlog: new Slowlog(limits.slowlogLogSlowerThanUs, limits.slowlogMaxLen),
+    settings: limits,
+    monitors: NO_MONITORS,
+    pause: new PauseControl(),
     commandStats: new CommandStats(),
     traffic: () => live.listeners?.traffic() ?? { input: 0, output: 0 },
   };
@@ -88,7 +101,7 @@ export async function startTablePort(options: TablePortOptions, log: Logger): Pr
     counters: stats,
   };
   const started = await startListeners(
-    { ...limits, host: options.host, port: options.port, tls: options.tls, busyText: options.busyText, log },
+    { ...limits, settings: limits, host: options.host, port: options.port, tls: options.tls, busyText: options.busyText, log },
     (socket, id, onClosed) => new TableSession(socket, id, port, onClosed),
   );
   live.listeners = started;

@@ -38,6 +38,7 @@ const NO_PUSHES: PushState = {
   subscriptionCount: 0,
   channelCount: 0,
   patternCount: 0,
+  shardCount: 0,
   monitoring: false,
   handle: () => undefined,
   subscribedPing: () => Buffer.alloc(0),

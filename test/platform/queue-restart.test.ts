@@ -96,7 +96,7 @@ it('stopping waits for a destination that never answers only for the grace perio
       headers: { Authorization: `Bearer ${token}` },
       body: 'hang',
     });
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     await hanging.waitFor(1);
     const t0 = Date.now();
     await p.stop();

@@ -1,21 +1,37 @@
 // The import graph of src/: every static import, re-export and dynamic import of every module,
 // resolved to files (relative specifiers) or kept as package names (node:net, undici …).
+// Imports are read with the TypeScript compiler's own parser, not a regular expression: a comment or
+// a string that looks like code (a `/*` inside `src/commands/*.json`) can then hide no import.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 
 export interface ImportGraph {
   /** Module path relative to the root (src/proxy/session.ts) → what it imports: module paths or package names. */
   edges: Map<string, string[]>;
 }
 
-const SPECIFIER =
-  /(?:^|[\s;}])(?:import|export)\s+(?:type\s+)?(?:[\w*\s{},$]*?\s+from\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+/** The module a node names, if it imports one: declarations, re-exports, `import x = require()`, `import()`. */
+function specifierOf(node: ts.Node): string | undefined {
+  let target: ts.Node | undefined;
+  if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) target = node.moduleSpecifier;
+  else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+    target = node.moduleReference.expression;
+  else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) target = node.arguments[0];
+  else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) target = node.argument.literal;
+  return target && ts.isStringLiteralLike(target) ? target.text : undefined;
+}
 
-/** Every specifier a TypeScript source imports (comments removed first). */
-export function importsOf(source: string): string[] {
-  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+/** Every specifier a TypeScript source imports, in source order (type-only imports included). */
+export function importsOf(source: string, fileName = 'module.ts'): string[] {
+  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const out: string[] = [];
-  for (const m of code.matchAll(SPECIFIER)) out.push(m[1] ?? m[2]);
+  const visit = (node: ts.Node): void => {
+    const spec = specifierOf(node);
+    if (spec !== undefined) out.push(spec);
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
   return out;
 }
 
@@ -30,7 +46,7 @@ export function buildGraph(root: string, dir = 'src'): ImportGraph {
   const edges = new Map<string, string[]>();
   for (const file of walk(path.join(root, dir))) {
     const from = path.relative(root, file);
-    const targets = importsOf(readFileSync(file, 'utf8')).map((spec) =>
+    const targets = importsOf(readFileSync(file, 'utf8'), file).map((spec) =>
       spec.startsWith('.') ? path.relative(root, path.resolve(path.dirname(file), spec)).replace(/\.js$/, '.ts') : spec,
     );
     edges.set(from, targets);

@@ -60,7 +60,9 @@ export class Deliverer {
   }
 }
 
-/** content-type → Content-Type, as Go's http.Header (the service's) writes names. */
+/** content-type, CONTENT-TYPE → Content-Type, as Go's http.Header (the service's) writes names. */
 export function canonicalHeader(name: string): string {
-  return name.replace(/(^|-)([a-z])/g, (_m, sep: string, c: string) => sep + c.toUpperCase());
+  // Go leaves a name with a character outside the token set (a space...) as it is.
+  if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) return name;
+  return name.toLowerCase().replace(/(^|-)([a-z])/g, (_m, sep: string, c: string) => sep + c.toUpperCase());
 }

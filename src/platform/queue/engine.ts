@@ -9,7 +9,7 @@ import type { Billing } from '../account/billing.js';
 import { Deliverer, type AttemptOutcome, type EndpointResponse } from './delivery.js';
 import type { FlowControl } from './flow-control.js';
 import { newDlqId } from './ids.js';
-import { flatHeaders, messageView, type QueuedMessage } from './message.js';
+import { flatHeaders, logFields, messageView, type QueuedMessage } from './message.js';
 import type { NamedQueue, QueueRecords, LogEvent } from './records.js';
 import { defaultBackoffMs, retryDelayMs } from './retry-delay.js';
 import type { Signer } from './signer.js';
@@ -26,6 +26,8 @@ const STOP_GRACE_MS = 5000;
  * lease of a crashed process, a wake that could not find the job).
  */
 const FLOW_RECHECK_MS = 5000;
+/** A message holding its queue slot looks this often whether it was cancelled by another process. */
+const HOLD_CHECK_MS = 1000;
 
 export interface EngineDeps {
   connection: ConnectionOptions;
@@ -55,6 +57,9 @@ export class Engine {
   private readonly workers = new Map<string, Worker>();
   /** Delivery attempts running now (a stop waits for them, briefly). */
   private inFlight = 0;
+  /** Named-queue messages waiting for their next attempt in their slot: waking one ends its wait early. */
+  private readonly holds = new Map<string, () => void>();
+  private stopping = false;
 
   constructor(private readonly deps: EngineDeps) {}
 
@@ -94,10 +99,17 @@ export class Engine {
     const key = namedQueueKey(name);
     const worker = this.workers.get(key);
     const queue = this.queues.get(key) ?? new Queue(key, { connection: this.deps.connection, prefix: BULL_PREFIX });
+    // Its messages leave the wait lists of their flow-control keys too; one holding its slot for a
+    // retry is cancelled (the forced close below does not stop a processor that is waiting).
     await worker?.close(true);
-    // Its messages leave the wait lists of their flow-control keys too.
-    for (const job of (await queue.getJobs(['waiting', 'delayed', 'paused', 'prioritized', 'active'])) as Job<QueuedMessage>[])
-      if (job?.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
+    for (const job of (await queue.getJobs(['waiting', 'delayed', 'paused', 'prioritized', 'active'])) as Job<QueuedMessage>[]) {
+      if (!job) continue;
+      if (job.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
+      if (await job.isActive()) {
+        await this.deps.records.redis.set(CANCELLED(job.data.messageId), '1', 'EX', 86_400);
+        this.holds.get(job.data.messageId)?.();
+      }
+    }
     await queue.obliterate({ force: true });
     await queue.close();
     this.workers.delete(key);
@@ -168,8 +180,13 @@ export class Engine {
       // Not in flight: off its key's wait list (and a slot reserved for it is free again).
       if (job.data.flowControl) await this.deps.flow.forget(job.data.flowControl.key, job.data.messageId);
     } catch {
+      // In flight (or holding its queue slot): honoured when the attempt ends, logged CANCELLED then.
+      this.event(job.data, 'CANCEL_REQUESTED');
       await this.deps.records.redis.set(CANCELLED(job.data.messageId), '1', 'EX', 86_400);
+      this.holds.get(job.data.messageId)?.();
+      return;
     }
+    this.event(job.data, 'CANCEL_REQUESTED');
     this.event(job.data, 'CANCELLED');
   }
 
@@ -194,11 +211,54 @@ export class Engine {
     }
     this.inFlight++;
     try {
-      await this.attempt(job);
+      if (job.queueName === DEFAULT_QUEUE) await this.attempt(job);
+      else await this.attemptInOrder(job, token);
     } finally {
       this.inFlight--;
       if (fc) await this.wake(fc.key, await this.deps.flow.release(fc.key, job.data.messageId));
     }
+  }
+
+  /**
+   * A named queue is FIFO, as the service's: a message waiting for its next attempt keeps its slot
+   * (its worker waits here instead of sleeping as a delayed job), so with parallelism 1 nothing
+   * later is delivered until it succeeded or reached the DLQ. A cancel ends the wait; a stop puts
+   * the job back as a delayed job for the rest of its wait (its attempts so far kept in its data).
+   */
+  private async attemptInOrder(job: Job<QueuedMessage>, token?: string): Promise<void> {
+    for (;;) {
+      try {
+        return await this.attempt(job);
+      } catch (err) {
+        if (!(err instanceof DeliveryFailure)) throw err;
+        const wakeAt = Date.now() + err.delayMs;
+        await job.updateData({ ...job.data, retried: (job.data.retried ?? 0) + 1 });
+        const why = await this.hold(job.data.messageId, wakeAt);
+        if (why === 'cancelled') return this.event(job.data, 'CANCELLED');
+        if (why === 'stopping') {
+          await job.moveToDelayed(wakeAt, token);
+          throw new DelayedError();
+        }
+      }
+    }
+  }
+
+  /** Waits until `wakeAt`, a cancel of the message (seen here or in Redis) or a stop, whichever comes first. */
+  private async hold(messageId: string, wakeAt: number): Promise<'due' | 'cancelled' | 'stopping'> {
+    while (Date.now() < wakeAt) {
+      if (this.stopping) return 'stopping';
+      if (await this.deps.records.redis.get(CANCELLED(messageId))) return 'cancelled';
+      const wait = Math.min(HOLD_CHECK_MS, wakeAt - Date.now());
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        this.holds.set(messageId, () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      this.holds.delete(messageId);
+    }
+    return this.stopping ? 'stopping' : 'due';
   }
 
   /** Wakes waiting messages of a key now (each is a delayed job in one of our queues). */
@@ -215,24 +275,30 @@ export class Engine {
 
   private async attempt(job: Job<QueuedMessage>): Promise<void> {
     const m = job.data;
-    const retried = job.attemptsMade;
+    // Attempts of a named-queue message are counted in its data (it retries in its slot, not as a BullMQ attempt).
+    const retried = job.attemptsMade + (m.retried ?? 0);
     const body = Buffer.from(m.bodyBase64, 'base64');
+    this.event(m, 'ACTIVE');
     const outcome = await this.deps.deliverer.attempt(m.url, m.method, this.deliveryHeaders(m, retried, body), body, m.timeoutMs);
     const status = outcome.response?.status;
     if (status !== undefined && status >= 200 && status < 300) {
       if (m.callback) await this.publishCallback(m, 'callback', outcome, retried);
       this.event(m, 'DELIVERED', { responseStatus: status });
+      if (m.scheduleId) await this.deps.records.scheduleMessageDone(m.scheduleId, m.messageId, 'SUCCESS');
       return;
     }
     if (m.callback && outcome.response) await this.publishCallback(m, 'callback', outcome, retried);
     const error = outcome.error ?? `the endpoint answered with status ${status}`;
     const nonRetryable = status === 489 && header(outcome.response, 'upstash-nonretryable-error') === 'true';
+    const failed = { error, ...responseFields(outcome.response) };
     if (!nonRetryable && retried < m.maxRetries) {
-      if (await this.deps.records.redis.get(CANCELLED(m.messageId))) return;
       const delayMs = this.retryDelay(m, retried + 1, outcome.response);
-      this.event(m, 'ERROR', { error, responseStatus: status, nextDeliveryTime: Date.now() + delayMs });
+      this.event(m, 'ERROR', failed);
+      if (await this.deps.records.redis.get(CANCELLED(m.messageId))) return this.event(m, 'CANCELLED');
+      this.event(m, 'RETRY', { nextDeliveryTime: Date.now() + delayMs });
       throw new DeliveryFailure(error, delayMs);
     }
+    this.event(m, 'ERROR', failed);
     // Retries exhausted (or refused by the endpoint): dead letter queue, then the failure callback.
     const response = outcome.response;
     const bodyText = response?.body.toString('utf8');
@@ -249,8 +315,9 @@ export class Engine {
       },
       newDlqId(),
     );
+    if (m.scheduleId) await this.deps.records.scheduleMessageDone(m.scheduleId, m.messageId, 'FAIL');
     if (m.failureCallback) await this.publishCallback(m, 'failure-callback', outcome, retried, dlqId);
-    this.event(m, 'FAILED', { error: nonRetryable ? `${error} (Upstash-NonRetryable-Error)` : error, responseStatus: status });
+    this.event(m, 'FAILED', { ...failed, error: nonRetryable ? `${error} (Upstash-NonRetryable-Error)` : error });
   }
 
   private retryDelay(m: QueuedMessage, retryNumber: number, response?: EndpointResponse): number {
@@ -341,8 +408,9 @@ export class Engine {
       ...(m.queueName ? { queueName: m.queueName } : {}),
       ...(m.scheduleId ? { scheduleId: m.scheduleId } : {}),
       callerIp: m.callerIp,
-      ...(m.labels?.length ? { labels: m.labels } : {}),
+      ...(m.labels?.length ? { label: m.labels[0], labels: m.labels } : {}),
       ...(m.flowControl ? { flowControlKey: m.flowControl.key } : {}),
+      ...logFields(m),
       ...extra,
     });
   }
@@ -351,6 +419,8 @@ export class Engine {
     // Stop taking jobs, let the attempts in flight finish for a few seconds (so a restart redoes
     // nothing half-done), then close; an attempt still running past that is abandoned: BullMQ sees
     // its job stalled and the next process redoes it (at least once).
+    this.stopping = true;
+    for (const wake of this.holds.values()) wake();
     await Promise.all([...this.workers.values()].map((w) => w.pause(true)));
     const deadline = Date.now() + STOP_GRACE_MS;
     while (this.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -359,6 +429,12 @@ export class Engine {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     await this.deps.deliverer.close(abandoned);
   }
+}
+
+/** The response fields of a log entry of a failed attempt (none when the endpoint did not answer). */
+function responseFields(response: EndpointResponse | undefined): Partial<LogEvent> {
+  if (!response) return {};
+  return { responseStatus: response.status, responseBody: response.body.toString('base64'), responseHeaders: response.headers };
 }
 
 function header(response: EndpointResponse | undefined, name: string): string | undefined {

@@ -45,7 +45,9 @@ export async function flowControlRoute(
     case 'unpin':
       await d.flow.unpin(key, readUnpin(c.query));
       break;
+    // `reset`: the older spelling of resetRate, still answered by the service.
     case 'resetRate':
+    case 'reset':
       await d.engine.wake(key, await d.flow.resetRate(key));
       break;
     default:

@@ -1,6 +1,7 @@
 // A message as the engine keeps it (the data of its BullMQ job) and as the API shows it.
 import type { FlowControlSetting } from './flow-control-value.js';
 import type { CallbackSettings, HeaderMap } from './publish-options.js';
+import { bodyFields, redacted, redactHeaders, type Redaction } from './redact.js';
 
 export type MessageKind = 'message' | 'callback' | 'failure-callback';
 
@@ -28,6 +29,10 @@ export interface QueuedMessage {
   failureCallback?: CallbackSettings;
   /** Upstash-Flow-Control-Key and -Value: the key this message counts against, with its limits. */
   flowControl?: FlowControlSetting;
+  /** Upstash-Redact-Fields: what the API shows redacted (the endpoint gets the originals). */
+  redact?: Redaction;
+  /** Attempts made while holding a named queue's slot (beyond BullMQ's own attempt count). */
+  retried?: number;
   /** For callback messages: the message whose response they carry. */
   sourceMessageId?: string;
 }
@@ -35,16 +40,14 @@ export interface QueuedMessage {
 /** The message record of GET /v2/messages/{id} (and the base of a DLQ record). */
 export function messageView(m: QueuedMessage): Record<string, unknown> {
   const body = Buffer.from(m.bodyBase64, 'base64');
-  const text = body.toString('utf8');
-  const isText = Buffer.from(text, 'utf8').equals(body);
   return {
     messageId: m.messageId,
     ...(m.topicName ? { topicName: m.topicName } : {}),
     ...(m.endpointName ? { endpointName: m.endpointName } : {}),
     url: m.url,
     method: m.method,
-    header: m.header,
-    ...(isText ? { body: text } : { bodyBase64: m.bodyBase64 }),
+    header: redactHeaders(m.redact, m.header),
+    ...bodyFields(body, m.redact),
     maxRetries: m.maxRetries,
     ...(m.retryDelay ? { retryDelayExpression: m.retryDelay } : {}),
     notBefore: m.notBefore,
@@ -73,5 +76,19 @@ export function flowControlView(fc: FlowControlSetting): Record<string, unknown>
     ...(fc.parallelism ? { parallelism: fc.parallelism } : {}),
     ...(fc.rate ? { rate: fc.rate } : {}),
     period: fc.periodS,
+  };
+}
+
+/** The message fields of every log entry (the reference's LogEntry): headers, base64 body, method, settings. */
+export function logFields(m: QueuedMessage): Record<string, unknown> {
+  return {
+    header: redactHeaders(m.redact, m.header),
+    body: m.redact?.body ? Buffer.from(redacted(Buffer.from(m.bodyBase64, 'base64'))).toString('base64') : m.bodyBase64,
+    method: m.method,
+    timeout: m.timeoutMs,
+    maxRetries: m.maxRetries,
+    ...(m.retryDelay ? { retryDelayExpression: m.retryDelay } : {}),
+    ...(m.callback ? { callback: m.callback.url, callbackHeaders: m.callback.header } : {}),
+    ...(m.failureCallback ? { failureCallback: m.failureCallback.url, failureCallbackHeaders: m.failureCallback.header } : {}),
   };
 }

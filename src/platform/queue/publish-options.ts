@@ -1,9 +1,11 @@
 // Reads the configuration of a publish from its headers and query parameters: every Upstash-* header
 // (also spelled Service-*, also as a lowercase query parameter), the headers to forward, and the
 // settings of the callback and failure callback messages. Bad values are 400s naming the header.
+import { canonicalHeader } from './delivery.js';
 import { badRequest } from './errors.js';
 import { parseDuration } from './duration.js';
 import { readFlowControl, type FlowControlSetting } from './flow-control-value.js';
+import { readRedaction, type Redaction } from './redact.js';
 import { parseRetryDelay, RetryDelayError } from './retry-delay.js';
 
 export const DEFAULT_RETRIES = 3;
@@ -40,6 +42,8 @@ export interface PublishOptions extends DeliverySettings {
   scheduleId?: string;
   queueName?: string;
   flowControl?: FlowControlSetting;
+  /** Upstash-Redact-Fields: what the API shows redacted. */
+  redact?: Redaction;
 }
 
 /** Header names never forwarded by Upstash-Header-Forward: transport and credentials. */
@@ -115,16 +119,17 @@ function canonicalName(name: string): string {
 export function readPublishOptions(h: PublishHeaders): PublishOptions {
   const header: HeaderMap = {};
   const contentType = h.all.find(([n]) => n.toLowerCase() === 'content-type')?.[1];
+  // Names as the service shows them: Go's canonical form (test-header → Test-Header).
   if (h.get('upstash-header-forward') === 'true') {
     for (const [name, value] of h.all) {
       const lower = name.toLowerCase();
       if (NOT_FORWARDED.has(lower) || lower.startsWith('upstash-')) continue;
-      (header[name] ??= []).push(value);
+      (header[canonicalHeader(name)] ??= []).push(value);
     }
   } else if (contentType !== undefined) {
     header['Content-Type'] = [contentType];
   }
-  Object.assign(header, h.prefixed('Upstash-Forward-'));
+  for (const [name, values] of Object.entries(h.prefixed('Upstash-Forward-'))) header[canonicalHeader(name)] = values;
 
   const settings = readDelivery(h, '', header);
   const notBefore = h.get('upstash-not-before');
@@ -148,31 +153,37 @@ export function readPublishOptions(h: PublishHeaders): PublishOptions {
     notBeforeMs,
     deduplicationId: deduplicationId || undefined,
     contentBasedDeduplication: cbd === 'true',
-    callback: readCallback(h, 'Callback'),
-    failureCallback: readCallback(h, 'Failure-Callback'),
+    // A callback is retried as often as its message unless Upstash-Callback-Retries says otherwise.
+    callback: readCallback(h, 'Callback', settings.retries),
+    failureCallback: readCallback(h, 'Failure-Callback', settings.retries),
     labels,
     cron: h.get('upstash-cron'),
     scheduleId: h.get('upstash-schedule-id'),
     queueName: h.get('upstash-queue-name'),
     flowControl: readFlowControl(h.get('upstash-flow-control-key'), h.get('upstash-flow-control-value')),
+    redact: readRedaction(h.get('upstash-redact-fields')),
   };
 }
 
-function readCallback(h: PublishHeaders, kind: 'Callback' | 'Failure-Callback'): CallbackSettings | undefined {
+function readCallback(h: PublishHeaders, kind: 'Callback' | 'Failure-Callback', retries: number): CallbackSettings | undefined {
   const url = h.get(`upstash-${kind}`);
+  // The reference gives callbacks a method, timeout, retries and retry delay, no delay: the service refuses one.
+  const delay = h.get(`upstash-${kind}-delay`);
+  if (delay !== undefined)
+    throw badRequest(`Upstash-${kind}-Delay is not supported: a ${kind.toLowerCase()} is sent as soon as the response is known`);
   if (url === undefined || url === '') return undefined;
   checkUrl(url, `Upstash-${kind}`);
   const header = h.prefixed(`Upstash-${kind}-Forward-`);
-  const settings = readDelivery(h, `${kind}-`, header);
+  const settings = readDelivery(h, `${kind}-`, header, retries);
   return { url, ...settings };
 }
 
-function readDelivery(h: PublishHeaders, infix: string, header: HeaderMap): DeliverySettings {
+function readDelivery(h: PublishHeaders, infix: string, header: HeaderMap, defaultRetries = DEFAULT_RETRIES): DeliverySettings {
   const name = (setting: string) => `Upstash-${infix}${setting}`;
   const method = (h.get(name('Method')) ?? 'POST').toUpperCase();
   if (!METHODS.has(method)) throw badRequest(`invalid ${name('Method')} header value '${method}': use GET, POST, PUT, PATCH or DELETE`);
   const retriesText = h.get(name('Retries'));
-  let retries = DEFAULT_RETRIES;
+  let retries = defaultRetries;
   if (retriesText !== undefined) {
     if (!/^\d+$/.test(retriesText.trim()))
       throw badRequest(`invalid ${name('Retries')} header value '${retriesText}': it must be a whole number >= 0`);

@@ -28,6 +28,19 @@ export interface PublishResult {
   deduplicated?: boolean;
 }
 
+export interface Published {
+  group: boolean;
+  results: PublishResult[];
+}
+
+/** A publish checked and built, not yet persisted. */
+export interface Prepared {
+  group: boolean;
+  messages: QueuedMessage[];
+  dedupKey?: string;
+  queueName?: string;
+}
+
 export class Publisher {
   constructor(
     private readonly records: QueueRecords,
@@ -36,7 +49,15 @@ export class Publisher {
   ) {}
 
   /** `group` tells whether the answer is an array (URL group) or one object (URL). */
-  async publish(req: PublishRequest): Promise<{ group: boolean; results: PublishResult[] }> {
+  async publish(req: PublishRequest): Promise<Published> {
+    return (await this.commit([await this.prepare(req)]))[0];
+  }
+
+  /**
+   * Everything that can refuse a publish, without side effects: destination resolved, options
+   * read, one message per endpoint built. A batch prepares all its items before committing any.
+   */
+  async prepare(req: PublishRequest): Promise<Prepared> {
     const isUrl = /^https?:\/\//i.test(req.destination);
     let endpoints: Array<{ name?: string; url: string }>;
     let topicName: string | undefined;
@@ -60,57 +81,66 @@ export class Publisher {
     const now = Date.now();
     const notBefore = options.notBeforeMs ?? now + options.delayMs;
     const bodyBase64 = req.body.toString('base64');
+    const messages = endpoints.map((endpoint): QueuedMessage => ({
+      messageId: newId('msg_'),
+      kind: 'message',
+      url: endpoint.url,
+      method: options.method,
+      header: options.header,
+      bodyBase64,
+      maxRetries: options.retries,
+      retryDelay: options.retryDelay,
+      timeoutMs: options.timeoutMs,
+      notBefore,
+      createdAt: now,
+      callerIp: req.callerIp,
+      ...(topicName ? { topicName } : {}),
+      ...(endpoint.name ? { endpointName: endpoint.name } : {}),
+      ...(queueName ? { queueName } : {}),
+      ...(req.scheduleId ? { scheduleId: req.scheduleId } : {}),
+      ...(options.labels.length ? { labels: options.labels } : {}),
+      ...(options.callback ? { callback: options.callback } : {}),
+      ...(options.failureCallback ? { failureCallback: options.failureCallback } : {}),
+      ...(options.flowControl ? { flowControl: options.flowControl } : {}),
+      ...(options.redact ? { redact: options.redact } : {}),
+    }));
+    const dedupKey = deduplicationKey(options, req.destination, options.header, req.body);
+    return { group: topicName !== undefined, messages, ...(dedupKey ? { dedupKey } : {}), ...(queueName ? { queueName } : {}) };
+  }
 
-    const results: PublishResult[] = [];
+  /**
+   * Claims the deduplication ids, charges the budget and persists every message of the prepared
+   * publishes at once; on any failure nothing is kept (the claimed ids are freed, so the client's
+   * retry is not taken for a duplicate). A duplicate answers the first publish's messages.
+   */
+  async commit(items: Prepared[]): Promise<Published[]> {
+    const answers: Published[] = [];
     const fresh: QueuedMessage[] = [];
     const claimed: string[] = [];
     try {
-      for (const endpoint of endpoints) {
-        const message: QueuedMessage = {
-          messageId: newId('msg_'),
-          kind: 'message',
-          url: endpoint.url,
-          method: options.method,
-          header: options.header,
-          bodyBase64,
-          maxRetries: options.retries,
-          retryDelay: options.retryDelay,
-          timeoutMs: options.timeoutMs,
-          notBefore,
-          createdAt: now,
-          callerIp: req.callerIp,
-          ...(topicName ? { topicName } : {}),
-          ...(endpoint.name ? { endpointName: endpoint.name } : {}),
-          ...(queueName ? { queueName } : {}),
-          ...(req.scheduleId ? { scheduleId: req.scheduleId } : {}),
-          ...(options.labels.length ? { labels: options.labels } : {}),
-          ...(options.callback ? { callback: options.callback } : {}),
-          ...(options.failureCallback ? { failureCallback: options.failureCallback } : {}),
-          ...(options.flowControl ? { flowControl: options.flowControl } : {}),
-        };
-        const dedupKey = deduplicationKey(options, message, req.body);
-        if (dedupKey) {
-          const holder = await this.records.claimDeduplicationId(dedupKey, message.messageId);
-          if (holder) {
-            results.push({ messageId: holder, url: endpoint.url, deduplicated: true });
+      for (const it of items) {
+        const results = it.messages.map((m) => ({ messageId: m.messageId, url: m.url }));
+        if (it.dedupKey) {
+          const holder = await this.records.claimDeduplicationId(it.dedupKey, JSON.stringify(results));
+          if (holder !== undefined) {
+            answers.push({ group: it.group, results: earlierResults(holder, results) });
             continue;
           }
-          claimed.push(dedupKey);
+          claimed.push(it.dedupKey);
         }
-        fresh.push(message);
-        results.push({ messageId: message.messageId, url: endpoint.url });
+        fresh.push(...it.messages);
+        answers.push({ group: it.group, results });
       }
       const refused = await this.billing.charge(fresh.length);
       if (refused) throw new QueueError(402, refused);
-      if (queueName !== undefined) await this.ensureQueue(queueName);
+      for (const name of new Set(fresh.map((m) => m.queueName).filter((q): q is string => q !== undefined))) await this.ensureQueue(name);
       await this.engine.add(fresh);
     } catch (err) {
-      // Not acknowledged: free the deduplication ids so the client's retry is not taken for a duplicate.
       await Promise.all(claimed.map((k) => this.records.releaseDeduplicationId(k)));
       throw err;
     }
     for (const m of fresh) this.engine.event(m, 'CREATED');
-    return { group: topicName !== undefined, results };
+    return answers;
   }
 
   /** Enqueueing to an unknown queue creates it with parallelism 1, as the service does. */
@@ -129,19 +159,36 @@ export function checkQueueName(name: string): void {
   }
 }
 
-function deduplicationKey(options: PublishOptions, m: QueuedMessage, body: Buffer): string | undefined {
-  if (options.deduplicationId) return `${options.deduplicationId}|${m.url}`;
+/**
+ * A deduplication id is the account's, not a URL's (the same id to another destination is a
+ * duplicate too). Content-based deduplication hashes what the service documents: the destination
+ * as published to (a URL or a group name), the body, and the headers (Content-Type and the
+ * forwarded ones); not the method.
+ */
+function deduplicationKey(
+  options: PublishOptions,
+  destination: string,
+  header: Record<string, string[]>,
+  body: Buffer,
+): string | undefined {
+  if (options.deduplicationId) return `id|${options.deduplicationId}`;
   if (!options.contentBasedDeduplication) return undefined;
+  const headers = Object.entries(header)
+    .map(([k, v]) => [k.toLowerCase(), v] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return (
     'content|' +
-    createHash('sha256')
-      .update(m.url)
-      .update('\0')
-      .update(m.method)
-      .update('\0')
-      .update(JSON.stringify(m.header))
-      .update('\0')
-      .update(body)
-      .digest('base64url')
+    createHash('sha256').update(destination).update('\0').update(JSON.stringify(headers)).update('\0').update(body).digest('base64url')
   );
+}
+
+/** The first publish's answer kept with its deduplication id (an older record holds a bare message id). */
+function earlierResults(holder: string, fresh: PublishResult[]): PublishResult[] {
+  let earlier: PublishResult[];
+  try {
+    earlier = JSON.parse(holder) as PublishResult[];
+  } catch {
+    earlier = [{ messageId: holder, url: fresh[0].url }];
+  }
+  return earlier.map((r) => ({ ...r, deduplicated: true }));
 }

@@ -13,6 +13,7 @@ const K = {
   dlqByMessage: 'rq:dlq:by-message',
   dedup: (id: string) => `rq:dedup:${id}`,
   schedules: 'rq:schedules',
+  scheduleStates: (id: string) => `rq:schedule-states:${id}`,
   events: 'rq:events',
 };
 
@@ -63,13 +64,27 @@ export interface LogEvent {
   queueName?: string;
   scheduleId?: string;
   callerIp?: string;
+  /** The first label (the service's older field), beside all of them. */
+  label?: string;
   labels?: string[];
   flowControlKey?: string;
-  header?: Record<string, string>;
+  /** The message's headers and base64 body (redacted as Upstash-Redact-Fields says), method and settings. */
+  header?: HeaderMap;
   body?: string;
+  method?: string;
+  timeout?: number;
+  maxRetries?: number;
+  retryDelayExpression?: string;
+  callback?: string;
+  callbackHeaders?: HeaderMap;
+  failureCallback?: string;
+  failureCallbackHeaders?: HeaderMap;
   error?: string;
   nextDeliveryTime?: number;
+  /** The response of a failed attempt (ERROR, FAILED): status, base64 body and headers. */
   responseStatus?: number;
+  responseBody?: string;
+  responseHeaders?: HeaderMap;
 }
 
 export interface ScheduleRecord {
@@ -148,10 +163,10 @@ export class QueueRecords {
     return (await this.redis.hdel(K.queues, name)) === 1;
   }
 
-  // --- deduplication: the first message with an id within 10 minutes wins
-  /** Returns the message id that already holds `id`, or undefined when this message takes it. */
-  async claimDeduplicationId(id: string, messageId: string): Promise<string | undefined> {
-    const set = await this.redis.set(K.dedup(id), messageId, 'EX', DEDUP_WINDOW_S, 'NX');
+  // --- deduplication: the first publish with an id within 10 minutes wins
+  /** Returns what the earlier publish stored with `id` (its answer), or undefined when this one takes the id. */
+  async claimDeduplicationId(id: string, answer: string): Promise<string | undefined> {
+    const set = await this.redis.set(K.dedup(id), answer, 'EX', DEDUP_WINDOW_S, 'NX');
     return set === 'OK' ? undefined : ((await this.redis.get(K.dedup(id))) ?? undefined);
   }
 
@@ -214,7 +229,30 @@ export class QueueRecords {
   }
 
   async deleteSchedule(id: string): Promise<boolean> {
-    return (await this.redis.hdel(K.schedules, id)) === 1;
+    const [[, deleted]] = (await this.redis.multi().hdel(K.schedules, id).del(K.scheduleStates(id)).exec())!;
+    return deleted === 1;
+  }
+
+  // lastScheduleStates: the messages of a schedule's last tick, IN_PROGRESS until SUCCESS or FAIL.
+  async startScheduleRun(id: string, messageIds: string[]): Promise<void> {
+    const m = this.redis.multi().del(K.scheduleStates(id));
+    if (messageIds.length > 0) m.hset(K.scheduleStates(id), Object.fromEntries(messageIds.map((mid) => [mid, 'IN_PROGRESS'])));
+    await m.exec();
+  }
+
+  /** Marks a message of the last tick done (a message of an older tick is not in the hash and stays out). */
+  async scheduleMessageDone(id: string, messageId: string, state: 'SUCCESS' | 'FAIL'): Promise<void> {
+    await this.redis.eval(
+      "if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end",
+      1,
+      K.scheduleStates(id),
+      messageId,
+      state,
+    );
+  }
+
+  async scheduleStates(id: string): Promise<Record<string, string>> {
+    return this.redis.hgetall(K.scheduleStates(id));
   }
 
   // --- event log: a capped stream; events are written in batches (one entry holds the events of
@@ -247,14 +285,15 @@ export class QueueRecords {
     await this.flushEvents(); // a reader sees what was logged before it asked
     const events: LogEvent[] = [];
     const [cursorEntry, cursorIndex] = cursor ? cursor.split('.') : [undefined, undefined];
-    let end = cursorEntry ?? '+';
+    // A cursor without an index (a time, or a stream id) ends the page just before it.
+    let end = cursorEntry === undefined ? '+' : cursorIndex === undefined ? `(${cursorEntry}` : cursorEntry;
     let first = true;
     for (;;) {
       const batch = await this.redis.xrevrange(K.events, end, '-', 'COUNT', 100);
       for (const [id, fields] of batch) {
         const logged = JSON.parse(fields[1]) as LogEvent[];
         // Inside the cursor's own entry, only the events older than the cursor's index.
-        const from = first && cursorEntry === id ? Number(cursorIndex) - 1 : logged.length - 1;
+        const from = first && cursorEntry === id && cursorIndex !== undefined ? Number(cursorIndex) - 1 : logged.length - 1;
         first = false;
         for (let i = from; i >= 0; i--) {
           if (!keep(logged[i])) continue;

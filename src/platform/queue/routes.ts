@@ -6,12 +6,14 @@ import { safeEqual } from '../../safe-equal.js';
 import type http from 'node:http';
 import { BodyTooLargeError, readBody } from '../http-body.js';
 import { callerIp, destinationOf, rawHeaderPairs, readJson, send, urlResult, type Call } from './http-exchange.js';
-import { messageFilter } from './filters.js';
+import { parseListQuery, stateMatches, type Filterable } from './filters.js';
 import { dlqView, groupView } from './views.js';
 import { flowControlRoute, globalParallelism, type FlowControlRouteDeps } from './flow-control-routes.js';
 import type { Billing } from '../account/billing.js';
 import type { Engine } from './engine.js';
 import { badRequest, notFound, QueueError } from './errors.js';
+import { retriedMessage } from './dlq-retry.js';
+import { bodyFields, redactHeaders } from './redact.js';
 import { newId } from './ids.js';
 import { flowControlView, messageView, type QueuedMessage } from './message.js';
 import { checkUrl, PublishHeaders, readPublishOptions } from './publish-options.js';
@@ -90,7 +92,7 @@ export class QueueRoutes {
         return this.schedules(c, method, a, b);
       case 'events':
       case 'logs':
-        if (method === 'GET') return this.events(c);
+        if (method === 'GET') return this.events(c, resource);
         break;
       case 'flowControl':
         if (await flowControlRoute(this.d.flowControl, c, method, a && decodeURIComponent(a), b)) return;
@@ -119,14 +121,15 @@ export class QueueRoutes {
       callerIp: callerIp(c.req),
       ...(queueName !== undefined ? { queueName } : {}),
     });
-    // 202 Accepted when the message was a duplicate (the service's only difference), else 201 Created.
-    send(c.res, results.every((r) => r.deduplicated) ? 202 : 201, group ? results : urlResult(results[0]));
+    // 200 (the reference), or 202 Accepted when the message was a duplicate (the deduplication page).
+    send(c.res, results.every((r) => r.deduplicated) ? 202 : 200, group ? results : urlResult(results[0]));
   }
 
   private async batch(c: Call): Promise<void> {
     const items = JSON.parse((await readBody(c.req, this.d.maxBodySize)).toString('utf8')) as unknown;
     if (!Array.isArray(items)) throw badRequest('the batch body must be a JSON array of {destination, headers?, body?, queue?}');
-    const answers: unknown[] = [];
+    // Every item is checked before any is committed: a bad later item leaves nothing published.
+    const prepared = [];
     for (const [i, item] of items.entries()) {
       const it = item as { destination?: unknown; headers?: Record<string, string>; body?: unknown; queue?: unknown };
       if (typeof it?.destination !== 'string' || it.destination === '')
@@ -136,16 +139,27 @@ export class QueueRoutes {
         it.body === undefined || it.body === null
           ? Buffer.alloc(0)
           : Buffer.from(typeof it.body === 'string' ? it.body : JSON.stringify(it.body));
-      const { group, results } = await this.d.publisher.publish({
-        destination: it.destination,
-        headers,
-        body,
-        callerIp: callerIp(c.req),
-        ...(typeof it.queue === 'string' ? { queueName: it.queue } : {}),
-      });
-      answers.push(group ? results : urlResult(results[0]));
+      try {
+        prepared.push(
+          await this.d.publisher.prepare({
+            destination: it.destination,
+            headers,
+            body,
+            callerIp: callerIp(c.req),
+            ...(typeof it.queue === 'string' ? { queueName: it.queue } : {}),
+          }),
+        );
+      } catch (err) {
+        if (err instanceof QueueError) throw new QueueError(err.status, `batch item ${i}: ${err.message}`);
+        throw err;
+      }
     }
-    send(c.res, 201, answers);
+    const published = await this.d.publisher.commit(prepared);
+    send(
+      c.res,
+      200,
+      published.map(({ group, results }) => (group ? results : urlResult(results[0]))),
+    );
   }
 
   // --- URL groups
@@ -231,15 +245,16 @@ export class QueueRoutes {
         return send(c.res, 200, { cancelled: 1 });
       }
     } else if (method === 'DELETE') {
-      const ids = c.query.getAll('messageIds');
-      const keep = ids.length > 0 ? (m: QueuedMessage) => ids.includes(m.messageId) : messageFilter(c.query);
-      let cancelled = 0;
-      for (const job of await engine.pending()) {
-        if (job.data.kind !== 'message' || !keep(job.data)) continue;
-        await engine.cancel(job);
-        cancelled++;
-      }
-      return send(c.res, 200, { cancelled });
+      // Explicit ids ignore the other filters; without count every match goes, earliest first.
+      const sel = parseListQuery('messages', c.query);
+      const keep = sel.ids.length > 0 ? (m: QueuedMessage) => sel.ids.includes(m.messageId) : sel.keep;
+      const seen = new Set<string>();
+      const chosen = (await engine.pending())
+        .filter((job) => job.data.kind === 'message' && !seen.has(job.data.messageId) && seen.add(job.data.messageId) && keep(job.data))
+        .sort((x, y) => x.data.createdAt - y.data.createdAt)
+        .slice(0, sel.count ?? Infinity);
+      for (const job of chosen) await engine.cancel(job);
+      return send(c.res, 200, { cancelled: chosen.length });
     }
     throw notFound(`no such endpoint: ${method} /queue${c.rawPath}`);
   }
@@ -306,12 +321,13 @@ export class QueueRoutes {
       if (b) {
         const entry = await r.getDlq(b);
         if (!entry) throw notFound(dlqNotFound(b));
-        return send(c.res, 200, { messageId: await this.retryFromDlq(entry) });
+        return send(c.res, 201, { messageId: await this.retryFromDlq(entry, c) });
       }
-      const { page, cursor } = await this.dlqSelection(c.query);
+      const { page, cursor, missing } = await this.dlqSelection(c.query);
+      if (missing.length > 0) throw notFound(dlqNotFound(missing.join(', ')));
       const responses = [];
-      for (const entry of page) responses.push({ messageId: await this.retryFromDlq(entry) });
-      return send(c.res, 200, { cursor: cursor ?? '', responses });
+      for (const entry of page) responses.push({ messageId: await this.retryFromDlq(entry, c) });
+      return send(c.res, 201, { cursor: cursor ?? '', responses });
     }
     if (a) {
       const entry = await r.getDlq(a);
@@ -335,30 +351,34 @@ export class QueueRoutes {
     throw notFound(`no such endpoint: ${method} /queue${c.rawPath}`);
   }
 
-  /** The DLQ entries a list, bulk delete or bulk retry works on: by dlqIds, or filtered, one page. */
-  private async dlqSelection(q: URLSearchParams): Promise<{ page: DlqEntry[]; cursor?: string }> {
+  /**
+   * The DLQ entries a list, bulk delete or bulk retry works on, one page: by dlqIds (the other
+   * filters ignored; `missing` names the unknown ones), or filtered, in the asked order, from
+   * after the cursor (a DLQ id: the entry itself may be gone since, as after a bulk delete).
+   */
+  private async dlqSelection(q: URLSearchParams): Promise<{ page: DlqEntry[]; cursor?: string; missing: string[] }> {
+    const sel = parseListQuery('dlq', q);
     const all = await this.d.records.listDlq();
-    const ids = q.getAll('dlqIds').flatMap((s) => s.split(','));
-    if (ids.length > 0) return { page: all.filter((e) => ids.includes(e.dlqId)) };
-    const keep = messageFilter(q);
-    const status = q.get('responseStatus');
-    let list = all.filter((e) => keep(e.job as QueuedMessage) && (status === null || String(e.responseStatus) === status));
-    const cursor = q.get('cursor');
-    if (cursor) {
-      const at = list.findIndex((e) => e.dlqId === cursor);
-      list = at < 0 ? [] : list.slice(at + 1);
+    if (sel.ids.length > 0) {
+      const page = all.filter((e) => sel.ids.includes(e.dlqId));
+      return { page, missing: sel.ids.filter((id) => !page.some((e) => e.dlqId === id)) };
     }
-    const count = Math.min(100, Math.max(1, Number(q.get('count') ?? 100) || 100));
+    const sign = sel.order === 'earliestFirst' ? 1 : -1;
+    const at = sel.cursor ? dlqOrderKey(sel.cursor) : undefined;
+    const list = all
+      .filter((e) => sel.keep(dlqFilterable(e), e.createdAt))
+      .filter((e) => sel.responseStatus.length === 0 || sel.responseStatus.includes(e.responseStatus ?? 0))
+      .filter((e) => at === undefined || sign * compareKeys(dlqOrderKey(e.dlqId), at) > 0)
+      .sort((x, y) => sign * compareKeys(dlqOrderKey(x.dlqId), dlqOrderKey(y.dlqId)));
+    const count = sel.count ?? 100;
     const page = list.slice(0, count);
-    return { page, ...(list.length > count ? { cursor: page[page.length - 1].dlqId } : {}) };
+    return { page, missing: [], ...(list.length > count ? { cursor: page[page.length - 1].dlqId } : {}) };
   }
 
-  private async retryFromDlq(entry: DlqEntry): Promise<string> {
-    const old = entry.job as QueuedMessage;
+  private async retryFromDlq(entry: DlqEntry, c: Call): Promise<string> {
+    const message = retriedMessage(entry.job as QueuedMessage, new PublishHeaders(rawHeaderPairs(c.req)), Date.now());
     const refused = await this.d.billing.charge(1);
     if (refused) throw new QueueError(402, refused);
-    const now = Date.now();
-    const message: QueuedMessage = { ...old, messageId: newId('msg_'), notBefore: now, createdAt: now };
     await this.d.engine.add([message]);
     this.d.engine.event(message, 'CREATED');
     await this.d.records.deleteDlq([entry]);
@@ -402,10 +422,14 @@ export class QueueRoutes {
     else if (!(await this.d.records.getGroup(destination))) throw notFound(topicNotFound(destination));
     const body = await readBody(c.req, this.d.maxBodySize);
     const scheduleId = options.scheduleId ?? newId('scd_');
+    if (!/^[A-Za-z0-9._-]+$/.test(scheduleId))
+      throw badRequest(
+        `invalid schedule id '${scheduleId}': Schedule IDs can only contain alphanumeric characters, hyphens, periods, and underscores`,
+      );
     const previous = await this.d.records.getSchedule(scheduleId);
     const record: ScheduleRecord = {
       scheduleId,
-      cron: options.cron,
+      cron: options.cron.trim(),
       destination,
       createdAt: previous?.createdAt ?? Date.now(),
       requestHeaders: headers.filter(([n]) => !/^(upstash|service)-(cron|schedule-id)$/i.test(n)),
@@ -421,7 +445,6 @@ export class QueueRoutes {
     const h = new PublishHeaders(s.requestHeaders);
     const o = readPublishOptions(h);
     const body = Buffer.from(s.bodyBase64, 'base64');
-    const text = body.toString('utf8');
     const next = s.isPaused ? undefined : await this.d.schedules.nextTime(s.scheduleId);
     return {
       scheduleId: s.scheduleId,
@@ -429,8 +452,8 @@ export class QueueRoutes {
       createdAt: s.createdAt,
       destination: s.destination,
       method: o.method,
-      header: o.header,
-      ...(Buffer.from(text, 'utf8').equals(body) ? { body: text } : { bodyBase64: s.bodyBase64 }),
+      header: redactHeaders(o.redact, o.header),
+      ...bodyFields(body, o.redact, false),
       retries: o.retries,
       ...(o.retryDelay ? { retryDelayExpression: o.retryDelay } : {}),
       delay: Math.round(o.delayMs / 1000),
@@ -443,23 +466,20 @@ export class QueueRoutes {
       ...(o.flowControl ? flowControlView(o.flowControl) : {}),
       ...(s.lastScheduleTime ? { lastScheduleTime: s.lastScheduleTime } : {}),
       ...(next ? { nextScheduleTime: next } : {}),
+      lastScheduleStates: await this.d.records.scheduleStates(s.scheduleId),
     };
   }
 
   // --- event log
-  private async events(c: Call): Promise<void> {
-    const q = c.query;
-    const ids = [...q.getAll('messageIds'), ...q.getAll('messageId')];
-    const state = q.getAll('state');
-    const keep = messageFilter(q);
-    const count = Math.min(1000, Math.max(1, Number(q.get('count') ?? 100) || 100));
+  /** GET /v2/logs answers `logs` as the reference names it; GET /v2/events (the SDK's path) answers `events`. */
+  private async events(c: Call, field: 'logs' | 'events'): Promise<void> {
+    const sel = parseListQuery('logs', c.query);
     const { events, cursor } = await this.d.records.readEvents(
-      q.get('cursor') || undefined,
-      count,
-      (e: LogEvent) =>
-        (ids.length === 0 || ids.includes(e.messageId)) && (state.length === 0 || state.includes(e.state)) && keep(e, e.time),
+      sel.cursor,
+      sel.count ?? 100,
+      (e: LogEvent) => (sel.ids.length === 0 || sel.ids.includes(e.messageId)) && stateMatches(sel.states, e.state) && sel.keep(e, e.time),
     );
-    send(c.res, 200, { ...(cursor ? { cursor } : {}), events });
+    send(c.res, 200, { ...(cursor ? { cursor } : {}), [field]: events });
   }
 }
 
@@ -470,3 +490,18 @@ function checkGroupName(name: string): void {
 
 const topicNotFound = (name: string) => `topic ${name} not found`;
 const dlqNotFound = (id: string) => `message ${id} not found in the dead letter queue`;
+
+/** The fields a DLQ filter looks at: the dead message's (its id, url, labels, caller...). */
+function dlqFilterable(e: DlqEntry): Filterable {
+  return e.job as QueuedMessage;
+}
+
+/** DLQ ids are `<ms>-<n>`: their order is the order of arrival. */
+function dlqOrderKey(id: string): [number, number] {
+  const [ms, n] = id.split('-');
+  return [Number(ms), Number(n)];
+}
+
+function compareKeys(x: [number, number], y: [number, number]): number {
+  return x[0] - y[0] || x[1] - y[1];
+}

@@ -32,6 +32,7 @@ export class Schedules {
 
   /** Creates or replaces the schedule; a bad cron expression is a 400. */
   async put(record: ScheduleRecord): Promise<void> {
+    checkCron(record.cron);
     const previous = await this.records.getSchedule(record.scheduleId);
     // The record first, so the first tick finds it; put back as it was when the cron is refused.
     await this.records.putSchedule(record);
@@ -84,7 +85,7 @@ export class Schedules {
     if (!record || record.isPaused) return;
     const queueName = record.requestHeaders.find(([n]) => /^(upstash|service)-queue-name$/i.test(n))?.[1];
     try {
-      await this.publisher.publish({
+      const { results } = await this.publisher.publish({
         destination: record.destination,
         headers: record.requestHeaders,
         body: Buffer.from(record.bodyBase64, 'base64'),
@@ -92,6 +93,10 @@ export class Schedules {
         scheduleId,
         ...(queueName ? { queueName } : {}),
       });
+      await this.records.startScheduleRun(
+        scheduleId,
+        results.filter((r) => !r.deduplicated).map((r) => r.messageId),
+      );
     } catch (err) {
       // A tick that cannot publish (group deleted, budget reached) is logged; the schedule stays.
       this.log.warn({ scheduleId, err: (err as Error).message }, 'schedule tick not published');
@@ -103,6 +108,19 @@ export class Schedules {
     await this.worker.close();
     await this.queue.close();
   }
+}
+
+/**
+ * The service's crons have minute resolution: five fields (minute hour day-of-month month
+ * day-of-week), optionally after CRON_TZ=<zone>. A sixth (seconds) field is refused, not run
+ * every second.
+ */
+export function checkCron(cron: string): void {
+  const fields = splitCron(cron).pattern.split(/\s+/).filter(Boolean);
+  if (fields.length !== 5)
+    throw badRequest(
+      `invalid cron expression '${cron.trim()}': it must have 5 fields (minute hour day-of-month month day-of-week), the resolution is 1 minute; example: */5 * * * *`,
+    );
 }
 
 /** "CRON_TZ=America/New_York 0 9 * * *" → pattern and time zone. */

@@ -1,20 +1,23 @@
-// Loads the JSON function library (library.lua) into the data store, and loads it again when a user's
+// Loads the JSON function library (lua/*.lua) into the data store, and loads it again when a user's
 // FUNCTION FLUSH or FUNCTION DELETE removed it.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { RedisConnection, errorText, type RedisEndpoint } from '../../redis/connection.js';
 
+export const JSON_LIBRARY_NAME = 'respgate_json';
+
 /**
- * The library's source: a Redis 7 function library (`#!lua name=respgate_json`). Read next to this module
- * under tsx; the compiled dist/ has no .lua files, so it reads the one in src/ then.
+ * The library's parts, in load order: one Lua chunk cut into files by concern, each part using the
+ * locals of the parts before it. `npm run build` copies lua/ next to the compiled module.
  */
+export const JSON_LIBRARY_PARTS = ['values', 'bignum', 'codec', 'path', 'store', 'commands'] as const;
+
+/** The library's source: FUNCTION LOAD takes one text, a Redis 7 function library (`#!lua name=…`). */
 function librarySource(): string {
-  const here = fileURLToPath(new URL('./library.lua', import.meta.url));
-  const inSrc = fileURLToPath(new URL('../../../../src/platform/kv/json/library.lua', import.meta.url));
-  return readFileSync(existsSync(here) ? here : inSrc, 'utf8');
+  const parts = JSON_LIBRARY_PARTS.map((part) => readFileSync(fileURLToPath(new URL(`./lua/${part}.lua`, import.meta.url)), 'utf8'));
+  return `#!lua name=${JSON_LIBRARY_NAME}\n${parts.join('')}`;
 }
 export const JSON_LIBRARY_SOURCE = librarySource();
-export const JSON_LIBRARY_NAME = 'respgate_json';
 
 /** Redis' answer to FCALL of a function that is not loaded. */
 export function isFunctionMissing(reply: Buffer): boolean {

@@ -1,13 +1,19 @@
 // The structure of src/ stays as it is made: no import cycle (type-only imports count: they tie
 // modules together as much for a reader), and the room rules of DESIGN.md hold, directly and
 // through other modules.
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { breaches, buildGraph, findCycles, importsOf, type RoomRule } from './import-graph.js';
+import { breaches, buildGraph, findCycles, importsOf, reachable, type RoomRule } from './import-graph.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+// Cycles known today and tolerated until the change that removes them lands. None now: the one
+// connection core of issue 20 removed the sideports/command-spec.ts → connection.ts cycle. A cycle
+// listed here that no longer exists fails the test too, so the list cannot go stale.
+const KNOWN_CYCLES: string[] = [];
 
 const HTTP = new Set(['undici', 'node:http', 'node:https', 'http', 'https', 'node:http2', 'http2']);
 const SOCKETS = new Set(['node:net', 'node:tls', 'net', 'tls', 'node:dgram', 'dgram']);
@@ -54,8 +60,13 @@ describe('the import graph of src/', () => {
     }
   });
 
-  it('has no cycle', () => {
-    expect(findCycles(graph.edges).map((c) => c.join(' → '))).toEqual([]);
+  it('has no cycle but the known ones, and each known one still exists', () => {
+    const cycles = findCycles(graph.edges).map((c) => c.join(' → '));
+    expect(cycles.filter((c) => !KNOWN_CYCLES.includes(c))).toEqual([]);
+    expect(
+      KNOWN_CYCLES.filter((c) => !cycles.includes(c)),
+      'no longer a cycle: remove it from KNOWN_CYCLES',
+    ).toEqual([]);
   });
 
   it('keeps the room rules of DESIGN.md', () => {
@@ -88,8 +99,27 @@ describe('the import graph of src/', () => {
   });
 });
 
+describe('the quick tests (*.unit.test.ts, `npm run test:unit`)', () => {
+  // src/, test/ and scripts/ (some tests start redis-server through scripts/gen-command-data.ts).
+  const edges = new Map([...buildGraph(root, 'src').edges, ...buildGraph(root, 'test').edges, ...buildGraph(root, 'scripts').edges]);
+  const spawns = (module: string) => [...reachable(edges, module)].find(([target]) => /^(node:)?child_process$/.test(target))?.[1];
+  const tests = [...edges.keys()].filter((m) => m.endsWith('.test.ts'));
+  const unit = tests.filter((m) => m.endsWith('.unit.test.ts'));
+
+  it('start no process: none reaches child_process through its imports', () => {
+    expect(unit.length).toBeGreaterThan(10);
+    for (const m of unit) expect(spawns(m), m).toBeUndefined();
+  });
+
+  it('the check sees the tests that do start processes', () => {
+    expect(spawns('test/proxy/batcher.test.ts')).toContain('node:child_process');
+    expect(spawns('test/commands/table.test.ts')).toEqual(expect.arrayContaining(['scripts/gen-command-data.ts']));
+    expect(tests.filter((m) => spawns(m) !== undefined).length).toBeGreaterThan(50);
+  });
+});
+
 describe('the checks themselves', () => {
-  it('read static, type-only, re-export and dynamic imports, and skip comments', () => {
+  it('read static, type-only, re-export and dynamic imports, and skip comments and strings', () => {
     const source = [
       "import a from './a.js';",
       "import type { B } from './b.js';",
@@ -98,11 +128,61 @@ describe('the checks themselves', () => {
       "export * from './f.js';",
       "import './side-effect.js';",
       "const g = await import('./g.js');",
+      "type H = typeof import('./h.js');",
+      "import i = require('./i.js');",
+      "export type { J } from './j.js';",
       "// import x from './commented.js';",
       "/* import y from './block.js'; */",
       'const s = \'import z from "./in-string.js"\'; // a string, not an import',
+      'const t = `import w from "./in-template.js" ${s}`;',
+      'const u = await import(name); // not a literal: nothing to follow',
     ].join('\n');
-    expect(importsOf(source)).toEqual(['./a.js', './b.js', './c.js', './e.js', './f.js', './side-effect.js', './g.js']);
+    expect(importsOf(source)).toEqual([
+      './a.js',
+      './b.js',
+      './c.js',
+      './e.js',
+      './f.js',
+      './side-effect.js',
+      './g.js',
+      './h.js',
+      './i.js',
+      './j.js',
+    ]);
+  });
+
+  it('are not fooled by comment openers inside comments and strings (the src/commands/*.json case)', () => {
+    const source = [
+      "// Like Redis' src/commands/*.json: data, not code.",
+      "import { a } from './a.js';",
+      "const glob = 'src/*.ts';",
+      "import type { B } from './b.js';",
+      '/* closes here */',
+      "export { c } from './c.js';",
+    ].join('\n');
+    expect(importsOf(source)).toEqual(['./a.js', './b.js', './c.js']);
+  });
+
+  it('find a circle planted behind such a comment, in files on disk', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'respgate-imports-'));
+    try {
+      mkdirSync(path.join(dir, 'src/ports'), { recursive: true });
+      writeFileSync(
+        path.join(dir, 'src/ports/spec.ts'),
+        [
+          "// Commands as data, like Redis' src/commands/*.json: arity, flags, arguments.",
+          "import type { Conn } from './conn.js';",
+          'export interface Call { conn: Conn } // the closing */ of nothing',
+        ].join('\n'),
+      );
+      writeFileSync(path.join(dir, 'src/ports/conn.ts'), "import type { Call } from './spec.js';\nexport class Conn { last?: Call }\n");
+      writeFileSync(path.join(dir, 'src/ports/leaf.ts'), "import { Conn } from './conn.js';\nexport const c = new Conn();\n");
+      const planted = buildGraph(dir);
+      expect(planted.edges.get('src/ports/spec.ts')).toEqual(['src/ports/conn.ts']);
+      expect(findCycles(planted.edges)).toEqual([['src/ports/conn.ts', 'src/ports/spec.ts']]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('find a cycle, however long, once', () => {

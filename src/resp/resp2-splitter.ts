@@ -1,11 +1,13 @@
-// The upstream promises RESP2 (Upstash-Response-Format: resp2). A reply that is not RESP2 (an
-// unknown type byte, RESP3 types, a bad length) must never reach a client that trusts the proxy to
-// speak the protocol: the reader of the client would desynchronize. Replies are already split by
-// scanReply; this walks one of them and says whether every element is RESP2.
-import { splitBy } from '../resp/reply-scanner.js';
+// The hot-path splitter of upstream answers: cuts the bytes of a /pipeline answer into its replies and
+// checks, in the same walk, that each is RESP2. The upstream promises RESP2 (Upstash-Response-Format:
+// resp2). A reply that is not RESP2 (an unknown type byte, RESP3 types, a bad length) must never reach
+// a client that trusts the proxy to speak the protocol: the reader of the client would desynchronize.
+// reply-scanner.ts splitReplies splits any RESP without this check.
+import { splitBy } from './reply-scanner.js';
 
 const CR = 13;
 
+/** Whether `reply` is one complete RESP2 reply and nothing else. */
 export function isResp2(reply: Buffer): boolean {
   return resp2End(reply, 0) === reply.length;
 }
@@ -15,7 +17,7 @@ export function isResp2(reply: Buffer): boolean {
  * follows the last; undefined otherwise (the caller then finds out what is wrong). One walk per reply
  * both finds its end and checks it, instead of scanReply and then isResp2 over each reply.
  */
-export function splitResp2(body: Buffer, count: number): Buffer[] | undefined {
+export function splitResp2Replies(body: Buffer, count: number): Buffer[] | undefined {
   return splitBy(body, count, resp2End);
 }
 

@@ -1,10 +1,10 @@
-// isResp2 decides whether upstream reply bytes may reach a client. It reads lengths and integers
+// isResp2 and splitResp2Replies decide whether upstream reply bytes may reach a client. It reads lengths and integers
 // with byte loops (CPU per command, issue 14); these tests pin its verdicts, and compare it with the
 // regular-expression version it replaced on generated replies, valid and broken.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { splitReplies } from '../../src/resp/reply-scanner.js';
-import { isResp2, splitResp2 } from '../../src/upstream/resp2-check.js';
+import { isResp2, splitResp2Replies } from '../../src/resp/resp2-splitter.js';
 
 /** The previous implementation, kept as the reference. */
 function reference(reply: Buffer): boolean {
@@ -105,7 +105,7 @@ describe('isResp2', () => {
   });
 });
 
-describe('splitResp2', () => {
+describe('splitResp2Replies', () => {
   it('gives what splitReplies then isResp2 on each reply gave, on generated answers and counts', () => {
     const piece = fc.constantFrom(
       '+OK\r\n',
@@ -126,7 +126,7 @@ describe('splitResp2', () => {
         const body = b(pieces.join(''));
         const split = splitReplies(body, count);
         const expected = split && split.every(isResp2) ? split : undefined;
-        const got = splitResp2(body, count);
+        const got = splitResp2Replies(body, count);
         expect(got?.map((r) => r.toString('latin1'))).toEqual(expected?.map((r) => r.toString('latin1')));
       }),
       { numRuns: 20000 },
