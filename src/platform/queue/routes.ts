@@ -1,6 +1,6 @@
 // The queue area's HTTP API (paths under /queue): /v2/publish, /v2/enqueue, /v2/batch, /v2/topics,
 // /v2/messages, /v2/queues, /v2/dlq, /v2/schedules, /v2/events (/v2/logs), /v2/keys, /v2/flowControl,
-// /v2/globalParallelism. Request and
+// /v2/globalParallelism, and Upstash Workflow's /v2/workflows, /v2/wait, /v2/notify, /v2/waiters. Request and
 // response shapes follow the real service and its official SDK (@upstash/qstash).
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
@@ -20,6 +20,8 @@ import { checkUrl, PublishHeaders, readPublishOptions } from './publish-options.
 import { checkQueueName, type Publisher } from './publisher.js';
 import type { DlqEntry, LogEvent, QueueRecords, ScheduleRecord, UrlGroup } from './records.js';
 import type { Schedules } from './schedules.js';
+import { workflowRoute } from './workflow-routes.js';
+import type { WorkflowRuns } from './workflow-runs.js';
 
 export interface RouteDeps {
   token: () => string;
@@ -32,6 +34,7 @@ export interface RouteDeps {
   keys: () => { current: string; next: string };
   flowControl: FlowControlRouteDeps;
   rotateKeys: () => Promise<{ current: string; next: string }>;
+  workflows: WorkflowRuns;
 }
 
 const UNAUTHORIZED =
@@ -102,6 +105,14 @@ export class QueueRoutes {
       case 'globalParallelism':
         if (method === 'GET' && !a) return globalParallelism(this.d.flowControl, c);
         break;
+      case 'workflows':
+      case 'wait':
+      case 'notify':
+      case 'waiters': {
+        const deps = { runs: this.d.workflows, publisher: this.d.publisher, engine: this.d.engine, maxBodySize: this.d.maxBodySize };
+        if (await workflowRoute(deps, c, method, parts)) return;
+        break;
+      }
       case 'keys':
         if (method === 'GET' && !a) return send(c.res, 200, this.d.keys());
         if (method === 'POST' && a === 'rotate') return send(c.res, 200, await this.d.rotateKeys());

@@ -1,0 +1,233 @@
+// Upstash Workflow on the local queue: workflows written with @upstash/workflow unchanged (its
+// generic `serve` behind a plain node http server on loopback, its Client for trigger, notify,
+// waiters, logs and cancel) run end to end against the real platform; deliveries are signed and
+// verified with the platform's keys by the SDK's Receiver.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client as QstashClient, Receiver } from '@upstash/qstash';
+import { Client as WorkflowClient, serve } from '@upstash/workflow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+import { startTestPlatform } from '../helpers/platform.js';
+
+const SIGNING = { current: 'sig_wfCurrentKey00000000000000000', next: 'sig_wfNextKey0000000000000000000' };
+
+let p: RunningPlatform;
+let app: http.Server;
+let appUrl: string;
+let client: WorkflowClient;
+const routes = new Map<string, (req: Request) => Promise<Response>>();
+
+/** Serves web-standard handlers (what `serve` returns) from a node http server, as a generic platform would. */
+async function startApp(): Promise<void> {
+  app = http.createServer((req, res) => {
+    void (async () => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) for (const x of Array.isArray(v) ? v : [v ?? '']) headers.append(k, x);
+      const request = new Request(`${appUrl}${req.url}`, {
+        method: req.method,
+        headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
+      });
+      const route = routes.get(new URL(request.url).pathname);
+      const response = route ? await route(request) : new Response('no such route', { status: 404 });
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
+    })();
+  });
+  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+  appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+}
+
+function workflowOptions() {
+  return {
+    qstashClient: new QstashClient({ baseUrl: `${p.url}/queue`, token: p.token }),
+    receiver: new Receiver({ currentSigningKey: SIGNING.current, nextSigningKey: SIGNING.next }),
+  };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function runLog(workflowRunId: string) {
+  const { runs } = await client.logs({ workflowRunId });
+  return runs[0];
+}
+
+beforeAll(async () => {
+  p = await startTestPlatform({ signingKey: SIGNING.current, nextSigningKey: SIGNING.next, queueBackoffScale: 0.001 });
+  client = new WorkflowClient({ baseUrl: `${p.url}/queue`, token: p.token });
+  await startApp();
+});
+afterAll(async () => {
+  await new Promise((r) => app?.close(r));
+  await p?.stop();
+});
+
+describe('a multi-step workflow', () => {
+  it('runs a step, a sleep, a retried failing step, a call and a waitForEvent resumed by notify, to the end', async () => {
+    let flakyRuns = 0;
+    const executed: string[] = [];
+    const priceCalls: unknown[] = [];
+    let finalState: Record<string, unknown> | undefined;
+    routes.set('/price', async (req) => {
+      priceCalls.push(await req.json());
+      return Response.json({ price: 42 }, { headers: { 'X-Shop': 'local' } });
+    });
+    const { handler } = serve<{ item: string }>(async (context) => {
+      const label = await context.run('first', () => {
+        executed.push('first');
+        return `item ${context.requestPayload.item}`;
+      });
+      await context.sleep('nap', 1);
+      const flaky = await context.run('flaky', () => {
+        flakyRuns++;
+        if (flakyRuns === 1) throw new Error('transient failure');
+        executed.push('flaky');
+        return 'recovered';
+      });
+      const call = await context.call<{ price: number }>('price', {
+        url: `${appUrl}/price`,
+        method: 'POST',
+        body: JSON.stringify({ item: context.requestPayload.item }),
+        headers: { 'Content-Type': 'application/json' },
+      });
+      const { eventData, timeout } = await context.waitForEvent('approval', `approve-${context.workflowRunId}`, { timeout: '1h' });
+      await context.run('final', () => {
+        executed.push('final');
+        finalState = {
+          label,
+          flaky,
+          status: call.status,
+          body: call.body,
+          shop: call.header['X-Shop'] ?? call.header['x-shop'],
+          eventData,
+          timeout,
+        };
+      });
+      return { done: true };
+    }, workflowOptions());
+    routes.set('/order', handler);
+
+    const started = Date.now();
+    const { workflowRunId } = await client.trigger({ url: `${appUrl}/order`, body: { item: 'book' } });
+    const eventId = `approve-${workflowRunId}`;
+    const waiters = await until('the waiter', async () => {
+      const w = await client.getWaiters({ eventId });
+      return w.length > 0 ? w : undefined;
+    });
+    expect(waiters).toHaveLength(1);
+    expect(waiters[0].url).toBe(`${appUrl}/order`);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // the sleep of 1 s came first
+    expect((await runLog(workflowRunId)).workflowState).toBe('RUN_STARTED');
+
+    const notified = await client.notify({ eventId, eventData: { approved: 'yes' } });
+    expect(notified).toHaveLength(1);
+    expect(notified[0].messageId).toMatch(/^msg_/);
+
+    const log = await until('the end of the run', async () => {
+      const r = await runLog(workflowRunId);
+      return r?.workflowState === 'RUN_SUCCESS' ? r : undefined;
+    });
+    expect(finalState).toEqual({
+      label: 'item book',
+      flaky: 'recovered',
+      status: 200,
+      body: { price: 42 },
+      shop: ['local'],
+      eventData: { approved: 'yes' },
+      timeout: false,
+    });
+    expect(flakyRuns).toBe(2); // failed once, retried by the queue, then recovered
+    expect(executed).toEqual(['first', 'flaky', 'final']); // each step ran once (replayed from the step list after)
+    expect(priceCalls).toEqual([{ item: 'book' }]);
+    expect(JSON.parse(log.workflowRunResponse!)).toEqual({ done: true });
+    expect(log.workflowRunCompletedAt).toBeGreaterThanOrEqual(log.workflowRunCreatedAt);
+    const names = log.steps.map((g) => g.steps[0].stepName);
+    expect(names).toEqual(['init', 'first', 'nap', 'flaky', 'price', 'approval', 'final']);
+    // Once over, a waiter or a step can no longer be added to it.
+    expect(await client.notify({ eventId, eventData: 'late' })).toEqual([]);
+  }, 30_000);
+
+  it('calls the failure function with the error once the retries are spent, and the run is failed', async () => {
+    const failures: Array<Record<string, unknown>> = [];
+    let attempts = 0;
+    const { handler } = serve<{ order: number }>(
+      async (context) => {
+        await context.run('charge', () => {
+          attempts++;
+          throw new Error('card declined');
+        });
+      },
+      {
+        ...workflowOptions(),
+        failureFunction: async ({ context, failStatus, failResponse }) => {
+          failures.push({ runId: context.workflowRunId, failStatus, failResponse, payload: context.requestPayload });
+        },
+      },
+    );
+    routes.set('/charge', handler);
+    const { workflowRunId } = await client.trigger({ url: `${appUrl}/charge`, body: { order: 7 }, retries: 1 });
+    await until('the failure function', async () => (failures.length > 0 ? true : undefined));
+    expect(failures).toEqual([{ runId: workflowRunId, failStatus: 500, failResponse: 'card declined', payload: { order: 7 } }]);
+    expect(attempts).toBe(2); // the first attempt and the one retry the trigger asked for
+    expect((await runLog(workflowRunId)).workflowState).toBe('RUN_FAILED');
+  }, 30_000);
+});
+
+describe('runs from outside', () => {
+  it('a cancelled run stops: its waiter is gone, its pending messages dropped, a notify finds nobody', async () => {
+    const { handler } = serve(async (context) => {
+      await context.waitForEvent('forever', 'never-comes', { timeout: '1d' });
+      await context.run('after', () => {
+        throw new Error('must not run');
+      });
+    }, workflowOptions());
+    routes.set('/waiting', handler);
+    const { workflowRunId } = await client.trigger({ url: `${appUrl}/waiting`, body: 'x' });
+    await until('the waiter', async () => ((await client.getWaiters({ eventId: 'never-comes' })).length ? true : undefined));
+    expect(await client.cancel({ ids: workflowRunId })).toEqual({ cancelled: 1 });
+    expect((await runLog(workflowRunId)).workflowState).toBe('RUN_CANCELED');
+    expect(await client.getWaiters({ eventId: 'never-comes' })).toEqual([]);
+    expect(await client.notify({ eventId: 'never-comes', eventData: 1 })).toEqual([]);
+    expect(await client.cancel({ ids: workflowRunId })).toEqual({ cancelled: 0 });
+  }, 30_000);
+
+  it('the step list of a run is served for lazy fetches, and 404 once the run is over or unknown', async () => {
+    const res = await fetch(`${p.url}/queue/v2/workflows/runs/wfr_unknown`, { headers: { Authorization: `Bearer ${p.token}` } });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: string }).error).toMatch(/workflow run wfr_unknown not found/);
+  });
+
+  it('a step for a run that does not exist is refused with 400 (the SDK reads it as a cancelled run)', async () => {
+    const res = await fetch(`${p.url}/queue/v2/publish/${appUrl}/order`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${p.token}`, 'Upstash-Workflow-RunId': 'wfr_nope', 'Upstash-Workflow-Init': 'false' },
+      body: '{}',
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(/workflow run wfr_nope is not found/);
+  });
+
+  it('a wait without a run id, and a bulk cancel without a target, are refused with 400', async () => {
+    const auth = { Authorization: `Bearer ${p.token}` };
+    const wait = await fetch(`${p.url}/queue/v2/wait/e1`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: appUrl, step: {} }),
+    });
+    expect(wait.status).toBe(400);
+    expect(((await wait.json()) as { error: string }).error).toMatch(/Upstash-Workflow-RunId/);
+    const bulk = await fetch(`${p.url}/queue/v2/workflows/runs`, { method: 'DELETE', headers: auth });
+    expect(bulk.status).toBe(400);
+  });
+});
