@@ -6,9 +6,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client as QstashClient, Receiver } from '@upstash/qstash';
 import { Client as WorkflowClient, serve } from '@upstash/workflow';
+import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
+import type { RunningSideport } from '../../src/sideports/server.js';
 import { startTestPlatform } from '../helpers/platform.js';
+import { queuePort } from '../sideports/harness.js';
 
 const SIGNING = { current: 'sig_wfCurrentKey00000000000000000', next: 'sig_wfNextKey0000000000000000000' };
 
@@ -229,5 +232,88 @@ describe('runs from outside', () => {
     expect(((await wait.json()) as { error: string }).error).toMatch(/Upstash-Workflow-RunId/);
     const bulk = await fetch(`${p.url}/queue/v2/workflows/runs`, { method: 'DELETE', headers: auth });
     expect(bulk.status).toBe(400);
+  });
+});
+
+describe('the queue side port (QWORKFLOW)', () => {
+  let port: RunningSideport;
+  let io: IORedis;
+  const seen: Array<{ payload: unknown; eventData: unknown }> = [];
+  const failed: string[] = [];
+
+  /** A RESP2 flat map reply as an object. */
+  const obj = (flat: unknown): Record<string, any> => {
+    const a = flat as unknown[];
+    const o: Record<string, any> = {};
+    for (let i = 0; i < a.length; i += 2) o[a[i] as string] = a[i + 1];
+    return o;
+  };
+  const state = async (runId: string) => {
+    const { runs } = obj(await io.call('qworkflow', 'logs', 'RUN-ID', runId));
+    return runs.length ? obj(runs[0]).workflowState : undefined;
+  };
+
+  beforeAll(async () => {
+    port = await queuePort({ url: `${p.url}/queue`, token: p.token });
+    io = new IORedis({ port: port.port });
+    const { handler } = serve<{ n: number }>(
+      async (context) => {
+        const { eventData } = await context.waitForEvent('go', `port-${context.requestPayload.n}`, { timeout: '1h' });
+        await context.run('record', () => {
+          if (context.requestPayload.n === 13) throw new Error('unlucky');
+          seen.push({ payload: context.requestPayload, eventData });
+        });
+      },
+      { ...workflowOptions(), failureFunction: async ({ failResponse }) => void failed.push(failResponse) },
+    );
+    routes.set('/port', handler);
+  });
+  afterAll(async () => {
+    io?.disconnect();
+    await port?.stop();
+  });
+
+  it('triggers a run, lists its waiter, notifies it, and the logs show it ended', async () => {
+    const { workflowRunId } = obj(await io.call('qworkflow', 'trigger', `${appUrl}/port`, '{"n":1}', 'RUN-ID', 'from-port'));
+    expect(workflowRunId).toBe('wfr_from-port');
+    await until('the waiter', async () => (((await io.call('qworkflow', 'waiters', 'port-1')) as unknown[]).length ? true : undefined));
+    const notified = (await io.call('qworkflow', 'notify', 'port-1', '"ready"', 'RUN-ID', workflowRunId)) as unknown[];
+    expect(notified).toHaveLength(1);
+    expect(obj(notified[0]).messageId).toMatch(/^msg_/);
+    await until('the end', async () => ((await state(workflowRunId)) === 'RUN_SUCCESS' ? true : undefined));
+    expect(seen).toEqual([{ payload: { n: 1 }, eventData: 'ready' }]);
+    // The same run id again: the run exists already.
+    await expect(io.call('qworkflow', 'trigger', `${appUrl}/port`, '{"n":1}', 'RUN-ID', 'from-port')).rejects.toThrow(/already exists/);
+  });
+
+  it('a triggered run reaches the failure function (the default failure URL is the workflow)', async () => {
+    const { workflowRunId } = obj(await io.call('qworkflow', 'trigger', `${appUrl}/port`, '{"n":13}', 'RETRIES', '0'));
+    await until('the waiter', async () => (((await io.call('qworkflow', 'waiters', 'port-13')) as unknown[]).length ? true : undefined));
+    await io.call('qworkflow', 'notify', 'port-13', '1');
+    await until('the failure function', async () => (failed.length ? true : undefined));
+    expect(failed).toEqual(['unlucky']);
+    expect(await state(workflowRunId)).toBe('RUN_FAILED');
+  });
+
+  it('cancels runs and counts them', async () => {
+    const { workflowRunId } = obj(await io.call('qworkflow', 'trigger', `${appUrl}/port`, '{"n":2}'));
+    await until('the waiter', async () => (((await io.call('qworkflow', 'waiters', 'port-2')) as unknown[]).length ? true : undefined));
+    expect(obj(await io.call('qworkflow', 'cancel', workflowRunId, 'wfr_unknown'))).toEqual({ cancelled: 1 });
+    expect(await state(workflowRunId)).toBe('RUN_CANCELED');
+    expect(await io.call('qworkflow', 'waiters', 'port-2')).toEqual([]);
+  });
+
+  it('refuses bad input with Redis-style errors', async () => {
+    await expect(io.call('qworkflow', 'trigger', 'ftp://x', '{}')).rejects.toThrow(/ERR the workflow url must be a URL starting with http/);
+    await expect(io.call('qworkflow', 'trigger', `${appUrl}/port`, '{}', 'RUN-ID', 'a b')).rejects.toThrow(/ERR RUN-ID must be/);
+    await expect(io.call('qworkflow', 'trigger', `${appUrl}/port`, '{}', 'SOON')).rejects.toThrow(
+      /unknown option 'SOON' for QWORKFLOW TRIGGER/,
+    );
+    await expect(io.call('qworkflow', 'trigger', `${appUrl}/port`, '{}', 'RETRIES', 'x')).rejects.toThrow(/ERR/);
+    await expect(io.call('qworkflow', 'logs', 'COUNT', '0')).rejects.toThrow(/ERR/);
+    await expect(io.call('qworkflow', 'logs', 'CURSOR', 'abc')).rejects.toThrow(/invalid cursor/);
+    await expect(io.call('qworkflow', 'notify', 'e')).rejects.toThrow(/wrong number of arguments/);
+    await expect(io.call('qworkflow', 'notify', 'e', 'd', 'LATER')).rejects.toThrow(/unknown option 'LATER'/);
+    await expect(io.call('qworkflow', 'cancel')).rejects.toThrow(/wrong number of arguments/);
   });
 });
