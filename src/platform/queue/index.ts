@@ -54,6 +54,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   const schedules = new Schedules(connection, records, publisher, log);
   const routes = new QueueRoutes({
     token: () => config.queueToken || config.token,
+    readonlyToken: () => config.readonlyToken,
     records,
     engine,
     publisher,
@@ -77,6 +78,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
       '  Paste into your shell (@upstash/qstash reads them: new Client(), new Receiver()):',
       `    export QSTASH_URL=${ctx.baseUrl()}/queue`,
       `    export QSTASH_TOKEN=${config.queueToken || config.token}`,
+      `    # read-only token (GET only): ${config.readonlyToken}`,
       `    export QSTASH_CURRENT_SIGNING_KEY=${keys.current}`,
       `    export QSTASH_NEXT_SIGNING_KEY=${keys.next}`,
       '',

@@ -25,6 +25,8 @@ import type { WorkflowRuns } from './workflow-runs.js';
 
 export interface RouteDeps {
   token: () => string;
+  /** The read-only token (GET only), when there is one. */
+  readonlyToken?: () => string;
   records: QueueRecords;
   engine: Engine;
   publisher: Publisher;
@@ -40,15 +42,36 @@ export interface RouteDeps {
 const UNAUTHORIZED =
   'Unauthorized: the token is missing or invalid; send Authorization: Bearer <QSTASH_TOKEN> (or ?qstash_token=<QSTASH_TOKEN> on a publish)';
 
+/**
+ * The read-only token (the service's "read-only token": logs, messages, schedules… but no publish,
+ * no creation, no change) may only read. **Choice**: the signing keys are not readable with it
+ * (they let whoever holds them forge deliveries).
+ */
+function checkReadOnly(method: string, parts: string[]): void {
+  if (method === 'GET' && parts[1] !== 'keys') return;
+  throw new QueueError(
+    403,
+    `Forbidden: the read-only token can only read (GET) and not the signing keys; ${method} /${parts.join('/')} needs QSTASH_TOKEN`,
+  );
+}
+
+function sameText(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 export class QueueRoutes {
   constructor(private readonly d: RouteDeps) {}
 
   async handle(req: http.IncomingMessage, res: http.ServerResponse, path: string, rawQuery: string): Promise<void> {
     const query = new URLSearchParams(rawQuery);
     try {
-      if (!this.authorized(req, query)) throw new QueueError(401, UNAUTHORIZED);
+      const access = this.access(req, query);
+      if (!access) throw new QueueError(401, UNAUTHORIZED);
       const parts = path.split('/').filter((p, i) => i > 0 || p !== '');
       if (parts[0] === '') parts.shift();
+      if (access === 'readonly') checkReadOnly(req.method ?? 'GET', parts);
       await this.route({ req, res, parts, query, rawPath: path, rawQuery });
     } catch (err) {
       if (err instanceof QueueError) return send(res, err.status, { error: err.message });
@@ -61,13 +84,14 @@ export class QueueRoutes {
     }
   }
 
-  private authorized(req: http.IncomingMessage, query: URLSearchParams): boolean {
+  /** Which token the request carries: the queue token (full access), the read-only token, or none. */
+  private access(req: http.IncomingMessage, query: URLSearchParams): 'full' | 'readonly' | undefined {
     const auth = req.headers.authorization;
     const given = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : (query.get('qstash_token') ?? query.get('queue_token'));
-    if (!given) return false;
-    const a = Buffer.from(given);
-    const b = Buffer.from(this.d.token());
-    return a.length === b.length && timingSafeEqual(a, b);
+    if (!given) return undefined;
+    if (sameText(given, this.d.token())) return 'full';
+    const readonly = this.d.readonlyToken?.();
+    return readonly && sameText(given, readonly) ? 'readonly' : undefined;
   }
 
   private async route(c: Call): Promise<void> {
