@@ -185,6 +185,22 @@ describe('a multi-step workflow', () => {
     expect(attempts).toBe(2); // the first attempt and the one retry the trigger asked for
     expect((await runLog(workflowRunId)).workflowState).toBe('RUN_FAILED');
   }, 30_000);
+  it('a wait that times out resumes the run with timeout: true; sleepUntil waits for its time', async () => {
+    let outcome: unknown;
+    const { handler } = serve(async (context) => {
+      const woke = await context.run('plan', () => Date.now() + 1000);
+      await context.sleepUntil('until', Math.ceil(woke / 1000));
+      const r = await context.waitForEvent('short', `short-${context.workflowRunId}`, { timeout: 1 });
+      await context.run('after', () => {
+        outcome = { ...r, late: Date.now() >= woke };
+      });
+    }, workflowOptions());
+    routes.set('/short', handler);
+    const { workflowRunId } = await client.trigger({ url: `${appUrl}/short`, body: '' });
+    await until('the end of the run', async () => ((await runLog(workflowRunId))?.workflowState === 'RUN_SUCCESS' ? true : undefined));
+    expect(outcome).toEqual({ eventData: undefined, timeout: true, late: true });
+    expect(await client.getWaiters({ eventId: `short-${workflowRunId}` })).toEqual([]);
+  }, 30_000);
 });
 
 describe('runs from outside', () => {

@@ -164,7 +164,7 @@ async function wait(d: WorkflowRouteDeps, c: Call, eventId: string): Promise<tru
     eventId,
     workflowRunId: runId,
     url,
-    deadline: Math.floor((now + timeoutMs) / 1000),
+    deadline: Math.ceil((now + timeoutMs) / 1000),
     timeoutUrl,
     timeoutHeaders,
     step,
@@ -204,7 +204,10 @@ async function notify(d: WorkflowRouteDeps, c: Call, runId: string | undefined, 
 /** The waiters of an event whose deadline has not passed (a timed-out one was resumed by its timeout message). */
 async function live(d: WorkflowRouteDeps, eventId: string): Promise<Waiter[]> {
   const now = Date.now() / 1000;
-  return (await d.runs.waiters(eventId)).filter((w) => w.deadline > now).sort((x, y) => x.createdAt - y.createdAt);
+  const all = await d.runs.waiters(eventId);
+  // Past its deadline a waiter was resumed by its timeout message: it leaves the event now.
+  for (const w of all) if (w.deadline <= now) await d.runs.takeWaiter(w);
+  return all.filter((w) => w.deadline > now).sort((x, y) => x.createdAt - y.createdAt);
 }
 
 function waiterView(w: Waiter): Record<string, unknown> {

@@ -60,6 +60,8 @@ const K = {
   waiters: (eventId: string) => `rq:wf:waiters:${eventId}`,
   /** The events a run waits for (a cancel drops its waiters). */
   runEvents: (runId: string) => `rq:wf:events:${runId}`,
+  /** A waiter's timeout message → the waiter (its delivery ends the wait). */
+  timeout: (messageId: string) => `rq:wf:timeout:${messageId}`,
 };
 
 export class WorkflowRuns {
@@ -148,6 +150,7 @@ export class WorkflowRuns {
     };
     if (wf.callType !== 'step') return { headers };
     if (!run || run.state !== 'RUN_STARTED') return 'skip';
+    await this.timedOut(m.messageId);
     await this.record(wf.runId, { messageId: m.messageId, body: m.bodyBase64, callType: 'step', createdAt: Date.now() });
     const steps = await this.steps(wf.runId);
     const upTo = steps.findIndex((s) => s.messageId === m.messageId);
@@ -172,6 +175,15 @@ export class WorkflowRuns {
   async addWaiter(w: Waiter): Promise<void> {
     await this.redis.hset(K.waiters(w.eventId), waiterField(w), JSON.stringify(w));
     await this.redis.sadd(K.runEvents(w.workflowRunId), w.eventId);
+    await this.redis.set(K.timeout(w.timeoutMessageId), JSON.stringify([w.eventId, waiterField(w)]));
+  }
+
+  /** A waiter's timeout message is delivered: the waiter leaves its event (a later notify finds nobody). */
+  private async timedOut(messageId: string): Promise<void> {
+    const raw = await this.redis.getdel(K.timeout(messageId));
+    if (!raw) return;
+    const [eventId, field] = JSON.parse(raw) as [string, string];
+    await this.redis.hdel(K.waiters(eventId), field);
   }
 
   /** Drops every waiter of a run (cancelled); returns them, so their timeout messages can be cancelled. */
@@ -189,7 +201,9 @@ export class WorkflowRuns {
 
   /** Takes a waiter off its event; false when another notify (or its timeout) took it first. */
   async takeWaiter(w: Waiter): Promise<boolean> {
-    return (await this.redis.hdel(K.waiters(w.eventId), waiterField(w))) === 1;
+    const taken = (await this.redis.hdel(K.waiters(w.eventId), waiterField(w))) === 1;
+    if (taken) await this.redis.del(K.timeout(w.timeoutMessageId));
+    return taken;
   }
 }
 
