@@ -201,6 +201,30 @@ describe('a multi-step workflow', () => {
     expect(outcome).toEqual({ eventData: undefined, timeout: true, late: true });
     expect(await client.getWaiters({ eventId: `short-${workflowRunId}` })).toEqual([]);
   }, 30_000);
+  it('parallel steps (Promise.all of context.run) each run once and the run goes on with both results', async () => {
+    const ran: string[] = [];
+    let joined: unknown;
+    const { handler } = serve(async (context) => {
+      const [a, b] = await Promise.all([
+        context.run('left', () => {
+          ran.push('left');
+          return 'L';
+        }),
+        context.run('right', () => {
+          ran.push('right');
+          return 'R';
+        }),
+      ]);
+      await context.run('join', () => {
+        joined = a + b;
+      });
+    }, workflowOptions());
+    routes.set('/parallel', handler);
+    const { workflowRunId } = await client.trigger({ url: `${appUrl}/parallel`, body: '' });
+    await until('the end of the run', async () => ((await runLog(workflowRunId))?.workflowState === 'RUN_SUCCESS' ? true : undefined));
+    expect(joined).toBe('LR');
+    expect(ran.sort()).toEqual(['left', 'right']);
+  }, 30_000);
 });
 
 describe('runs from outside', () => {
