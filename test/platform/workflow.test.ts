@@ -225,6 +225,28 @@ describe('a multi-step workflow', () => {
     expect(joined).toBe('LR');
     expect(ran.sort()).toEqual(['left', 'right']);
   }, 30_000);
+  it('a notify naming the run before the run waits is kept for its wait (lookback)', async () => {
+    let got: unknown;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { handler } = serve(async (context) => {
+      await context.run('slow', async () => {
+        await gate;
+        return 1;
+      });
+      const r = await context.waitForEvent('early', `early-${context.workflowRunId}`, { timeout: '1h' });
+      await context.run('after', () => {
+        got = r;
+      });
+    }, workflowOptions());
+    routes.set('/early', handler);
+    const { workflowRunId } = await client.trigger({ url: `${appUrl}/early`, body: '' });
+    await until('the run record', async () => ((await runLog(workflowRunId)) ? true : undefined));
+    expect(await client.notify({ eventId: `early-${workflowRunId}`, eventData: 'before', workflowRunId })).toEqual([]);
+    release();
+    await until('the end of the run', async () => ((await runLog(workflowRunId))?.workflowState === 'RUN_SUCCESS' ? true : undefined));
+    expect(got).toEqual({ eventData: 'before', timeout: false });
+  }, 30_000);
 });
 
 describe('runs from outside', () => {

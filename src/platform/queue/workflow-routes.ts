@@ -153,6 +153,18 @@ async function wait(d: WorkflowRouteDeps, c: Call, eventId: string): Promise<tru
   if (timeoutMs === undefined) throw badRequest(`invalid timeout '${String(body.timeout)}': use a duration such as 10s, 5m, 7d`);
   const timeoutUrl = String(body.timeoutUrl ?? url);
   const timeoutHeaders = (body.timeoutHeaders ?? {}) as Record<string, string[]>;
+  // Notified before it waited (a notify naming the run): the run goes on at once with that data.
+  const kept = await d.runs.takeKept(runId, eventId);
+  if (kept) {
+    await d.publisher.publish({
+      destination: url,
+      headers: headerPairs(timeoutHeaders),
+      body: Buffer.from(JSON.stringify({ ...step, waitEventId: eventId, out: kept.toString('base64'), waitTimeout: false })),
+      callerIp: callerIp(c.req),
+    });
+    send(c.res, 200);
+    return true;
+  }
   const { results } = await d.publisher.publish({
     destination: timeoutUrl,
     headers: [...headerPairs(timeoutHeaders), ['Upstash-Delay', `${Math.ceil(timeoutMs / 1000)}s`]],
@@ -197,6 +209,8 @@ async function notify(d: WorkflowRouteDeps, c: Call, runId: string | undefined, 
       answers.push({ waiter: waiterView(w), messageId: '', error: err instanceof Error ? err.message : String(err) });
     }
   }
+  // Nobody waits yet, but the notify names the run: the event is kept for its wait (lookback).
+  if (answers.length === 0 && runId !== undefined) await d.runs.keepForLater(runId, eventId, data);
   send(c.res, 200, answers);
   return true;
 }

@@ -62,7 +62,12 @@ const K = {
   runEvents: (runId: string) => `rq:wf:events:${runId}`,
   /** A waiter's timeout message → the waiter (its delivery ends the wait). */
   timeout: (messageId: string) => `rq:wf:timeout:${messageId}`,
+  /** An event notified for a run before the run waits for it (the SDK's lookback). */
+  lookback: (runId: string, eventId: string) => `rq:wf:lookback:${runId}:${eventId}`,
 };
+
+/** How long an event notified before its wait is kept for the run (choice: the service does not say). */
+const LOOKBACK_S = 7 * 86_400;
 
 export class WorkflowRuns {
   constructor(private readonly redis: Redis) {}
@@ -197,6 +202,19 @@ export class WorkflowRuns {
 
   async waiters(eventId: string): Promise<Waiter[]> {
     return Object.values(await this.redis.hgetall(K.waiters(eventId))).map((v) => JSON.parse(v) as Waiter);
+  }
+
+  /** Keeps an event notified for a run that does not wait for it yet (only for a running run). */
+  async keepForLater(runId: string, eventId: string, data: Buffer): Promise<boolean> {
+    const run = await this.get(runId);
+    if (!run || run.state !== 'RUN_STARTED') return false;
+    await this.redis.set(K.lookback(runId, eventId), data, 'EX', LOOKBACK_S);
+    return true;
+  }
+
+  /** The event kept for the run, taken (once). */
+  async takeKept(runId: string, eventId: string): Promise<Buffer | undefined> {
+    return (await this.redis.getdelBuffer(K.lookback(runId, eventId))) ?? undefined;
   }
 
   /** Takes a waiter off its event; false when another notify (or its timeout) took it first. */
