@@ -183,7 +183,13 @@ describe('a multi-step workflow', () => {
     await until('the failure function', async () => (failures.length > 0 ? true : undefined));
     expect(failures).toEqual([{ runId: workflowRunId, failStatus: 500, failResponse: 'card declined', payload: { order: 7 } }]);
     expect(attempts).toBe(2); // the first attempt and the one retry the trigger asked for
-    expect((await runLog(workflowRunId)).workflowState).toBe('RUN_FAILED');
+    const log = await runLog(workflowRunId);
+    expect(log.workflowState).toBe('RUN_FAILED');
+    // The failing step's message is in the DLQ, and the run log names its entry.
+    const dead = await new QstashClient({ baseUrl: `${p.url}/queue`, token: p.token }).dlq.listMessages();
+    const entry = dead.messages.find((m) => m.dlqId === log.dlqId);
+    expect(entry?.url).toBe(`${appUrl}/charge`);
+    expect(entry?.responseStatus).toBe(500);
   }, 30_000);
   it('a wait that times out resumes the run with timeout: true; sleepUntil waits for its time', async () => {
     let outcome: unknown;

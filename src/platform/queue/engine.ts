@@ -325,7 +325,7 @@ export class Engine {
     );
     if (m.scheduleId) await this.deps.records.scheduleMessageDone(m.scheduleId, m.messageId, 'FAIL');
     if (m.failureCallback) await this.publishCallback(m, 'failure-callback', outcome, retried, dlqId);
-    await this.deps.workflows?.fail(m);
+    await this.deps.workflows?.fail(m, dlqId);
     this.event(m, 'FAILED', { ...failed, error: nonRetryable ? `${error} (Upstash-NonRetryable-Error)` : error });
   }
 

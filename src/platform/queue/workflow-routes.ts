@@ -125,6 +125,7 @@ function runView(r: RunRecord, raw: RawStep[]): Record<string, unknown> {
     ...(r.completedAt ? { workflowRunCompletedAt: r.completedAt } : {}),
     ...(r.result !== undefined ? { workflowRunResponse: r.result } : {}),
     ...(r.labels?.length ? { label: r.labels[0], labels: r.labels } : {}),
+    ...(r.dlqId ? { dlqId: r.dlqId } : {}),
     steps,
   };
 }

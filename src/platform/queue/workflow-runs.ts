@@ -25,8 +25,9 @@ export interface RunRecord {
   maxRetries: number;
   retryDelay?: string;
   labels?: string[];
-  /** The message that reached the DLQ and failed the run. */
+  /** The message that reached the DLQ and failed the run, and its DLQ entry. */
   failedMessageId?: string;
+  dlqId?: string;
 }
 
 /** One entry of the step list delivered to the workflow endpoint (and of GET /v2/workflows/runs/{id}). */
@@ -163,9 +164,9 @@ export class WorkflowRuns {
   }
 
   /** A step that reached the DLQ fails its run (its failure callback, if any, is on its way). */
-  async fail(m: QueuedMessage): Promise<void> {
+  async fail(m: QueuedMessage, dlqId: string): Promise<void> {
     if (m.workflow?.callType !== 'step') return;
-    await this.end(m.workflow.runId, 'RUN_FAILED', { failedMessageId: m.messageId });
+    await this.end(m.workflow.runId, 'RUN_FAILED', { failedMessageId: m.messageId, dlqId });
   }
 
   /** Ends a running run; false when it is unknown or already over. */
