@@ -46,6 +46,24 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
+  // The console's page scripts run in the browser (src/platform/console/static, served as they are).
+  {
+    files: ['src/platform/console/static/**/*.js'],
+    languageOptions: {
+      globals: {
+        document: 'readonly',
+        window: 'readonly',
+        location: 'readonly',
+        sessionStorage: 'readonly',
+        Node: 'readonly',
+        atob: 'readonly',
+        btoa: 'readonly',
+        confirm: 'readonly',
+        history: 'readonly',
+        URLSearchParams: 'readonly',
+      },
+    },
+  },
   // src/ has no `any`, and keeps none.
   { files: ['src/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'error' } },
 );

@@ -104,6 +104,7 @@ async function main(): Promise<void> {
     [...prof, bin, 'platform', '--http-port', String(httpPort), '--token', token, '--log-level', 'warn'],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, RESPGATE_EPHEMERAL: '1' }, // throw-away stores (no .respgate-data)
     },
   );
   let out = '';

@@ -20,7 +20,10 @@ export async function startPlatformProcess(
   writeFileSync(config, JSON.stringify({ defaults: false, indexes }));
   const port = await freePort();
   const args = ['platform', '--http-port', String(port), '--token', token, '--vector-config', config, '--log-level', 'warn', ...extraArgs];
-  const child = spawn(process.execPath, [path.join(root, 'bin/respgate'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(root, 'bin/respgate'), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, RESPGATE_EPHEMERAL: '1' }, // throw-away stores (no .respgate-data)
+  });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {

@@ -62,6 +62,7 @@ async function startDevStack(from = root): Promise<{ port: number; pid: number; 
     [path.join(from, 'bin/respgate'), 'dev', '--port', String(port), '--http-port', String(httpPort), ...sidePorts, '--log-level', 'warn'],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, RESPGATE_EPHEMERAL: '1' }, // throw-away stores (no .respgate-data)
     },
   );
   await new Promise<void>((resolve, reject) => {

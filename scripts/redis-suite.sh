@@ -83,7 +83,7 @@ if [ $acl_users = yes ]; then
   export RELAY_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
   auth_flags=(--acl-users --requirepass "$RELAY_PASSWORD")
 fi
-"$root/bin/respgate" dev --port "$proxy_port" --http-port "$http_port" --vector-port "$(free_port)" --queue-port "$(free_port)" --log-level warn "${auth_flags[@]}" >"$work/dev.log" 2>&1 &
+"$root/bin/respgate" dev --ephemeral --port "$proxy_port" --http-port "$http_port" --vector-port "$(free_port)" --queue-port "$(free_port)" --log-level warn "${auth_flags[@]}" >"$work/dev.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 300); do
   grep -q ready "$work/dev.log" 2>/dev/null && redis-cli -p "$direct_port" ping >/dev/null 2>&1 && break

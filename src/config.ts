@@ -1,5 +1,6 @@
 // The one typed configuration of respgate, built from flags and RESPGATE_* environment variables
-// by cli.ts, validated here with errors that name the problem and the fix.
+// by src/cli/ (whose option table gives each flag one of the parsers below, with errors that name the
+// flag, the value and the expected form).
 import { randomBytes } from 'node:crypto';
 
 export interface PlatformConfig {
@@ -19,6 +20,11 @@ export interface PlatformConfig {
   /** Commands per UTC day; 0 = no limit. */
   dailyRequestLimit: number;
   logLevel: string;
+  /**
+   * Directory (absolute) where the embedded redis-servers keep their data (append-only files) across
+   * restarts; undefined = throw-away stores in temporary directories (--ephemeral, and every test).
+   */
+  dataDir?: string;
   // --- queue (Area D) and account (Area A); all optional so existing callers compile ---
   /** Bearer token of the queue area; default: the Standard --token. */
   queueToken?: string;
@@ -57,11 +63,13 @@ export const DEFAULTS = {
   maxRequestSize: 10 * 1024 * 1024,
   dailyRequestLimit: 0,
   logLevel: 'info',
+  /** Where the dev stack keeps its embedded stores' data, relative to the working directory (docs/platform-kv.md). */
+  dataDir: '.respgate-data',
 } as const;
 
 // ---- the proxy (respgate proxy, and the proxy of respgate dev) ----
 
-/** Every default of the proxy and its upstream clients, in one place (cli.ts shows them in --help). */
+/** Every default of the proxy and its upstream clients, in one place (src/cli/options.ts shows them in --help). */
 export const PROXY_DEFAULTS = {
   port: DEFAULTS.proxyPort,
   /** One upstream HTTP call (waiting for a connection, headers and body); also a new event stream's confirmation. */
@@ -302,10 +310,40 @@ export function validateRedisUrl(value: string | undefined, flag: string): strin
   return value;
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-export function validateLogLevel(value: string): string {
-  if (!LOG_LEVELS.includes(value)) throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got '${value}'`);
-  return value;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** A whole number, negative too (--slowlog-log-slower-than: negative = off). */
+export function parseInteger(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isSafeInteger(n)) throw new ConfigError(`${flag} must be a whole number, got '${value}'`);
+  return n;
+}
+
+export function parsePositiveInt(value: string, flag: string): number {
+  const n = parseNonNegativeInt(value, flag);
+  if (n < 1) throw new ConfigError(`${flag} must be at least 1`);
+  return n;
+}
+
+/** One of `choices`, in any letter case. */
+export function choiceParser<T extends string>(choices: readonly T[]): (value: string, flag: string) => T {
+  return (value, flag) => {
+    const choice = choices.find((c) => c === value.toLowerCase());
+    if (choice === undefined) throw new ConfigError(`${flag} must be ${listText(choices)} (got '${value}')`);
+    return choice;
+  };
+}
+
+/** 'a, b or c' */
+function listText(items: readonly string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
+}
+
+/** A switch: yes/true/1/on or no/false/0/off (and empty, for an environment variable set to nothing). */
+export function parseYesNo(value: string, flag: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(value)) return true;
+  if (/^(0|false|no|off|)$/i.test(value.trim())) return false;
+  throw new ConfigError(`${flag} must be yes or no (also true/false, 1/0, on/off), got '${value}'`);
 }
 
 /** True for addresses that only this machine can reach. */

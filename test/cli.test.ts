@@ -59,6 +59,18 @@ describe('respgate CLI', () => {
     expect(format.stderr).toContain("configuration error: --upstream-format must be auto, resp2 or json (got 'xml')");
   });
 
+  it('RESPGATE_ALLOW_UNAUTHENTICATED=0 is off: an exposed proxy without a password is still refused', async () => {
+    const args = ['proxy', '--host', '0.0.0.0', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 't'];
+    const off = await runRespgate(args, { RESPGATE_ALLOW_UNAUTHENTICATED: '0' });
+    expect(off.code).toBe(1);
+    expect(off.stderr).toContain('the proxy binds 0.0.0.0 (reachable from the network) and clients need no authentication');
+    const bad = await runRespgate(args, { RESPGATE_ALLOW_UNAUTHENTICATED: 'maybe' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      "configuration error: --allow-unauthenticated must be yes or no (also true/false, 1/0, on/off), got 'maybe'",
+    );
+  });
+
   it('proxy without an upstream says where to give one', async () => {
     const r = await runRespgate(['proxy'], { UPSTASH_REDIS_REST_URL: '', UPSTASH_REDIS_REST_TOKEN: '', RESPGATE_UPSTREAM_URL: '' });
     expect(r.code).toBe(1);

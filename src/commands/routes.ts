@@ -65,10 +65,10 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   'client|kill': local(
     'closes matching connections of this proxy (its own clients, as CLIENT LIST shows them): ip:port, or ID, TYPE, USER, ADDR, LADDR, SKIPME',
   ),
-  'client|pause': refused(
-    "not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for",
+  'client|pause': local(
+    "pauses this proxy's own clients (WRITE or ALL, with the timeout) as Redis pauses its own; other clients of the upstream go on",
   ),
-  'client|unpause': local('OK: no client of this proxy is ever paused'),
+  'client|unpause': local('resumes the clients of this proxy that CLIENT PAUSE holds'),
   'client|unblock': local('unblocks a blocking command emulated by this proxy'),
   'client|reply': local('ON, OFF and SKIP act on the replies this proxy writes to the client'),
   'client|tracking': refused(TRACKING),
@@ -78,13 +78,15 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   asking: clusterDisabled('ASKING is a cluster command'),
 
   // Introspection: answered from this command table and the proxy's own state.
-  slowlog: local("the proxy's own record of slow forwarded commands (--slowlog-log-slower-than, µs from read to upstream reply)"),
+  slowlog: local("the proxy's own record of slow commands (--slowlog-log-slower-than or CONFIG SET, µs from read to reply)"),
   info: local('emulated: redis_version 7.0.15, redis_mode standalone, loading:0, maxmemory_policy:noeviction'),
   command: local('answered from the command table (Redis 7.0.15)'),
   'command|getkeys': forward('key extraction is computed by the upstream'),
   'command|getkeysandflags': forward('key extraction is computed by the upstream'),
   config: refused(MANAGED_CONFIG),
-  'config|get': local('emulated for the keys clients read (save, appendonly, maxmemory-policy, databases, ...)'),
+  'config|get': local(
+    "emulated for the keys clients read (save, appendonly, maxmemory-policy, databases, ...); the proxy's own (slowlog-*, timeout, maxclients) are live",
+  ),
   'config|help': local(),
   module: refused('modules cannot be loaded into the upstream service'),
   'module|list': local('an empty list: no modules are visible through the proxy'),
@@ -100,11 +102,15 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   // Pub/sub and MONITOR: server-sent-event streams of the upstream, turned back into RESP.
   subscribe: stream('one /subscribe/{channel} event stream per channel'),
   psubscribe: stream('one /psubscribe/{pattern} event stream per pattern'),
-  ssubscribe: stream('refused: shard channels are a namespace of their own that the REST upstream has no event stream for'),
+  ssubscribe: stream(
+    'one /ssubscribe/{shardchannel} event stream per shard channel (a respgate extension of the local platform; an upstream without it refuses SSUBSCRIBE)',
+  ),
   unsubscribe: stream(),
   punsubscribe: stream(),
   sunsubscribe: stream(),
-  monitor: stream('the /monitor event stream'),
+  monitor: stream(
+    "the commands of this proxy's clients, as redis-server prints them; the upstream's /monitor stream checks the permission",
+  ),
 
   // Blocking: the upstream answers at once, so the proxy polls the non-blocking form until the timeout.
   blpop: blocking('emulated by polling LPOP'),
@@ -135,10 +141,12 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   swapdb: refused(ONE_DB),
   move: refused(ONE_DB),
   'config|set': local(
-    "accepted for parameters that only tune encodings (hash-max-listpack-entries, …): they change no reply; every other parameter is refused: the upstream's configuration is managed by the service",
+    "the proxy's own parameters (slowlog-log-slower-than, slowlog-max-len, timeout, maxclients) change live; parameters that only tune encodings (hash-max-listpack-entries, …) are accepted and change no reply; every other parameter is refused: the upstream's configuration is managed by the service",
   ),
   'config|rewrite': refused(MANAGED_CONFIG),
-  'config|resetstat': local("resets the proxy's own statistics (INFO commandstats, errorstats, total_error_replies)"),
+  'config|resetstat': local(
+    "resets the proxy's own statistics (INFO commandstats, errorstats, total_commands_processed, total_connections_received, net bytes)",
+  ),
   save: refused(MANAGED_PERSISTENCE),
   bgsave: refused(MANAGED_PERSISTENCE),
   bgrewriteaof: refused(MANAGED_PERSISTENCE),

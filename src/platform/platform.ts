@@ -6,6 +6,7 @@ import type { PlatformConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { parseRedisUrl, type RedisEndpoint } from './redis/connection.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded-server.js';
+import { openDataDir, usesDataDir, type OpenDataDir, type StoreRole } from './data-dir.js';
 import { InternalStore } from './internal-store.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
@@ -17,6 +18,8 @@ import type { AreaContext, AreaServer } from './area.js';
 import { startVectorArea } from './vector/index.js';
 import { startQueueArea } from './queue/index.js';
 import { startAccountArea } from './account/index.js';
+import { ConsoleHandler } from './console/handler.js';
+import { DEFAULT_INDEXES } from './vector/config.js';
 
 export interface RunningPlatform {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 */
@@ -24,9 +27,15 @@ export interface RunningPlatform {
   port: number;
   token: string;
   readonlyToken: string;
+  /** Tells the web console where the dev stack's proxy listens (its Proxy page); `password`: --requirepass. */
+  attachProxy(endpoint: RedisEndpoint): void;
   /** Where the Area B data lives (for tests and the dev stack banner). */
   dataStore: RedisEndpoint;
-  /** Banner lines of the other areas (vector, queue, account), in that order. */
+  /** The data directory the embedded stores keep their data in; undefined when they keep nothing (or none is embedded). */
+  dataDir?: string;
+  /** What the data directory has to say (an index kept but not served). */
+  dataDirNotes: string[];
+  /** Banner lines of the other areas (vector, queue, account), in that order, then the web console's. */
   areaBanner: string[];
   stop(): Promise<void>;
 }
@@ -37,13 +46,19 @@ const AREA_PREFIXES = ['/vector', '/queue', '/account'];
 export async function startPlatform(config: PlatformConfig, log: Logger): Promise<RunningPlatform> {
   const embedded: EmbeddedRedis[] = [];
   const cleanups: Array<() => Promise<void>> = [];
+  // Only embedded stores keep their data in the directory; with both URLs given it is not used.
+  const dataDir = usesDataDir(config) ? openDataDir(config.dataDir, config) : undefined;
+  const stopStores = async () => {
+    for (const e of embedded) await e.stop();
+    dataDir?.close(); // after the servers wrote their last bytes
+  };
   try {
     const dataStore = config.redisUrl
       ? parseRedisUrl(config.redisUrl)
-      : await embed(embedded, { binary: config.redisServerBinary, databases: 1 }, log, 'data');
+      : await embed(embedded, { binary: config.redisServerBinary, databases: 1, ...kept(dataDir, 'kv') }, log, 'data');
     const internalEndpoint = config.internalRedisUrl
       ? parseRedisUrl(config.internalRedisUrl)
-      : await embed(embedded, { binary: config.redisServerBinary }, log, 'internal');
+      : await embed(embedded, { binary: config.redisServerBinary, ...kept(dataDir, 'internal') }, log, 'internal');
 
     const internal = new InternalStore(internalEndpoint);
     cleanups.push(() => internal.close());
@@ -71,6 +86,17 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       cleanups.push(() => area.stop());
     }
 
+    const consoleHandler = new ConsoleHandler({
+      session: async (token) => {
+        const p = await principals.resolve(token);
+        if (!p) return undefined;
+        return { role: p.user === READONLY_USER ? 'readonly' : token === config.token ? 'standard' : 'acl', user: p.user };
+      },
+      vectorIndexes: (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name),
+    });
+
+    cleanups.push(async () => consoleHandler.close());
+
     observedGauge(
       'respgate_platform_event_streams',
       'Open server-sent event streams (subscribe, psubscribe, monitor)',
@@ -96,6 +122,14 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
         void metricsText().then(({ contentType, body }) => {
           res.writeHead(200, { 'Content-Type': contentType });
           res.end(body);
+        });
+        return;
+      }
+      // The web console (docs/console.md); no Redis command is named "console".
+      if (path === '/console' || path.startsWith('/console/')) {
+        void consoleHandler.handle(req, res, path.slice('/console'.length)).catch((err) => {
+          log.error({ err: String(err?.stack ?? err) }, 'console request failed');
+          res.destroy();
         });
         return;
       }
@@ -140,17 +174,31 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       token: config.token,
       readonlyToken: config.readonlyToken,
       dataStore,
-      areaBanner: [...areas.values()].flatMap((a) => a.banner?.() ?? []),
+      dataDir: dataDir?.root,
+      dataDirNotes: dataDir?.notes ?? [],
+      attachProxy: (endpoint) => consoleHandler.attachProxy(endpoint),
+      areaBanner: [
+        ...[...areas.values()].flatMap((a) => a.banner?.() ?? []),
+        `  Web console                   ${baseUrl}/console/   (log in with a token above)`,
+        '',
+      ],
       stop: async () => {
         for (const c of cleanups.reverse()) await c().catch(() => undefined);
-        for (const e of embedded) await e.stop();
+        await stopStores();
       },
     };
   } catch (err) {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
-    for (const e of embedded) await e.stop();
+    await stopStores();
     throw err;
   }
+}
+
+/** Options of an embedded store that keeps its data in the data directory (none: a throw-away one). */
+function kept(dataDir: OpenDataDir | undefined, role: StoreRole): { dataDir?: string; pidFile?: string } {
+  if (!dataDir) return {};
+  const { dir, pidFile } = dataDir.store(role);
+  return { dataDir: dir, pidFile };
 }
 
 async function embed(

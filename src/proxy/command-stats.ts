@@ -22,11 +22,16 @@ export class CommandStats {
   private readonly errors = new Map<string, number>();
   /** INFO stats total_error_replies. */
   totalErrorReplies = 0;
+  /** INFO stats total_commands_processed: every command that ran (Redis' stat_numcommands). */
+  totalCalls = 0;
+  /** Connections accepted and bytes read and written at the last CONFIG RESETSTAT (INFO counts from there). */
+  baseline = { connections: 0, input: 0, output: 0 };
 
   /** A command that ran; `reply` says whether it failed (an error reply). */
   ran(name: string, usec: number, reply: Buffer): void {
     const c = this.counters(name);
     c.calls++;
+    this.totalCalls++;
     c.usec += Math.max(0, Math.round(usec));
     if (this.countError(reply)) c.failed++;
   }
@@ -42,6 +47,7 @@ export class CommandStats {
     this.commands.clear();
     this.errors.clear();
     this.totalErrorReplies = 0;
+    this.totalCalls = 0;
   }
 
   /** `cmdstat_<name>` lines (server.c genRedisInfoString). */

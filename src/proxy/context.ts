@@ -43,14 +43,15 @@ export interface PushPort extends ReplyPort {
 
 /** Pub/sub subscriptions and MONITOR of one connection (pubsub.ts). */
 export interface PushState {
-  /** Channels + patterns (RESP2 subscribe mode when > 0). */
+  /** Channels + patterns + shard channels (RESP2 subscribe mode when > 0). */
   readonly subscriptionCount: number;
-  /** CLIENT LIST's `sub=` and `psub=`. */
+  /** CLIENT LIST's `sub=`, `psub=` and `ssub=`. */
   readonly channelCount: number;
   readonly patternCount: number;
+  readonly shardCount: number;
   readonly monitoring: boolean;
-  /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR. */
-  handle(spec: CommandSpec, args: Buffer[]): void;
+  /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR (which joins `server`'s monitors). */
+  handle(spec: CommandSpec, args: Buffer[], server: ServerState): void;
   /** PING while subscribed in RESP2: `*2 $4 pong $<n> <arg>`. */
   subscribedPing(args: Buffer[]): Buffer;
   /** RESET, QUIT and disconnect: leaves every subscription and MONITOR, closing the upstream streams. */
@@ -106,12 +107,48 @@ export interface ServerState {
   readonly requirepass: string | undefined;
   /** Client authentication (password, pass-through tokens, ACL users). */
   readonly auth: ClientAuth;
-  /** SLOWLOG's record. */
+  /** SLOWLOG's record (its thresholds change with CONFIG SET slowlog-*). */
   readonly slowlog: Slowlog;
+  /** Redis `timeout` and `maxclients`, read live by the listener (CONFIG SET changes them). */
+  readonly settings: { idleTimeoutSec: number; maxClients: number };
+  /** MONITOR connections (monitor.ts). */
+  readonly monitors: Monitors;
+  /** CLIENT PAUSE (local/pause.ts). */
+  readonly pause: PauseState;
   /** INFO commandstats and errorstats. */
   readonly commandStats: CommandStats;
   /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */
   traffic(): { input: number; output: number };
+}
+
+/** A MONITOR connection, as the proxy's monitors see it. */
+export interface MonitorTarget {
+  readonly open: boolean;
+  push(reply: Buffer): void;
+}
+
+/** The MONITOR connections of one proxy and what MULTI queues while someone monitors (monitor.ts MonitorHub). */
+export interface Monitors {
+  add(target: MonitorTarget): void;
+  delete(target: MonitorTarget): void;
+  /** A command ran: every monitor gets its line, unless Redis hides it. */
+  feed(conn: Connection, spec: CommandSpec, args: Buffer[]): void;
+  /** MULTI … EXEC: a queued command, shown when EXEC runs it. */
+  queue(conn: object, args: Buffer[]): void;
+  /** The queued commands of `conn`, forgotten. */
+  take(conn: object): Buffer[][];
+}
+
+/** CLIENT PAUSE of one proxy (local/pause.ts PauseControl). */
+export interface PauseState {
+  /** CLIENT PAUSE timeout [WRITE|ALL]. */
+  start(args: Buffer[]): Buffer;
+  /** CLIENT UNPAUSE. */
+  stop(): Buffer;
+  /** The end of the pause this command must wait for on `conn`, or undefined when it runs now. */
+  until(conn: object, spec: CommandSpec, monitoring: boolean): Promise<void> | undefined;
+  /** A command queued in MULTI (undefined: the queue is gone), for WRITE pauses of EXEC. */
+  noteQueued(conn: object, spec: CommandSpec | undefined): void;
 }
 
 /** Operations hooks of the proxy (metrics, SLOWLOG, logs), called from the hot path. */

@@ -13,6 +13,7 @@ import { planBlocking } from './blocking.js';
 import type { PushState, ReplyMode } from './context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type LocalContext } from './local/index.js';
+import { redacted } from './monitor.js';
 import { errorReply, NOAUTH, QUEUED, refusal, REPLICA_KEYSPACE } from './replies.js';
 import type { ReplyQueue } from './reply-queue.js';
 import type { Transaction } from './transaction.js';
@@ -32,8 +33,11 @@ export interface DispatchTarget {
   readonly local: LocalContext;
   /** QUIT: stop reading, write what is owed, then close. */
   closeAfterReplies(): void;
-  /** A reply that needs the upstream first (AUTH): nothing after it runs until it is there. */
-  defer(reply: Promise<Buffer>): void;
+  /**
+   * A reply that needs the upstream first (AUTH): nothing after it runs until it is there; `then`
+   * runs once it is, before the next request (a command CLIENT PAUSE held back).
+   */
+  defer(reply: Promise<Buffer>, then?: () => void): void;
 }
 
 /** What a RESP2 connection with subscriptions may still run (Redis 7.0 processCommand). */
@@ -99,10 +103,29 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
         ),
       );
     }
-    if (name === 'ping') return ran(t, spec.name, startedAt, t.pushes.subscribedPing(args));
+    if (name === 'ping') {
+      ran(t, spec.name, startedAt, t.pushes.subscribedPing(args), args);
+      return t.local.server.monitors.feed(t.local.conn, spec, args);
+    }
   }
+  // CLIENT PAUSE (local/pause.ts): the command, and the connection's later ones, wait for its end.
+  const paused = t.local.server.pause.until(t, spec, t.pushes.monitoring);
+  if (paused)
+    return t.defer(
+      paused.then(() => NO_REPLY_YET),
+      () => dispatch(t, args, startedAt),
+    );
   if (t.transaction.open) return inTransaction(t, spec, args, startedAt);
-  switch (routeOf(spec, args)) {
+  const route = routeOf(spec, args);
+  runRoute(t, spec, args, startedAt, route);
+  // MONITOR shows what ran, as the client sent it, once its reply has its place (Redis' call() feeds the
+  // monitors after the command); a refusal runs nothing (monitor.ts).
+  if (route !== 'refused') t.local.server.monitors.feed(t.local.conn, spec, args);
+}
+
+function runRoute(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedAt: number, route: ReturnType<typeof routeOf>): void {
+  const stats = t.local.server.commandStats;
+  switch (route) {
     case 'forward':
       return forward(t, spec.name, args, startedAt, t.protocol === 3 ? replyShape(spec, args) : undefined, undefined);
     case 'local':
@@ -114,15 +137,25 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
       return blocking(t, spec, args, startedAt);
     case 'stream':
       stats.ran(spec.name, 0, NO_REPLY_YET);
-      return t.pushes.handle(spec, args);
+      return t.pushes.handle(spec, args, t.local.server);
     case 'transaction':
-      return spec.name === 'watch' ? watch(t, args, startedAt) : ran(t, spec.name, startedAt, t.transaction.outside(spec));
+      if (spec.name === 'multi') {
+        t.local.server.monitors.take(t);
+        t.local.server.pause.noteQueued(t, undefined);
+      }
+      return spec.name === 'watch' ? watch(t, args, startedAt) : ran(t, spec.name, startedAt, t.transaction.outside(spec), args);
   }
 }
 
-/** A reply known now of a command that ran: counted (INFO commandstats), then queued for the client. */
-function ran(t: DispatchTarget, name: string, startedAt: number, reply: Buffer): void {
-  t.local.server.commandStats.ran(name, (performance.now() - startedAt) * 1000, reply);
+/**
+ * A reply known now of a command that ran: counted (INFO commandstats), then queued for the client.
+ * With `args`, a command the proxy answered itself also goes to SLOWLOG when slow enough (forwarded
+ * ones are logged when their upstream reply comes; EXEC never is, as in Redis).
+ */
+function ran(t: DispatchTarget, name: string, startedAt: number, reply: Buffer, args?: Buffer[]): void {
+  const usec = (performance.now() - startedAt) * 1000;
+  t.local.server.commandStats.ran(name, usec, reply);
+  if (args && name !== 'exec') t.local.server.slowlog.record(usec, redacted(name, args), t.local.conn);
   t.replies.answer(reply);
 }
 
@@ -175,7 +208,7 @@ function blocking(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedA
 
 function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedAt: number): void {
   const result = runLocalCommand(t.local, spec, args);
-  if (Buffer.isBuffer(result)) return ran(t, spec.name, startedAt, result);
+  if (Buffer.isBuffer(result)) return ran(t, spec.name, startedAt, result, args);
   if (result.kind === 'forward') return forward(t, spec.name, result.args, startedAt, undefined, result.transform);
   if (result.kind === 'defer') {
     const stats = t.local.server.commandStats;
@@ -186,7 +219,7 @@ function runLocal(t: DispatchTarget, spec: CommandSpec, args: Buffer[], startedA
       }),
     );
   }
-  ran(t, spec.name, startedAt, result.reply);
+  ran(t, spec.name, startedAt, result.reply, args);
   t.closeAfterReplies();
 }
 
@@ -195,21 +228,34 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
   const stats = t.local.server.commandStats;
   switch (action.kind) {
     case 'reply':
-      // A queued command runs (and counts) at EXEC; DISCARD, a nested MULTI, WATCH run now.
-      if (action.reply === QUEUED) return t.replies.answer(action.reply);
-      return ran(t, spec.name, startedAt, action.reply);
+      // A queued command runs (and counts, and shows in MONITOR) at EXEC; DISCARD, a nested MULTI, WATCH run now.
+      if (action.reply === QUEUED) {
+        t.local.server.monitors.queue(t, args);
+        t.local.server.pause.noteQueued(t, spec);
+        return t.replies.answer(action.reply);
+      }
+      if (spec.name === 'discard') {
+        t.local.server.monitors.take(t);
+        t.local.server.pause.noteQueued(t, undefined);
+      }
+      ran(t, spec.name, startedAt, action.reply, args);
+      return t.local.server.monitors.feed(t.local.conn, spec, args);
     case 'reject':
       stats.rejected(spec.name, action.reply);
       return t.replies.answer(action.reply);
     case 'run-now':
-      return runLocal(t, spec, args, startedAt);
+      runLocal(t, spec, args, startedAt);
+      return t.local.server.monitors.feed(t.local.conn, spec, args);
     case 'exec': {
       const exec = t.transaction.exec(
         (s, a) => runLocalCommand(t.local, s, a),
         () => t.protocol,
         (name, reply) => stats.ran(name, 0, reply),
       );
-      if (Buffer.isBuffer(exec)) return ran(t, 'exec', startedAt, exec);
+      if (Buffer.isBuffer(exec)) {
+        ran(t, 'exec', startedAt, exec);
+        return showExec(t, spec, args, exec[0] === 0x2d);
+      }
       t.pending.push({
         kind: 'transaction',
         commands: exec.commands,
@@ -219,6 +265,20 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
         protocol: exec.protocol,
         readAt: startedAt,
       });
+      showExec(t, spec, args, false);
     }
   }
+}
+
+/** MONITOR: the queued commands as EXEC runs them, then EXEC itself; an aborted EXEC runs none. */
+function showExec(t: DispatchTarget, spec: CommandSpec, args: Buffer[], aborted: boolean): void {
+  t.local.server.pause.noteQueued(t, undefined);
+  const queued = t.local.server.monitors.take(t);
+  if (!aborted) {
+    for (const queuedArgs of queued) {
+      const check = checkCommand(queuedArgs);
+      if (check.ok) t.local.server.monitors.feed(t.local.conn, check.spec, queuedArgs);
+    }
+  }
+  t.local.server.monitors.feed(t.local.conn, spec, args);
 }

@@ -1,54 +1,143 @@
-// MONITOR of one connection: the upstream's /monitor event stream turned back into what Redis sends,
-// `+OK` once the stream is confirmed (its first event, `OK`), then one status reply per command in
-// Redis' own format (`+1721284005.242090 [0 127.0.0.1:5000] "set" "k" "v"`). The lines describe the
-// commands the upstream's Redis executes: commands the proxy answers itself (PING, ECHO, CLIENT, …)
-// do not appear, and the address is that of the upstream's connection, not of the Redis client.
-// RESET and QUIT leave it, a disconnect closes the stream; a dropped stream is opened again with
-// backoff (commands executed in the gap are not shown).
-import { monitorLine, ResilientEventStream } from '../upstream/event-stream.js';
-import type { PushPort, PushUpstream } from './context.js';
+// MONITOR: what the proxy's clients send, printed as redis-server prints it for its own clients:
+// `+1721284005.242090 [0 127.0.0.1:5000] "set" "k" "v"`, the client's own address and arguments
+// (sdscatrepr quoting), commands the proxy answers itself included (PING, CLIENT SETNAME, UNWATCH),
+// AUTH and HELLO AUTH passwords as `(redacted)`, commands queued in MULTI when EXEC runs them, and no
+// line for rejected commands (unknown, arity, NOAUTH …) nor for admin commands (CONFIG, MONITOR …),
+// as Redis 7.0's call() feeds its monitors.
+//
+// The lines are the proxy's: commands of other clients of the upstream (other proxies, REST callers)
+// are not shown (docs/decisions.md). MONITOR still opens the upstream's /monitor stream once, so the
+// token's permission decides as before (NOPERM for a token without it) and `+OK` comes when it is
+// confirmed; the stream is closed then (its lines, the upstream's form of the commands, are not used).
+import { performance } from 'node:perf_hooks';
+import type { CommandSpec } from '../commands/table.js';
+import { ResilientEventStream } from '../upstream/event-stream.js';
+import type { Connection, Monitors, MonitorTarget, PushPort, PushUpstream, ServerState } from './context.js';
 import { errorReply, OK } from './replies.js';
 
-export class MonitorFeed {
-  private readonly stream: ResilientEventStream;
-  /** Fills MONITOR's reply position (once). */
+/** The MONITOR connections of one proxy (ServerState.monitors), and what MULTI queues while someone monitors. */
+export class MonitorHub implements Monitors {
+  private readonly monitors = new Set<MonitorTarget>();
+  /** Commands queued in MULTI, shown when EXEC runs them (keyed by connection). */
+  private readonly queued = new WeakMap<object, Buffer[][]>();
+
+  add(target: MonitorTarget): void {
+    this.monitors.add(target);
+  }
+
+  delete(target: MonitorTarget): void {
+    this.monitors.delete(target);
+  }
+
+  /** A command ran (or started): every monitor gets its line, unless Redis hides it (admin commands). */
+  feed(conn: Connection, spec: CommandSpec, args: Buffer[]): void {
+    if (this.monitors.size === 0 || spec.flags.has('admin')) return;
+    const line = monitorLine(conn.address, args, spec);
+    for (const m of this.monitors) {
+      if (m.open) m.push(line);
+      else this.monitors.delete(m);
+    }
+  }
+
+  /** MULTI … EXEC: a queued command is shown when EXEC runs it. */
+  queue(conn: object, args: Buffer[]): void {
+    if (this.monitors.size === 0) return;
+    let list = this.queued.get(conn);
+    if (!list) this.queued.set(conn, (list = []));
+    list.push(args);
+  }
+
+  /** The queued commands of `conn` (EXEC shows them before its own line; DISCARD and MULTI drop them). */
+  take(conn: object): Buffer[][] {
+    const list = this.queued.get(conn) ?? [];
+    this.queued.delete(conn);
+    return list;
+  }
+}
+
+const REDACTED = Buffer.from('(redacted)');
+
+/** `+<sec>.<usec> [0 <addr>] "arg" …\r\n`, Redis' replicationFeedMonitors line. */
+export function monitorLine(
+  address: string,
+  args: Buffer[],
+  spec?: CommandSpec,
+  nowMs = performance.timeOrigin + performance.now(),
+): Buffer {
+  const sec = Math.floor(nowMs / 1000);
+  const usec = Math.floor((nowMs - sec * 1000) * 1000);
+  const shown = spec ? redacted(spec.name, args) : args;
+  return Buffer.from(`+${sec}.${String(usec).padStart(6, '0')} [0 ${address}] ${shown.map(quote).join(' ')}\r\n`, 'latin1');
+}
+
+/** AUTH's arguments, and HELLO's AUTH username and password, as Redis hides them (redactClientCommandArgument; MONITOR, SLOWLOG). */
+export function redacted(name: string, args: Buffer[]): Buffer[] {
+  if (name === 'auth') return args.map((a, i) => (i === 0 ? a : REDACTED));
+  if (name !== 'hello') return args;
+  const out = [...args];
+  for (let i = 2; i < out.length; i++) {
+    if (out[i].toString('latin1').toLowerCase() === 'auth' && i + 2 < out.length) {
+      out[i + 1] = REDACTED;
+      out[i + 2] = REDACTED;
+      i += 2;
+    }
+  }
+  return out;
+}
+
+/** sdscatrepr: printable bytes as they are, `\\ \" \n \r \t \a \b`, every other byte `\xhh`. */
+export function quote(arg: Buffer): string {
+  let s = '"';
+  for (const c of arg) {
+    if (c === 0x5c) s += '\\\\';
+    else if (c === 0x22) s += '\\"';
+    else if (c === 0x0a) s += '\\n';
+    else if (c === 0x0d) s += '\\r';
+    else if (c === 0x09) s += '\\t';
+    else if (c === 0x07) s += '\\a';
+    else if (c === 0x08) s += '\\b';
+    else if (c >= 0x20 && c <= 0x7e) s += String.fromCharCode(c);
+    else s += '\\x' + c.toString(16).padStart(2, '0');
+  }
+  return s + '"';
+}
+
+/** MONITOR of one connection: `+OK` once the upstream allowed it, then the proxy's lines. */
+export class MonitorFeed implements MonitorTarget {
+  private stream: ResilientEventStream | undefined;
   private readonly fill: (reply: Buffer) => void;
+  private stopped = false;
 
   constructor(
-    port: PushPort,
-    upstream: PushUpstream,
-    /** The feed failed to start (refused, unreachable): the connection is no longer monitoring. */
+    private readonly port: PushPort,
+    private readonly server: ServerState,
+    upstream: PushUpstream | undefined,
+    /** The upstream refused (or could not be reached): the connection is not monitoring. */
     private readonly onStopped: () => void,
   ) {
-    const fill = (this.fill = port.reserve());
+    this.fill = port.reserve();
+    if (!upstream) {
+      this.start();
+      return;
+    }
     const { log } = upstream;
-    const context = () => ({ conn: port.id, client: port.address, stream: 'monitor' });
     this.stream = new ResilientEventStream(
       upstream.client,
       { kind: 'monitor' },
       {
-        onConfirmed: (again) => {
-          if (again) log.warn(context(), 'upstream event stream re-established');
-          else fill(OK);
+        onConfirmed: () => {
+          this.closeStream();
+          this.start();
         },
-        onEvent: (data) => {
-          const line = monitorLine(data);
-          port.push(Buffer.from(`+${line}\r\n`));
-        },
+        onEvent: () => undefined,
         onFailed: (error) => {
-          fill(errorReply(error));
+          this.stream = undefined;
+          this.fill(errorReply(error));
           this.onStopped();
         },
-        onDropped: (reason, attempt, delayMs) =>
-          log.warn(
-            { ...context(), reason, attempt, retryInMs: delayMs },
-            'upstream event stream dropped; reconnecting (commands executed until it is back are not shown)',
-          ),
+        onDropped: () => this.closeStream(),
         onRefused: (error) => {
-          log.error(
-            { ...context(), error },
-            'upstream refused the event stream (token revoked or permission removed): closing the client connection',
-          );
+          log.error({ conn: port.id, client: port.address, error }, 'upstream refused the monitor stream: closing the client connection');
           port.destroy();
         },
       },
@@ -56,9 +145,30 @@ export class MonitorFeed {
     );
   }
 
+  get open(): boolean {
+    return !this.stopped && this.port.open;
+  }
+
+  push(line: Buffer): void {
+    this.port.push(line);
+  }
+
   /** RESET, QUIT, disconnect. A MONITOR still waiting for the upstream answers +OK (it came first). */
   stop(): void {
-    this.stream.close();
+    this.stopped = true;
+    this.closeStream();
+    this.server.monitors.delete(this);
     this.fill(OK);
+  }
+
+  private start(): void {
+    if (this.stopped) return;
+    this.fill(OK);
+    this.server.monitors.add(this);
+  }
+
+  private closeStream(): void {
+    this.stream?.close();
+    this.stream = undefined;
   }
 }

@@ -1,7 +1,15 @@
-// Pub/sub and MONITOR of one connection. Each channel and each pattern has its own upstream event
-// stream (POST /subscribe/{channel}, /psubscribe/{pattern}); its events become the replies Redis 7.0
-// sends: `subscribe`/`psubscribe`/`unsubscribe`/`punsubscribe` confirmations with the running count,
-// `message` and `pmessage` arrays (RESP3: `>` push frames). MONITOR is in monitor.ts.
+// Pub/sub and MONITOR of one connection. Each channel, pattern and shard channel has its own upstream
+// event stream (POST /subscribe/{channel}, /psubscribe/{pattern}, /ssubscribe/{shardchannel}); its
+// events become the replies Redis 7.0 sends: `subscribe`/`psubscribe`/`ssubscribe` and their
+// unsubscribe confirmations with the running count (channels + patterns; shard channels count apart),
+// `message`, `pmessage` and `smessage` arrays (RESP3: `>` push frames). A message and the pmessage of
+// the same PUBLISH come from two streams: pubsub-order.ts writes them in Redis' order. MONITOR is in
+// monitor.ts.
+//
+// Sharded pub/sub: the service is one shard, so shard channels are Redis 7.0's standalone ones: a
+// namespace of their own, reached by SPUBLISH only (forwarded), confirmed as `ssubscribe` and
+// delivered as `smessage`. /ssubscribe is a respgate extension of the platform (docs/decisions.md):
+// an upstream without it refuses the stream, and SSUBSCRIBE answers that error.
 //
 // Order: a SUBSCRIBE takes its reply position at once, and the position is filled when every new
 // stream of the command has answered its first event (so a PUBLISH sent after the reply is read is
@@ -10,14 +18,14 @@
 // reply already owed, and written as soon as nothing before them is missing.
 //
 // Differences from Redis (docs/proxy.md, "Pub/sub and MONITOR"): a stream that drops is opened again
-// with backoff, and messages published in the gap are missed; SSUBSCRIBE is refused (the upstream has
-// no sharded pub/sub stream); UNSUBSCRIBE without arguments goes through subscriptions in the order
-// they were made (Redis: hash-table order).
+// with backoff, and messages published in the gap are missed; UNSUBSCRIBE without arguments goes
+// through subscriptions in the order they were made (Redis: hash-table order).
 import type { CommandSpec } from '../commands/table.js';
 import type { Protocol } from '../resp/protocol.js';
 import { decodePubsubEvent, ResilientEventStream } from '../upstream/event-stream.js';
-import type { PushPort, PushState, PushUpstream } from './context.js';
+import type { PushPort, PushState, PushUpstream, ServerState } from './context.js';
 import { MonitorFeed } from './monitor.js';
+import { PubsubOrder } from './pubsub-order.js';
 import { errorReply, NO_EVENT_STREAMS } from './replies.js';
 
 /** The pub/sub and MONITOR state of one connection; `upstream` undefined = no event streams (their commands answer an error). */
@@ -32,9 +40,11 @@ const WORDS = {
   psubscribe: Buffer.from('psubscribe'),
   unsubscribe: Buffer.from('unsubscribe'),
   punsubscribe: Buffer.from('punsubscribe'),
+  ssubscribe: Buffer.from('ssubscribe'),
   sunsubscribe: Buffer.from('sunsubscribe'),
   message: Buffer.from('message'),
   pmessage: Buffer.from('pmessage'),
+  smessage: Buffer.from('smessage'),
 };
 
 const bulk = (b: Buffer): Buffer[] => [Buffer.from(`$${b.length}\r\n`), b, CRLF];
@@ -50,13 +60,13 @@ function confirmation(protocol: Protocol, kind: Buffer, name: Buffer | null, cou
   ]);
 }
 
-/** `*3 message <channel> <payload>` or `*4 pmessage <pattern> <channel> <payload>` (RESP3: `>`). */
-function messageFrame(protocol: Protocol, channel: Buffer, message: Buffer, pattern?: Buffer): Buffer {
+/** `*3 message|smessage <channel> <payload>` or `*4 pmessage <pattern> <channel> <payload>` (RESP3: `>`). */
+function messageFrame(protocol: Protocol, word: Buffer, channel: Buffer, message: Buffer, pattern?: Buffer): Buffer {
   const head = Buffer.from(pattern ? (protocol === 3 ? '>4\r\n' : '*4\r\n') : protocol === 3 ? '>3\r\n' : '*3\r\n');
   return Buffer.concat(
     pattern
-      ? [head, ...bulk(WORDS.pmessage), ...bulk(pattern), ...bulk(channel), ...bulk(message)]
-      : [head, ...bulk(WORDS.message), ...bulk(channel), ...bulk(message)],
+      ? [head, ...bulk(word), ...bulk(pattern), ...bulk(channel), ...bulk(message)]
+      : [head, ...bulk(word), ...bulk(channel), ...bulk(message)],
   );
 }
 
@@ -70,7 +80,9 @@ function printableName(name: Buffer): string {
 
 // ---- one connection ----
 
-type Kind = 'channel' | 'pattern';
+type Kind = 'channel' | 'pattern' | 'shard';
+
+const STREAM_KIND = { channel: 'subscribe', pattern: 'psubscribe', shard: 'ssubscribe' } as const;
 
 /** A SUBSCRIBE or PSUBSCRIBE whose reply waits for the confirmation of its new streams. */
 class PendingCommand {
@@ -116,8 +128,8 @@ class Subscription {
   }
 
   open(upstream: PushUpstream): void {
-    const target =
-      this.kind === 'channel' ? { kind: 'subscribe' as const, channel: this.name } : { kind: 'psubscribe' as const, pattern: this.name };
+    const kind = STREAM_KIND[this.kind];
+    const target = kind === 'psubscribe' ? { kind, pattern: this.name } : { kind, channel: this.name };
     const log = upstream.log;
     const context = () => ({ conn: this.owner.port.id, client: this.owner.port.address, [this.kind]: printableName(this.name) });
     this.stream = new ResilientEventStream(
@@ -134,9 +146,10 @@ class Subscription {
         onEvent: (data, encoded) => {
           const event = decodePubsubEvent(data, encoded, this.name);
           if (!event) return log.debug({ ...context(), event: data.slice(0, 100) }, 'unexpected event ignored');
-          if (event.type === 'message')
-            this.owner.deliver(this.name, event.message); // the channel is ours, byte for byte
-          else if (event.type === 'pmessage') this.owner.deliver(event.channel, event.message, this.name);
+          // A channel is ours, byte for byte.
+          if (event.type === 'message') this.owner.deliverMessage(this.name, event.message);
+          else if (event.type === 'smessage') this.owner.deliverShardMessage(this.name, event.message);
+          else if (event.type === 'pmessage') this.owner.deliverPmessage(this.name, event.channel, event.message);
         },
         onFailed: (error) => this.owner.refused(this, error),
         onDropped: (reason, attempt, delayMs) =>
@@ -170,15 +183,29 @@ class Subscription {
 class ConnectionPushes implements PushState {
   private readonly channels = new Map<string, Subscription>();
   private readonly patterns = new Map<string, Subscription>();
+  private readonly shards = new Map<string, Subscription>();
   private monitor: MonitorFeed | undefined;
+  private readonly order: PubsubOrder;
 
   constructor(
     readonly port: PushPort,
     private readonly upstreamOrNone: PushUpstream | undefined,
-  ) {}
+  ) {
+    this.order = new PubsubOrder(
+      (frame) => this.port.push(frame),
+      (channel) => this.channels.get(channel)?.confirmed ?? false,
+      undefined,
+      () => this.patterns.size > 0,
+    );
+  }
 
+  /** Every subscription: RESP2 subscribe mode (Redis 7.0: CLIENT_PUBSUB) while it is above 0. */
   get subscriptionCount(): number {
-    return this.channels.size + this.patterns.size;
+    return this.channels.size + this.patterns.size + this.shards.size;
+  }
+
+  get shardCount(): number {
+    return this.shards.size;
   }
 
   get channelCount(): number {
@@ -193,7 +220,7 @@ class ConnectionPushes implements PushState {
     return this.monitor !== undefined;
   }
 
-  handle(spec: CommandSpec, args: Buffer[]): void {
+  handle(spec: CommandSpec, args: Buffer[], server: ServerState): void {
     switch (spec.name) {
       case 'subscribe':
         return this.subscribe('channel', args);
@@ -203,16 +230,12 @@ class ConnectionPushes implements PushState {
         return this.unsubscribe('channel', args);
       case 'punsubscribe':
         return this.unsubscribe('pattern', args);
-      case 'sunsubscribe':
-        return this.sunsubscribe(args);
       case 'ssubscribe':
-        return this.port.answer(
-          errorReply(
-            "ERR command 'ssubscribe' is not supported by respgate: the REST upstream has no sharded pub/sub stream, so messages sent with SPUBLISH cannot be received; use SUBSCRIBE and PUBLISH",
-          ),
-        );
+        return this.subscribe('shard', args);
+      case 'sunsubscribe':
+        return this.unsubscribe('shard', args);
       case 'monitor':
-        return this.startMonitor();
+        return this.startMonitor(server);
       default:
         return this.port.answer(errorReply(`ERR command '${spec.name}' is not a pub/sub command`));
     }
@@ -224,7 +247,8 @@ class ConnectionPushes implements PushState {
   }
 
   reset(): void {
-    for (const map of [this.channels, this.patterns]) {
+    this.order.flushAll();
+    for (const map of [this.channels, this.patterns, this.shards]) {
       for (const sub of map.values()) sub.close();
       map.clear();
     }
@@ -232,9 +256,17 @@ class ConnectionPushes implements PushState {
     this.monitor = undefined;
   }
 
-  /** A message from one of the streams. */
-  deliver(channel: Buffer, message: Buffer, pattern?: Buffer): void {
-    this.port.push(messageFrame(this.port.protocol, channel, message, pattern));
+  deliverMessage(channel: Buffer, message: Buffer): void {
+    this.order.message(channel.toString('latin1'), message, messageFrame(this.port.protocol, WORDS.message, channel, message));
+  }
+
+  deliverPmessage(pattern: Buffer, channel: Buffer, message: Buffer): void {
+    const frame = messageFrame(this.port.protocol, WORDS.pmessage, channel, message, pattern);
+    this.order.pmessage(pattern.toString('latin1'), channel.toString('latin1'), message, frame);
+  }
+
+  deliverShardMessage(channel: Buffer, message: Buffer): void {
+    this.port.push(messageFrame(this.port.protocol, WORDS.smessage, channel, message));
   }
 
   /** A new stream failed before its confirmation: its commands answer the error and their subscriptions are undone. */
@@ -247,9 +279,23 @@ class ConnectionPushes implements PushState {
     }
   }
 
+  private mapOf(kind: Kind): Map<string, Subscription> {
+    return kind === 'channel' ? this.channels : kind === 'pattern' ? this.patterns : this.shards;
+  }
+
+  /** The count a confirmation carries: channels + patterns, or shard channels (Redis 7.0 counts them apart). */
+  private countFor(kind: Kind): number {
+    return kind === 'shard' ? this.shards.size : this.channels.size + this.patterns.size;
+  }
+
   private remove(sub: Subscription, error?: string): void {
-    const map = sub.kind === 'channel' ? this.channels : this.patterns;
-    if (map.get(sub.key) === sub) map.delete(sub.key);
+    const map = this.mapOf(sub.kind);
+    if (map.get(sub.key) === sub) {
+      map.delete(sub.key);
+      // What a stream held back is written before the confirmation of leaving it, as Redis had sent it.
+      if (sub.kind === 'pattern') this.order.flushPattern(sub.key);
+      else if (sub.kind === 'channel') this.order.flushChannel(sub.key);
+    }
     const waiting = error === undefined ? [] : sub.waiters.splice(0);
     sub.close();
     for (const command of waiting) command.failed(error!);
@@ -263,8 +309,8 @@ class ConnectionPushes implements PushState {
   private subscribe(kind: Kind, args: Buffer[]): void {
     const upstream = this.upstream();
     if (!upstream) return;
-    const map = kind === 'channel' ? this.channels : this.patterns;
-    const word = kind === 'channel' ? WORDS.subscribe : WORDS.psubscribe;
+    const map = this.mapOf(kind);
+    const word = kind === 'channel' ? WORDS.subscribe : kind === 'pattern' ? WORDS.psubscribe : WORDS.ssubscribe;
     const frames: Buffer[] = [];
     const waiting = new Set<Subscription>();
     const created: Subscription[] = [];
@@ -279,7 +325,7 @@ class ConnectionPushes implements PushState {
         sub.open(upstream);
       }
       if (!sub.confirmed) waiting.add(sub);
-      frames.push(confirmation(this.port.protocol, word, name, this.subscriptionCount));
+      frames.push(confirmation(this.port.protocol, word, name, this.countFor(kind)));
     }
     const reply = frames.length === 1 ? frames[0] : Buffer.concat(frames);
     if (waiting.size === 0) return this.port.answer(reply);
@@ -292,38 +338,29 @@ class ConnectionPushes implements PushState {
   }
 
   private unsubscribe(kind: Kind, args: Buffer[]): void {
-    const map = kind === 'channel' ? this.channels : this.patterns;
-    const word = kind === 'channel' ? WORDS.unsubscribe : WORDS.punsubscribe;
+    const map = this.mapOf(kind);
+    const word = kind === 'channel' ? WORDS.unsubscribe : kind === 'pattern' ? WORDS.punsubscribe : WORDS.sunsubscribe;
     const protocol = this.port.protocol;
     const frames: Buffer[] = [];
     if (args.length === 1) {
-      if (map.size === 0) return this.port.answer(confirmation(protocol, word, null, this.subscriptionCount));
+      if (map.size === 0) return this.port.answer(confirmation(protocol, word, null, this.countFor(kind)));
       for (const sub of [...map.values()]) {
         this.remove(sub);
-        frames.push(confirmation(protocol, word, sub.name, this.subscriptionCount));
+        frames.push(confirmation(protocol, word, sub.name, this.countFor(kind)));
       }
     } else {
       for (let i = 1; i < args.length; i++) {
         const sub = map.get(args[i].toString('latin1'));
         if (sub) this.remove(sub);
-        frames.push(confirmation(protocol, word, args[i], this.subscriptionCount));
+        frames.push(confirmation(protocol, word, args[i], this.countFor(kind)));
       }
     }
     this.port.answer(frames.length === 1 ? frames[0] : Buffer.concat(frames));
   }
 
-  /** No shard channel is ever subscribed (SSUBSCRIBE is refused): the replies of Redis with none. */
-  private sunsubscribe(args: Buffer[]): void {
-    const protocol = this.port.protocol;
-    if (args.length === 1) return this.port.answer(confirmation(protocol, WORDS.sunsubscribe, null, 0));
-    this.port.answer(Buffer.concat(args.slice(1).map((name) => confirmation(protocol, WORDS.sunsubscribe, name, 0))));
-  }
-
-  private startMonitor(): void {
+  private startMonitor(server: ServerState): void {
     if (this.monitor) return; // Redis ignores MONITOR in monitor mode: no reply at all
-    const upstream = this.upstream();
-    if (!upstream) return;
-    const monitor = new MonitorFeed(this.port, upstream, () => {
+    const monitor = new MonitorFeed(this.port, server, this.upstreamOrNone, () => {
       if (this.monitor === monitor) this.monitor = undefined;
     });
     this.monitor = monitor;

@@ -15,6 +15,8 @@ import type { ProxyContext, ServerState } from './context.js';
 import { explainRequestSizeErrors } from './limits-hint.js';
 import { createProxyMetrics, type ConnectionState } from './proxy-metrics.js';
 import { Session } from './session.js';
+import { PauseControl } from './local/pause.js';
+import { MonitorHub } from './monitor.js';
 import { Slowlog } from './slowlog.js';
 import { UpstreamWatch } from './upstream-watch.js';
 import { createReadBuffer } from './socket-input.js';
@@ -125,6 +127,9 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     stats: batcher.stats,
     requirepass: config.requirepass,
     slowlog,
+    settings: config,
+    monitors: new MonitorHub(),
+    pause: new PauseControl(),
     commandStats: new CommandStats(),
     traffic,
     auth,
@@ -180,8 +185,9 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       throw err;
     }
   }
-  const idleTimer = config.idleTimeoutSec > 0 ? setInterval(() => closeIdle(sessions, config), 1000) : undefined;
-  idleTimer?.unref();
+  // Always running: CONFIG SET timeout can turn the idle timeout on later.
+  const idleTimer = setInterval(() => config.idleTimeoutSec > 0 && closeIdle(sessions, config), 1000);
+  idleTimer.unref();
   const port = (listener.address() as net.AddressInfo).port;
   const tlsPort = tlsListener ? (tlsListener.address() as net.AddressInfo).port : undefined;
   log.debug({ port, tlsPort }, 'proxy listening');

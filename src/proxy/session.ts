@@ -142,7 +142,7 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   }
 
   /** AUTH that needs the upstream: its reply position is taken now; later requests wait for it. */
-  defer(reply: Promise<Buffer>): void {
+  defer(reply: Promise<Buffer>, then?: () => void): void {
     const fill = this.reserve();
     this.deferring = true;
     void reply
@@ -150,6 +150,8 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
       .then((out) => {
         this.deferring = false;
         fill(out);
+        // A command held back (CLIENT PAUSE) runs here, before the requests read after it.
+        then?.();
         if (!this.socket.destroyed) this.receive(EMPTY);
       });
   }

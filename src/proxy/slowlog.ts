@@ -21,10 +21,10 @@ export class Slowlog {
   private entries: SlowlogEntry[] = [];
   private nextId = 0;
 
-  /** `slowerThanUs` < 0 disables the log, 0 logs every command (as in Redis). */
+  /** `slowerThanUs` < 0 disables the log, 0 logs every command (as in Redis); both change with CONFIG SET. */
   constructor(
-    readonly slowerThanUs: number,
-    readonly maxLen: number,
+    public slowerThanUs: number,
+    public maxLen: number,
   ) {}
 
   /** Records the command when it was slow enough; returns whether it did. */

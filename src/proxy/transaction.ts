@@ -11,11 +11,10 @@ import { errorReply, type Protocol } from '../resp/protocol.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
 import { jsonItemToResp } from '../upstream/json-to-resp.js';
 import { fingerprintCommand, readFingerprints, type WatchedKeys } from '../upstream/script-transaction.js';
-import { toResp3 } from '../resp/resp3-converter.js';
-import type { ReplyShape } from '../resp/reply-shape.js';
+import { fromLuaReply } from '../resp/lua-reply.js';
 import type { ExecPart } from './forward-item.js';
 import type { LocalResult } from './local/index.js';
-import { EMPTY_EXEC, EXECABORT, OK, QUEUED, refusal } from './replies.js';
+import { EMPTY_EXEC, EXECABORT, NULL3, NULL_ARRAY, OK, QUEUED, refusal } from './replies.js';
 
 /** A command queued between MULTI and EXEC. */
 interface Queued {
@@ -273,26 +272,6 @@ export function transactionReply(parts: ExecPart[], outcome: TransactionOutcome,
 }
 
 type ExecutedItems = Extract<TransactionOutcome, { kind: 'executed' }>['items'];
-const NULL_ARRAY = Buffer.from('*-1\r\n');
-const NULL_BULK = Buffer.from('$-1\r\n');
-const NULL3 = Buffer.from('_\r\n');
-
-/**
- * One reply of a transaction run as an EVAL: Lua turned a null array into a null bulk string (the
- * reply type says which it was); a status reply that came through a JSON upstream as a string is a
- * status again; RESP3 connections get the RESP3 form.
- */
-function scriptItemToResp(reply: Buffer, shape: ReplyShape, protocol: Protocol): Buffer {
-  if (reply.equals(NULL_BULK)) {
-    if (protocol === 3) return NULL3;
-    return typeof shape !== 'string' && (shape.nil ?? 'array') === 'array' ? NULL_ARRAY : reply;
-  }
-  if (shape === 'status' && reply[0] === 0x24) {
-    const start = reply.indexOf(10) + 1;
-    reply = Buffer.concat([Buffer.from('+'), reply.subarray(start, reply.length - 2), Buffer.from('\r\n')]);
-  }
-  return protocol === 3 ? toResp3(reply, shape) : reply;
-}
 
 /** The EXEC array: each part's reply, from the proxy or from item `index` of the upstream's answer. */
 function execArray(parts: ExecPart[], items: ExecutedItems | Buffer[], ran: PartCounter | undefined): Buffer {
@@ -308,7 +287,7 @@ function execArray(parts: ExecPart[], items: ExecutedItems | Buffer[], ran: Part
       item === undefined
         ? errorReply('ERR upstream sent no reply for this command')
         : Buffer.isBuffer(item)
-          ? scriptItemToResp(item, part.shape, part.protocol)
+          ? fromLuaReply(item, part.shape, part.protocol)
           : jsonItemToResp(item, part.shape, part.protocol);
     if (part.transform) reply = part.transform(reply);
     ran?.(part.name, reply);

@@ -121,3 +121,16 @@ export function arrayElements(reply: Buffer): Buffer[] | undefined {
   }
   return out;
 }
+
+/** Why `body` is not `count` complete replies, in words (for an error about a malformed answer). */
+export function describeReplies(body: Buffer, count: number): string {
+  let pos = 0;
+  let found = 0;
+  while (pos < body.length) {
+    const next = scanReply(body, pos);
+    if (next < 0) return `${found} complete replies then an incomplete one, for ${count} commands`;
+    found++;
+    pos = next;
+  }
+  return `${found} replies for ${count} commands`;
+}

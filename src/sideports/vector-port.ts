@@ -2,7 +2,7 @@
 import type { Logger } from '../logger.js';
 import { VectorClient } from '../upstream/vector-client.js';
 import { startSideport, type RunningSideport } from './server.js';
-import { vectorCommands } from './vector-commands.js';
+import { vectorCommands } from './vector/commands.js';
 
 export interface VectorSideportOptions {
   host: string;

@@ -1,5 +1,5 @@
-// Client of Area B's server-sent event streams: `POST /subscribe/{channel}`, `/psubscribe/{pattern}`
-// and `/monitor`. One HTTP request per stream, read with eventsource-parser; closing a stream aborts
+// Client of Area B's server-sent event streams: `POST /subscribe/{channel}`, `/psubscribe/{pattern}`,
+// `/ssubscribe/{shardchannel}` (a respgate extension: the real service has no sharded stream) and `/monitor`. One HTTP request per stream, read with eventsource-parser; closing a stream aborts
 // its request, which closes the upstream's subscription. It knows nothing of sockets or sessions.
 //
 // Three layers, each usable alone:
@@ -20,7 +20,7 @@
 // text, where invalid UTF-8 has become U+FFFD, CR and CRLF inside a message have become LF, and the
 // channel of a pmessage that contains a comma cannot be told from its message (the first comma wins).
 import { createParser } from 'eventsource-parser';
-import { Pool } from 'undici';
+import { Pool } from './undici-pool.js';
 import { PROXY_DEFAULTS } from '../config.js';
 import type { Credential } from './kv-client.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, jsonErrorField, retryAfterText } from './kv-errors.js';
@@ -30,7 +30,11 @@ import { redact } from './redact.js';
 /** The request header (and echoed response header) of the base64 event encoding; see docs/platform-kv.md. */
 export const EVENT_ENCODING_HEADER = 'respgate-event-encoding';
 
-export type StreamTarget = { kind: 'subscribe'; channel: Buffer } | { kind: 'psubscribe'; pattern: Buffer } | { kind: 'monitor' };
+export type StreamTarget =
+  | { kind: 'subscribe'; channel: Buffer }
+  | { kind: 'psubscribe'; pattern: Buffer }
+  | { kind: 'ssubscribe'; channel: Buffer }
+  | { kind: 'monitor' };
 
 export type StreamEnd =
   /**
@@ -77,6 +81,8 @@ export function streamPath(target: StreamTarget): string {
       return '/subscribe/' + segment(target.channel);
     case 'psubscribe':
       return '/psubscribe/' + segment(target.pattern);
+    case 'ssubscribe':
+      return '/ssubscribe/' + segment(target.channel);
     case 'monitor':
       return '/monitor';
   }
@@ -392,15 +398,17 @@ export function endText(end: StreamEnd): string {
 
 // ---- event texts ----
 
+type ConfirmationType = 'subscribe' | 'psubscribe' | 'ssubscribe' | 'unsubscribe' | 'punsubscribe' | 'sunsubscribe';
+
 export type PubsubEvent =
-  | { type: 'subscribe' | 'psubscribe' | 'unsubscribe' | 'punsubscribe'; name: Buffer; count: number }
-  | { type: 'message'; channel: Buffer; message: Buffer }
+  | { type: ConfirmationType; name: Buffer; count: number }
+  | { type: 'message' | 'smessage'; channel: Buffer; message: Buffer }
   | { type: 'pmessage'; pattern: Buffer; channel: Buffer; message: Buffer };
 
 const b64 = (s: string): Buffer => Buffer.from(s, 'base64');
 
 /**
- * Decodes the data of a /subscribe or /psubscribe event. `name` is the channel or pattern the stream
+ * Decodes the data of a /subscribe, /psubscribe or /ssubscribe event. `name` is the channel or pattern the stream
  * is for: in the plain format it tells where that name ends even when it contains commas. Undefined
  * for an event of another shape.
  */
@@ -414,10 +422,13 @@ export function decodePubsubEvent(data: string, encoded: boolean, name: Buffer):
     switch (type) {
       case 'subscribe':
       case 'psubscribe':
+      case 'ssubscribe':
       case 'unsubscribe':
       case 'punsubscribe':
+      case 'sunsubscribe':
         return fields.length === 2 ? { type, name: b64(fields[0]), count: Number(fields[1]) } : undefined;
       case 'message':
+      case 'smessage':
         return fields.length === 2 ? { type, channel: b64(fields[0]), message: b64(fields[1]) } : undefined;
       case 'pmessage':
         return fields.length === 3 ? { type, pattern: b64(fields[0]), channel: b64(fields[1]), message: b64(fields[2]) } : undefined;
@@ -431,12 +442,15 @@ export function decodePubsubEvent(data: string, encoded: boolean, name: Buffer):
   switch (type) {
     case 'subscribe':
     case 'psubscribe':
+    case 'ssubscribe':
     case 'unsubscribe':
-    case 'punsubscribe': {
+    case 'punsubscribe':
+    case 'sunsubscribe': {
       const tail = after ?? rest.slice(rest.lastIndexOf(',') + 1);
       return { type, name, count: Number(tail) };
     }
-    case 'message': {
+    case 'message':
+    case 'smessage': {
       if (after !== undefined) return { type, channel: name, message: Buffer.from(after, 'utf8') };
       const c = rest.indexOf(',');
       return c < 0 ? undefined : { type, channel: Buffer.from(rest.slice(0, c), 'utf8'), message: Buffer.from(rest.slice(c + 1), 'utf8') };

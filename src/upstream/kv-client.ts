@@ -10,10 +10,10 @@
 // form. The parts of a batch run one after the other, so the upstream sees them in order.
 // Transactions go as one /multi-exec call, or as one EVAL when keys are watched or an argument is
 // binary (script-transaction.ts).
-import { Pool } from 'undici';
+import { Pool } from './undici-pool.js';
 import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
-import { scanReply, splitReplies } from '../resp/reply-scanner.js';
+import { describeReplies, splitReplies } from '../resp/reply-scanner.js';
 import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.js';
 import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
@@ -23,6 +23,8 @@ import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
 import { readTransactionReply, scriptLimitError, transactionCommand, type WatchedKeys } from './script-transaction.js';
+import { ScriptBodies } from './script-bodies.js';
+import { planScriptSlots, resolveScriptSlots } from './transaction-scripts.js';
 
 export interface KvClientOptions {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 or https://xyz.upstash.io (no trailing slash needed). */
@@ -112,6 +114,8 @@ export class KvClient {
   private readonly token: string;
   private readonly upstreamMaxRequestBytes: number;
   private readonly ca: string | Buffer | undefined;
+  /** The script bodies passed on to this upstream, for the transactions that run them from a script. */
+  private readonly scripts = new ScriptBodies();
   private closed = false;
 
   constructor(options: KvClientOptions) {
@@ -158,6 +162,7 @@ export class KvClient {
       const escapes: { map: Escapes } = { map: undefined };
       for (let i = 0; i < n; i++) sizes[i] = measureCommand(commands[i], escapes);
       const batch: Batch = { commands, sizes, escapes: escapes.map, replies, stop: undefined, credential };
+      for (let i = 0; i < n; i++) this.scripts.learn(commands[i]);
 
       // Consecutive JSON commands share a request while it stays under maxRequestBytes; a command
       // JSON cannot carry goes alone. Each request waits for the previous one (order).
@@ -214,6 +219,7 @@ export class KvClient {
         }
       }
       if (watching || binary) return await this.scriptTransaction(commands, watch, credential);
+      for (const command of commands) this.scripts.learn(command);
       const body = writeCommands(commands, sizes, escapes.map, 0, commands.length);
       if (body.length > this.upstreamMaxRequestBytes)
         return { kind: 'failed', error: tooLargeText(body.length, this.upstreamMaxRequestBytes, 'transaction') };
@@ -229,23 +235,32 @@ export class KvClient {
     }
   }
 
-  /** The transaction as one EVAL, sent like any command (JSON, or the path form when binary). */
+  /**
+   * The transaction as one EVAL, sent like any command (JSON, or the path form when binary). Queued
+   * scripts: the upstream is first asked which EVALSHA scripts it has (and sent the EVAL bodies to
+   * cache), in one request (transaction-scripts.ts).
+   */
   private async scriptTransaction(
     commands: Buffer[][],
     watch: WatchedKeys | undefined,
     credential: Credential | undefined,
   ): Promise<TransactionOutcome> {
-    const tooLarge = scriptLimitError(commands);
+    const plan = planScriptSlots(commands, this.scripts);
+    if ('error' in plan) return { kind: 'discarded', error: plan.error };
+    const slots = resolveScriptSlots(plan, plan.preflight.length > 0 ? await this.pipeline(plan.preflight, credential) : []);
+    if ('error' in slots) return { kind: 'discarded', error: this.redact(slots.error) };
+    const tooLarge = scriptLimitError(slots);
     if (tooLarge) return { kind: 'failed', error: tooLarge };
-    const [reply] = await this.pipeline([transactionCommand(commands, watch)], credential);
+    const [reply] = await this.pipeline([transactionCommand(slots, watch)], credential);
     const outcome = readTransactionReply(reply, commands.length);
     switch (outcome.kind) {
       case 'replies':
         return { kind: 'executed-script', replies: outcome.replies };
       case 'aborted':
         return outcome;
+      case 'discarded':
       case 'failed':
-        return { kind: 'failed', error: this.redact(outcome.error) };
+        return { kind: outcome.kind, error: this.redact(outcome.error) };
     }
   }
 
@@ -366,7 +381,7 @@ export class KvClient {
       const replies = splitResp2Replies(body, count);
       if (replies) return { kind: 'replies', replies };
       if (splitReplies(body, count)) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
-      return this.failed(malformedText(describeResp2Problem(body, count), 'command'), false, 'malformed answer');
+      return this.failed(malformedText(describeReplies(body, count), 'command'), false, 'malformed answer');
     }
     if (status === 401) return this.failed(clientToken ? CLIENT_TOKEN_REFUSED : AUTH_FAILED, true, 'HTTP 401');
     if (REJECTED_WHOLE.has(status)) {
@@ -374,7 +389,7 @@ export class KvClient {
         // A command's own error reply (single command), or replies in place.
         const replies = splitReplies(body, count);
         if (replies) return { kind: 'replies', replies };
-        if (count === 1) return this.failed(malformedText(describeResp2Problem(body, 1), 'command'), false, 'malformed answer');
+        if (count === 1) return this.failed(malformedText(describeReplies(body, 1), 'command'), false, 'malformed answer');
       }
       if (count > 1) return { kind: 'isolate' };
       const error = jsonErrorField(body);
@@ -499,18 +514,6 @@ function positive(value: number, fallback: number): number {
 function isJsonItem(item: unknown): item is JsonItem {
   if (!item || typeof item !== 'object' || Array.isArray(item)) return false;
   return 'result' in item || typeof (item as { error?: unknown }).error === 'string';
-}
-
-function describeResp2Problem(body: Buffer, count: number): string {
-  let pos = 0;
-  let found = 0;
-  while (pos < body.length) {
-    const next = scanReply(body, pos);
-    if (next < 0) return `${found} complete replies then an incomplete one, for ${count} commands`;
-    found++;
-    pos = next;
-  }
-  return `${found} replies for ${count} commands`;
 }
 
 function emptyCommandInTransaction(index: number): string {

@@ -1,7 +1,7 @@
 // One JSON REST call to an Upstash-style area (vector, queue, account): an undici Pool per base URL,
 // a hard deadline, and the service's `{"error": …}` bodies turned into RestError with the service's
 // own text. Credentials go in headers only and never into an error message.
-import { Pool } from 'undici';
+import { Pool } from './undici-pool.js';
 
 export interface RestClientOptions {
   /** Base URL of the area, e.g. http://127.0.0.1:8079/vector/dense or https://qstash.upstash.io */

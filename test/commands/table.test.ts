@@ -146,13 +146,13 @@ describe('proxy routes', () => {
       'client|kill',
       'client|reply',
       'client|no-evict',
+      'client|pause',
       'client|unpause',
       'slowlog|get',
       'slowlog|len',
       'slowlog|reset',
       'wait',
     ]);
-    expectRoute('refused', ['client|pause']);
     expectRoute('transaction', ['multi', 'exec', 'discard', 'watch', 'unwatch']);
     expectRoute('stream', ['subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe', 'ssubscribe', 'sunsubscribe', 'monitor']);
     expectRoute('blocking', ['blpop', 'brpop', 'brpoplpush', 'blmove', 'blmpop', 'bzpopmin', 'bzpopmax', 'bzmpop']);

@@ -8,15 +8,26 @@ import { trackChild } from './cleanup.js';
 const run = promisify(execFile);
 const bin = path.resolve(__dirname, '../../bin/respgate');
 
+/** Extra environment of a respgate process; `undefined` removes a variable. */
+export type Env = Record<string, string | undefined>;
+
+/** The environment of a respgate under test: throw-away stores (--ephemeral) unless `env` removes RESPGATE_EPHEMERAL. */
+export function respgateEnv(env: Env, base: Env = {}): NodeJS.ProcessEnv {
+  const merged: Env = { ...process.env, RESPGATE_EPHEMERAL: '1', ...base, ...env };
+  return Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+}
+
 /** Starts a long-running respgate process and resolves with its output once `ready` appears (bounded). */
 export function startRespgate(
   args: string[],
   ready: RegExp,
-  env: Record<string, string> = {},
+  env: Env = {},
+  options: { cwd?: string } = {},
 ): Promise<{ child: ChildProcess; output: string }> {
   const child = trackChild(
     spawn(process.execPath, [bin, ...args], {
-      env: { ...process.env, RESPGATE_LOG_LEVEL: 'silent', ...env },
+      env: respgateEnv(env, { RESPGATE_LOG_LEVEL: 'silent' }),
+      cwd: options.cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
@@ -51,10 +62,11 @@ export function stopRespgate(child: ChildProcess): Promise<void> {
 /** Runs bin/respgate to its exit (20 s at most); resolves with exit code and output whatever the exit code. */
 export async function runRespgate(
   args: string[],
-  env: Record<string, string> = {},
+  env: Env = {},
+  options: { cwd?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 20_000 });
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: respgateEnv(env), cwd: options.cwd, timeout: 20_000 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -96,7 +96,8 @@ beforeAll(async () => {
       ],
       {
         cwd: root,
-        env: clean,
+        // Throw-away stores: nothing written into the repository (no .respgate-data).
+        env: { ...clean, RESPGATE_EPHEMERAL: '1' },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     ),

@@ -2,12 +2,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { END, renderConfigTable, START, withTable } from '../../scripts/gen-config-table.js';
-import { buildProgram } from '../../src/cli.js';
+import { buildProgram } from '../../src/cli/program.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
 describe('README configuration table', () => {
-  it('equals the table generated from src/cli.ts (run `npx tsx scripts/gen-config-table.ts` after changing a flag)', () => {
+  it('equals the table generated from src/cli/options.ts (run `npx tsx scripts/gen-config-table.ts` after changing a flag)', () => {
     expect(readme).toBe(withTable(readme));
   });
 

@@ -66,6 +66,23 @@ describe('/psubscribe/{pattern}', () => {
   });
 });
 
+describe('/ssubscribe/{channel} (respgate extension: sharded pub/sub)', () => {
+  it('streams ssubscribe,ch,1 then smessage,ch,text; SPUBLISH reaches it, PUBLISH does not; the Read Only token may subscribe', async () => {
+    const s = await openEventStream(`${p.url}/ssubscribe/orders`, p.token);
+    const ro = await openEventStream(`${p.url}/ssubscribe/orders`, p.readonlyToken);
+    expect(await s.waitFor(1)).toEqual(['ssubscribe,orders,1']);
+    expect(await ro.waitFor(1)).toEqual(['ssubscribe,orders,1']);
+    expect((await command(p, ['PUBLISH', 'orders', 'plain'])).json).toEqual({ result: 0 });
+    expect((await kv(p, '/spublish/orders/first', { method: 'POST' })).json).toEqual({ result: 2 });
+    expect((await command(p, ['PUBSUB', 'SHARDNUMSUB', 'orders'])).json).toEqual({ result: ['orders', 2] });
+    expect(await s.waitFor(2)).toEqual(['ssubscribe,orders,1', 'smessage,orders,first']);
+    expect(await ro.waitFor(2)).toEqual(s.events);
+    s.close();
+    ro.close();
+    await until(async () => (await command(p, ['PUBSUB', 'SHARDNUMSUB', 'orders'])).json.result[1] === 0);
+  });
+});
+
 describe('/monitor', () => {
   it('streams OK, then one line per command executed', async () => {
     const m = await openEventStream(`${p.url}/monitor`, p.token);

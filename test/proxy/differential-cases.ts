@@ -87,18 +87,6 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
     why: 'SAVE is refused by design (routes.ts: persistence is managed by the upstream service)',
     proxy: "-ERR command 'save' is not supported by respgate: persistence is managed by the upstream service\r\n",
   },
-  'client-pause-refused': {
-    designed: true,
-    why: "CLIENT PAUSE is refused by design (routes.ts): it could pause only this proxy's own clients while other clients of the upstream go on writing",
-    proxy:
-      "-ERR command 'client|pause' is not supported by respgate: not implemented: it could pause only this proxy's own clients while other clients of the upstream go on writing, so it would not give the quiet point it is used for\r\n",
-  },
-  'ssubscribe-refused': {
-    designed: true,
-    why: 'SSUBSCRIBE is refused (pubsub.ts): the REST upstream has no sharded pub/sub stream, so SPUBLISH messages could never be received; on a standalone Redis 7.0 shard channels are a namespace of their own (ssubscribe/smessage, SPUBLISH only), not plain channels',
-    proxy:
-      "-ERR command 'ssubscribe' is not supported by respgate: the REST upstream has no sharded pub/sub stream, so messages sent with SPUBLISH cannot be received; use SUBSCRIBE and PUBLISH\r\n",
-  },
   'move-refused': {
     designed: true,
     why: 'MOVE is refused by design (routes.ts: one database behind the proxy); the oracle (databases 1) answers its own range error',
@@ -1221,7 +1209,7 @@ export const scenarios: Scenario[] = [
       ['CLIENT', 'KILL', 'USER', 'bob'],
       ['CLIENT', 'KILL', 'SKIPME', 'maybe'],
       ['CLIENT', 'KILL', 'ID', '1', 'TYPE'],
-      known('client-pause-refused', 'CLIENT', 'PAUSE', '10'),
+      ['CLIENT', 'PAUSE', '10'],
       ['CLIENT', 'REPLY', 'ON'],
       ['CLIENT', 'REPLY', 'MAYBE'],
       known('client-tracking-refused', 'CLIENT', 'TRACKING', 'off'),
@@ -1255,6 +1243,7 @@ export const scenarios: Scenario[] = [
       ['PUBSUB', 'NUMSUB', 'a', 'b'],
       ['PUBSUB', 'NUMPAT'],
       ['PUBSUB', 'SHARDCHANNELS'],
+      ['PUBSUB', 'SHARDNUMSUB', 'ch'],
       ['ROLE'],
       ['LATENCY', 'LATEST'],
       ['LATENCY', 'HISTORY', 'command'],
@@ -1316,8 +1305,8 @@ export const scenarios: Scenario[] = [
       ['EXEC'],
       // Pub/sub landed (pubsub.ts; messages and counts in depth: pubsub.test.ts).
       ['SUNSUBSCRIBE'],
-      known('ssubscribe-refused', 'SSUBSCRIBE', 'sh'),
-      ['SUNSUBSCRIBE', 'sh'], // the oracle leaves the shard channel it did subscribe to
+      ['SSUBSCRIBE', 'sh'],
+      ['SUNSUBSCRIBE', 'sh'],
       ['SUBSCRIBE', 'ch'],
       ['PSUBSCRIBE', 'p*'],
       ['PING'],

@@ -44,6 +44,7 @@ interface Proc {
 function start(args: string[], ready: RegExp, extraEnv: Record<string, string> = {}): Promise<Proc & { match: RegExpMatchArray }> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(RESPGATE_|UPSTASH_)/.test(k)) env[k] = v;
+  env.RESPGATE_EPHEMERAL = '1'; // throw-away stores: nothing written into the working directory
   Object.assign(env, extraEnv);
   const child = trackChild(spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
   const p: Proc = { child, stdout: '', stderr: '', exited: new Promise((r) => child.once('exit', (code) => r(code))) };

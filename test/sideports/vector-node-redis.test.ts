@@ -28,15 +28,18 @@ describe.each([2, 3] as const)('node-redis vector-set API, RESP%i', (RESP) => {
       expect(await client.vAdd(key, [1, 1], 'pt:A')).toBe(true);
       expect(await client.vAdd(key, [-1, -1], 'pt:B')).toBe(true);
       expect(await client.vAdd(key, [-1, 1], 'pt:C', { SETATTR: { name: 'C' } })).toBe(true);
-      expect(await client.vAdd(key, [1, -1], 'pt:D', { CAS: true, QUANT: 'NOQUANT' as never, EF: 100, M: 8 })).toBe(true);
+      expect(await client.vAdd(key, [1, -1], 'pt:D', { CAS: true, QUANT: 'Q8' as never, EF: 100, M: 8 })).toBe(true);
+      await expect(client.vAdd(key, [1, -1], 'pt:X', { QUANT: 'NOQUANT' as never })).rejects.toThrow(/quantization mismatch/);
       expect(await client.vAdd(key, [1, 0], 'pt:E')).toBe(true);
       expect(await client.vAdd(key, [1, 0.5], 'pt:E')).toBe(false);
       expect(await client.vCard(key)).toBe(5);
       expect(await client.vDim(key)).toBe(2);
-      expect(await client.vEmb(key, 'pt:E')).toEqual([1, 0.5]);
+      // int8 by default, as Redis 8 (values recorded from Redis 8.8.0: VADD k VALUES 2 1 0.5 e, VEMB k e).
+      expect(await client.vEmb(key, 'pt:E')).toEqual([1, 0.4960629642009735]);
       const raw = await client.vEmbRaw(key, 'pt:A');
-      expect(String(raw.quantization)).toBe('f32');
+      expect(String(raw.quantization)).toBe('int8');
       expect(raw.l2Norm).toBeCloseTo(Math.SQRT2, 5);
+      expect(raw.quantizationRange).toBeCloseTo(Math.SQRT1_2, 5);
       expect(await client.vGetAttr(key, 'pt:C')).toEqual({ name: 'C' });
       expect(await client.vSetAttr(key, 'pt:A', { size: 'big' })).toBe(true);
       expect(await client.vGetAttr(key, 'pt:A')).toEqual({ size: 'big' });

@@ -1,4 +1,5 @@
-// Server-sent event streams of Area B: /subscribe/{channel}, /psubscribe/{pattern} and /monitor.
+// Server-sent event streams of Area B: /subscribe/{channel}, /psubscribe/{pattern}, /ssubscribe/{shardchannel}
+// (a respgate extension: SSUBSCRIBE on the stream's connection, so SPUBLISH reaches it) and /monitor.
 // Each stream has a Redis connection of its own, authenticated as the token's user, and both
 // are closed together: when the HTTP client goes away, or when redis-server drops the connection.
 // These connections are not lent by the principal's pool (its 64 exclusive connections serve
@@ -16,7 +17,7 @@ import { errorText, RedisConnection } from '../redis/connection.js';
 import { CredentialsRevokedError, StoreUnavailableError } from './executor.js';
 import type { Principal } from './principals.js';
 
-export type StreamKind = 'subscribe' | 'psubscribe' | 'monitor';
+export type StreamKind = 'subscribe' | 'psubscribe' | 'ssubscribe' | 'monitor';
 
 const KEEPALIVE_MS = 25_000;
 
@@ -117,7 +118,8 @@ function monitorEvent(reply: Buffer): string | undefined {
 }
 
 /**
- * Pub/sub replies as comma-joined fields: subscribe,ch,1 / message,ch,text / pmessage,pat,ch,text;
+ * Pub/sub replies as comma-joined fields: subscribe,ch,1 / message,ch,text / pmessage,pat,ch,text /
+ * ssubscribe,ch,1 / smessage,ch,text;
  * with `base64` every string after the type is base64 (subscribe,Y2g=,1 / message,Y2g=,dGV4dA==).
  */
 function pubsubEvent(reply: Buffer, base64: boolean): string | undefined {

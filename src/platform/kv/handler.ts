@@ -103,6 +103,7 @@ export class KvHandler {
       switch (request.kind) {
         case 'subscribe':
         case 'psubscribe':
+        case 'ssubscribe':
         case 'monitor':
           return await startStream(
             req,

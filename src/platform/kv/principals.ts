@@ -35,6 +35,8 @@ export const READONLY_ACL = [
   '+psubscribe',
   '+unsubscribe',
   '+punsubscribe',
+  '+ssubscribe',
+  '+sunsubscribe',
 ];
 
 export class Principals {

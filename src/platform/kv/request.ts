@@ -11,7 +11,7 @@ export type KvRequest =
   /** A pipeline of plain commands, already RESP (plain-pipeline.ts): the same answer as `pipeline`, cheaper. */
   | ({ kind: 'plain-pipeline' } & PlainPipeline)
   | { kind: 'multi-exec'; commands: Arg[][] }
-  | { kind: 'subscribe' | 'psubscribe'; channel: Buffer }
+  | { kind: 'subscribe' | 'psubscribe' | 'ssubscribe'; channel: Buffer }
   | { kind: 'monitor' }
   | { kind: 'invalid'; error: string };
 
@@ -45,7 +45,8 @@ export function parseKvRequest(rawPath: string, rawQuery: string, body: Buffer, 
     }
     return { kind: first, commands };
   }
-  if ((first === 'subscribe' || first === 'psubscribe') && segments.length === 2) {
+  // /ssubscribe is a respgate extension (the real service has no sharded stream): SPUBLISH reaches it.
+  if ((first === 'subscribe' || first === 'psubscribe' || first === 'ssubscribe') && segments.length === 2) {
     return { kind: first, channel: percentDecode(segments[1]) };
   }
   if (first === 'monitor' && segments.length === 1) return { kind: 'monitor' };

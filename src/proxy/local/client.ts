@@ -38,9 +38,10 @@ export const client: Handler = ({ conn, server }, args) => {
         w.bulk('redirect').integer(-1);
         w.bulk('prefixes').arrayHeader(0);
       });
+    case 'pause':
+      return server.pause.start(args);
     case 'unpause':
-      // No client is ever paused by this proxy, so there is nothing to resume.
-      return OK;
+      return server.pause.stop();
     case 'unblock': {
       // networking.c: argc 3 or 4; the reason is checked before the id. A connection of this proxy
       // blocked in an emulated blocking command ends it with the timeout reply or an UNBLOCKED error.

@@ -12,6 +12,23 @@ interface InfoContext {
 
 type Section = (ctx: InfoContext) => Array<[string, string | number]>;
 
+/** CONFIG RESETSTAT (server.c resetServerStats): commands, errors, connections received and traffic start from 0. */
+export function resetInfoStats(server: ServerState): void {
+  server.commandStats.reset();
+  const traffic = server.traffic();
+  server.commandStats.baseline = { connections: server.acceptedConnections, input: traffic.input, output: traffic.output };
+}
+
+function statsSince(server: ServerState): { connections: number; input: number; output: number } {
+  const base = server.commandStats.baseline;
+  const traffic = server.traffic();
+  return {
+    connections: server.acceptedConnections - base.connections,
+    input: traffic.input - base.input,
+    output: traffic.output - base.output,
+  };
+}
+
 const RUN_ID = [...crypto.getRandomValues(new Uint8Array(20))].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 const SECTIONS: Record<string, Section> = {
@@ -47,7 +64,7 @@ const SECTIONS: Record<string, Section> = {
   clients: ({ server }) => [
     ['connected_clients', [...server.connections()].length],
     ['cluster_connections', 0],
-    ['maxclients', 10000],
+    ['maxclients', server.settings.maxClients],
     ['client_recent_max_input_buffer', 0],
     ['client_recent_max_output_buffer', 0],
     ['blocked_clients', [...server.connections()].filter((c) => c.isBlocked).length],
@@ -143,60 +160,64 @@ const SECTIONS: Record<string, Section> = {
     ['module_fork_in_progress', 0],
     ['module_fork_last_cow_size', 0],
   ],
-  stats: ({ server }) => [
-    ['total_connections_received', server.acceptedConnections],
-    ['total_commands_processed', server.stats.commands],
-    ['instantaneous_ops_per_sec', 0],
-    ['total_net_input_bytes', server.traffic().input],
-    ['total_net_output_bytes', server.traffic().output],
-    ['total_net_repl_input_bytes', 0],
-    ['total_net_repl_output_bytes', 0],
-    ['instantaneous_input_kbps', '0.00'],
-    ['instantaneous_output_kbps', '0.00'],
-    ['instantaneous_input_repl_kbps', '0.00'],
-    ['instantaneous_output_repl_kbps', '0.00'],
-    ['rejected_connections', 0],
-    ['sync_full', 0],
-    ['sync_partial_ok', 0],
-    ['sync_partial_err', 0],
-    ['expired_keys', 0],
-    ['expired_stale_perc', '0.00'],
-    ['expired_time_cap_reached_count', 0],
-    ['expire_cycle_cpu_milliseconds', 0],
-    ['evicted_keys', 0],
-    ['evicted_clients', 0],
-    ['total_eviction_exceeded_time', 0],
-    ['current_eviction_exceeded_time', 0],
-    ['keyspace_hits', 0],
-    ['keyspace_misses', 0],
-    ['pubsub_channels', 0],
-    ['pubsub_patterns', 0],
-    ['pubsubshard_channels', 0],
-    ['latest_fork_usec', 0],
-    ['total_forks', 0],
-    ['migrate_cached_sockets', 0],
-    ['slave_expires_tracked_keys', 0],
-    ['active_defrag_hits', 0],
-    ['active_defrag_misses', 0],
-    ['active_defrag_key_hits', 0],
-    ['active_defrag_key_misses', 0],
-    ['total_active_defrag_time', 0],
-    ['current_active_defrag_time', 0],
-    ['tracking_total_keys', 0],
-    ['tracking_total_items', 0],
-    ['tracking_total_prefixes', 0],
-    ['unexpected_error_replies', 0],
-    ['total_error_replies', server.commandStats.totalErrorReplies],
-    ['dump_payload_sanitizations', 0],
-    ['total_reads_processed', 0],
-    ['total_writes_processed', 0],
-    ['io_threaded_reads_processed', 0],
-    ['io_threaded_writes_processed', 0],
-    ['reply_buffer_shrinks', 0],
-    ['reply_buffer_expands', 0],
-    // respgate's own counter (not in Redis): upstream HTTP calls made for forwarded commands.
-    ['total_upstream_calls', server.stats.calls],
-  ],
+  stats: ({ server }) => {
+    const since = statsSince(server);
+    return [
+      ['total_connections_received', since.connections],
+      // Every command that ran, local ones included, as Redis' stat_numcommands.
+      ['total_commands_processed', server.commandStats.totalCalls],
+      ['instantaneous_ops_per_sec', 0],
+      ['total_net_input_bytes', since.input],
+      ['total_net_output_bytes', since.output],
+      ['total_net_repl_input_bytes', 0],
+      ['total_net_repl_output_bytes', 0],
+      ['instantaneous_input_kbps', '0.00'],
+      ['instantaneous_output_kbps', '0.00'],
+      ['instantaneous_input_repl_kbps', '0.00'],
+      ['instantaneous_output_repl_kbps', '0.00'],
+      ['rejected_connections', 0],
+      ['sync_full', 0],
+      ['sync_partial_ok', 0],
+      ['sync_partial_err', 0],
+      ['expired_keys', 0],
+      ['expired_stale_perc', '0.00'],
+      ['expired_time_cap_reached_count', 0],
+      ['expire_cycle_cpu_milliseconds', 0],
+      ['evicted_keys', 0],
+      ['evicted_clients', 0],
+      ['total_eviction_exceeded_time', 0],
+      ['current_eviction_exceeded_time', 0],
+      ['keyspace_hits', 0],
+      ['keyspace_misses', 0],
+      ['pubsub_channels', 0],
+      ['pubsub_patterns', 0],
+      ['pubsubshard_channels', 0],
+      ['latest_fork_usec', 0],
+      ['total_forks', 0],
+      ['migrate_cached_sockets', 0],
+      ['slave_expires_tracked_keys', 0],
+      ['active_defrag_hits', 0],
+      ['active_defrag_misses', 0],
+      ['active_defrag_key_hits', 0],
+      ['active_defrag_key_misses', 0],
+      ['total_active_defrag_time', 0],
+      ['current_active_defrag_time', 0],
+      ['tracking_total_keys', 0],
+      ['tracking_total_items', 0],
+      ['tracking_total_prefixes', 0],
+      ['unexpected_error_replies', 0],
+      ['total_error_replies', server.commandStats.totalErrorReplies],
+      ['dump_payload_sanitizations', 0],
+      ['total_reads_processed', 0],
+      ['total_writes_processed', 0],
+      ['io_threaded_reads_processed', 0],
+      ['io_threaded_writes_processed', 0],
+      ['reply_buffer_shrinks', 0],
+      ['reply_buffer_expands', 0],
+      // respgate's own counter (not in Redis): upstream HTTP calls made for forwarded commands.
+      ['total_upstream_calls', server.stats.calls],
+    ];
+  },
   replication: () => [
     ['role', 'master'],
     ['connected_slaves', 0],

@@ -7,7 +7,9 @@ import type { Protocol } from '../../resp/protocol.js';
 import { errorReply, OK, reply, SYNTAX, textReply } from '../replies.js';
 import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from './help.js';
 import type { Handler } from './handler.js';
-import { buildInfo } from './info.js';
+import { buildInfo, resetInfoStats } from './info.js';
+import { checkProxyParam, isProxyParam, proxyParamValues, setProxyParam } from './proxy-params.js';
+import type { ServerState } from '../context.js';
 
 const INFO_KEYSPACE = [Buffer.from('INFO'), Buffer.from('keyspace')];
 
@@ -45,13 +47,14 @@ export const command: Handler = ({ conn }, args) => {
 export const config: Handler = ({ conn, server }, args) => {
   const sub = lower(args[1]);
   if (sub === 'help') return helpReply(conn.protocol, CONFIG_HELP);
-  if (sub === 'set') return configSet(args);
+  if (sub === 'set') return configSet(server, args);
   if (sub === 'resetstat') {
-    // The proxy's own statistics (INFO commandstats, errorstats, total_error_replies); the upstream's are the service's.
-    server.commandStats.reset();
+    // The proxy's own statistics (INFO stats and commandstats, errorstats, SLOWLOG untouched as in Redis);
+    // the upstream's are the service's.
+    resetInfoStats(server);
     return OK;
   }
-  return configGet(conn.protocol, args.slice(2));
+  return configGet(conn.protocol, args.slice(2), { ...CONFIG_VALUES, ...proxyParamValues(server) });
 };
 
 /**
@@ -81,14 +84,25 @@ const MANAGED_CONFIG_REFUSAL = errorReply(
   "ERR command 'config|set' is not supported by respgate: the upstream's configuration is managed by the service; configure respgate with its flags",
 );
 
-/** config.c configSetCommand, for the encoding parameters: pairs, each value an integer (memory units for the byte sizes). */
-function configSet(args: Buffer[]): Buffer {
+/**
+ * config.c configSetCommand: the proxy's own parameters (proxy-params.ts) change live; the encoding
+ * parameters are checked (an integer, memory units for the byte sizes) and change nothing; all or
+ * nothing, as in Redis.
+ */
+function configSet(server: ServerState, args: Buffer[]): Buffer {
   if (args.length % 2 !== 0) return SYNTAX;
   const seen = new Set<string>();
+  const changes: Array<[string, number]> = [];
   for (let i = 2; i < args.length; i += 2) {
     const name = lower(args[i]);
     if (seen.has(name)) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - duplicate parameter`);
     seen.add(name);
+    if (isProxyParam(name)) {
+      const checked = checkProxyParam(name, args[i + 1]);
+      if ('error' in checked) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - ${checked.error}`);
+      changes.push([name, checked.value]);
+      continue;
+    }
     // A parameter CONFIG GET shows, set to the value it shows, changes nothing: +OK (test suites
     // and tools save a value, set it, and put it back).
     const same = Object.hasOwn(CONFIG_VALUES, name) && CONFIG_VALUES[name] === args[i + 1].toString('latin1');
@@ -101,6 +115,7 @@ function configSet(args: Buffer[]): Buffer {
     if (!memory && !/^-?\d+$/.test(value))
       return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument couldn't be parsed into an integer`);
   }
+  for (const [name, value] of changes) setProxyParam(server, name, value);
   return OK;
 }
 
@@ -138,8 +153,9 @@ const CONFIG_VALUES: Record<string, string> = {
   'maxmemory-policy': 'noeviction',
   maxmemory: '0',
   databases: '1',
-  timeout: '0',
-  maxclients: '10000',
+  // timeout, maxclients and slowlog-*: the proxy's live values (proxy-params.ts).
+  timeout: '',
+  maxclients: '',
   'proto-max-bulk-len': '536870912',
   'notify-keyspace-events': '',
   'cluster-enabled': 'no',
@@ -169,17 +185,17 @@ const CONFIG_VALUES: Record<string, string> = {
  * the name as given; a pattern matches parameter names case-insensitively. Each parameter appears once.
  * (Redis emits the matches in hash-table order, which differs between servers; here, in match order.)
  */
-function configGet(protocol: Protocol, patterns: Buffer[]): Buffer {
+function configGet(protocol: Protocol, patterns: Buffer[], values: Record<string, string>): Buffer {
   const matched = new Map<string, [Buffer | string, string]>();
   for (const p of patterns) {
     const text = p.toString('latin1');
     if (!/[[*?]/.test(text)) {
       const name = text.toLowerCase();
-      if (!matched.has(name) && Object.hasOwn(CONFIG_VALUES, name)) matched.set(name, [p, CONFIG_VALUES[name]]);
+      if (!matched.has(name) && Object.hasOwn(values, name)) matched.set(name, [p, values[name]]);
       continue;
     }
     const re = globToRegExp(text, true);
-    for (const [k, v] of Object.entries(CONFIG_VALUES)) if (!matched.has(k) && re.test(k)) matched.set(k, [k, v]);
+    for (const [k, v] of Object.entries(values)) if (!matched.has(k) && re.test(k)) matched.set(k, [k, v]);
   }
   return reply(protocol, (w) => {
     w.mapHeader(matched.size);

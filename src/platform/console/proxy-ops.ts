@@ -1,0 +1,121 @@
+// The console's view of a proxy in the same process (the dev stack): what any Redis client of the
+// proxy could ask it (CLIENT LIST, INFO commandstats and stats, SLOWLOG GET), asked over RESP on one
+// connection of its own, so the platform needs nothing from the proxy's code (platform/ never imports
+// proxy/). The console's connection names itself and is left out of the client list it shows.
+import { RedisConnection, errorText, type RedisEndpoint } from '../redis/connection.js';
+import { replyToJsonObject } from '../kv/json-reply.js';
+
+export const CONSOLE_CLIENT_NAME = 'respgate-console';
+
+export interface ProxySnapshot {
+  /** Milliseconds since the epoch when it was taken. */
+  at: number;
+  address: string;
+  /** CLIENT LIST, one object of fields per connection (the console's own left out). */
+  clients: Record<string, string>[];
+  /** INFO commandstats: per command calls, usec, usec_per_call, rejected_calls, failed_calls. */
+  commands: Record<string, Record<string, number>>;
+  /** INFO stats, as fields. */
+  stats: Record<string, string>;
+  /** SLOWLOG GET: id, time (s), duration (µs), arguments, client address and name. */
+  slowlog: { id: number; time: number; durationUsec: number; args: string[]; client: string; name: string }[];
+}
+
+export class ProxyOps {
+  private conn: Promise<RedisConnection> | undefined;
+
+  constructor(private readonly endpoint: RedisEndpoint) {}
+
+  async snapshot(): Promise<ProxySnapshot> {
+    const replies = await this.send([
+      ['CLIENT', 'LIST'],
+      ['INFO', 'commandstats'],
+      ['INFO', 'stats'],
+      ['SLOWLOG', 'GET', '20'],
+    ]);
+    const [clients, commandstats, stats, slowlog] = replies.map((r) => {
+      const err = errorText(r);
+      if (err) throw new Error(`the proxy answered: ${err}`);
+      return (JSON.parse(replyToJsonObject(r, { base64: false })) as { result: unknown }).result;
+    });
+    return {
+      at: Date.now(),
+      address: `${this.endpoint.host}:${this.endpoint.port}`,
+      clients: parseClientList(String(clients)).filter((c) => c.name !== CONSOLE_CLIENT_NAME),
+      commands: parseCommandStats(String(commandstats)),
+      stats: parseInfo(String(stats)),
+      slowlog: (slowlog as unknown[][]).map((e) => ({
+        id: Number(e[0]),
+        time: Number(e[1]),
+        durationUsec: Number(e[2]),
+        args: (e[3] as unknown[]).map(String),
+        client: String(e[4] ?? ''),
+        name: String(e[5] ?? ''),
+      })),
+    };
+  }
+
+  close(): void {
+    void this.conn?.then((c) => c.close()).catch(() => undefined);
+    this.conn = undefined;
+  }
+
+  private async send(commands: string[][]): Promise<Buffer[]> {
+    if (!this.conn) {
+      this.conn = RedisConnection.open(this.endpoint).then(async (c) => {
+        await c.send([['CLIENT', 'SETNAME', CONSOLE_CLIENT_NAME]]);
+        return c;
+      });
+    }
+    const pending = this.conn;
+    try {
+      const conn = await pending;
+      if (conn.closed) throw new Error('closed');
+      return await conn.send(commands);
+    } catch (err) {
+      // Reconnect on the next call (the proxy restarted or dropped the connection).
+      if (this.conn === pending) this.conn = undefined;
+      throw err;
+    }
+  }
+}
+
+/** `id=1 addr=… name= …\n` lines → one object per line. */
+export function parseClientList(text: string): Record<string, string>[] {
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((line) => {
+      const fields: Record<string, string> = {};
+      for (const pair of line.trim().split(' ')) {
+        const eq = pair.indexOf('=');
+        if (eq > 0) fields[pair.slice(0, eq)] = pair.slice(eq + 1);
+      }
+      return fields;
+    });
+}
+
+/** `# Section\r\nkey:value\r\n…` → {key: value}. */
+export function parseInfo(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0 && !line.startsWith('#')) out[line.slice(0, colon)] = line.slice(colon + 1);
+  }
+  return out;
+}
+
+/** `cmdstat_get:calls=3,usec=40,…` → {get: {calls: 3, usec: 40, …}}. */
+export function parseCommandStats(text: string): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const [key, value] of Object.entries(parseInfo(text))) {
+    if (!key.startsWith('cmdstat_')) continue;
+    const fields: Record<string, number> = {};
+    for (const pair of value.split(',')) {
+      const [k, v] = pair.split('=');
+      fields[k] = Number(v);
+    }
+    out[key.slice('cmdstat_'.length)] = fields;
+  }
+  return out;
+}

@@ -1,0 +1,77 @@
+// The console's shell: the login form (the token is checked by /console/api/session and kept in
+// sessionStorage), the navigation between pages, and who is logged in.
+import { auth, session } from './api.js';
+import { fill, h, note } from './dom.js';
+import { dataPage } from './kv.js';
+import { queuePage } from './queue.js';
+import { vectorPage } from './vector.js';
+import { accountPage } from './account.js';
+import { proxyPage } from './proxy.js';
+
+const PAGES = { data: dataPage, queue: queuePage, vector: vectorPage, account: accountPage, proxy: proxyPage };
+const main = document.getElementById('main');
+const nav = document.getElementById('nav');
+const who = document.getElementById('who');
+const logout = document.getElementById('logout');
+let current;
+
+function loginForm(message) {
+  nav.hidden = true;
+  logout.hidden = true;
+  fill(who);
+  const token = h('input', { type: 'password', name: 'token', id: 'token', autocomplete: 'off', required: true });
+  const form = h(
+    'form',
+    { id: 'login', class: 'card' },
+    h('h1', null, 'Log in'),
+    h('p', null, 'Paste a token of the platform: the Standard token may change data, the Read Only token only sees it.'),
+    h('label', null, h('span', null, 'Token'), token),
+    h('button', { type: 'submit' }, 'Log in'),
+    message && note('error', message),
+  );
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    auth.token = token.value.trim();
+    await start();
+  });
+  fill(main, form);
+  token.focus();
+}
+
+async function start() {
+  if (!auth.token) return loginForm();
+  let me;
+  try {
+    me = await session();
+  } catch (err) {
+    auth.token = '';
+    return loginForm(err.status === 401 ? 'That token is not accepted by the platform.' : String(err.message));
+  }
+  current = me;
+  document.body.dataset.role = me.role;
+  nav.hidden = false;
+  nav.querySelector('[data-page=proxy]').hidden = !me.proxy;
+  logout.hidden = false;
+  fill(who, h('span', { class: `role role-${me.role}` }, me.role === 'readonly' ? 'read only' : me.role), ' ', me.user);
+  route();
+}
+
+function route() {
+  if (!current) return;
+  const name = location.hash.slice(1).split('/')[0] || 'data';
+  const page = PAGES[name] ?? dataPage;
+  for (const a of nav.querySelectorAll('a')) a.classList.toggle('active', a.dataset.page === name);
+  const root = h('section', { class: 'page', id: `page-${name}` });
+  fill(main, root);
+  page(root, current);
+}
+
+logout.addEventListener('click', () => {
+  auth.token = '';
+  auth.account = undefined;
+  auth.queueToken = '';
+  current = undefined;
+  loginForm();
+});
+window.addEventListener('hashchange', route);
+start();

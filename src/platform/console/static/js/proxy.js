@@ -1,0 +1,155 @@
+// The proxy page (dev stack): its clients, per-command calls and time, upstream calls, the slowlog,
+// refreshed every two seconds while the page is open, with a chart of the rates of the last minutes.
+import { ApiError, auth } from './api.js';
+import { fill, h, note, table } from './dom.js';
+import { rateChart } from './chart.js';
+
+const EVERY_MS = 2000;
+/** Redis 7.0's CLIENT LIST fields shown in their own columns; any other field is shown under "more". */
+const COLUMNS = ['id', 'addr', 'name', 'lib-name', 'age', 'idle', 'flags', 'sub', 'psub', 'multi', 'cmd', 'resp'];
+const HIDDEN = new Set([
+  ...COLUMNS,
+  'laddr',
+  'fd',
+  'db',
+  'ssub',
+  'qbuf',
+  'qbuf-free',
+  'argv-mem',
+  'multi-mem',
+  'rbs',
+  'rbp',
+  'obl',
+  'oll',
+  'omem',
+  'tot-mem',
+  'events',
+  'user',
+  'redir',
+  'lib-ver',
+]);
+
+async function snapshot() {
+  const res = await fetch('api/proxy', { headers: { Authorization: `Bearer ${auth.token}` } });
+  const body = await res.json();
+  if (!res.ok) throw new ApiError(res.status, body.error);
+  return body;
+}
+
+export function proxyPage(root) {
+  const live = h('input', { type: 'checkbox', id: 'live', checked: true });
+  const summary = h('div', { id: 'proxy-summary', class: 'card' });
+  const chart = h('div', { id: 'proxy-chart', class: 'card' });
+  const clients = h('div', { id: 'proxy-clients' });
+  const commands = h('div', { id: 'proxy-commands' });
+  const slowlog = h('div', { id: 'proxy-slowlog' });
+  const status = h('div');
+  const samples = [];
+  fill(
+    root,
+    h('div', { class: 'toolbar' }, h('label', { class: 'inline' }, live, ' live (every 2 s)'), status),
+    summary,
+    chart,
+    h('h2', null, 'Clients'),
+    clients,
+    h('h2', null, 'Commands'),
+    commands,
+    h('h2', null, 'Slowlog'),
+    slowlog,
+  );
+  const tick = async () => {
+    if (!root.isConnected) return;
+    try {
+      const s = await snapshot();
+      fill(status);
+      samples.push({
+        at: s.at,
+        commands: Number(s.stats.total_commands_processed ?? 0),
+        upstream: Number(s.stats.total_upstream_calls ?? 0),
+      });
+      while (samples.length > 150) samples.shift();
+      drawSummary(summary, s, samples);
+      fill(
+        chart,
+        rateChart(samples, [
+          ['commands', 'commands/s'],
+          ['upstream', 'upstream calls/s'],
+        ]),
+      );
+      drawClients(clients, s.clients);
+      drawCommands(commands, s.commands);
+      drawSlowlog(slowlog, s.slowlog);
+    } catch (err) {
+      fill(status, note('error', err.message));
+    }
+    if (live.checked && root.isConnected) setTimeout(tick, EVERY_MS);
+  };
+  live.addEventListener('change', () => live.checked && tick());
+  tick();
+}
+
+function drawSummary(el, s, samples) {
+  // The proxy's instantaneous_ops_per_sec stays 0: the rate comes from the page's own samples.
+  const [a, b] = samples.slice(-2);
+  const rate = a && b ? (((b.commands - a.commands) * 1000) / Math.max(1, b.at - a.at)).toFixed(1) : '';
+  const st = s.stats;
+  const blocked = s.clients.filter((c) => c.flags?.includes('b')).length;
+  const subscribed = s.clients.filter((c) => Number(c.sub) + Number(c.psub) > 0).length;
+  fill(
+    el,
+    table(
+      ['proxy', 'clients', 'subscribed', 'blocked', 'commands', 'upstream calls', 'commands/s', 'error replies'],
+      [
+        [
+          s.address,
+          String(s.clients.length),
+          String(subscribed),
+          String(blocked),
+          st.total_commands_processed ?? '',
+          st.total_upstream_calls ?? '',
+          rate,
+          st.total_error_replies ?? '',
+        ],
+      ],
+    ),
+  );
+}
+
+function drawClients(el, list) {
+  const extra = [...new Set(list.flatMap((c) => Object.keys(c)).filter((k) => !HIDDEN.has(k)))];
+  const rows = list.map((c) => [...COLUMNS.map((k) => c[k] ?? ''), ...extra.map((k) => c[k] ?? '')]);
+  fill(el, list.length ? table([...COLUMNS, ...extra], rows, { class: 'clients' }) : note('info', 'no client is connected'));
+}
+
+function drawCommands(el, stats) {
+  const rows = Object.entries(stats)
+    .sort((a, b) => b[1].calls - a[1].calls)
+    .map(([name, c]) => [
+      name,
+      String(c.calls),
+      String(c.usec),
+      (c.usec_per_call ?? 0).toFixed(2),
+      String(c.failed_calls ?? 0),
+      String(c.rejected_calls ?? 0),
+    ]);
+  fill(
+    el,
+    rows.length
+      ? table(['command', 'calls', 'µs total', 'µs per call', 'failed', 'rejected'], rows, { class: 'commands' })
+      : note('info', 'no command yet'),
+  );
+}
+
+function drawSlowlog(el, entries) {
+  const rows = entries.map((e) => [
+    String(e.id),
+    new Date(e.time * 1000).toLocaleTimeString(),
+    String(e.durationUsec),
+    e.args.join(' '),
+    `${e.client} ${e.name}`.trim(),
+  ]);
+  fill(
+    el,
+    rows.length ? table(['id', 'time', 'µs', 'command', 'client'], rows, { class: 'slowlog' }) : note('info', 'the slowlog is empty'),
+  );
+}

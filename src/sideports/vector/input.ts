@@ -1,0 +1,94 @@
+// Reading a request's vector (FP32, VALUES, SPARSE, DATA, ELE) and attributes, with Redis' error texts
+// plus the reason.
+import type { SparseVector } from '../../upstream/vector-client.js';
+import { ArgCursor, CommandError, integerArg, SYNTAX_ERROR, text, upper, utf8Arg } from '../args.js';
+
+export const INVALID_VECTOR = 'ERR invalid vector specification';
+const MAX_VALUES = 1_000_000;
+
+export interface VectorInput {
+  dense?: number[];
+  sparse?: SparseVector;
+  data?: string;
+  /** VSIM ELE: the query is the vector of this element. */
+  element?: string;
+}
+
+/** Reads `FP32 blob | VALUES n … | SPARSE n i v … | DATA text` (one, or dense + SPARSE for hybrid). */
+export function readVectorInput(cur: ArgCursor, allowEle: boolean): VectorInput {
+  const input: VectorInput = {};
+  let parts = 0;
+  for (;;) {
+    if (cur.done) break;
+    const word = upper(cur.args[cur.i]);
+    if (word === 'FP32' && !input.dense && !input.data) {
+      cur.i++;
+      input.dense = fp32Vector(cur.value());
+    } else if (word === 'VALUES' && !input.dense && !input.data) {
+      cur.i++;
+      const n = countArg(cur.value());
+      input.dense = cur.values(n).map((b) => vectorFloat(b));
+    } else if (word === 'SPARSE' && !input.sparse && !input.data && !input.element) {
+      cur.i++;
+      input.sparse = sparseVector(cur);
+    } else if (word === 'DATA' && parts === 0) {
+      cur.i++;
+      input.data = text(cur.value());
+    } else if (word === 'ELE' && allowEle && parts === 0) {
+      cur.i++;
+      input.element = utf8Arg(cur.value(), 'the element name');
+    } else break;
+    parts++;
+    if (input.data !== undefined || input.element !== undefined) break;
+  }
+  if (parts === 0)
+    throw new CommandError(
+      allowEle
+        ? `${SYNTAX_ERROR}: the query is ELE element, FP32 blob, VALUES num v1 … vn, SPARSE num i1 v1 … or DATA text`
+        : `${SYNTAX_ERROR}: the vector is FP32 blob, VALUES num v1 … vn, SPARSE num i1 v1 … or DATA text`,
+    );
+  return input;
+}
+
+function fp32Vector(blob: Buffer): number[] {
+  if (blob.length === 0 || blob.length % 4 !== 0)
+    throw new CommandError(`${INVALID_VECTOR}: an FP32 blob is 4 bytes per dimension (little-endian float32), got ${blob.length} bytes`);
+  const dense: number[] = [];
+  for (let o = 0; o < blob.length; o += 4) dense.push(blob.readFloatLE(o));
+  if (dense.some((x) => !Number.isFinite(x))) throw new CommandError(`${INVALID_VECTOR}: the FP32 blob holds a NaN or infinite value`);
+  return dense;
+}
+
+function sparseVector(cur: ArgCursor): SparseVector {
+  const n = countArg(cur.value());
+  const pairs = cur.values(2 * n);
+  const indices: number[] = [];
+  const values: number[] = [];
+  for (let k = 0; k < n; k++) {
+    const idx = integerArg(pairs[2 * k], 'sparse index');
+    if (idx < 0 || idx > 2 ** 31 - 1)
+      throw new CommandError(`${INVALID_VECTOR}: a sparse index is a whole number from 0 to 2147483647, got ${idx}`);
+    indices.push(idx);
+    values.push(vectorFloat(pairs[2 * k + 1]));
+  }
+  return { indices, values };
+}
+
+function countArg(b: Buffer): number {
+  const s = b.toString('latin1');
+  if (!/^[1-9][0-9]{0,6}$/.test(s) || Number(s) > MAX_VALUES)
+    throw new CommandError(`${INVALID_VECTOR}: the count must be a whole number from 1 to ${MAX_VALUES}, got '${s.slice(0, 32)}'`);
+  return Number(s);
+}
+
+function vectorFloat(b: Buffer): number {
+  const s = b.toString('latin1');
+  const n = /^\s*$/.test(s) ? NaN : Number(s);
+  if (!Number.isFinite(n)) throw new CommandError(`${INVALID_VECTOR}: '${s.slice(0, 32)}' is not a number`);
+  return n;
+}
+
+/** An attribute string: any text, as Redis takes it (UTF-8 only: the service keeps it in JSON). */
+export function attributesArg(b: Buffer): string {
+  return utf8Arg(b, 'the attribute string');
+}

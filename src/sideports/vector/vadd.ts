@@ -1,0 +1,199 @@
+// VADD: parsing one request, and running consecutive VADDs of a connection as one batch of REST calls.
+import { RestError } from '../../upstream/rest-json.js';
+import type { VectorRecord } from '../../upstream/vector-client.js';
+import { ArgCursor, CommandError, upper } from '../args.js';
+import type { Call, Reply } from '../command-spec.js';
+import { attributesMetadata, QUANT_KEY, quantOf, withQuant } from './attributes.js';
+import { attributesArg, readVectorInput, type VectorInput } from './input.js';
+import { elementOf, keyOf, toVectorError, type VectorContext } from './keyspace.js';
+import { ignored, readOptions, redisInteger, type OptionTable } from './options.js';
+import type { Quant } from './quantization.js';
+
+/** Records per /fetch and /upsert of a batch. */
+const BATCH = 1000;
+
+interface PendingAdd {
+  ns: string;
+  id: string;
+  input: VectorInput;
+  /** SETATTR's string (undefined without SETATTR). */
+  attributes: string | undefined;
+  quant: Quant;
+}
+
+interface VaddOptions {
+  attributes?: string;
+  quant: Quant;
+}
+
+const VADD_OPTIONS: OptionTable<VaddOptions> = {
+  // Tuning hints of Redis' own HNSW graph: accepted (values checked), no effect on the service.
+  CAS: ignored,
+  // The quantization is recorded with the element: VEMB and VINFO answer as Redis' quantized set would.
+  NOQUANT: (s) => (s.quant = 'f32'),
+  Q8: (s) => (s.quant = 'int8'),
+  BIN: (s) => (s.quant = 'bin'),
+  EF: (_s, cur) => void redisInteger(cur.value(), 1, 1_000_000, 'ERR invalid EF'),
+  M: (_s, cur) => void redisInteger(cur.value(), 4, 4096, 'ERR invalid M'),
+  SETATTR: (s, cur) => (s.attributes = attributesArg(cur.value())),
+};
+
+/** One VADD request, parsed (errors are the request's own). */
+function parseVadd(c: Call): PendingAdd {
+  const ns = keyOf(c);
+  const cur = new ArgCursor(c.args, 2);
+  if (upper(c.args[2]) === 'REDUCE') {
+    throw new CommandError(
+      "ERR REDUCE is not supported by the vector side port: the index's dimension is fixed when it is created (VDIM shows it); send vectors of that dimension",
+    );
+  }
+  const input = readVectorInput(cur, false);
+  if (cur.done) throw new CommandError("ERR wrong number of arguments for 'VADD' command");
+  const id = elementOf(cur.value());
+  const { attributes, quant } = readOptions(cur, VADD_OPTIONS, 'vadd', { quant: 'int8' }, 'ERR invalid option after element');
+  return { ns, id, input, attributes, quant };
+}
+
+type Item = { index: number; add: PendingAdd };
+
+/**
+ * Consecutive VADDs of a connection: per namespace (and text vs vectors) one /fetch of the ids (added
+ * or updated? their attributes) and one /upsert of the records. When the service refuses the batch
+ * (one bad vector), each record is sent alone so only the bad one fails.
+ */
+export async function vaddGroup(ctx: VectorContext, calls: Call[]): Promise<(Reply | Error)[]> {
+  const results: (Reply | Error)[] = new Array(calls.length);
+  const groups = new Map<string, { ns: string; text: boolean; items: Item[] }>();
+  calls.forEach((c, index) => {
+    try {
+      const add = parseVadd(c);
+      const text = add.input.data !== undefined;
+      const k = `${text ? 't' : 'v'}${add.ns}`;
+      let g = groups.get(k);
+      if (!g) groups.set(k, (g = { ns: add.ns, text, items: [] }));
+      g.items.push({ index, add });
+    } catch (err) {
+      results[index] = err as Error;
+    }
+  });
+  for (const g of groups.values()) {
+    for (let from = 0; from < g.items.length; from += BATCH) {
+      await addBatch(ctx, g.ns, g.text, g.items.slice(from, from + BATCH), results);
+    }
+  }
+  return results;
+}
+
+type Upsert = { id: string; record: VectorRecord; items: number[] };
+
+async function addBatch(ctx: VectorContext, ns: string, text: boolean, items: Item[], results: (Reply | Error)[]): Promise<void> {
+  let before: (VectorRecord | null)[];
+  const ids = [...new Set(items.map((i) => i.add.id))];
+  try {
+    before = await ctx.client.fetch(ns, { ids, includeMetadata: true });
+  } catch (err) {
+    for (const i of items) results[i.index] = err as Error;
+    return;
+  }
+  let setQuant: Quant | undefined;
+  try {
+    setQuant = await quantOfSet(ctx, ns, before);
+  } catch (err) {
+    for (const i of items) results[i.index] = err as Error;
+    return;
+  }
+  const all = plan(ids, before, items, results, setQuant);
+  if (all.length === 0) return;
+  ctx.setQuants.set(ns, all[0].record.metadata![QUANT_KEY] as Quant);
+  const send = (batch: Upsert[]) =>
+    text
+      ? ctx.client.upsertData(
+          ns,
+          batch.map((r) => ({ ...r.record, data: r.record.data! })),
+        )
+      : ctx.client.upsert(
+          ns,
+          batch.map((r) => r.record),
+        );
+  try {
+    await send(all);
+    return;
+  } catch (err) {
+    // Unreachable service (outcome unknown) or a single record: the error is every request's.
+    if (!(err instanceof RestError) || err.status === 0 || all.length === 1) {
+      for (const r of all) for (const i of r.items) results[i] = toVectorError(err);
+      return;
+    }
+  }
+  for (const r of all) {
+    try {
+      await send([r]);
+    } catch (err) {
+      for (const i of r.items) results[i] = toVectorError(err);
+    }
+  }
+}
+
+/**
+ * The answers (1 added, 0 updated) and the records to upsert. Element state is followed through the
+ * batch, so a second VADD of an element in the same batch answers 0 and keeps the attributes the first
+ * one set, as one-by-one execution would.
+ */
+function plan(
+  ids: string[],
+  before: (VectorRecord | null)[],
+  items: Item[],
+  results: (Reply | Error)[],
+  setQuant: Quant | undefined,
+): Upsert[] {
+  const state = new Map(ids.map((id, k) => [id, { exists: before[k] !== null, metadata: before[k]?.metadata }]));
+  const records = new Map<string, Upsert>();
+  for (const { index, add } of items) {
+    // As Redis: the set's quantization is the one its first element was added with.
+    if (setQuant !== undefined && add.quant !== setQuant) {
+      results[index] = new CommandError('ERR asked quantization mismatch with existing vector set');
+      continue;
+    }
+    setQuant = add.quant;
+    const s = state.get(add.id)!;
+    const metadata = withQuant(newMetadata(s.exists, s.metadata, add.attributes), add.quant);
+    const added = !s.exists;
+    results[index] = (w) => w.boolean(added);
+    state.set(add.id, { exists: true, metadata });
+    const { dense, sparse, data } = add.input;
+    const record: VectorRecord = {
+      id: add.id,
+      ...(data !== undefined ? { data } : {}),
+      ...(dense ? { vector: dense } : {}),
+      ...(sparse ? { sparseVector: sparse } : {}),
+      ...(metadata ? { metadata } : {}),
+    };
+    const prev = records.get(add.id);
+    records.set(add.id, { id: add.id, record, items: [...(prev?.items ?? []), index] });
+  }
+  return [...records.values()];
+}
+
+/**
+ * The quantization of an existing set: from an element of the batch that exists, else from any element
+ * of the namespace; undefined for a new set or one whose elements another client wrote.
+ */
+async function quantOfSet(ctx: VectorContext, ns: string, before: (VectorRecord | null)[]): Promise<Quant | undefined> {
+  let sample = before.find((r) => r !== null);
+  if (!sample) {
+    const known = ctx.setQuants.get(ns);
+    if (known) return known;
+    [sample] = (await ctx.client.range(ns, { cursor: '0', limit: 1, includeMetadata: true })).vectors;
+  }
+  return sample?.metadata?.[QUANT_KEY] === undefined ? undefined : quantOf(sample.metadata);
+}
+
+/**
+ * The attributes after a VADD, as Redis sets them: without SETATTR they stay; SETATTR stores its string,
+ * except that an empty string on an existing element removes them (on a new element "" is stored).
+ */
+function newMetadata(exists: boolean, before: Record<string, unknown> | undefined, attributes: string | undefined) {
+  if (attributes === undefined) return before;
+  if (attributes === '' && exists) return undefined;
+  return attributesMetadata(attributes);
+}

@@ -1,0 +1,67 @@
+// The console's HTTP side without a browser: its files come with a strict Content-Security-Policy,
+// nothing outside its folder is served, and /console/api/session tells a token's role or answers 401.
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPlatform } from '../helpers/platform.js';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+
+/** GET with the path sent as written (fetch would resolve `..` and `%2e%2e` before sending). */
+function rawGet(p: RunningPlatform, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port: p.port, path }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on('error', reject);
+  });
+}
+
+describe('console: HTTP', () => {
+  let p: RunningPlatform;
+  beforeAll(async () => {
+    p = await startTestPlatform();
+  });
+  afterAll(async () => {
+    await p.stop();
+  });
+
+  it('serves the page with a CSP that allows no inline script, and redirects /console to /console/', async () => {
+    const page = await fetch(`${p.url}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'; script-src 'self';/);
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await page.text()).toContain('js/app.js');
+    const js = await fetch(`${p.url}/console/js/dom.js`);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    const bare = await fetch(`${p.url}/console`, { redirect: 'manual' });
+    expect([bare.status, bare.headers.get('location')]).toEqual([308, '/console/']);
+  });
+
+  it('serves nothing outside its folder, and only GET', async () => {
+    for (const path of [
+      '/console/%2e%2e/handler.ts',
+      '/console/..%2f..%2fplatform.ts',
+      '/console/js/nope.js',
+      '/console/%E0%A4%A',
+      '/console/x.ts',
+    ])
+      expect(await rawGet(p, path), path).toBe(404);
+    const post = await fetch(`${p.url}/console/`, { method: 'POST' });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+  });
+
+  it('tells the role of a token, and answers 401 without one or with a wrong one', async () => {
+    const ask = (token?: string) => fetch(`${p.url}/console/api/session`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+    expect((await ask()).status).toBe(401);
+    expect((await ask('wrong')).status).toBe(401);
+    expect(await (await ask(p.token)).json()).toEqual({
+      role: 'standard',
+      user: 'default',
+      vectorIndexes: ['dense', 'dense-data', 'sparse', 'hybrid'],
+      proxy: false,
+    });
+    expect(await (await ask(p.readonlyToken)).json()).toMatchObject({ role: 'readonly', user: 'default_ro' });
+  });
+});

@@ -1,0 +1,75 @@
+// The console's Proxy page in a real browser, on a platform and a proxy wired as the dev stack wires
+// them: a client connected through the proxy is listed by name, its commands raise the per-command
+// calls and the upstream calls while the page refreshes itself, and the slowlog shows them.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { Redis } from 'ioredis';
+import { startTestPlatform } from '../helpers/platform.js';
+import { startTestProxy } from '../helpers/stack.js';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+import type { RunningProxy } from '../../src/proxy/server.js';
+import { hasChromium, launch, openConsole } from './browser.js';
+
+describe.skipIf(!hasChromium)('console: proxy', () => {
+  let p: RunningPlatform;
+  let proxy: RunningProxy;
+  let browser: Browser;
+  let page: Page;
+  let client: Redis;
+  const errors: string[] = [];
+  const cell = (row: string, column: number) =>
+    page.$$eval(
+      '#proxy-commands tbody tr',
+      (trs, [name, col]) => trs.find((tr) => tr.children[0].textContent === name)?.children[col as number].textContent ?? '0',
+      [row, column] as const,
+    );
+
+  beforeAll(async () => {
+    [p, browser] = await Promise.all([startTestPlatform(), launch()]);
+    proxy = await startTestProxy(p, { slowlogLogSlowerThanUs: 0 });
+    p.attachProxy({ host: proxy.host, port: proxy.port });
+    client = new Redis({ host: proxy.host, port: proxy.port, connectionName: 'worker-1', lazyConnect: true });
+    await client.connect();
+    await client.set('a', '1');
+    page = await openConsole(browser, p, p.readonlyToken, errors);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await browser?.close();
+  });
+
+  it('lists the proxy client by name, not the console own connection', async () => {
+    await page.click('#nav a[data-page=proxy]');
+    await page.waitForSelector('#proxy-clients table');
+    const names = await page.$$eval('#proxy-clients tbody tr td:nth-child(3)', (tds) => tds.map((t) => t.textContent));
+    expect(names).toEqual(['worker-1']);
+    expect(await page.textContent('#proxy-summary')).toContain(`${proxy.host}:${proxy.port}`);
+  });
+
+  it('shows the calls of a command rise as the client sends more, without a reload', async () => {
+    await page.waitForSelector('#proxy-commands table');
+    const before = Number(await cell('set', 1));
+    const upstreamBefore = Number(await page.$eval('#proxy-summary tbody td:nth-child(6)', (td) => td.textContent));
+    for (let i = 0; i < 5; i++) await client.set(`k${i}`, String(i));
+    await expect.poll(async () => Number(await cell('set', 1)), { timeout: 8000 }).toBe(before + 5);
+    expect(Number(await page.$eval('#proxy-summary tbody td:nth-child(6)', (td) => td.textContent))).toBeGreaterThan(upstreamBefore);
+    await page.waitForSelector('#proxy-chart svg polyline');
+  });
+
+  it('shows the slowlog', async () => {
+    await page.waitForFunction(() => document.querySelector('#proxy-slowlog')?.textContent?.includes('set k4 4'));
+  });
+
+  it('answers 401 without a token, and tells a platform without a proxy', async () => {
+    expect((await fetch(`${p.url}/console/api/proxy`)).status).toBe(401);
+    const alone = await startTestPlatform();
+    const res = await fetch(`${alone.url}/console/api/proxy`, { headers: { Authorization: `Bearer ${alone.token}` } });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as any).error).toContain('dev stack');
+    await alone.stop();
+  });
+
+  it('threw no error in the page', () => {
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,0 +1,120 @@
+// The console's queue page in a real browser: a message published from the page to a failing
+// endpoint lands in the DLQ, and a retry from the page delivers it; schedules, queues and URL groups
+// made and changed from the page are checked through the queue REST API.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startTestPlatform } from '../helpers/platform.js';
+import { startDestination, type Destination } from '../helpers/destination.js';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+import { hasChromium, launch, openConsole } from './browser.js';
+
+describe.skipIf(!hasChromium)('console: queue', () => {
+  let p: RunningPlatform;
+  let browser: Browser;
+  let page: Page;
+  let dest: Destination;
+  const errors: string[] = [];
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${p.url}/queue/v2${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${p.token}`, 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return text ? JSON.parse(text) : undefined;
+  };
+
+  beforeAll(async () => {
+    [p, browser, dest] = await Promise.all([startTestPlatform(), launch(), startDestination()]);
+    page = await openConsole(browser, p, p.token, errors);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await dest?.close();
+  });
+
+  it('publishes to a failing endpoint, shows the DLQ entry, and retries it from the page', async () => {
+    dest.respond = (_r, i) => (i === 0 ? { status: 500, body: 'boom' } : { status: 200, body: 'ok' });
+    await page.click('#nav a[data-page=queue]');
+    await page.click('#tab-publish');
+    await page.fill('#publish-form input[name=destination]', `${dest.url}/hook`);
+    await page.fill('#publish-form input[name=retries]', '0');
+    await page.fill('#publish-form textarea[name=body]', 'hello');
+    await page.click('#publish-form button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#publish-result')?.textContent?.includes('msg_'));
+    await dest.waitFor(1);
+
+    await page.click('#tab-dlq');
+    await expect.poll(async () => (await api('GET', '/dlq')).messages.length, { timeout: 10_000 }).toBe(1);
+    await page.click('#dlq-refresh');
+    await page.waitForSelector('#dlq button.retry');
+    expect(await page.textContent('#dlq')).toContain('500');
+    await page.click('#dlq button.retry');
+    await page.waitForFunction(() => document.querySelector('#dlq')?.textContent?.includes('empty'));
+    const [, second] = await dest.waitFor(2);
+    expect(second.body.toString()).toBe('hello');
+    expect((await api('GET', '/dlq')).messages).toEqual([]);
+  });
+
+  it('shows the logs, filtered by state', async () => {
+    await page.click('#tab-logs');
+    await page.selectOption('#logs-form select[name=state]', 'DELIVERED');
+    await page.click('#logs-form button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#logs tbody')?.textContent?.includes('DELIVERED'));
+    const states = await page.$$eval('#logs tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent));
+    expect(new Set(states)).toEqual(new Set(['DELIVERED']));
+  });
+
+  it('creates, pauses and deletes a schedule, a queue and a URL group', async () => {
+    await page.click('#tab-schedules');
+    await page.fill('#schedule-form input[name=destination]', `${dest.url}/cron`);
+    await page.fill('#schedule-form input[name=cron]', '0 0 1 1 *');
+    await page.click('#schedule-form button[type=submit]');
+    await page.waitForSelector('#schedules tbody tr');
+    await page.click('#schedules button:text("Pause")');
+    await page.waitForSelector('#schedules button:text("Resume")');
+    expect((await api('GET', '/schedules'))[0].isPaused).toBe(true);
+    await page.click('#schedules button.danger');
+    await page.waitForFunction(() => document.querySelector('#schedules')?.textContent?.includes('no schedules'));
+    expect(await api('GET', '/schedules')).toEqual([]);
+
+    await page.click('#tab-queues');
+    await page.fill('#queue-form input[name=queue-name]', 'emails');
+    await page.fill('#queue-form input[name=parallelism]', '3');
+    await page.click('#queue-form button[type=submit]');
+    await page.waitForSelector('#queues tbody tr');
+    await page.click('#queues button:text("Pause")');
+    await page.waitForSelector('#queues button:text("Resume")');
+    expect(await api('GET', '/queues/emails')).toMatchObject({ name: 'emails', parallelism: 3, paused: true });
+
+    await page.click('#tab-url\\ groups');
+    await page.fill('#group-form input[name=group]', 'team');
+    await page.fill('#group-form input[name=endpoint-url]', `${dest.url}/a`);
+    await page.click('#group-form button[type=submit]');
+    await page.waitForSelector('#groups tbody tr');
+    expect((await api('GET', '/topics/team')).endpoints).toEqual([{ url: `${dest.url}/a` }]);
+  });
+
+  it('shows and rotates the signing keys', async () => {
+    const before = await api('GET', '/keys');
+    await page.click('#tab-keys');
+    await page.waitForFunction((k) => document.querySelector('#signing-keys')?.textContent?.includes(k), before.current);
+    await page.click('#rotate');
+    await page.waitForFunction((k) => !document.querySelector('#signing-keys')?.textContent?.includes(k), before.current);
+    expect((await api('GET', '/keys')).current).toBe(before.next);
+  });
+
+  it('tells the Read Only token that the queue API is not for it', async () => {
+    const ro = await openConsole(browser, p, p.readonlyToken, errors);
+    await ro.click('#nav a[data-page=queue]');
+    await ro.click('#tab-dlq');
+    await ro.waitForSelector('#dlq .note.error');
+    expect(await ro.textContent('#dlq')).toContain('Read Only token has no access');
+    expect(await ro.locator('#dlq button.retry').count()).toBe(0);
+    await ro.close();
+  });
+
+  it('threw no error in the page', () => {
+    expect(errors).toEqual([]);
+  });
+});

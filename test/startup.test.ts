@@ -1,0 +1,128 @@
+// Issue 25: the proxy is a sidecar, so `respgate proxy` loads the proxy and nothing of the other
+// roles: no module of src/platform/, no BullMQ, no vector library (usearch), no ioredis. Checked
+// twice: the static import graph that starting the role implies (read with the TypeScript compiler),
+// and the modules a real `respgate proxy` process resolves (a loader hook records them).
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { startRespgate, stopRespgate } from './helpers/respgate-cli.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+const FORBIDDEN_PACKAGES = ['bullmq', 'usearch', 'ioredis'];
+
+/**
+ * The modules a file loads when it is imported: its static imports and re-exports, not `import()`
+ * calls (they run later, if at all) and not type-only ones (compilation drops them). An import
+ * without `type` whose names are used only as types is counted too: the check errs on the strict side.
+ */
+function staticImports(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022);
+  const out: string[] = [];
+  for (const s of source.statements) {
+    if (!(ts.isImportDeclaration(s) || ts.isExportDeclaration(s)) || !s.moduleSpecifier || !ts.isStringLiteral(s.moduleSpecifier)) continue;
+    if (ts.isImportDeclaration(s) ? typeOnlyImport(s) : s.isTypeOnly) continue;
+    out.push(s.moduleSpecifier.text);
+  }
+  return out;
+}
+
+/** `import type { A }`, or `import { type A, type B }` (which TypeScript drops as well). */
+function typeOnlyImport(s: ts.ImportDeclaration): boolean {
+  const clause = s.importClause;
+  if (!clause) return false; // import './side-effect.js'
+  if (clause.isTypeOnly) return true;
+  const named = clause.namedBindings;
+  return (
+    !clause.name &&
+    named !== undefined &&
+    ts.isNamedImports(named) &&
+    named.elements.length > 0 &&
+    named.elements.every((e) => e.isTypeOnly)
+  );
+}
+
+/** Every module reached from `entries` (paths under the root), and the packages they import. */
+function staticGraph(...entries: string[]): { modules: Set<string>; packages: Set<string> } {
+  const modules = new Set<string>();
+  const packages = new Set<string>();
+  const todo = entries.map((e) => path.join(root, e));
+  while (todo.length) {
+    const file = todo.pop()!;
+    if (modules.has(file)) continue;
+    modules.add(file);
+    if (!file.endsWith('.ts')) continue; // a JSON data file
+    for (const spec of staticImports(file)) {
+      if (spec.startsWith('.')) {
+        const target = path.resolve(path.dirname(file), spec);
+        const ts = target.replace(/\.js$/, '.ts');
+        todo.push(existsSync(ts) ? ts : target);
+      } else if (!spec.startsWith('node:')) {
+        packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]);
+      }
+    }
+  }
+  return { modules: new Set([...modules].map((m) => path.relative(root, m))), packages };
+}
+
+describe('what the proxy role loads', () => {
+  it('its static module graph (entry, program, role) reaches no platform module and none of BullMQ, usearch, ioredis', () => {
+    const { modules, packages } = staticGraph('src/cli.ts', 'src/cli/roles/proxy.ts');
+    expect(modules).toContain('src/proxy/server.ts');
+    expect([...modules].filter((m) => m.startsWith('src/platform/') || m.startsWith('src/sideports/'))).toEqual([]);
+    expect([...packages].filter((p) => FORBIDDEN_PACKAGES.includes(p))).toEqual([]);
+    // undici's index (fetch, WebSocket… and Node's bundled copy: 7.7 MiB) neither: src/upstream/undici-pool.ts.
+    expect(modules).toContain('src/upstream/undici-pool.ts');
+    expect(packages).not.toContain('undici');
+  });
+
+  it('the program loads no role until it runs: the roles are imported by their actions', () => {
+    const { modules } = staticGraph('src/cli.ts');
+    expect(modules).toContain('src/cli/options.ts');
+    expect([...modules].filter((m) => m.startsWith('src/cli/roles/') || (!m.startsWith('src/cli') && m !== 'src/config.ts'))).toEqual([]);
+  });
+
+  it('the side-port roles load neither the platform nor its packages either', () => {
+    for (const role of ['vector', 'queue']) {
+      const { modules, packages } = staticGraph('src/cli.ts', `src/cli/roles/${role}.ts`);
+      expect(modules, role).toContain(`src/sideports/${role}-port.ts`);
+      expect(
+        [...modules].filter((m) => m.startsWith('src/platform/') || m.startsWith('src/proxy/')),
+        role,
+      ).toEqual([]);
+      expect(
+        [...packages].filter((p) => FORBIDDEN_PACKAGES.includes(p)),
+        role,
+      ).toEqual([]);
+    }
+  });
+
+  it('the same reading sees what the dev role loads (the check can fail)', () => {
+    const { modules, packages } = staticGraph('src/cli/roles/dev.ts');
+    expect(modules).toContain('src/platform/platform.ts');
+    for (const p of FORBIDDEN_PACKAGES) expect(packages).toContain(p);
+  });
+
+  it('a running `respgate proxy` resolves no module of src/platform/ (or dist/platform/) and none of those packages', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-startup-'));
+    const trace = path.join(dir, 'modules.txt');
+    const { child } = await startRespgate(
+      ['proxy', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x'],
+      /proxy ready on redis:/,
+      {
+        NODE_OPTIONS: `--import ${path.join(root, 'test/helpers/module-trace/register.mjs')}`,
+        RESPGATE_MODULE_TRACE: trace,
+      },
+    );
+    try {
+      const urls = [...new Set(readFileSync(trace, 'utf8').trim().split('\n'))];
+      expect(urls.some((u) => /\/(src|dist)\/proxy\/server\.(ts|js)$/.test(u))).toBe(true);
+      expect(urls.filter((u) => /\/(src|dist)\/(platform|sideports)\//.test(u))).toEqual([]);
+      expect(urls.filter((u) => FORBIDDEN_PACKAGES.some((p) => u.includes(`/node_modules/${p}/`)))).toEqual([]);
+    } finally {
+      await stopRespgate(child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
