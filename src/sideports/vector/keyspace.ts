@@ -5,11 +5,14 @@ import type { IndexInfo, VectorClient } from '../../upstream/vector-client.js';
 import { CommandError, utf8Arg } from '../args.js';
 import type { Quant } from './quantization.js';
 import type { Call } from '../command-spec.js';
+import { hasVectors, type IndexRouter } from './routing.js';
 
 /** What every vector-set handler works with. */
 export interface VectorContext {
-  /** The index, with missing namespaces read as empty (keyspaceView). */
+  /** The indexes as one client (each key's calls go to its index), missing namespaces read as empty. */
   client: VectorClient;
+  /** Which index holds which key (several indexes: one per dimension). */
+  router: IndexRouter;
   /** Sets' quantizations lately seen, so a VADD need not read an element of the set each time. */
   setQuants: SetQuants;
 }
@@ -44,31 +47,26 @@ export const keyOf = (c: Call): string => utf8Arg(c.args[1], 'the key (namespace
 /** An element name (the record id). */
 export const elementOf = (b: Buffer): string => utf8Arg(b, 'the element name');
 
-/** The index's /info and the entry of one namespace (undefined when it does not exist). */
+/** The /info of the key's index and the key's entry there (undefined when it does not exist). */
 export async function namespaceInfo(
   ctx: VectorContext,
   ns: string,
 ): Promise<{ info: IndexInfo; entry: IndexInfo['namespaces'][string] | undefined }> {
-  const info = await ctx.client.info();
-  return { info, entry: info.namespaces?.[ns] };
+  const { info, entry } = await ctx.router.locate(ns);
+  return { info, entry };
 }
 
 /**
  * Whether a namespace is a key: Redis deletes a vector set when its last element goes, while the
  * service keeps an empty namespace, so only a namespace with vectors (or pending ones) exists.
  */
-export function exists(entry: IndexInfo['namespaces'][string] | undefined): entry is IndexInfo['namespaces'][string] {
-  return entry !== undefined && entry.vectorCount + (entry.pendingVectorCount ?? 0) > 0;
-}
+export const exists = hasVectors;
 
 /** The service's dimension error in Redis' words; other errors unchanged. */
 export function toVectorError(err: unknown): Error {
   if (err instanceof RestError) {
     const m = /Invalid vector dimension: (\d+), expected: (\d+)/.exec(err.message);
-    if (m)
-      return new CommandError(
-        `ERR Vector dimension mismatch - got ${m[1]} but set has ${m[2]} (the index's dimension is fixed: send ${m[2]} values)`,
-      );
+    if (m) return new CommandError(`ERR Vector dimension mismatch - got ${m[1]} but set has ${m[2]}`);
   }
   return err as Error;
 }
