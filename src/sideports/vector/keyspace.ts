@@ -13,8 +13,14 @@ export interface VectorContext {
   client: VectorClient;
   /** Which index holds which key (several indexes: one per dimension). */
   router: IndexRouter;
-  /** Sets' quantizations lately seen, so a VADD need not read an element of the set each time. */
+  /** Sets' quantizations (and projections) lately seen, so a VADD need not read an element of the set each time. */
   setQuants: SetQuants;
+}
+
+/** What a set fixes at its first VADD and the service does not keep: quantization, projection input (0: none). */
+export interface SetShape {
+  quant: Quant;
+  proj: number;
 }
 
 /**
@@ -22,18 +28,18 @@ export interface VectorContext {
  * after a few seconds (another client may delete and re-create the set meanwhile).
  */
 export class SetQuants {
-  private readonly seen = new Map<string, { quant: Quant; at: number }>();
+  private readonly seen = new Map<string, { shape: SetShape; at: number }>();
   constructor(private readonly ttlMs = 5000) {}
 
-  get(ns: string): Quant | undefined {
+  get(ns: string): SetShape | undefined {
     const e = this.seen.get(ns);
-    if (e && Date.now() - e.at < this.ttlMs) return e.quant;
+    if (e && Date.now() - e.at < this.ttlMs) return e.shape;
     this.seen.delete(ns);
     return undefined;
   }
 
-  set(ns: string, quant: Quant): void {
-    this.seen.set(ns, { quant, at: Date.now() });
+  set(ns: string, shape: SetShape): void {
+    this.seen.set(ns, { shape, at: Date.now() });
   }
 
   forget(ns: string): void {

@@ -89,14 +89,18 @@ export class IndexRouter {
     if (hasVectors(at.entry) || dim === undefined) return this.clients[at.index];
     if (this.dims.some((d) => d === undefined)) await this.infos();
     const index = this.dims.indexOf(dim);
-    if (index < 0) {
-      const have = [...new Set(this.dims.filter((d) => d))].join(', ');
-      throw new CommandError(
-        `ERR no vector index of dimension ${dim} for the new key: this side port's indexes have ${have} dimensions; add an index of ${dim} dimensions with ${this.addHint}`,
-      );
-    }
+    if (index < 0) throw await this.noIndexFor(dim);
     this.where.set(ns, { index, at: Date.now() });
     return this.clients[index];
+  }
+
+  /** The error for a new key whose dimension no index has: it names the flag that adds one. */
+  async noIndexFor(dim: number): Promise<CommandError> {
+    if (this.dims.some((d) => d === undefined)) await this.infos();
+    const have = [...new Set(this.dims.filter((d) => d))].join(', ');
+    return new CommandError(
+      `ERR no vector index of dimension ${dim} for the new key: this side port's indexes have ${have} dimensions; add an index of ${dim} dimensions with ${this.addHint}`,
+    );
   }
 }
 
