@@ -1,7 +1,7 @@
 // Reading a request's vector (FP32, VALUES, SPARSE, DATA, ELE) and attributes, with Redis' error texts
 // plus the reason.
 import type { SparseVector } from '../../upstream/vector-client.js';
-import { ArgCursor, CommandError, integerArg, SYNTAX_ERROR, text, upper, utf8Arg } from '../args.js';
+import { ArgCursor, CommandError, integerArg, text, upper, utf8Arg } from '../args.js';
 
 export const INVALID_VECTOR = 'ERR invalid vector specification';
 /** Redis' VSET_MAX_VECTOR_DIM. */
