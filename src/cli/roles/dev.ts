@@ -101,7 +101,7 @@ async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatfor
         url,
         token: plan.vectorToken,
         more: more.map((u) => ({ url: u, token: plan.vectorToken })),
-        addHint: `${FLAG.vectorIndex} <name> (an index of that dimension: one of ${FLAG.vectorConfig})`,
+        addHint: `${FLAG.vectorIndex} <name> (an index of that dimension, added with ${FLAG.vectorConfig})`,
       };
       started.push(await startVectorSideport(vector, log));
     }
