@@ -163,6 +163,27 @@ describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
     await io.call('DEL', 'np', 'bin');
   });
 
+  it('a set keeps the M it was created with; another M is refused (recorded from Redis 8.8.0)', async () => {
+    expect(await io.call('VADD', 'pts', 'VALUES', '3', '1', '1', '0', 'a', 'M', '32')).toBe(1);
+    const [other, again, quantFirst] = await rawText(ports.dense.port, [
+      ['VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'b'],
+      ['VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'b', 'M', '32'],
+      ['VADD', 'pts', 'VALUES', '3', '1', '0', '0', 'b', 'M', '16', 'NOQUANT'],
+    ]);
+    expect([other, again, quantFirst]).toEqual([
+      '-ERR asked M value mismatch with existing vector set\r\n',
+      ':1\r\n',
+      '-ERR asked quantization mismatch with existing vector set\r\n',
+    ]);
+    expect(obj(await io.call('VINFO', 'pts'))['hnsw-m']).toBe(32);
+    // VSETATTR keeps it, and attributes do not show it.
+    expect(await io.call('VSETATTR', 'pts', 'a', '')).toBe(1);
+    expect(await io.call('VGETATTR', 'pts', 'a')).toBeNull();
+    await expect(io.call('VADD', 'pts', 'VALUES', '3', '0', '0', '1', 'c')).rejects.toThrow(
+      'ERR asked M value mismatch with existing vector set',
+    );
+  });
+
   it('the default namespace is the empty key', async () => {
     await io.call('VADD', '', 'VALUES', '3', '1', '1', '1', 'root');
     expect(await io.call('VCARD', '')).toBe(1);

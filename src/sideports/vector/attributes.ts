@@ -10,6 +10,15 @@ import type { Quant } from './quantization.js';
 export const RAW_KEY = '__vset_attributes';
 /** The metadata field that holds the quantization the element was added with (Redis' per-set choice). */
 export const QUANT_KEY = '__vset_quant';
+/** The metadata field that holds the set's M when it is not Redis' default 16 (absent: 16). */
+export const M_KEY = '__vset_m';
+export const DEFAULT_M = 16;
+
+/** The set's M recorded in a record's metadata. */
+export function linksOf(m: Metadata | undefined): number {
+  const v = m?.[M_KEY];
+  return typeof v === 'number' && Number.isInteger(v) ? v : DEFAULT_M;
+}
 
 type Metadata = Record<string, unknown>;
 
@@ -22,7 +31,7 @@ export function quantOf(m: Metadata | undefined): Quant {
 /** The set-wide fields of a record's metadata (quantization, projection), kept when attributes change. */
 export function setFields(m: Metadata | undefined): Metadata {
   const out: Metadata = {};
-  for (const k of [QUANT_KEY, PROJ_KEY]) if (m?.[k] !== undefined) out[k] = m[k];
+  for (const k of [QUANT_KEY, PROJ_KEY, M_KEY]) if (m?.[k] !== undefined) out[k] = m[k];
   return out;
 }
 
@@ -53,7 +62,7 @@ export function attributesText(m: Metadata | undefined): string | null {
   if (!m) return null;
   const raw = m[RAW_KEY];
   if (typeof raw === 'string') return raw;
-  const { [QUANT_KEY]: _quant, [PROJ_KEY]: _proj, ...fields } = m;
+  const { [QUANT_KEY]: _quant, [PROJ_KEY]: _proj, [M_KEY]: _m, ...fields } = m;
   if (Object.keys(fields).length === 0) return null;
   return JSON.stringify(fields);
 }

@@ -17,10 +17,12 @@ export interface VectorContext {
   setQuants: SetQuants;
 }
 
-/** What a set fixes at its first VADD and the service does not keep: quantization, projection input (0: none). */
+/** What a set fixes at its first VADD and the service does not keep: quantization, projection input (0: none), M. */
 export interface SetShape {
   quant: Quant;
   proj: number;
+  /** The M it was created with (Redis refuses a VADD with another). */
+  m: number;
 }
 
 /**

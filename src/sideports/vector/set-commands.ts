@@ -4,7 +4,7 @@ import { ArgCursor, CommandError, SYNTAX_ERROR, text } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
 import { FilterExpression } from './filter-expr.js';
 import { exists, keyOf, namespaceInfo, type VectorContext } from './keyspace.js';
-import { attributesText, QUANT_KEY, quantOf } from './attributes.js';
+import { attributesText, DEFAULT_M, linksOf, QUANT_KEY, quantOf } from './attributes.js';
 import { projectionOf } from './projection.js';
 import type { Quant } from './quantization.js';
 import { writeMap } from './replies.js';
@@ -24,19 +24,19 @@ export async function vdim(ctx: VectorContext, c: Call): Promise<Reply> {
 
 /**
  * VINFO with Redis 8's nine fields, in its order, keys as simple strings. What describes Redis' own
- * HNSW graph is given as Redis would have it for this set: M 16, REDUCE's input dimension, the expected top level
+ * HNSW graph is given as Redis would have it for this set: its M, REDUCE's input dimension, the expected top level
  * of a graph of this size; the quantization elements were added with. attributes-count reads the namespace.
  */
 export async function vinfo(ctx: VectorContext, c: Call): Promise<Reply> {
   const ns = keyOf(c);
   const { info, entry } = await namespaceInfo(ctx, ns);
   if (!exists(entry)) return (w) => w.nullArray();
-  const { attributes, quant, proj } = await readSet(ctx, ns);
+  const { attributes, quant, proj, m } = await readSet(ctx, ns);
   const dim = info.indexType === 'SPARSE' ? 0 : (info.denseIndex?.dimension ?? info.dimension ?? 0);
   const size = entry.vectorCount;
   const fields: [string, number | string][] = [
     ['quant-type', quant],
-    ['hnsw-m', 16],
+    ['hnsw-m', m],
     ['vector-dim', dim],
     ['projection-input-dim', proj],
     ['size', size],
@@ -60,10 +60,11 @@ export async function vinfo(ctx: VectorContext, c: Call): Promise<Reply> {
  * How many elements have attributes (the service keeps no such count: the namespace is read), and the
  * set's quantization (recorded with its elements; f32 when another client wrote them).
  */
-async function readSet(ctx: VectorContext, ns: string): Promise<{ attributes: number; quant: Quant; proj: number }> {
+async function readSet(ctx: VectorContext, ns: string): Promise<{ attributes: number; quant: Quant; proj: number; m: number }> {
   let attributes = 0;
   let quant: Quant | undefined;
   let proj = 0;
+  let m = DEFAULT_M;
   let cursor = '0';
   do {
     const page = await ctx.client.range(ns, { cursor, limit: 1000, includeMetadata: true });
@@ -72,11 +73,12 @@ async function readSet(ctx: VectorContext, ns: string): Promise<{ attributes: nu
       if (quant === undefined && r.metadata?.[QUANT_KEY] !== undefined) {
         quant = quantOf(r.metadata);
         proj = projectionOf(r.metadata);
+        m = linksOf(r.metadata);
       }
     }
     cursor = page.nextCursor;
   } while (cursor !== '');
-  return { attributes, quant: quant ?? 'f32', proj };
+  return { attributes, quant: quant ?? 'f32', proj, m };
 }
 
 /** VSERVICE (extension): the service's view of a namespace and its index; null for a missing key. */

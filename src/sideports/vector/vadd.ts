@@ -3,7 +3,7 @@ import { RestError } from '../../upstream/rest-json.js';
 import type { VectorRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
-import { attributesMetadata, QUANT_KEY, quantOf, withQuant } from './attributes.js';
+import { attributesMetadata, DEFAULT_M, linksOf, M_KEY, QUANT_KEY, quantOf, withQuant } from './attributes.js';
 import { attributesArg, INVALID_VECTOR, readVectorInput, type VectorInput } from './input.js';
 import { elementOf, exists, keyOf, toVectorError, type SetShape, type VectorContext } from './keyspace.js';
 import { ignored, readOptions, redisInteger, type OptionTable } from './options.js';
@@ -23,11 +23,13 @@ interface PendingAdd {
   quant: Quant;
   /** REDUCE's dimension (0 without REDUCE). */
   reduce: number;
+  m: number;
 }
 
 interface VaddOptions {
   attributes?: string;
   quant: Quant;
+  m: number;
 }
 
 const VADD_OPTIONS: OptionTable<VaddOptions> = {
@@ -38,7 +40,7 @@ const VADD_OPTIONS: OptionTable<VaddOptions> = {
   Q8: (s) => (s.quant = 'int8'),
   BIN: (s) => (s.quant = 'bin'),
   EF: (_s, cur) => void redisInteger(cur.value(), 1, 1_000_000, 'ERR invalid EF'),
-  M: (_s, cur) => void redisInteger(cur.value(), 4, 4096, 'ERR invalid M'),
+  M: (s, cur) => (s.m = redisInteger(cur.value(), 4, 4096, 'ERR invalid M')),
   SETATTR: (s, cur) => (s.attributes = attributesArg(cur.value())),
 };
 
@@ -59,8 +61,8 @@ function parseVadd(c: Call): PendingAdd {
     throw new CommandError(INVALID_VECTOR);
   if (cur.done) throw new CommandError("ERR wrong number of arguments for 'VADD' command");
   const id = elementOf(cur.value());
-  const { attributes, quant } = readOptions(cur, VADD_OPTIONS, 'vadd', { quant: 'int8' }, 'ERR invalid option after element');
-  return { ns, id, input, attributes, quant, reduce };
+  const o = readOptions(cur, VADD_OPTIONS, 'vadd', { quant: 'int8', m: DEFAULT_M }, 'ERR invalid option after element');
+  return { ns, id, input, attributes: o.attributes, quant: o.quant, m: o.m, reduce };
 }
 
 type Item = { index: number; add: PendingAdd };
@@ -117,7 +119,7 @@ async function addBatch(ctx: VectorContext, ns: string, text: boolean, items: It
   const all = plan(ids, before, items, results, shape && { ...shape, dim: setDim });
   if (all.length === 0) return;
   const m = all[0].record.metadata!;
-  ctx.setQuants.set(ns, { quant: m[QUANT_KEY] as Quant, proj: projectionOf(m) });
+  ctx.setQuants.set(ns, { quant: m[QUANT_KEY] as Quant, proj: projectionOf(m), m: linksOf(m) });
   const send = (batch: Upsert[]) =>
     text
       ? ctx.client.upsertData(
@@ -183,7 +185,7 @@ function plan(
       continue;
     }
     const n = add.input.dense?.length ?? 0;
-    set ??= { quant: add.quant, proj: add.reduce ? n : 0, dim: add.reduce || n };
+    set ??= { quant: add.quant, proj: add.reduce ? n : 0, m: add.m, dim: add.reduce || n };
     const s = state.get(add.id)!;
     const metadata = withShape(newMetadata(s.exists, s.metadata, add.attributes), set);
     const added = !s.exists;
@@ -213,6 +215,7 @@ function setVector(add: PendingAdd, set: (SetShape & { dim: number }) | undefine
   const n = dense?.length ?? 0;
   if (!set) return add.reduce ? project(dense!, add.reduce) : dense;
   if (add.quant !== set.quant) throw new CommandError('ERR asked quantization mismatch with existing vector set');
+  if (add.m !== set.m) throw new CommandError('ERR asked M value mismatch with existing vector set');
   if (!dense) return dense;
   if (set.proj ? add.reduce !== set.dim : add.reduce && n !== set.dim)
     throw new CommandError(`ERR Vector dimension mismatch - got ${n} but set has ${set.dim}`);
@@ -222,11 +225,13 @@ function setVector(add: PendingAdd, set: (SetShape & { dim: number }) | undefine
   return project(dense, set.dim);
 }
 
-/** Metadata with the set's quantization and projection recorded. */
+/** Metadata with the set's quantization, projection and M recorded. */
 function withShape(m: Record<string, unknown> | undefined, set: SetShape): Record<string, unknown> {
   const out = withQuant(m, set.quant);
   if (set.proj) out[PROJ_KEY] = set.proj;
   else delete out[PROJ_KEY];
+  if (set.m !== DEFAULT_M) out[M_KEY] = set.m;
+  else delete out[M_KEY];
   return out;
 }
 
@@ -242,7 +247,7 @@ async function shapeOfSet(ctx: VectorContext, ns: string, before: (VectorRecord 
     [sample] = (await ctx.client.range(ns, { cursor: '0', limit: 1, includeMetadata: true })).vectors;
   }
   if (sample?.metadata?.[QUANT_KEY] === undefined) return undefined;
-  return { quant: quantOf(sample.metadata), proj: projectionOf(sample.metadata) };
+  return { quant: quantOf(sample.metadata), proj: projectionOf(sample.metadata), m: linksOf(sample.metadata) };
 }
 
 /**
