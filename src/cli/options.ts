@@ -4,6 +4,7 @@
 // environment variable's value and the default) and the README's configuration table
 // (scripts/gen-config-table.ts). This module loads with every role: it imports no role's code.
 import {
+  ConfigError,
   choiceParser,
   DEFAULTS,
   LOG_LEVELS,
@@ -23,6 +24,18 @@ import { option, pemFile, secretFile, yesNo, type Flags, type OptionSpec, type O
 /** `off` disables a side port of the dev stack; otherwise a port number (0 = any free port). */
 function portOrOff(value: string, flag: string): number | 'off' {
   return value.toLowerCase() === 'off' ? 'off' : parsePort(value, flag);
+}
+
+/** `URL[,TOKEN]` entries (several separated by spaces, as an environment variable holds them). */
+function indexList(value: string, flag: string): { url: string; token?: string }[] {
+  return value
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const [url, token] = entry.split(/,(.*)/s);
+      if (!/^https?:\/\/[^/]/.test(url)) throw new ConfigError(`${flag}: '${url}' is not an http(s) URL; give URL[,TOKEN]`);
+      return token ? { url, token } : { url };
+    });
 }
 
 const TLS_AUTH_CLIENTS = ['yes', 'no', 'optional'] as const;
@@ -409,8 +422,8 @@ const DEV_SIDEPORTS = {
   vectorIndex: option(
     '--vector-index <name>',
     'RESPGATE_VECTOR_INDEX',
-    'vector index the vector side port serves (dense, dense-data, sparse, hybrid, or one of --vector-config)',
-    { default: 'dense' },
+    "vector index the vector side port serves (dense, dense-data, sparse, hybrid, or one of --vector-config); repeat it (or give names separated by commas) for indexes of other dimensions: a key goes to the index of its first VADD's dimension",
+    { default: 'dense', parse: (v) => v.split(/[\s,]+/).filter(Boolean), repeatable: true },
   ),
   queuePort: option(
     '--queue-port <port>',
@@ -464,6 +477,12 @@ const VECTOR_ROLE = {
     '--vector-token <token>',
     'RESPGATE_VECTOR_TOKEN',
     'REST token of the vector index (falls back to UPSTASH_VECTOR_REST_TOKEN)',
+  ),
+  vectorIndex: option(
+    '--vector-index <url[,token]>',
+    'RESPGATE_VECTOR_INDEX',
+    "one more vector index (REST URL, and its token when not --vector-token's), of another dimension: a key goes to the index of its first VADD's dimension; repeatable (the variable: entries separated by spaces)",
+    { parse: indexList, repeatable: true },
   ),
   ...listenerOptions('vector'),
 };

@@ -6,6 +6,7 @@ import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { makeTestCerts } from '../helpers/certs.js';
+import { DEFAULT_INDEXES } from '../../src/platform/vector/config.js';
 import { startTestPlatform } from '../helpers/platform.js';
 import { RawClient } from '../helpers/stack.js';
 import { runRespgate, startRespgate, stopRespgate } from '../helpers/respgate-cli.js';
@@ -78,7 +79,9 @@ describe('help and configuration errors', () => {
 describe('running', () => {
   let platform: RunningPlatform;
   beforeAll(async () => {
-    platform = await startTestPlatform();
+    platform = await startTestPlatform({
+      vectorIndexes: [...DEFAULT_INDEXES, { name: 'tiny', type: 'DENSE', dimension: 2, similarityFunction: 'COSINE' }],
+    });
   });
   afterAll(async () => {
     await platform?.stop();
@@ -106,8 +109,11 @@ describe('running', () => {
       expect(metrics).toMatch(/^respgate_queue_sideport_commands_total \d+$/m);
       const v = new IORedis({ port: vector });
       const q = new IORedis({ port: queue });
-      // The dev stack's vector side port serves the 384-dimension "dense" index.
-      expect(await v.call('VADD', 'k', 'VALUES', '2', '1', '2', 'a').catch((e: Error) => e.message)).toMatch(/got 2 but set has 384/);
+      // The dev stack's vector side port serves the 384-dimension "dense" index; a key of 2 dimensions
+      // needs an index of 2 (the error names the flag).
+      expect(await v.call('VADD', 'k', 'VALUES', '2', '1', '2', 'a').catch((e: Error) => e.message)).toBe(
+        "ERR no vector index of dimension 2 for the new key: this side port's indexes have 384 dimensions; add an index of 2 dimensions with --vector-index <name> (an index of that dimension, added with --vector-config)",
+      );
       expect(Object.keys(Object.fromEntries(chunk((await q.call('QKEYS', 'GET')) as string[])))).toEqual(['current', 'next']);
       v.disconnect();
       q.disconnect();
@@ -162,6 +168,8 @@ describe('running', () => {
     const vec = await startRespgate(['vector', '--vector-port', '0', '--requirepass', 'pw'], /vector side port ready/, {
       RESPGATE_VECTOR_URL: `${platform.url}/vector/dense`,
       RESPGATE_VECTOR_TOKEN: platform.token,
+      // A second index, of 2 dimensions (entries separated by spaces; without a token: --vector-token's).
+      RESPGATE_VECTOR_INDEX: `${platform.url}/vector/tiny`,
     });
     const que = await startRespgate(['queue', '--queue-port', '0'], /queue side port ready/, {
       QSTASH_URL: `${platform.url}/queue`,
@@ -173,6 +181,9 @@ describe('running', () => {
       const qport = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(que.output)![1]);
       const v = new IORedis({ port: vport, password: 'pw' });
       expect(await v.call('VCARD', 'nothing')).toBe(0);
+      expect(await v.call('VADD', 'small', 'VALUES', '2', '1', '2', 'a')).toBe(1);
+      expect(await v.call('VDIM', 'small')).toBe(2);
+      await v.call('DEL', 'small');
       v.disconnect();
       const q = new IORedis({ port: qport });
       expect(await q.call('QQUEUE', 'LIST')).toEqual([]);

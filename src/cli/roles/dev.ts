@@ -38,7 +38,7 @@ export async function run(flags: DevFlags): Promise<void> {
     await platform.stop();
     throw err;
   }
-  const sideportLines = sideportBanner(sideports, sideportPlan.requirepass, sideportPlan.vectorIndex);
+  const sideportLines = sideportBanner(sideports, sideportPlan.requirepass, sideportPlan.vectorIndexes.join(', '));
   const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(stackBanner(platform, flags.redisUrl, proxy, sideportPlan.requirepass, sideportLines) + '\n');
   await signalled;
@@ -53,7 +53,8 @@ interface DevSideportPlan {
   allowUnauthenticated: boolean;
   timeoutMs: number;
   vectorPort?: number;
-  vectorIndex: string;
+  /** The first is the default index; the others add dimensions (a key goes to its dimension's index). */
+  vectorIndexes: string[];
   vectorToken: string;
   queuePort?: number;
   queueToken: string;
@@ -68,9 +69,10 @@ function devSideportPlan(f: DevFlags, config: PlatformConfig): DevSideportPlan {
   config.accountEmail ??= 'dev@respgate.local';
   config.accountKey ??= generateToken();
   const indexes = (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name);
-  if (f.vectorPort !== 'off' && !indexes.includes(f.vectorIndex)) {
+  const unknown = f.vectorIndex.find((name) => !indexes.includes(name));
+  if (f.vectorPort !== 'off' && unknown !== undefined) {
     throw new ConfigError(
-      `${FLAG.vectorIndex} '${f.vectorIndex}' is not an index of the local platform; choose one of ${indexes.join(', ')} (or add it with ${FLAG.vectorConfig})`,
+      `${FLAG.vectorIndex} '${unknown}' is not an index of the local platform; choose one of ${indexes.join(', ')} (or add it with ${FLAG.vectorConfig})`,
     );
   }
   return {
@@ -79,7 +81,7 @@ function devSideportPlan(f: DevFlags, config: PlatformConfig): DevSideportPlan {
     allowUnauthenticated: f.allowUnauthenticated,
     timeoutMs: f.upstreamTimeout,
     vectorPort: f.vectorPort === 'off' ? undefined : f.vectorPort,
-    vectorIndex: f.vectorIndex,
+    vectorIndexes: [...new Set(f.vectorIndex)],
     vectorToken: config.vectorToken ?? config.token,
     queuePort: f.queuePort === 'off' ? undefined : f.queuePort,
     queueToken: config.queueToken ?? config.token,
@@ -100,10 +102,17 @@ async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatfor
   };
   try {
     if (plan.vectorPort !== undefined) {
-      const url = `${platform.url}/vector/${plan.vectorIndex}`;
-      started.push(
-        await startVectorSideport({ ...listener, ...plan.vectorListener, port: plan.vectorPort, url, token: plan.vectorToken }, log),
-      );
+      const [url, ...more] = plan.vectorIndexes.map((name) => `${platform.url}/vector/${name}`);
+      const vector = {
+        ...listener,
+        ...plan.vectorListener,
+        port: plan.vectorPort,
+        url,
+        token: plan.vectorToken,
+        more: more.map((u) => ({ url: u, token: plan.vectorToken })),
+        addHint: `${FLAG.vectorIndex} <name> (an index of that dimension, added with ${FLAG.vectorConfig})`,
+      };
+      started.push(await startVectorSideport(vector, log));
     }
     if (plan.queuePort !== undefined) {
       const account = { url: `${platform.url}/account/v2`, email: plan.accountEmail, apiKey: plan.accountKey };

@@ -20,6 +20,8 @@ export async function run(f: VectorRoleFlags): Promise<void> {
       allowUnauthenticated: f.allowUnauthenticated,
       url,
       token,
+      more: (f.vectorIndex ?? []).map((i) => ({ url: restUrl(i.url, FLAG.vectorIndex, ENV.vectorIndex), token: i.token ?? token })),
+      addHint: `${FLAG.vectorIndex} URL[,TOKEN] (an index of that dimension)`,
       timeoutMs: f.upstreamTimeout,
       ...listenerSettings(f, 'vector'),
     },
