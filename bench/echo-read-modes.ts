@@ -2,7 +2,7 @@
 // redis-server, with redis-benchmark PING_MBULK (-c 50 -P 1): the floor a Node proxy has per
 // request before doing any work of its own (issue 14, bench/README.md "CPU per command").
 //   data    socket 'data' event + socket.write (the stream API)
-//   onread  net.Socket's onread mode into one shared buffer (src/proxy/socket-input.ts) + socket.write
+//   onread  net.Socket's onread mode into one shared buffer (src/server/socket-input.ts) + socket.write
 //   handle  onread + a write on the socket handle below the Writable stream (not used by the proxy)
 //
 //   npx tsx bench/echo-read-modes.ts [--rounds 3] [--requests 200000]
@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { createReadBuffer, readSocket } from '../src/proxy/socket-input.js';
+import { createReadBuffer, readSocket } from '../src/server/socket-input.js';
 
 const run = promisify(execFile);
 const arg = (name: string, fallback: number): number => {

@@ -1,8 +1,8 @@
-// Micro-benchmark of the reply queue (src/proxy/reply-queue.ts), the writer step of every reply:
+// Micro-benchmark of the reply queue (src/server/reply-queue.ts), the writer step of every reply:
 // take a position, fill it out of order, write what is ready, against a socket that discards.
 // Run: npx tsx bench/reply-queue.bench.ts
 import type net from 'node:net';
-import { ReplyQueue } from '../src/proxy/reply-queue.js';
+import { ReplyQueue } from '../src/server/reply-queue.js';
 import { measure } from './measure.js';
 
 let written = 0;

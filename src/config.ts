@@ -119,8 +119,41 @@ export const PROXY_DEFAULTS = {
   shutdownGraceMs: 10_000,
 } as const;
 
-/** TLS listener of the proxy, with redis-server's flags (docs/security.md). */
-export interface ProxyTlsConfig {
+/** The per-listener limits of a RESP port (server/table-port.ts PortLimits), PROXY_DEFAULTS where not given. */
+export function resolvePortLimits<T extends object>(given: T | undefined): PortLimitValues & T {
+  return {
+    maxBulkLength: PROXY_DEFAULTS.maxBulkLength,
+    maxQueryBufferBytes: PROXY_DEFAULTS.maxQueryBufferBytes,
+    outputLimitBytes: PROXY_DEFAULTS.outputLimitBytes,
+    maxPendingReplies: PROXY_DEFAULTS.maxPendingReplies,
+    closeGraceMs: PROXY_DEFAULTS.closeGraceMs,
+    maxClients: PROXY_DEFAULTS.maxClients,
+    idleTimeoutSec: PROXY_DEFAULTS.idleTimeoutSec,
+    shutdownGraceMs: PROXY_DEFAULTS.shutdownGraceMs,
+    slowlogLogSlowerThanUs: PROXY_DEFAULTS.slowlogLogSlowerThanUs,
+    slowlogMaxLen: PROXY_DEFAULTS.slowlogMaxLen,
+    ...withoutUndefined(given ?? ({} as T)),
+  };
+}
+
+type PortLimitValues = {
+  [
+    K in
+      | 'maxBulkLength'
+      | 'maxQueryBufferBytes'
+      | 'outputLimitBytes'
+      | 'maxPendingReplies'
+      | 'closeGraceMs'
+      | 'maxClients'
+      | 'idleTimeoutSec'
+      | 'shutdownGraceMs'
+      | 'slowlogLogSlowerThanUs'
+      | 'slowlogMaxLen'
+  ]: number;
+};
+
+/** TLS listener of a RESP port (the proxy's, a side port's), with redis-server's flags (docs/security.md). */
+export interface TlsListenerConfig {
   port: number;
   cert: string | Buffer;
   key: string | Buffer;
@@ -170,7 +203,7 @@ export interface ProxyConfig {
   maxQueryBufferBytes?: number;
   authCacheMs?: number;
   shutdownGraceMs?: number;
-  tls?: ProxyTlsConfig;
+  tls?: TlsListenerConfig;
 }
 
 type OptionalKeys = 'requirepass' | 'upstreamCa' | 'tls';

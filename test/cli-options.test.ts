@@ -36,6 +36,24 @@ describe('the option table', () => {
     }
   });
 
+  it('adds up a repeatable flag (--vector-index), whose first use replaces the default', () => {
+    expect(parse(ROLE_OPTIONS.dev, []).vectorIndex).toEqual(['dense']);
+    expect(parse(ROLE_OPTIONS.dev, ['--vector-index', 'tiny']).vectorIndex).toEqual(['tiny']);
+    expect(parse(ROLE_OPTIONS.dev, ['--vector-index', 'dense', '--vector-index', 'a,b']).vectorIndex).toEqual(['dense', 'a', 'b']);
+    expect(parse(ROLE_OPTIONS.dev, [], { RESPGATE_VECTOR_INDEX: 'dense tiny' }).vectorIndex).toEqual(['dense', 'tiny']);
+    expect(parse(ROLE_OPTIONS.vector, []).vectorIndex).toBeUndefined();
+    expect(
+      parse(ROLE_OPTIONS.vector, ['--vector-index', 'http://h/vector/a', '--vector-index', 'https://h/vector/b,tok,en']).vectorIndex,
+    ).toEqual([{ url: 'http://h/vector/a' }, { url: 'https://h/vector/b', token: 'tok,en' }]);
+    expect(parse(ROLE_OPTIONS.vector, [], { RESPGATE_VECTOR_INDEX: 'http://h/a,t1 http://h/b' }).vectorIndex).toEqual([
+      { url: 'http://h/a', token: 't1' },
+      { url: 'http://h/b' },
+    ]);
+    expect(() => parse(ROLE_OPTIONS.vector, ['--vector-index', 'h/vector/a'])).toThrow(
+      new ConfigError("--vector-index: 'h/vector/a' is not an http(s) URL; give URL[,TOKEN]"),
+    );
+  });
+
   it('gives defaults parsed like given values, and shows them as written', () => {
     const f = parse(ROLE_OPTIONS.proxy, []);
     expect(f).toMatchObject({

@@ -3,9 +3,10 @@
 import type { RunningPlatform } from '../platform/platform.js';
 import type { RunningProxy } from '../proxy/server.js';
 import type { RunningSideport } from '../sideports/server.js';
+import { RESPGATE_VERSION } from '../version.js';
 import { FLAG } from './options.js';
 
-export const VERSION = '0.1.0';
+export const VERSION = RESPGATE_VERSION;
 
 /** The banner of the local platform, and of the dev stack when a proxy runs in front of it. */
 export function stackBanner(

@@ -20,18 +20,30 @@ export interface OptionSpec<T = unknown> {
   choices?: readonly string[];
   /** The value of a switch given without one. */
   preset?: string;
+  /** A list flag: each use adds its parsed items (an array) to the previous uses' (the default is replaced). */
+  repeatable?: boolean;
 }
 
 interface More<T> {
   parse?: Parser<T>;
   choices?: readonly string[];
   preset?: string;
+  repeatable?: boolean;
 }
 
 export function option<T = string>(flags: string, env: string, description: string, more: More<T> & { default: string }): OptionSpec<T>;
 export function option<T = string>(flags: string, env: string, description: string, more?: More<T>): OptionSpec<T | undefined>;
 export function option<T>(flags: string, env: string, description: string, more: More<T> & { default?: string } = {}): OptionSpec<T> {
-  return { flags, env, description, defaultText: more.default, parse: more.parse, choices: more.choices, preset: more.preset };
+  return {
+    flags,
+    env,
+    description,
+    defaultText: more.default,
+    parse: more.parse,
+    choices: more.choices,
+    preset: more.preset,
+    repeatable: more.repeatable,
+  };
 }
 
 /** A switch: `--flag` alone, or yes/no from its environment variable (RESPGATE_ACL_USERS=0 is off). */
@@ -74,14 +86,20 @@ export function addOptions(cmd: Command, table: OptionTable): Command {
     const o = new Option(spec.flags, spec.description).env(spec.env);
     if (o.attributeName() !== key) throw new Error(`option table: ${spec.flags} is keyed '${key}', not '${o.attributeName()}'`);
     if (spec.choices) o.choices(spec.choices);
-    const parse = spec.parse ?? ((value: string) => value);
+    const one = spec.parse ?? ((value: string) => value);
+    const defaultValue = spec.defaultText === undefined ? undefined : one(spec.defaultText, o.long!);
+    // A repeatable flag's later uses add to its first (whose value replaces the default).
+    const parse = (value: string, flag: string, previous: unknown) => {
+      const v = one(value, flag);
+      if (!spec.repeatable || previous === defaultValue || !Array.isArray(previous)) return v;
+      return [...(previous as unknown[]), ...(v as unknown[])];
+    };
     if (spec.defaultText === undefined) {
       // Empty (RESPGATE_TLS_PORT= as compose files write it) is the same as not given: the
       // default, or for a flag without one no value (see withoutEmpty).
-      o.argParser((value: string) => (value === '' ? '' : parse(value, o.long!)));
+      o.argParser((value: string, previous: unknown) => (value === '' ? '' : parse(value, o.long!, previous)));
     } else {
-      const defaultValue = parse(spec.defaultText, o.long!);
-      o.argParser((value: string) => (value === '' ? defaultValue : parse(value, o.long!)));
+      o.argParser((value: string, previous: unknown) => (value === '' ? defaultValue : parse(value, o.long!, previous)));
       o.default(defaultValue, spec.defaultText);
     }
     if (spec.preset !== undefined) o.preset(spec.preset);

@@ -4,6 +4,7 @@
 // environment variable's value and the default) and the README's configuration table
 // (scripts/gen-config-table.ts). This module loads with every role: it imports no role's code.
 import {
+  ConfigError,
   choiceParser,
   DEFAULTS,
   LOG_LEVELS,
@@ -23,6 +24,18 @@ import { option, pemFile, secretFile, yesNo, type Flags, type OptionSpec, type O
 /** `off` disables a side port of the dev stack; otherwise a port number (0 = any free port). */
 function portOrOff(value: string, flag: string): number | 'off' {
   return value.toLowerCase() === 'off' ? 'off' : parsePort(value, flag);
+}
+
+/** `URL[,TOKEN]` entries (several separated by spaces, as an environment variable holds them). */
+function indexList(value: string, flag: string): { url: string; token?: string }[] {
+  return value
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const [url, token] = entry.split(/,(.*)/s);
+      if (!/^https?:\/\/[^/]/.test(url)) throw new ConfigError(`${flag}: '${url}' is not an http(s) URL; give URL[,TOKEN]`);
+      return token ? { url, token } : { url };
+    });
 }
 
 const TLS_AUTH_CLIENTS = ['yes', 'no', 'optional'] as const;
@@ -302,6 +315,102 @@ const PROXY = {
   ),
 };
 
+/** The side ports whose listeners take their own TLS port and limits. */
+export type ListenerRole = 'vector' | 'queue';
+
+/**
+ * What every side-port listener takes: its own TLS port and certificate, and the proxy port's limits
+ * (maxclients, timeout, buffer limits, SLOWLOG, the SIGTERM grace), each under the port's prefix
+ * (`--vector-maxclients`, RESPGATE_VECTOR_MAXCLIENTS), so the vector and queue ports of one
+ * `respgate dev` can differ. Keyed by the part after the role (`vector` + `TlsPort` = commander's
+ * `vectorTlsPort`); listener-settings.ts turns the parsed values into the port's options.
+ */
+function listenerFields(role: ListenerRole) {
+  const flag = (name: string, arg: string) => `--${role}-${name} ${arg}`;
+  const env = (name: string) => `RESPGATE_${role.toUpperCase()}_${name.toUpperCase().replace(/-/g, '_')}`;
+  const help = (text: string) => `${role} side port: ${text}`;
+  return {
+    TlsPort: option(
+      flag('tls-port', '<port>'),
+      env('tls-port'),
+      help('also accept TLS connections on this port; needs the certificate and key files'),
+      {
+        parse: parsePort,
+      },
+    ),
+    TlsCertFile: option(flag('tls-cert-file', '<file>'), env('tls-cert-file'), help('PEM certificate of its TLS port'), { parse: pemFile }),
+    TlsKeyFile: option(flag('tls-key-file', '<file>'), env('tls-key-file'), help('PEM private key of its TLS port'), { parse: pemFile }),
+    TlsCaCertFile: option(
+      flag('tls-ca-cert-file', '<file>'),
+      env('tls-ca-cert-file'),
+      help('PEM CA certificates that sign client certificates'),
+      {
+        parse: pemFile,
+      },
+    ),
+    TlsAuthClients: option(
+      flag('tls-auth-clients', '<mode>'),
+      env('tls-auth-clients'),
+      help('client certificates: yes (required), optional, or no'),
+      {
+        default: 'yes',
+        choices: TLS_AUTH_CLIENTS,
+        parse: choiceParser(TLS_AUTH_CLIENTS),
+      },
+    ),
+    Maxclients: option(flag('maxclients', '<n>'), env('maxclients'), help('most client connections at once (like Redis maxclients)'), {
+      default: String(PROXY_DEFAULTS.maxClients),
+      parse: parsePositiveInt,
+    }),
+    Timeout: option(flag('timeout', '<seconds>'), env('timeout'), help('close clients idle this long; 0 = never (like Redis timeout)'), {
+      default: String(PROXY_DEFAULTS.idleTimeoutSec),
+      parse: parseNonNegativeInt,
+    }),
+    ClientOutputBufferLimit: option(
+      flag('client-output-buffer-limit', '<size>'),
+      env('client-output-buffer-limit'),
+      help('a client that leaves more replies than this unread is disconnected'),
+      { default: sizeText(PROXY_DEFAULTS.outputLimitBytes), parse: parseSize },
+    ),
+    ClientQueryBufferLimit: option(
+      flag('client-query-buffer-limit', '<size>'),
+      env('client-query-buffer-limit'),
+      help('largest incomplete request buffered for a client (like Redis client-query-buffer-limit)'),
+      { default: sizeText(PROXY_DEFAULTS.maxQueryBufferBytes), parse: parseSize },
+    ),
+    ProtoMaxBulkLen: option(
+      flag('proto-max-bulk-len', '<size>'),
+      env('proto-max-bulk-len'),
+      help('largest argument a client may send (like Redis proto-max-bulk-len)'),
+      { default: sizeText(PROXY_DEFAULTS.maxBulkLength), parse: parseSize },
+    ),
+    SlowlogLogSlowerThan: option(
+      flag('slowlog-log-slower-than', '<us>'),
+      env('slowlog-log-slower-than'),
+      help('SLOWLOG records commands slower than this many microseconds; < 0 = off'),
+      { default: String(PROXY_DEFAULTS.slowlogLogSlowerThanUs), parse: parseInteger },
+    ),
+    SlowlogMaxLen: option(flag('slowlog-max-len', '<n>'), env('slowlog-max-len'), help('entries SLOWLOG keeps'), {
+      default: String(PROXY_DEFAULTS.slowlogMaxLen),
+      parse: parseNonNegativeInt,
+    }),
+    ShutdownTimeout: option(
+      flag('shutdown-timeout', '<ms>'),
+      env('shutdown-timeout'),
+      help('on SIGTERM, how long commands in flight have to finish before connections close'),
+      { default: String(PROXY_DEFAULTS.shutdownGraceMs), parse: parseNonNegativeInt },
+    ),
+  };
+}
+
+export type ListenerFields = ReturnType<typeof listenerFields>;
+type ListenerOptions<R extends ListenerRole> = { [K in keyof ListenerFields as `${R}${K}`]: ListenerFields[K] };
+
+/** The listener flags of one side port, keyed as commander names them (`vectorTlsPort`). */
+function listenerOptions<R extends ListenerRole>(role: R): ListenerOptions<R> {
+  return Object.fromEntries(Object.entries(listenerFields(role)).map(([k, spec]) => [role + k, spec])) as ListenerOptions<R>;
+}
+
 /** The side ports of the dev stack, in front of its own platform. */
 const DEV_SIDEPORTS = {
   vectorPort: option(
@@ -313,8 +422,8 @@ const DEV_SIDEPORTS = {
   vectorIndex: option(
     '--vector-index <name>',
     'RESPGATE_VECTOR_INDEX',
-    'vector index the vector side port serves (dense, dense-data, sparse, hybrid, or one of --vector-config)',
-    { default: 'dense' },
+    "vector index the vector side port serves (dense, dense-data, sparse, hybrid, or one of --vector-config); repeat it (or give names separated by commas) for indexes of other dimensions: a key goes to the index of its first VADD's dimension",
+    { default: 'dense', parse: (v) => v.split(/[\s,]+/).filter(Boolean), repeatable: true },
   ),
   queuePort: option(
     '--queue-port <port>',
@@ -322,6 +431,8 @@ const DEV_SIDEPORTS = {
     'queue side port: QPUBLISH, QGROUP, QDLQ… and ACCOUNT commands over the queue and account APIs; "off" to disable',
     { default: String(DEFAULTS.queuePort), parse: portOrOff },
   ),
+  ...listenerOptions('vector'),
+  ...listenerOptions('queue'),
 };
 
 /** What both side-port roles (respgate vector, respgate queue) have. */
@@ -367,6 +478,13 @@ const VECTOR_ROLE = {
     'RESPGATE_VECTOR_TOKEN',
     'REST token of the vector index (falls back to UPSTASH_VECTOR_REST_TOKEN)',
   ),
+  vectorIndex: option(
+    '--vector-index <url[,token]>',
+    'RESPGATE_VECTOR_INDEX',
+    "one more vector index (REST URL, and its token when not --vector-token's), of another dimension: a key goes to the index of its first VADD's dimension; repeatable (the variable: entries separated by spaces)",
+    { parse: indexList, repeatable: true },
+  ),
+  ...listenerOptions('vector'),
 };
 
 const QUEUE_ROLE = {
@@ -390,6 +508,7 @@ const QUEUE_ROLE = {
     'account API user (HTTP Basic); ACCOUNT commands are refused without it',
   ),
   accountKey: option('--account-key <key>', 'RESPGATE_ACCOUNT_KEY', 'account API key (HTTP Basic password)'),
+  ...listenerOptions('queue'),
 };
 
 /** Every role's flags, in --help order. */

@@ -1,160 +1,36 @@
-// What the parts of the proxy may see of each other, as interfaces only (the role ioredis gives
-// DataHandledable and undici its client context): command handlers, pub/sub and MONITOR depend on
-// these, never on the Session class, so no module of proxy/ imports session.ts but server.ts.
+// What the parts of the proxy may see of each other beyond what every port shares (server/context.ts),
+// as interfaces only: pub/sub, MONITOR and the proxy's handlers depend on these, never on the Session
+// class, so no module of proxy/ imports session.ts but server.ts.
 import type { ResolvedProxyConfig } from '../config.js';
-import type { CommandSpec } from '../commands/table.js';
 import type { Logger } from '../logger.js';
-import type { Protocol } from '../resp/protocol.js';
+import type { LocalContext, LocalResult } from '../server/commands/handler.js';
+import type { ConnectionHost } from '../server/connection.js';
+import type { Connection, ReplyPort, ServerState } from '../server/context.js';
 import type { EventStreamClient } from '../upstream/event-stream.js';
 import type { Credential } from '../upstream/kv-client.js';
-import type { ClientAuth } from './auth.js';
 import type { Batcher } from './batcher.js';
 import type { ClientCost } from './client-cost.js';
-import type { CommandStats } from './command-stats.js';
-import type { Slowlog } from './slowlog.js';
 
-/** Where replies of one connection go, in request order; also replies no command asked for. */
-export interface ReplyPort {
-  readonly id: number;
-  /** `ip:port` of the client. */
-  readonly address: string;
-  readonly protocol: Protocol;
-  /** A reply to the command being handled now (it waits for earlier replies before it is written). */
-  answer(reply: Buffer): void;
-  /** Takes the next reply position now; the returned function fills it (once) and writes what is ready. */
-  reserve(): (reply: Buffer) => void;
-  /**
-   * An unsolicited reply (message, MONITOR line): after every reply owed, written at once if none is
-   * missing. A client that lets more than the output limit pile up is disconnected, as Redis does.
-   */
-  push(reply: Buffer): void;
-  /** False once the connection is closing (QUIT) or closed: nothing more is sent, as in Redis. */
-  readonly open: boolean;
-  /** Closes the connection now (an event stream the upstream refuses to re-establish). */
-  destroy(): void;
+/** The proxy port as its own parts see it: what every port shares, and what only the proxy keeps. */
+export interface ProxyServerState extends ServerState {
+  /** What each client and command costs upstream (INFO clientcost, /metrics). */
+  readonly clientCost: ClientCost;
 }
+
+/** What a command the proxy answers itself receives: the shared handlers' context, with the proxy's state. */
+export interface ProxyLocalContext extends LocalContext {
+  server: ProxyServerState;
+}
+
+/** A command the proxy port answers itself (INFO, CONFIG …); the shared ones (SHARED_COMMANDS) fit too. */
+export type ProxyHandler = (ctx: ProxyLocalContext, args: Buffer[]) => LocalResult;
 
 /** Where pub/sub and MONITOR write, and whose credential their event streams carry. */
 export interface PushPort extends ReplyPort {
   /** The client's own upstream token (pass-through, ACL users) when the stream opens; undefined = the configured one. */
   readonly credential: Credential | undefined;
   /** Takes the next reply position, filled when `reply` settles; later requests are not read until then. */
-  defer(reply: Promise<Buffer>): void;
-}
-
-/** Pub/sub subscriptions and MONITOR of one connection (pubsub.ts). */
-export interface PushState {
-  /** Channels + patterns + shard channels (RESP2 subscribe mode when > 0). */
-  readonly subscriptionCount: number;
-  /** CLIENT LIST's `sub=`, `psub=` and `ssub=`. */
-  readonly channelCount: number;
-  readonly patternCount: number;
-  readonly shardCount: number;
-  readonly monitoring: boolean;
-  /** SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, their UNSUBSCRIBE forms and MONITOR (which joins `server`'s monitors). */
-  handle(spec: CommandSpec, args: Buffer[], server: ServerState): void;
-  /** PING while subscribed in RESP2: `*2 $4 pong $<n> <arg>`. */
-  subscribedPing(args: Buffer[]): Buffer;
-  /** RESET, QUIT and disconnect: leaves every subscription and MONITOR, closing the upstream streams. */
-  reset(): void;
-}
-
-/** CLIENT REPLY: `skip-next` is set by SKIP (its own reply is silenced, then the next command's: `skip`). */
-export type ReplyMode = 'on' | 'off' | 'skip-next' | 'skip';
-
-/** What a command handler may see of its connection, and change. */
-export interface Connection {
-  /** CLIENT REPLY ON|OFF|SKIP. */
-  replyMode: ReplyMode;
-  readonly id: number;
-  readonly createdAt: number;
-  readonly lastInteractionAt: number;
-  /** Full name of the last command (`client|list`; `exec` while EXEC runs the queued commands). */
-  readonly lastCommand: string;
-  readonly address: string;
-  readonly localAddress: string;
-  readonly localPort: number;
-  /** The socket's file descriptor, for CLIENT LIST (-1 when unknown). */
-  readonly fd: number;
-  name: string;
-  /** CLIENT SETINFO lib-name and lib-ver ('' until set). */
-  libName: string;
-  libVersion: string;
-  protocol: Protocol;
-  readonly authenticated: boolean;
-  /** AUTH, HELLO AUTH, RESET. */
-  setAuthenticated(value: boolean): void;
-  /** The client's own upstream token (pass-through, ACL users); undefined = the configured one. */
-  credential: Credential | undefined;
-  readonly pushes: PushState;
-  /** Commands queued in the open transaction, or -1 outside MULTI (CLIENT LIST's `multi=`). */
-  readonly queuedCommands: number;
-  /** RESET: leaves MULTI, dropping the queue. */
-  discardTransaction(): void;
-  /** In a blocking command now (INFO blocked_clients, connections by state). */
-  readonly isBlocked: boolean;
-  /** CLIENT KILL: closes the connection (after nothing more: replies owed are dropped, as in Redis). */
-  destroy(): void;
-  /** CLIENT UNBLOCK: ends a blocking command in progress; false when nothing is blocked. */
-  unblock(reason: 'timeout' | 'error'): boolean;
-}
-
-/** The proxy as a whole, as handlers see it (INFO, CLIENT LIST, CLIENT UNBLOCK). */
-export interface ServerState {
-  connections(): Iterable<Connection>;
-  /** Connections accepted so far. */
-  readonly acceptedConnections: number;
-  readonly startedAt: number;
-  /** Upstream calls and forwarded commands (INFO stats). */
-  readonly stats: { readonly calls: number; readonly commands: number };
-  /** The password clients must give with AUTH; undefined = none. */
-  readonly requirepass: string | undefined;
-  /** Client authentication (password, pass-through tokens, ACL users). */
-  readonly auth: ClientAuth;
-  /** SLOWLOG's record (its thresholds change with CONFIG SET slowlog-*). */
-  readonly slowlog: Slowlog;
-  /** Redis `timeout` and `maxclients`, read live by the listener (CONFIG SET changes them). */
-  readonly settings: { idleTimeoutSec: number; maxClients: number };
-  /** MONITOR connections (monitor.ts). */
-  readonly monitors: Monitors;
-  /** CLIENT PAUSE (local/pause.ts). */
-  readonly pause: PauseState;
-  /** INFO commandstats and errorstats. */
-  readonly commandStats: CommandStats;
-  /** What each client and command costs upstream (INFO clientcost, /metrics). */
-  readonly clientCost: ClientCost;
-  /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */
-  traffic(): { input: number; output: number };
-}
-
-/** A MONITOR connection, as the proxy's monitors see it. */
-export interface MonitorTarget {
-  readonly open: boolean;
-  push(reply: Buffer): void;
-}
-
-/** The MONITOR connections of one proxy and what MULTI queues while someone monitors (monitor.ts MonitorHub). */
-export interface Monitors {
-  add(target: MonitorTarget): void;
-  delete(target: MonitorTarget): void;
-  /** A command ran: every monitor gets its line, unless Redis hides it. */
-  feed(conn: Connection, spec: CommandSpec, args: Buffer[]): void;
-  /** MULTI … EXEC: a queued command, shown when EXEC runs it. */
-  queue(conn: object, args: Buffer[]): void;
-  /** The queued commands of `conn`, forgotten. */
-  take(conn: object): Buffer[][];
-}
-
-/** CLIENT PAUSE of one proxy (local/pause.ts PauseControl). */
-export interface PauseState {
-  /** CLIENT PAUSE timeout [WRITE|ALL]. */
-  start(args: Buffer[]): Buffer;
-  /** CLIENT UNPAUSE. */
-  stop(): Buffer;
-  /** The end of the pause this command must wait for on `conn`, or undefined when it runs now. */
-  until(conn: object, spec: CommandSpec, monitoring: boolean): Promise<void> | undefined;
-  /** A command queued in MULTI (undefined: the queue is gone), for WRITE pauses of EXEC. */
-  noteQueued(conn: object, spec: CommandSpec | undefined): void;
+  defer(reply: Promise<Buffer>, then?: () => void): void;
 }
 
 /** Operations hooks of the proxy (metrics, SLOWLOG, logs), called from the hot path. */
@@ -177,8 +53,8 @@ export interface ProxyContext {
   readonly batcher: Batcher;
   readonly log: Logger;
   readonly pushUpstream: PushUpstream;
-  readonly server: ServerState;
+  readonly server: ProxyServerState;
   readonly ops: ProxyOperationsPort;
-  /** Where client sockets are read into (socket-input.ts), one per proxy. */
-  readonly readBuffer: Buffer;
+  /** The limits, log and read buffer every connection of the proxy port shares (server/connection.ts). */
+  readonly host: ConnectionHost;
 }

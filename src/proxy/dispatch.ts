@@ -10,12 +10,12 @@ import { lower } from '../resp/args.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { planBlocking } from './blocking.js';
-import type { PushState, ReplyMode } from './context.js';
+import type { PushState, ReplyMode } from '../server/context.js';
 import type { ForwardItem } from './forward-item.js';
-import { runLocalCommand, type LocalContext } from './local/index.js';
+import { runLocalCommand, type ProxyLocalContext } from './local/index.js';
 import { redacted } from './monitor.js';
-import { errorReply, NOAUTH, QUEUED, refusal, REPLICA_KEYSPACE } from './replies.js';
-import type { ReplyQueue } from './reply-queue.js';
+import { errorReply, NOAUTH, QUEUED, refusal, REPLICA_KEYSPACE } from '../server/replies.js';
+import type { ReplyQueue } from '../server/reply-queue.js';
 import type { Transaction } from './transaction.js';
 
 /** What dispatch needs of a connection (Session implements it). */
@@ -30,7 +30,7 @@ export interface DispatchTarget {
   readonly pending: ForwardItem[];
   readonly transaction: Transaction;
   readonly pushes: PushState;
-  readonly local: LocalContext;
+  readonly local: ProxyLocalContext;
   /** QUIT: stop reading, write what is owed, then close. */
   closeAfterReplies(): void;
   /**

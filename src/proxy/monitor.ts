@@ -12,8 +12,9 @@
 import { performance } from 'node:perf_hooks';
 import type { CommandSpec } from '../commands/table.js';
 import { ResilientEventStream } from '../upstream/event-stream.js';
-import type { Connection, Monitors, MonitorTarget, PushPort, PushUpstream, ServerState } from './context.js';
-import { errorReply, OK } from './replies.js';
+import type { Connection, Monitors, MonitorTarget, ServerState } from '../server/context.js';
+import type { PushPort, PushUpstream } from './context.js';
+import { errorReply, OK } from '../server/replies.js';
 
 /** The MONITOR connections of one proxy (ServerState.monitors), and what MULTI queues while someone monitors. */
 export class MonitorHub implements Monitors {

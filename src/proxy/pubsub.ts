@@ -23,10 +23,11 @@
 import type { CommandSpec } from '../commands/table.js';
 import type { Protocol } from '../resp/protocol.js';
 import { decodePubsubEvent, ResilientEventStream } from '../upstream/event-stream.js';
-import type { PushPort, PushState, PushUpstream, ServerState } from './context.js';
+import type { PushState, ServerState } from '../server/context.js';
+import type { PushPort, PushUpstream } from './context.js';
 import { MonitorFeed } from './monitor.js';
 import { PubsubOrder } from './pubsub-order.js';
-import { errorReply, NO_EVENT_STREAMS } from './replies.js';
+import { errorReply, NO_EVENT_STREAMS } from '../server/replies.js';
 
 /** The pub/sub and MONITOR state of one connection; `upstream` undefined = no event streams (their commands answer an error). */
 export function createPushState(port: PushPort, upstream: PushUpstream | undefined): PushState {

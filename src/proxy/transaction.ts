@@ -14,7 +14,7 @@ import { fingerprintCommand, readFingerprints, type WatchedKeys } from '../upstr
 import { fromLuaReply } from '../resp/lua-reply.js';
 import type { ExecPart } from './forward-item.js';
 import type { LocalResult } from './local/index.js';
-import { EMPTY_EXEC, EXECABORT, NULL3, NULL_ARRAY, OK, QUEUED, refusal } from './replies.js';
+import { EMPTY_EXEC, EXECABORT, NULL3, NULL_ARRAY, OK, QUEUED, refusal } from '../server/replies.js';
 
 /** A command queued between MULTI and EXEC. */
 interface Queued {

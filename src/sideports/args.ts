@@ -2,8 +2,9 @@
 // ("ERR syntax error", "ERR value is not an integer or out of range") and texts that name the
 // problem and the fix where it has none.
 
-/** A command failed with a RESP error; `message` starts with its code (ERR, WRONGTYPE, NOAUTH…). */
-export class CommandError extends Error {}
+import { CommandError } from '../server/command-table.js';
+
+export { CommandError };
 
 export const SYNTAX_ERROR = 'ERR syntax error';
 

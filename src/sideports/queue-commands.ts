@@ -1,7 +1,8 @@
 // The queue side port's commands over Area D (QStash v2): QPUBLISH/QENQUEUE with the publish settings as
 // command options, URL groups (QGROUP), messages (QMESSAGE), the dead letter queue (QDLQ), schedules
 // (QSCHEDULE), queues (QQUEUE), flow-control keys (QFLOWCONTROL), signing keys (QKEYS) and the event log
-// (QEVENTS). Replies are the service's JSON as RESP maps and arrays (json-reply.ts).
+// (QEVENTS), and Upstash Workflow runs (QWORKFLOW). Replies are the service's JSON as RESP maps and arrays (json-reply.ts).
+import { randomBytes } from 'node:crypto';
 import type { QueueClient, OutgoingMessage, Filters } from '../upstream/queue-client.js';
 import { ArgCursor, CommandError, integerArg, nonNegativeIntegerArg, positiveIntegerArg, SYNTAX_ERROR, text } from './args.js';
 import type { ArgSpec, Call, CommandSpec, Reply } from './command-spec.js';
@@ -588,6 +589,11 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
     container('qqueue', 'Queues: ordered delivery with a parallelism.', queue),
     container('qflowcontrol', 'Flow-control keys: the limits messages published with FLOW-CONTROL are held to.', flowControl),
     container('qkeys', 'Signing keys of the Upstash-Signature header.', keys),
+    container(
+      'qworkflow',
+      'Upstash Workflow runs: trigger, notify a waiting event, list waiters and runs, cancel.',
+      workflowCommands(client),
+    ),
     {
       name: 'qevents',
       arity: -1,
@@ -603,6 +609,152 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
       ],
       run: async (c) => json(await client.events(readPaged(c, 1, 'qevents', eventFilters))),
     },
+  ];
+}
+
+/**
+ * The headers of a workflow trigger, as @upstash/workflow's Client.trigger builds them: the run is
+ * created by the queue, the workflow endpoint gets the body as its initial payload, and (unless
+ * NO-FAILURE-URL) the failure callback goes to the workflow URL, where serve's failureFunction runs.
+ */
+function triggerHeaders(url: string, runId: string, cur: ArgCursor): Record<string, string> {
+  const h: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'Upstash-Workflow-Init': 'true',
+    'Upstash-Workflow-RunId': runId,
+    'Upstash-Workflow-Url': url,
+    'Upstash-Feature-Set': 'LazyFetch,InitialBody,WF_DetectTrigger,WF_TriggerOnConfig',
+    'Upstash-Workflow-Sdk-Version': '1',
+    'Upstash-Forward-Upstash-Workflow-Sdk-Version': '1',
+  };
+  let failureUrl: string | undefined = url;
+  while (!cur.done) {
+    const opt = cur.option();
+    if (opt === 'RUN-ID')
+      cur.value(); // read by runIdOption
+    else if (opt === 'RETRIES')
+      h['Upstash-Retries'] = h['Upstash-Failure-Callback-Retries'] = String(nonNegativeIntegerArg(cur.value(), 'RETRIES', 100));
+    else if (opt === 'DELAY') h['Upstash-Delay'] = duration(text(cur.value()), 'DELAY');
+    else if (opt === 'LABEL') h['Upstash-Label'] = text(cur.value());
+    else if (opt === 'CONTENT-TYPE') h['Content-Type'] = text(cur.value());
+    else if (opt === 'HEADER') h[`Upstash-Forward-${headerName(text(cur.value()), 'HEADER')}`] = text(cur.value());
+    else if (opt === 'FAILURE-URL') failureUrl = httpUrl(text(cur.value()), 'FAILURE-URL');
+    else if (opt === 'NO-FAILURE-URL') failureUrl = undefined;
+    else cur.unknown('qworkflow|trigger');
+  }
+  if (failureUrl) {
+    Object.assign(h, {
+      'Upstash-Failure-Callback': failureUrl,
+      'Upstash-Failure-Callback-Forward-Upstash-Workflow-Is-Failure': 'true',
+      'Upstash-Failure-Callback-Forward-Upstash-Workflow-Failure-Callback': 'true',
+      'Upstash-Failure-Callback-Workflow-Runid': runId,
+      'Upstash-Failure-Callback-Workflow-Init': 'false',
+      'Upstash-Failure-Callback-Workflow-Url': url,
+      'Upstash-Failure-Callback-Workflow-Calltype': 'failureCall',
+    });
+  }
+  return h;
+}
+
+/** RUN-ID given among the options (the SDK's rule: a custom id gets the wfr_ prefix), else a fresh id. */
+function runIdOption(args: Buffer[], from: number): string {
+  for (let i = from; i < args.length - 1; i++) {
+    if (text(args[i]).toUpperCase() !== 'RUN-ID') continue;
+    const id = text(args[i + 1]);
+    if (!/^[A-Za-z0-9_-]{1,100}$/.test(id))
+      throw new CommandError(`ERR RUN-ID must be letters, digits, '-' or '_' (at most 100), got '${id.slice(0, 64)}'`);
+    return id.startsWith('wfr_') ? id : `wfr_${id}`;
+  }
+  return `wfr_${randomBytes(15).toString('base64url')}`;
+}
+
+const workflowLogFilters: Record<string, string> = { 'RUN-ID': 'workflowRunId', URL: 'workflowUrl', STATE: 'state' };
+
+function workflowCommands(client: QueueClient): CommandSpec[] {
+  return [
+    sub(
+      'qworkflow|trigger',
+      -4,
+      'Starts a run of the workflow served at url with body as its payload; returns {workflowRunId}.',
+      'POST /v2/publish/{url} with Upstash-Workflow-Init: true',
+      [
+        { name: 'url', type: 'string' },
+        { name: 'body', type: 'string' },
+        { name: 'run-id', type: 'string', token: 'RUN-ID', optional: true },
+        { name: 'retries', type: 'integer', token: 'RETRIES', optional: true },
+        { name: 'delay', type: 'string', token: 'DELAY', optional: true },
+        { name: 'label', type: 'string', token: 'LABEL', optional: true },
+        { name: 'type', type: 'string', token: 'CONTENT-TYPE', optional: true },
+        { name: 'failure-url', type: 'string', token: 'FAILURE-URL', optional: true },
+        { name: 'no-failure-url', type: 'pure-token', token: 'NO-FAILURE-URL', optional: true },
+      ],
+      async (c) => {
+        const url = httpUrl(text(c.args[2]), 'the workflow url');
+        const runId = runIdOption(c.args, 4);
+        const headers = triggerHeaders(url, runId, new ArgCursor(c.args, 4));
+        await client.publish(url, { body: c.args[3], headers });
+        return json({ workflowRunId: runId });
+      },
+    ),
+    sub(
+      'qworkflow|notify',
+      -4,
+      'Resumes the runs waiting for an event with data as the event data; returns [{waiter, messageId}].',
+      'POST /v2/notify/[{runId}/]{eventId}',
+      [
+        { name: 'event-id', type: 'string' },
+        { name: 'data', type: 'string' },
+        { name: 'run-id', type: 'string', token: 'RUN-ID', optional: true },
+      ],
+      async (c) => {
+        const cur = new ArgCursor(c.args, 4);
+        let runId: string | undefined;
+        while (!cur.done) {
+          if (cur.option() === 'RUN-ID') runId = text(cur.value());
+          else cur.unknown('qworkflow|notify');
+        }
+        return json(await client.notify(text(c.args[2]), c.args[3], runId));
+      },
+    ),
+    sub(
+      'qworkflow|waiters',
+      3,
+      'Returns the runs waiting for an event.',
+      'GET /v2/waiters/{eventId}',
+      [{ name: 'event-id', type: 'string' }],
+      async (c) => json(await client.waiters(text(c.args[2]))),
+    ),
+    sub(
+      'qworkflow|logs',
+      -2,
+      'Returns runs newest first with their steps: {cursor, runs}.',
+      'GET /v2/workflows/events',
+      [
+        { name: 'cursor', type: 'string', token: 'CURSOR', optional: true },
+        { name: 'count', type: 'integer', token: 'COUNT', optional: true },
+        ...filterArgs(Object.keys(workflowLogFilters)),
+      ],
+      async (c) => {
+        const cur = new ArgCursor(c.args, 2);
+        const filters: Filters = {};
+        while (!cur.done) {
+          const opt = cur.option();
+          if (opt === 'CURSOR') filters.cursor = text(cur.value());
+          else if (opt === 'COUNT') filters.count = String(positiveIntegerArg(cur.value(), 'COUNT', 1000));
+          else if (workflowLogFilters[opt]) filters[workflowLogFilters[opt]] = text(cur.value());
+          else cur.unknown('qworkflow|logs');
+        }
+        return json(await client.workflowLogs(filters));
+      },
+    ),
+    sub(
+      'qworkflow|cancel',
+      -3,
+      'Cancels runs: their pending steps and waiters are dropped; returns {cancelled}.',
+      'DELETE /v2/workflows/runs?workflowRunIds=…',
+      [{ name: 'run-id', type: 'string', multiple: true }],
+      async (c) => json(await client.cancelWorkflowRuns(c.args.slice(2).map(text))),
+    ),
   ];
 }
 

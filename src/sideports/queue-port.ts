@@ -4,13 +4,16 @@ import { AccountClient } from '../upstream/account-client.js';
 import { QueueClient } from '../upstream/queue-client.js';
 import { accountCommands } from './account-commands.js';
 import { queueCommands } from './queue-commands.js';
-import { startSideport, type RunningSideport } from './server.js';
+import { startSideport, type RunningSideport, type SideportOptions } from './server.js';
 
 export interface QueueSideportOptions {
   host: string;
   port: number;
   requirepass?: string;
   allowUnauthenticated?: boolean;
+  /** The listener's own TLS port and certificate, and its limits (maxclients, timeout …): server/table-port.ts. */
+  tls?: SideportOptions['tls'];
+  limits?: SideportOptions['limits'];
   /** Area D base URL (…/queue on the local platform). */
   url: string;
   token: string;
@@ -34,6 +37,8 @@ export async function startQueueSideport(options: QueueSideportOptions, log: Log
         port: options.port,
         requirepass: options.requirepass,
         allowUnauthenticated: options.allowUnauthenticated,
+        tls: options.tls,
+        limits: options.limits,
         commands: [...queueCommands(queue), ...accountCommands(account)],
         portFlag: '--queue-port',
         upstreamInfo: () => [

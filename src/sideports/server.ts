@@ -1,22 +1,24 @@
-// The TCP listener of a side port: accepts Redis clients and gives each a Connection in front of the
-// side port's command table (common commands + the vector or queue set).
-import net from 'node:net';
-import { checkExposure } from '../config.js';
+// A side port: its command table (the vector or queue set) on the shared RESP server (server/table-port.ts,
+// which adds the handshake, INFO, COMMAND, SLOWLOG and HELP), plus what only a side port knows: its
+// upstream's errors as clients read them, and its readiness for /readyz.
+import { checkExposure, resolvePortLimits, type TlsListenerConfig } from '../config.js';
 import type { Logger } from '../logger.js';
-import { observedCounter, observedGauge, type Readiness } from '../metrics.js';
+import type { Readiness } from '../metrics.js';
+import type { CommandSpec } from '../server/command-table.js';
+import { startTablePort, type PortLimits } from '../server/table-port.js';
 import { RestError } from '../upstream/rest-json.js';
-import { CommandTable, type CommandSpec } from './command-spec.js';
-import { commonCommands } from './common-commands.js';
-import { Connection, type SideportContext } from './connection.js';
 
 export interface SideportOptions {
   role: 'vector' | 'queue';
   host: string;
   port: number;
+  /** TLS listener of this port (its own certificate and port: --vector-tls-port …). */
+  tls?: TlsListenerConfig;
   requirepass?: string;
   /** Start on a non-loopback address without --requirepass (a warning is logged). */
   allowUnauthenticated?: boolean;
-  maxBulkLength?: number;
+  /** maxclients, timeout, the buffer limits, SLOWLOG: PROXY_DEFAULTS where absent. */
+  limits?: Partial<PortLimits>;
   commands: CommandSpec[];
   upstreamInfo(): string[];
   /** Flag that sets the port, for the busy-port error. */
@@ -31,10 +33,15 @@ export interface RunningSideport {
   role: string;
   host: string;
   port: number;
+  /** The TLS port, when configured. */
+  tlsPort: number | undefined;
   connections(): number;
   /** For /readyz: ready when the upstream answers one call (concurrent probes share it). */
   readiness: Readiness;
+  /** Closes the listeners and every connection at once, then the upstream clients. */
   stop(): Promise<void>;
+  /** SIGTERM: stops accepting, lets every connection write the replies it owes, then closes (server/listener.ts). */
+  shutdown(): Promise<void>;
 }
 
 export async function startSideport(options: SideportOptions, log: Logger): Promise<RunningSideport> {
@@ -46,64 +53,47 @@ export async function startSideport(options: SideportOptions, log: Logger): Prom
     options.allowUnauthenticated ?? false,
   );
   if (warning) log.warn(warning);
-  const connections = new Set<Connection>();
-  const stats = { commands: 0 };
-  let ids = 0;
-  const ctx: SideportContext = {
-    role: options.role,
-    table: new CommandTable([...commonCommands(), ...options.commands]),
-    requirepass: options.requirepass,
+  const tlsFlag = `--${options.role}-tls-port`;
+  const running = await startTablePort(
+    {
+      role: options.role,
+      host: options.host,
+      port: options.port,
+      tls: options.tls,
+      requirepass: options.requirepass,
+      limits: resolvePortLimits(options.limits),
+      commands: options.commands,
+      upstreamInfo: options.upstreamInfo,
+      errorText: upstreamErrorText,
+      busyText: (port) =>
+        `${options.role} side port ${port} on ${options.host} is already in use; choose another with ${port === options.tls?.port ? tlsFlag : options.portFlag}`,
+    },
     log,
-    maxBulkLength: options.maxBulkLength ?? 512 * 1024 * 1024,
-    startedAt: Date.now(),
-    nextId: () => ++ids,
-    upstreamInfo: options.upstreamInfo,
-    connections: () => connections.size,
-    stats,
+  );
+  // Stopping twice (SIGTERM, then a test's cleanup) closes the upstream clients once.
+  let released: Promise<void> | undefined;
+  const release = async (closing: Promise<void>) => {
+    await closing;
+    await options.onStop?.();
   };
-  observedGauge(
-    `respgate_${options.role}_sideport_connections`,
-    `Client connections open on the ${options.role} side port`,
-    () => connections.size,
-  );
-  observedCounter(
-    `respgate_${options.role}_sideport_commands_total`,
-    `Requests received by the ${options.role} side port`,
-    () => stats.commands,
-  );
-  const server = net.createServer({ allowHalfOpen: true }, (socket) => {
-    const c = new Connection(socket, ctx);
-    connections.add(c);
-    socket.on('close', () => connections.delete(c));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new Error(
-              `${options.role} side port ${options.port} on ${options.host} is already in use; choose another with ${options.portFlag}`,
-            )
-          : err,
-      ),
-    );
-    server.listen(options.port, options.host, resolve);
-  });
-  const port = (server.address() as net.AddressInfo).port;
-  log.debug({ port, role: options.role }, 'side port listening');
   return {
     role: options.role,
     host: options.host,
-    port,
-    connections: () => connections.size,
+    port: running.port,
+    tlsPort: running.tlsPort,
+    connections: running.connections,
     readiness: sharedProbe(options),
-    stop: async () => {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const c of connections) c.socket.destroy();
-      });
-      await options.onStop?.();
-    },
+    stop: () => (released ??= release(Promise.resolve(running.stop()))),
+    shutdown: () => (released ??= release(running.shutdown())),
   };
+}
+
+/** A failed upstream call as the client reads it: the service's words, never a token. */
+function upstreamErrorText(err: unknown): string | undefined {
+  if (!(err instanceof RestError)) return undefined;
+  if (err.status === 0)
+    return `ERR ${err.service} unavailable: ${err.message}; the command was not confirmed, check that the service is running and retry`;
+  return `ERR ${err.service} error (HTTP ${err.status}): ${err.message}`;
 }
 
 /** The readiness of a side port: one upstream call per probe, shared by probes that arrive meanwhile. */

@@ -1,7 +1,7 @@
 // The vector side port: the vector-set commands in front of one Area C index.
 import type { Logger } from '../logger.js';
 import { VectorClient } from '../upstream/vector-client.js';
-import { startSideport, type RunningSideport } from './server.js';
+import { startSideport, type RunningSideport, type SideportOptions } from './server.js';
 import { vectorCommands } from './vector/commands.js';
 
 export interface VectorSideportOptions {
@@ -9,14 +9,24 @@ export interface VectorSideportOptions {
   port: number;
   requirepass?: string;
   allowUnauthenticated?: boolean;
+  /** The listener's own TLS port and certificate, and its limits (maxclients, timeout …): server/table-port.ts. */
+  tls?: SideportOptions['tls'];
+  limits?: SideportOptions['limits'];
   /** The index's REST URL (…/vector/<index> on the local platform). */
   url: string;
   token: string;
+  /** More indexes, of other dimensions: a key lives in the index of its first VADD's dimension. */
+  more?: { url: string; token: string }[];
+  /** How an index of another dimension is added (named in VADD's error for a dimension no index has). */
+  addHint?: string;
   timeoutMs?: number;
 }
 
 export async function startVectorSideport(options: VectorSideportOptions, log: Logger): Promise<RunningSideport> {
-  const client = new VectorClient({ url: options.url, token: options.token, timeoutMs: options.timeoutMs });
+  const clients = [{ url: options.url, token: options.token }, ...(options.more ?? [])].map(
+    (i) => new VectorClient({ url: i.url, token: i.token, timeoutMs: options.timeoutMs }),
+  );
+  const closeAll = async () => void (await Promise.all(clients.map((c) => c.close())));
   try {
     return await startSideport(
       {
@@ -25,16 +35,21 @@ export async function startVectorSideport(options: VectorSideportOptions, log: L
         port: options.port,
         requirepass: options.requirepass,
         allowUnauthenticated: options.allowUnauthenticated,
-        commands: vectorCommands(client),
+        tls: options.tls,
+        limits: options.limits,
+        commands: vectorCommands(clients, options.addHint),
         portFlag: '--vector-port',
-        upstreamInfo: () => [`upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`],
-        onStop: () => client.close(),
-        checkUpstream: async () => void (await client.info()),
+        upstreamInfo: () => [
+          `upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`,
+          ...(options.more ?? []).map((i, k) => `upstream_url_${k + 2}:${new URL(i.url).origin}${new URL(i.url).pathname}`),
+        ],
+        onStop: closeAll,
+        checkUpstream: async () => void (await Promise.all(clients.map((c) => c.info()))),
       },
       log,
     );
   } catch (err) {
-    await client.close();
+    await closeAll();
     throw err;
   }
 }

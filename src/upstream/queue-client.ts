@@ -200,6 +200,25 @@ export class QueueClient {
     return this.rest.call({ method: 'GET', path: '/v2/events', query: filters });
   }
 
+  // ---- Upstash Workflow runs ----
+  notify(eventId: string, data: Buffer, workflowRunId?: string): Promise<Json> {
+    const path =
+      workflowRunId === undefined ? `/v2/notify/${segment(eventId)}` : `/v2/notify/${segment(workflowRunId)}/${segment(eventId)}`;
+    return this.rest.call({ method: 'POST', path, body: data, headers: {} });
+  }
+
+  waiters(eventId: string): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: `/v2/waiters/${segment(eventId)}` });
+  }
+
+  workflowLogs(filters: Filters): Promise<Json> {
+    return this.rest.call({ method: 'GET', path: '/v2/workflows/events', query: filters });
+  }
+
+  cancelWorkflowRuns(workflowRunIds: string[]): Promise<Json> {
+    return this.rest.call({ method: 'DELETE', path: '/v2/workflows/runs', query: { workflowRunIds: workflowRunIds.join(',') } });
+  }
+
   close(): Promise<void> {
     return this.rest.close();
   }

@@ -1,4 +1,4 @@
-// Limits: maxclients, idle timeout, the output-buffer limit for every slow reader, the query-buffer
+// Limits: the idle timeout of a client still sending, the output-buffer limit for every slow reader, the query-buffer
 // limit, a command larger than the upstream's max request size, and a client that pipelines without
 // reading (backpressure: others keep being served). Real platform and proxy, raw sockets as clients.
 import net from 'node:net';
@@ -37,41 +37,9 @@ async function raw(p: RunningProxy): Promise<RawClient> {
 }
 const str = (b: Buffer[]) => b.map((x) => x.toString('latin1'));
 
-describe('--maxclients', () => {
-  it("one client too many gets Redis' error and is closed; a place that frees up is taken again", async () => {
-    const p = await proxy({ maxClients: 2 });
-    const a = await raw(p);
-    const b = await raw(p);
-    expect(str(await a.call(['PING']))).toEqual(['+PONG\r\n']);
-    expect(str(await b.call(['PING']))).toEqual(['+PONG\r\n']);
-    const c = await raw(p);
-    expect((await c.untilClosed()).toString()).toBe('-ERR max number of clients reached\r\n');
-    a.close();
-    await until(() => p.connections() === 1, 'the closed client to be gone');
-    const d = await raw(p);
-    expect(str(await d.call(['PING']))).toEqual(['+PONG\r\n']);
-  });
-});
+// --maxclients and an idle client's --timeout: test/security/ports.test.ts runs them on every port.
 
 describe('--timeout', () => {
-  it('an idle client is closed after the timeout; an active one is not', async () => {
-    const p = await proxy({ idleTimeoutSec: 1 });
-    const idle = await raw(p);
-    const active = await raw(p);
-    const started = Date.now();
-    await idle.call(['PING']);
-    let closed = false;
-    const idleClosed = idle.untilClosed(5000).then(() => (closed = true));
-    // The active client sends a command every 300 ms meanwhile.
-    while (!closed) {
-      expect(str(await active.call(['PING']))).toEqual(['+PONG\r\n']);
-      await Promise.race([idleClosed, new Promise((r) => setTimeout(r, 300))]);
-    }
-    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-    expect(Date.now() - started).toBeLessThan(4000);
-    expect(str(await active.call(['PING']))).toEqual(['+PONG\r\n']);
-  });
-
   it('a client still sending a command, one byte at a time, is not idle (any read counts, as in Redis)', async () => {
     const p = await proxy({ idleTimeoutSec: 1 });
     const idle = await raw(p);

@@ -1,10 +1,17 @@
 // The side ports from the command line: flags and environment variables in --help, configuration
 // errors, the dev stack's banner and ports, and the `vector` / `queue` roles against a real platform.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
+import { makeTestCerts } from '../helpers/certs.js';
+import { DEFAULT_INDEXES } from '../../src/platform/vector/config.js';
 import { startTestPlatform } from '../helpers/platform.js';
+import { RawClient } from '../helpers/stack.js';
 import { runRespgate, startRespgate, stopRespgate } from '../helpers/respgate-cli.js';
+
+const run = promisify(execFile);
 
 describe('help and configuration errors', () => {
   it('dev --help lists the side-port flags with their environment variables; vector and queue roles exist', async () => {
@@ -55,6 +62,15 @@ describe('help and configuration errors', () => {
     expect(badIndex.stderr).toContain(
       "--vector-index 'nope' is not an index of the local platform; choose one of dense, dense-data, sparse, hybrid (or add it with --vector-config)",
     );
+    const tlsNoCert = await runRespgate(
+      ['vector', '--vector-url', 'http://127.0.0.1:1/vector/dense', '--vector-token', 't', '--vector-tls-port', '7000'],
+      clean,
+    );
+    expect(tlsNoCert.stderr).toContain(
+      'configuration error: --vector-tls-port needs --vector-tls-cert-file and --vector-tls-key-file (PEM files)',
+    );
+    const badMax = await runRespgate(['dev', '--queue-maxclients', '0'], clean);
+    expect(badMax.stderr).toContain('configuration error: --queue-maxclients must be at least 1');
     const badPort = await runRespgate(['dev', '--vector-port', 'lots'], clean);
     expect(badPort.stderr).toContain("--vector-port must be a TCP port number from 0 to 65535, got 'lots'");
   });
@@ -63,7 +79,9 @@ describe('help and configuration errors', () => {
 describe('running', () => {
   let platform: RunningPlatform;
   beforeAll(async () => {
-    platform = await startTestPlatform();
+    platform = await startTestPlatform({
+      vectorIndexes: [...DEFAULT_INDEXES, { name: 'tiny', type: 'DENSE', dimension: 2, similarityFunction: 'COSINE' }],
+    });
   });
   afterAll(async () => {
     await platform?.stop();
@@ -91,8 +109,11 @@ describe('running', () => {
       expect(metrics).toMatch(/^respgate_queue_sideport_commands_total \d+$/m);
       const v = new IORedis({ port: vector });
       const q = new IORedis({ port: queue });
-      // The dev stack's vector side port serves the 384-dimension "dense" index.
-      expect(await v.call('VADD', 'k', 'VALUES', '2', '1', '2', 'a').catch((e: Error) => e.message)).toMatch(/got 2 but set has 384/);
+      // The dev stack's vector side port serves the 384-dimension "dense" index; a key of 2 dimensions
+      // needs an index of 2 (the error names the flag).
+      expect(await v.call('VADD', 'k', 'VALUES', '2', '1', '2', 'a').catch((e: Error) => e.message)).toBe(
+        "ERR no vector index of dimension 2 for the new key: this side port's indexes have 384 dimensions; add an index of 2 dimensions with --vector-index <name> (an index of that dimension, added with --vector-config)",
+      );
       expect(Object.keys(Object.fromEntries(chunk((await q.call('QKEYS', 'GET')) as string[])))).toEqual(['current', 'next']);
       v.disconnect();
       q.disconnect();
@@ -114,10 +135,41 @@ describe('running', () => {
     }
   });
 
+  it('`respgate vector` takes its own TLS listener and limits from flags and RESPGATE_VECTOR_* variables', async () => {
+    const certs = makeTestCerts();
+    const vec = await startRespgate(
+      ['vector', '--vector-port', '0', '--vector-tls-port', '0', '--vector-tls-auth-clients', 'no'],
+      /vector side port ready/,
+      {
+        RESPGATE_VECTOR_URL: `${platform.url}/vector/dense`,
+        RESPGATE_VECTOR_TOKEN: platform.token,
+        RESPGATE_VECTOR_TLS_CERT_FILE: certs.serverCertFile,
+        RESPGATE_VECTOR_TLS_KEY_FILE: certs.serverKeyFile,
+        RESPGATE_VECTOR_MAXCLIENTS: '1',
+      },
+    );
+    try {
+      const port = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(vec.output)![1]);
+      const tlsPort = Number(/rediss:\/\/127\.0\.0\.1:(\d+)/.exec(vec.output)![1]);
+      const cli = await run('redis-cli', ['--tls', '--cacert', certs.caFile, '-p', String(tlsPort), 'ECHO', 'tls']);
+      expect(cli.stdout.trim()).toBe('tls');
+      const first = await RawClient.connect(port);
+      expect((await first.call(['PING']))[0].toString()).toBe('+PONG\r\n');
+      const second = await RawClient.connect(port);
+      expect((await second.untilClosed()).toString()).toBe('-ERR max number of clients reached\r\n');
+      first.close();
+    } finally {
+      await stopRespgate(vec.child);
+      certs.remove();
+    }
+  });
+
   it('`respgate vector` and `respgate queue` serve a remote platform given by URL and token (env vars)', async () => {
     const vec = await startRespgate(['vector', '--vector-port', '0', '--requirepass', 'pw'], /vector side port ready/, {
       RESPGATE_VECTOR_URL: `${platform.url}/vector/dense`,
       RESPGATE_VECTOR_TOKEN: platform.token,
+      // A second index, of 2 dimensions (entries separated by spaces; without a token: --vector-token's).
+      RESPGATE_VECTOR_INDEX: `${platform.url}/vector/tiny`,
     });
     const que = await startRespgate(['queue', '--queue-port', '0'], /queue side port ready/, {
       QSTASH_URL: `${platform.url}/queue`,
@@ -129,6 +181,9 @@ describe('running', () => {
       const qport = Number(/redis:\/\/127\.0\.0\.1:(\d+)/.exec(que.output)![1]);
       const v = new IORedis({ port: vport, password: 'pw' });
       expect(await v.call('VCARD', 'nothing')).toBe(0);
+      expect(await v.call('VADD', 'small', 'VALUES', '2', '1', '2', 'a')).toBe(1);
+      expect(await v.call('VDIM', 'small')).toBe(2);
+      await v.call('DEL', 'small');
       v.disconnect();
       const q = new IORedis({ port: qport });
       expect(await q.call('QQUEUE', 'LIST')).toEqual([]);

@@ -28,7 +28,7 @@ describe.each([2, 3] as const)('node-redis vector-set API, RESP%i', (RESP) => {
       expect(await client.vAdd(key, [1, 1], 'pt:A')).toBe(true);
       expect(await client.vAdd(key, [-1, -1], 'pt:B')).toBe(true);
       expect(await client.vAdd(key, [-1, 1], 'pt:C', { SETATTR: { name: 'C' } })).toBe(true);
-      expect(await client.vAdd(key, [1, -1], 'pt:D', { CAS: true, QUANT: 'Q8' as never, EF: 100, M: 8 })).toBe(true);
+      expect(await client.vAdd(key, [1, -1], 'pt:D', { CAS: true, QUANT: 'Q8' as never, EF: 100, M: 16 })).toBe(true);
       await expect(client.vAdd(key, [1, -1], 'pt:X', { QUANT: 'NOQUANT' as never })).rejects.toThrow(/quantization mismatch/);
       expect(await client.vAdd(key, [1, 0], 'pt:E')).toBe(true);
       expect(await client.vAdd(key, [1, 0.5], 'pt:E')).toBe(false);

@@ -10,11 +10,10 @@ import { breaches, buildGraph, findCycles, importsOf, reachable, type RoomRule }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-// Cycles known today and tolerated until the change that removes them lands. Only this one:
-// sideports/command-spec.ts imports the concrete side-port Connection class for `Call.conn`. It goes
-// away with the one connection core of issue 20 (branch `server`): empty this list when that lands.
-// A cycle listed here that no longer exists fails the test too, so the list cannot go stale.
-const KNOWN_CYCLES = ['src/sideports/command-spec.ts → src/sideports/connection.ts'];
+// Cycles known today and tolerated until the change that removes them lands. None now: the one
+// connection core of issue 20 removed the sideports/command-spec.ts → connection.ts cycle. A cycle
+// listed here that no longer exists fails the test too, so the list cannot go stale.
+const KNOWN_CYCLES: string[] = [];
 
 const HTTP = new Set(['undici', 'node:http', 'node:https', 'http', 'https', 'node:http2', 'http2']);
 const SOCKETS = new Set(['node:net', 'node:tls', 'net', 'tls', 'node:dgram', 'dgram']);
@@ -33,6 +32,11 @@ const RULES: RoomRule[] = [
     why: 'sideports/ reach the platform only over HTTP through upstream/',
   },
   {
+    room: 'src/server/',
+    forbidden: (t) => t.startsWith('src/proxy/') || t.startsWith('src/sideports/') || t.startsWith('src/platform/'),
+    why: 'server/ is the core beneath every port: it never imports a port (proxy/, sideports/) or the platform',
+  },
+  {
     room: 'src/platform/',
     forbidden: (t) => t.startsWith('src/proxy/') || t.startsWith('src/sideports/'),
     why: 'platform/ never imports proxy/ or sideports/',
@@ -44,7 +48,10 @@ describe('the import graph of src/', () => {
 
   it('is read whole: every module of src/proxy and its imports are seen', () => {
     expect(graph.edges.size).toBeGreaterThan(50);
-    expect(graph.edges.get('src/proxy/server.ts')).toEqual(expect.arrayContaining(['node:net', 'src/proxy/session.ts', 'src/config.ts']));
+    expect(graph.edges.get('src/proxy/server.ts')).toEqual(
+      expect.arrayContaining(['src/server/listener.ts', 'src/proxy/session.ts', 'src/config.ts']),
+    );
+    expect(graph.edges.get('src/server/listener.ts')).toEqual(expect.arrayContaining(['node:net', 'node:tls']));
     // Every relative import resolves to a module of src/ (a typo or a moved file would hide edges).
     for (const [module, targets] of graph.edges) {
       for (const t of targets)
@@ -66,13 +73,22 @@ describe('the import graph of src/', () => {
     expect(breaches(graph, RULES)).toEqual([]);
   });
 
+  it("every RESP listener and connection is server/'s: proxy/ and sideports/ import no socket module themselves", () => {
+    const direct = [...graph.edges]
+      .filter(([m]) => m.startsWith('src/proxy/') || m.startsWith('src/sideports/'))
+      .flatMap(([m, targets]) => targets.filter((t) => SOCKETS.has(t)).map((t) => `${m} → ${t}`));
+    expect(direct).toEqual([]);
+    // And sideports/ hold no connection handling of their own.
+    expect(existsSync(path.join(root, 'src/sideports/connection.ts'))).toBe(false);
+  });
+
   it('in proxy/, only server.ts imports session.ts', () => {
     const importers = [...graph.edges].filter(([, targets]) => targets.includes('src/proxy/session.ts')).map(([m]) => m);
     expect(importers).toEqual(['src/proxy/server.ts']);
   });
 
-  it('proxy/ holds no module state: no top-level let/var, no WeakMap or Map filled from outside', () => {
-    const dir = path.join(root, 'src/proxy');
+  it.each(['src/proxy', 'src/server'])('%s holds no module state: no top-level let/var, no WeakMap or Map filled from outside', (room) => {
+    const dir = path.join(root, room);
     const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
     expect(files.length).toBeGreaterThan(10);
     for (const f of files) {

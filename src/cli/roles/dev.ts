@@ -9,6 +9,7 @@ import { startQueueSideport } from '../../sideports/queue-port.js';
 import type { RunningSideport } from '../../sideports/server.js';
 import { startVectorSideport } from '../../sideports/vector-port.js';
 import { sideportBanner, stackBanner } from '../banner.js';
+import { listenerSettings } from '../listener-settings.js';
 import { FLAG, type DevFlags } from '../options.js';
 import { platformConfig } from '../platform-config.js';
 import { proxyConfig, requirepassOf } from '../proxy-config.js';
@@ -37,12 +38,12 @@ export async function run(flags: DevFlags): Promise<void> {
     await platform.stop();
     throw err;
   }
-  const sideportLines = sideportBanner(sideports, sideportPlan.requirepass, sideportPlan.vectorIndex);
+  const sideportLines = sideportBanner(sideports, sideportPlan.requirepass, sideportPlan.vectorIndexes.join(', '));
   const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(stackBanner(platform, flags.redisUrl, proxy, sideportPlan.requirepass, sideportLines) + '\n');
   await signalled;
-  for (const s of sideports) await s.stop();
-  await proxy.shutdown();
+  // SIGTERM: every RESP port finishes the replies it owes (server/listener.ts), side ports included.
+  await Promise.all([...sideports.map((s) => s.shutdown()), proxy.shutdown()]);
   await platform.stop();
 }
 
@@ -52,12 +53,15 @@ interface DevSideportPlan {
   allowUnauthenticated: boolean;
   timeoutMs: number;
   vectorPort?: number;
-  vectorIndex: string;
+  /** The first is the default index; the others add dimensions (a key goes to its dimension's index). */
+  vectorIndexes: string[];
   vectorToken: string;
   queuePort?: number;
   queueToken: string;
   accountEmail: string;
   accountKey: string;
+  vectorListener: ReturnType<typeof listenerSettings>;
+  queueListener: ReturnType<typeof listenerSettings>;
 }
 
 /** Reads the flags before the platform starts, and fixes the account credentials both sides will use. */
@@ -65,9 +69,10 @@ function devSideportPlan(f: DevFlags, config: PlatformConfig): DevSideportPlan {
   config.accountEmail ??= 'dev@respgate.local';
   config.accountKey ??= generateToken();
   const indexes = (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name);
-  if (f.vectorPort !== 'off' && !indexes.includes(f.vectorIndex)) {
+  const unknown = f.vectorIndex.find((name) => !indexes.includes(name));
+  if (f.vectorPort !== 'off' && unknown !== undefined) {
     throw new ConfigError(
-      `${FLAG.vectorIndex} '${f.vectorIndex}' is not an index of the local platform; choose one of ${indexes.join(', ')} (or add it with ${FLAG.vectorConfig})`,
+      `${FLAG.vectorIndex} '${unknown}' is not an index of the local platform; choose one of ${indexes.join(', ')} (or add it with ${FLAG.vectorConfig})`,
     );
   }
   return {
@@ -76,12 +81,14 @@ function devSideportPlan(f: DevFlags, config: PlatformConfig): DevSideportPlan {
     allowUnauthenticated: f.allowUnauthenticated,
     timeoutMs: f.upstreamTimeout,
     vectorPort: f.vectorPort === 'off' ? undefined : f.vectorPort,
-    vectorIndex: f.vectorIndex,
+    vectorIndexes: [...new Set(f.vectorIndex)],
     vectorToken: config.vectorToken ?? config.token,
     queuePort: f.queuePort === 'off' ? undefined : f.queuePort,
     queueToken: config.queueToken ?? config.token,
     accountEmail: config.accountEmail,
     accountKey: config.accountKey,
+    vectorListener: listenerSettings(f, 'vector'),
+    queueListener: listenerSettings(f, 'queue'),
   };
 }
 
@@ -95,13 +102,25 @@ async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatfor
   };
   try {
     if (plan.vectorPort !== undefined) {
-      const url = `${platform.url}/vector/${plan.vectorIndex}`;
-      started.push(await startVectorSideport({ ...listener, port: plan.vectorPort, url, token: plan.vectorToken }, log));
+      const [url, ...more] = plan.vectorIndexes.map((name) => `${platform.url}/vector/${name}`);
+      const vector = {
+        ...listener,
+        ...plan.vectorListener,
+        port: plan.vectorPort,
+        url,
+        token: plan.vectorToken,
+        more: more.map((u) => ({ url: u, token: plan.vectorToken })),
+        addHint: `${FLAG.vectorIndex} <name> (an index of that dimension, added with ${FLAG.vectorConfig})`,
+      };
+      started.push(await startVectorSideport(vector, log));
     }
     if (plan.queuePort !== undefined) {
       const account = { url: `${platform.url}/account/v2`, email: plan.accountEmail, apiKey: plan.accountKey };
       started.push(
-        await startQueueSideport({ ...listener, port: plan.queuePort, url: `${platform.url}/queue`, token: plan.queueToken, account }, log),
+        await startQueueSideport(
+          { ...listener, ...plan.queueListener, port: plan.queuePort, url: `${platform.url}/queue`, token: plan.queueToken, account },
+          log,
+        ),
       );
     }
     return started;

@@ -4,6 +4,7 @@ import { ConfigError } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { startQueueSideport } from '../../sideports/queue-port.js';
 import { ENV, FLAG, type QueueRoleFlags } from '../options.js';
+import { listenerSettings } from '../listener-settings.js';
 import { requirepassOf } from '../proxy-config.js';
 import { restUrl, serveSideportRole } from './sideport.js';
 
@@ -30,6 +31,7 @@ export async function run(f: QueueRoleFlags): Promise<void> {
       token,
       account,
       timeoutMs: f.upstreamTimeout,
+      ...listenerSettings(f, 'queue'),
     },
     log,
   );

@@ -39,10 +39,11 @@ function roleHelpLines(s: RunningSideport, f: SideportFlags): string {
 export async function serveSideportRole(s: RunningSideport, f: SideportFlags, ready: string): Promise<void> {
   const ops = await startOrStop(s, () => sideportOperations(s, f));
   const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
-  process.stdout.write(`respgate ${VERSION}: ${ready}\n${roleHelpLines(s, f)}\n${ops.line}`);
+  const tls = s.tlsPort !== undefined ? ` (TLS: rediss://${s.host}:${s.tlsPort})` : '';
+  process.stdout.write(`respgate ${VERSION}: ${ready}${tls}\n${roleHelpLines(s, f)}\n${ops.line}`);
   await signalled;
   await ops.stop();
-  await s.stop();
+  await s.shutdown();
 }
 
 /** Runs `next`; when it fails (a busy metrics port), the side port stops so the process can exit. */

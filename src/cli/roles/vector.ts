@@ -3,6 +3,7 @@ import { ConfigError } from '../../config.js';
 import { createLogger } from '../../logger.js';
 import { startVectorSideport } from '../../sideports/vector-port.js';
 import { ENV, FLAG, type VectorRoleFlags } from '../options.js';
+import { listenerSettings } from '../listener-settings.js';
 import { requirepassOf } from '../proxy-config.js';
 import { restUrl, serveSideportRole } from './sideport.js';
 
@@ -19,7 +20,10 @@ export async function run(f: VectorRoleFlags): Promise<void> {
       allowUnauthenticated: f.allowUnauthenticated,
       url,
       token,
+      more: (f.vectorIndex ?? []).map((i) => ({ url: restUrl(i.url, FLAG.vectorIndex, ENV.vectorIndex), token: i.token ?? token })),
+      addHint: `${FLAG.vectorIndex} URL[,TOKEN] (an index of that dimension)`,
       timeoutMs: f.upstreamTimeout,
+      ...listenerSettings(f, 'vector'),
     },
     log,
   );

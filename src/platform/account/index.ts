@@ -1,10 +1,10 @@
 // Area A, account management of the queue instance (at /account/v2 on the platform's HTTP port,
 // like the real Developer API's https://api.upstash.com/v2). HTTP Basic email:key. The spec's
 // /queue/... paths and the real API's /qstash/... paths are the same operations.
-import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { Redis } from 'ioredis';
 import { generateToken } from '../../config.js';
+import { safeEqual } from '../../safe-equal.js';
 import { BodyTooLargeError, readBody } from '../http-body.js';
 import type { AreaContext, AreaServer } from '../area.js';
 import { Billing } from './billing.js';
@@ -36,9 +36,7 @@ export async function startAccountArea(ctx: AreaContext): Promise<AreaServer> {
   const authorized = (req: http.IncomingMessage): boolean => {
     const auth = req.headers.authorization ?? '';
     if (!auth.startsWith('Basic ')) return false;
-    const given = Buffer.from(Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8'));
-    const expected = Buffer.from(`${email}:${key}`);
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    return safeEqual(Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8'), `${email}:${key}`);
   };
 
   async function route(req: http.IncomingMessage, path: string): Promise<unknown> {

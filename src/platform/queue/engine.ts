@@ -13,6 +13,7 @@ import { flatHeaders, logFields, messageView, type QueuedMessage } from './messa
 import type { NamedQueue, QueueRecords, LogEvent } from './records.js';
 import { defaultBackoffMs, retryDelayMs } from './retry-delay.js';
 import type { Signer } from './signer.js';
+import type { WorkflowRuns } from './workflow-runs.js';
 
 export const BULL_PREFIX = 'respgate:bull';
 const DEFAULT_QUEUE = 'deliveries';
@@ -40,6 +41,8 @@ export interface EngineDeps {
   /** Multiplies the default backoff (development: 0.001 turns 12 s into 12 ms). */
   backoffScale: number;
   concurrency: number;
+  /** Upstash Workflow runs: step lists delivered, runs failed (workflow-runs.ts). */
+  workflows?: WorkflowRuns;
 }
 
 /** A failed attempt that will be retried after `delayMs` (read by the backoff strategy). */
@@ -277,9 +280,14 @@ export class Engine {
     const m = job.data;
     // Attempts of a named-queue message are counted in its data (it retries in its slot, not as a BullMQ attempt).
     const retried = job.attemptsMade + (m.retried ?? 0);
-    const body = Buffer.from(m.bodyBase64, 'base64');
+    let body: Buffer = Buffer.from(m.bodyBase64, 'base64');
+    // A workflow step is delivered with its run's step list (and the run's headers); one of a run that is over is dropped.
+    const wf = await this.deps.workflows?.delivery(m);
+    if (wf === 'skip') return this.event(m, 'CANCELLED');
+    if (wf?.body) body = wf.body;
     this.event(m, 'ACTIVE');
-    const outcome = await this.deps.deliverer.attempt(m.url, m.method, this.deliveryHeaders(m, retried, body), body, m.timeoutMs);
+    const headers = { ...this.deliveryHeaders(m, retried, body), ...wf?.headers };
+    const outcome = await this.deps.deliverer.attempt(m.url, m.method, headers, body, m.timeoutMs);
     const status = outcome.response?.status;
     if (status !== undefined && status >= 200 && status < 300) {
       if (m.callback) await this.publishCallback(m, 'callback', outcome, retried);
@@ -317,6 +325,7 @@ export class Engine {
     );
     if (m.scheduleId) await this.deps.records.scheduleMessageDone(m.scheduleId, m.messageId, 'FAIL');
     if (m.failureCallback) await this.publishCallback(m, 'failure-callback', outcome, retried, dlqId);
+    await this.deps.workflows?.fail(m, dlqId);
     this.event(m, 'FAILED', { ...failed, error: nonRetryable ? `${error} (Upstash-NonRetryable-Error)` : error });
   }
 
@@ -375,7 +384,9 @@ export class Engine {
       createdAt: String(m.createdAt),
       ...(m.scheduleId ? { scheduleId: m.scheduleId } : {}),
       callerIP: m.callerIp,
+      ...(await this.workflowFields(m, kind)),
     };
+    const workflow = kind === 'callback' ? settings.workflow : (settings.workflow ?? m.workflow);
     const now = Date.now();
     const message: QueuedMessage = {
       messageId,
@@ -392,9 +403,18 @@ export class Engine {
       callerIp: m.callerIp,
       labels: m.labels,
       sourceMessageId: m.messageId,
+      ...(workflow ? { workflow: { ...workflow, init: false, callType: kind === 'callback' ? 'fromCallback' : 'failureCall' } } : {}),
     };
     await this.add([message]);
     this.event(message, 'CREATED');
+  }
+
+  /** A workflow step's failure callback names its run, and its sourceBody is the run's initial payload (what the failure function reads). */
+  private async workflowFields(m: QueuedMessage, kind: 'callback' | 'failure-callback'): Promise<Record<string, string>> {
+    if (kind !== 'failure-callback' || m.workflow?.callType !== 'step') return {};
+    const run = await this.deps.workflows?.get(m.workflow.runId);
+    if (!run) return { workflowRunId: m.workflow.runId };
+    return { workflowRunId: run.workflowRunId, workflowCreatedAt: String(run.createdAt), sourceBody: run.initialBodyBase64 };
   }
 
   event(m: QueuedMessage, state: string, extra: Partial<LogEvent> = {}): void {

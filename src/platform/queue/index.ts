@@ -13,6 +13,7 @@ import { QueueRecords } from './records.js';
 import { QueueRoutes } from './routes.js';
 import { Schedules } from './schedules.js';
 import { Signer } from './signer.js';
+import { WorkflowRuns } from './workflow-runs.js';
 
 export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   const { config, log, internalEndpoint: ep } = ctx;
@@ -35,6 +36,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   const deliverer = new Deliverer(config.maxRequestSize);
   const flow = new FlowControl(redis);
   const concurrency = config.queueConcurrency ?? 200;
+  const workflows = new WorkflowRuns(redis);
   const engine = new Engine({
     connection,
     records,
@@ -45,12 +47,14 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
     log,
     backoffScale: config.queueBackoffScale ?? 1,
     concurrency,
+    workflows,
   });
   await engine.start(await records.listQueues());
-  const publisher = new Publisher(records, engine, billing);
+  const publisher = new Publisher(records, engine, billing, workflows);
   const schedules = new Schedules(connection, records, publisher, log);
   const routes = new QueueRoutes({
     token: () => config.queueToken || config.token,
+    readonlyToken: () => config.readonlyToken,
     records,
     engine,
     publisher,
@@ -64,6 +68,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
       signer.setKey(keys.current);
       return keys;
     },
+    workflows,
   });
 
   return {
@@ -73,6 +78,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
       '  Paste into your shell (@upstash/qstash reads them: new Client(), new Receiver()):',
       `    export QSTASH_URL=${ctx.baseUrl()}/queue`,
       `    export QSTASH_TOKEN=${config.queueToken || config.token}`,
+      `    # read-only token (GET only): ${config.readonlyToken}`,
       `    export QSTASH_CURRENT_SIGNING_KEY=${keys.current}`,
       `    export QSTASH_NEXT_SIGNING_KEY=${keys.next}`,
       '',

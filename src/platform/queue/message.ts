@@ -1,6 +1,6 @@
 // A message as the engine keeps it (the data of its BullMQ job) and as the API shows it.
 import type { FlowControlSetting } from './flow-control-value.js';
-import type { CallbackSettings, HeaderMap } from './publish-options.js';
+import type { CallbackSettings, HeaderMap, WorkflowTag } from './publish-options.js';
 import { bodyFields, redacted, redactHeaders, type Redaction } from './redact.js';
 
 export type MessageKind = 'message' | 'callback' | 'failure-callback';
@@ -35,6 +35,8 @@ export interface QueuedMessage {
   retried?: number;
   /** For callback messages: the message whose response they carry. */
   sourceMessageId?: string;
+  /** The Upstash Workflow run the message belongs to (workflow-runs.ts). */
+  workflow?: WorkflowTag;
 }
 
 /** The message record of GET /v2/messages/{id} (and the base of a DLQ record). */

@@ -28,6 +28,20 @@ export interface DeliverySettings {
 
 export interface CallbackSettings extends DeliverySettings {
   url: string;
+  /** Upstash-Callback-Workflow-* (or -Failure-Callback-Workflow-*): the callback belongs to a workflow run. */
+  workflow?: WorkflowTag;
+}
+
+/**
+ * The Upstash-Workflow-* headers the @upstash/workflow SDK puts on its publishes: the message
+ * belongs to a run. `callType` is `step` (a step result for the workflow URL), `toCallback` (a
+ * context.call to a third party), `fromCallback` (its answer) or `failureCall`.
+ */
+export interface WorkflowTag {
+  runId: string;
+  url: string;
+  init: boolean;
+  callType: string;
 }
 
 export interface PublishOptions extends DeliverySettings {
@@ -44,6 +58,9 @@ export interface PublishOptions extends DeliverySettings {
   flowControl?: FlowControlSetting;
   /** Upstash-Redact-Fields: what the API shows redacted. */
   redact?: Redaction;
+  workflow?: WorkflowTag;
+  /** Whether Upstash-Retries was given (a workflow step without it takes its run's). */
+  retriesGiven: boolean;
 }
 
 /** Header names never forwarded by Upstash-Header-Forward: transport and credentials. */
@@ -162,6 +179,20 @@ export function readPublishOptions(h: PublishHeaders): PublishOptions {
     queueName: h.get('upstash-queue-name'),
     flowControl: readFlowControl(h.get('upstash-flow-control-key'), h.get('upstash-flow-control-value')),
     redact: readRedaction(h.get('upstash-redact-fields')),
+    workflow: readWorkflowTag(h, 'Upstash-Workflow-'),
+    retriesGiven: h.get('upstash-retries') !== undefined,
+  };
+}
+
+/** The run a message (or its callback) belongs to, from `<prefix>RunId`, `-Init`, `-Url`, `-CallType`. */
+function readWorkflowTag(h: PublishHeaders, prefix: string, fallbackUrl = ''): WorkflowTag | undefined {
+  const runId = h.get(`${prefix}RunId`);
+  if (!runId) return undefined;
+  return {
+    runId,
+    url: h.get(`${prefix}Url`) ?? fallbackUrl,
+    init: h.get(`${prefix}Init`) === 'true',
+    callType: h.get(`${prefix}CallType`) ?? 'step',
   };
 }
 
@@ -175,7 +206,8 @@ function readCallback(h: PublishHeaders, kind: 'Callback' | 'Failure-Callback', 
   checkUrl(url, `Upstash-${kind}`);
   const header = h.prefixed(`Upstash-${kind}-Forward-`);
   const settings = readDelivery(h, `${kind}-`, header, retries);
-  return { url, ...settings };
+  const workflow = readWorkflowTag(h, `Upstash-${kind}-Workflow-`, url);
+  return { url, ...settings, ...(workflow ? { workflow } : {}) };
 }
 
 function readDelivery(h: PublishHeaders, infix: string, header: HeaderMap, defaultRetries = DEFAULT_RETRIES): DeliverySettings {

@@ -9,6 +9,7 @@ import { newId } from './ids.js';
 import type { QueuedMessage } from './message.js';
 import { checkUrl, PublishHeaders, readPublishOptions, type PublishOptions } from './publish-options.js';
 import type { QueueRecords } from './records.js';
+import type { WorkflowRuns } from './workflow-runs.js';
 
 export interface PublishRequest {
   /** A destination URL or a URL group name. */
@@ -39,6 +40,8 @@ export interface Prepared {
   messages: QueuedMessage[];
   dedupKey?: string;
   queueName?: string;
+  /** Upstash-Retries was given (a workflow step without it takes its run's retries). */
+  retriesGiven?: boolean;
 }
 
 export class Publisher {
@@ -46,6 +49,7 @@ export class Publisher {
     private readonly records: QueueRecords,
     private readonly engine: Engine,
     private readonly billing: Billing,
+    private readonly workflows?: WorkflowRuns,
   ) {}
 
   /** `group` tells whether the answer is an array (URL group) or one object (URL). */
@@ -103,9 +107,16 @@ export class Publisher {
       ...(options.failureCallback ? { failureCallback: options.failureCallback } : {}),
       ...(options.flowControl ? { flowControl: options.flowControl } : {}),
       ...(options.redact ? { redact: options.redact } : {}),
+      ...(options.workflow ? { workflow: options.workflow } : {}),
     }));
     const dedupKey = deduplicationKey(options, req.destination, options.header, req.body);
-    return { group: topicName !== undefined, messages, ...(dedupKey ? { dedupKey } : {}), ...(queueName ? { queueName } : {}) };
+    return {
+      group: topicName !== undefined,
+      messages,
+      ...(dedupKey ? { dedupKey } : {}),
+      ...(queueName ? { queueName } : {}),
+      retriesGiven: options.retriesGiven,
+    };
   }
 
   /**
@@ -116,6 +127,7 @@ export class Publisher {
   async commit(items: Prepared[]): Promise<Published[]> {
     const answers: Published[] = [];
     const fresh: QueuedMessage[] = [];
+    const freshItems: Prepared[] = [];
     const claimed: string[] = [];
     try {
       for (const it of items) {
@@ -129,8 +141,11 @@ export class Publisher {
           claimed.push(it.dedupKey);
         }
         fresh.push(...it.messages);
+        freshItems.push(it);
         answers.push({ group: it.group, results });
       }
+      // Workflow runs: a trigger creates its run, a step of an ended run is refused (before any charge).
+      if (this.workflows) for (const it of freshItems) await this.workflows.admit(it.messages, it.retriesGiven ?? false);
       const refused = await this.billing.charge(fresh.length);
       if (refused) throw new QueueError(402, refused);
       for (const name of new Set(fresh.map((m) => m.queueName).filter((q): q is string => q !== undefined))) await this.ensureQueue(name);

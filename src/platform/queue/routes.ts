@@ -1,8 +1,8 @@
 // The queue area's HTTP API (paths under /queue): /v2/publish, /v2/enqueue, /v2/batch, /v2/topics,
 // /v2/messages, /v2/queues, /v2/dlq, /v2/schedules, /v2/events (/v2/logs), /v2/keys, /v2/flowControl,
-// /v2/globalParallelism. Request and
+// /v2/globalParallelism, and Upstash Workflow's /v2/workflows, /v2/wait, /v2/notify, /v2/waiters. Request and
 // response shapes follow the real service and its official SDK (@upstash/qstash).
-import { timingSafeEqual } from 'node:crypto';
+import { safeEqual } from '../../safe-equal.js';
 import type http from 'node:http';
 import { BodyTooLargeError, readBody } from '../http-body.js';
 import { callerIp, destinationOf, rawHeaderPairs, readJson, send, urlResult, type Call } from './http-exchange.js';
@@ -20,9 +20,13 @@ import { checkUrl, PublishHeaders, readPublishOptions } from './publish-options.
 import { checkQueueName, type Publisher } from './publisher.js';
 import type { DlqEntry, LogEvent, QueueRecords, ScheduleRecord, UrlGroup } from './records.js';
 import type { Schedules } from './schedules.js';
+import { workflowRoute } from './workflow-routes.js';
+import type { WorkflowRuns } from './workflow-runs.js';
 
 export interface RouteDeps {
   token: () => string;
+  /** The read-only token (GET only), when there is one. */
+  readonlyToken?: () => string;
   records: QueueRecords;
   engine: Engine;
   publisher: Publisher;
@@ -32,10 +36,24 @@ export interface RouteDeps {
   keys: () => { current: string; next: string };
   flowControl: FlowControlRouteDeps;
   rotateKeys: () => Promise<{ current: string; next: string }>;
+  workflows: WorkflowRuns;
 }
 
 const UNAUTHORIZED =
   'Unauthorized: the token is missing or invalid; send Authorization: Bearer <QSTASH_TOKEN> (or ?qstash_token=<QSTASH_TOKEN> on a publish)';
+
+/**
+ * The read-only token (the service's "read-only token": logs, messages, schedules… but no publish,
+ * no creation, no change) may only read. **Choice**: the signing keys are not readable with it
+ * (they let whoever holds them forge deliveries).
+ */
+function checkReadOnly(method: string, parts: string[]): void {
+  if (method === 'GET' && parts[1] !== 'keys') return;
+  throw new QueueError(
+    403,
+    `Forbidden: the read-only token can only read (GET) and not the signing keys; ${method} /${parts.join('/')} needs QSTASH_TOKEN`,
+  );
+}
 
 export class QueueRoutes {
   constructor(private readonly d: RouteDeps) {}
@@ -43,9 +61,11 @@ export class QueueRoutes {
   async handle(req: http.IncomingMessage, res: http.ServerResponse, path: string, rawQuery: string): Promise<void> {
     const query = new URLSearchParams(rawQuery);
     try {
-      if (!this.authorized(req, query)) throw new QueueError(401, UNAUTHORIZED);
+      const access = this.access(req, query);
+      if (!access) throw new QueueError(401, UNAUTHORIZED);
       const parts = path.split('/').filter((p, i) => i > 0 || p !== '');
       if (parts[0] === '') parts.shift();
+      if (access === 'readonly') checkReadOnly(req.method ?? 'GET', parts);
       await this.route({ req, res, parts, query, rawPath: path, rawQuery });
     } catch (err) {
       if (err instanceof QueueError) return send(res, err.status, { error: err.message });
@@ -58,13 +78,14 @@ export class QueueRoutes {
     }
   }
 
-  private authorized(req: http.IncomingMessage, query: URLSearchParams): boolean {
+  /** Which token the request carries: the queue token (full access), the read-only token, or none. */
+  private access(req: http.IncomingMessage, query: URLSearchParams): 'full' | 'readonly' | undefined {
     const auth = req.headers.authorization;
     const given = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : (query.get('qstash_token') ?? query.get('queue_token'));
-    if (!given) return false;
-    const a = Buffer.from(given);
-    const b = Buffer.from(this.d.token());
-    return a.length === b.length && timingSafeEqual(a, b);
+    if (!given) return undefined;
+    if (safeEqual(given, this.d.token())) return 'full';
+    const readonly = this.d.readonlyToken?.();
+    return readonly && safeEqual(given, readonly) ? 'readonly' : undefined;
   }
 
   private async route(c: Call): Promise<void> {
@@ -102,6 +123,14 @@ export class QueueRoutes {
       case 'globalParallelism':
         if (method === 'GET' && !a) return globalParallelism(this.d.flowControl, c);
         break;
+      case 'workflows':
+      case 'wait':
+      case 'notify':
+      case 'waiters': {
+        const deps = { runs: this.d.workflows, publisher: this.d.publisher, engine: this.d.engine, maxBodySize: this.d.maxBodySize };
+        if (await workflowRoute(deps, c, method, parts)) return;
+        break;
+      }
       case 'keys':
         if (method === 'GET' && !a) return send(c.res, 200, this.d.keys());
         if (method === 'POST' && a === 'rotate') return send(c.res, 200, await this.d.rotateKeys());

@@ -1,7 +1,7 @@
 // HTTP face of the vector area: /vector/<index>/<operation>[/<namespace>], bearer tokens (Standard and
 // Read Only), methods, JSON bodies and the service's error shape {"error": "...", "status": n}.
 import type http from 'node:http';
-import { timingSafeEqual } from 'node:crypto';
+import { safeEqual } from '../../safe-equal.js';
 import { readBody, BodyTooLargeError } from '../http-body.js';
 import { VectorError, type VectorIndex } from './vector-index.js';
 
@@ -52,12 +52,6 @@ export function sendJson(res: http.ServerResponse, status: number, value: unknow
 
 export function sendError(res: http.ServerResponse, status: number, message: string): void {
   sendJson(res, status, { error: message, status });
-}
-
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export class VectorHttpApi {
@@ -148,8 +142,8 @@ export class VectorHttpApi {
       req.resume();
       throw new VectorError(401, 'Unauthorized: send the index token as "Authorization: Bearer <token>"');
     }
-    if (sameToken(m[1], tokens.token)) return 'write';
-    if (sameToken(m[1], tokens.readonlyToken)) return 'read';
+    if (safeEqual(m[1], tokens.token)) return 'write';
+    if (safeEqual(m[1], tokens.readonlyToken)) return 'read';
     req.resume();
     throw new VectorError(401, 'Unauthorized: the token is not valid for this index');
   }

@@ -3,34 +3,18 @@
 // with Redis 7.0.15's replies and error texts. A handler returns what the command does; it never
 // writes to the connection itself.
 import type { CommandSpec } from '../../commands/table.js';
-import { errorReply } from '../replies.js';
-import { client } from './client.js';
-import { auth, echo, hello, ping, quit, reset, select } from './connection.js';
-import type { Handler, LocalContext, LocalResult } from './handler.js';
+import { errorReply } from '../../server/replies.js';
+import type { LocalResult } from '../../server/commands/handler.js';
+import { SHARED_COMMANDS } from '../../server/commands/index.js';
 import { command, config, info, module } from './introspection.js';
-import { slowlog } from './slowlog.js';
 import { wait } from './wait.js';
+import type { ProxyHandler, ProxyLocalContext } from '../context.js';
 
-export type { LocalContext, LocalResult };
+export type { ProxyLocalContext, LocalResult };
 
-const handlers: Record<string, Handler> = {
-  ping,
-  echo,
-  quit,
-  reset,
-  select,
-  auth,
-  hello,
-  client,
-  info,
-  command,
-  config,
-  module,
-  slowlog,
-  wait,
-};
+const handlers: Record<string, ProxyHandler> = { ...SHARED_COMMANDS, info, command, config, module, wait };
 
-export function runLocalCommand(ctx: LocalContext, spec: CommandSpec, args: Buffer[]): LocalResult {
+export function runLocalCommand(ctx: ProxyLocalContext, spec: CommandSpec, args: Buffer[]): LocalResult {
   const handler = handlers[spec.container ?? spec.name];
   if (!handler) return errorReply(`ERR command '${spec.name}' is not supported by respgate`);
   return handler(ctx, args);

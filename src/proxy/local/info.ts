@@ -1,11 +1,13 @@
 // INFO as Redis 7.0.15 lays it out, describing the proxy: clients read redis_version, loading,
 // maxmemory_policy and role from it during their handshake.
 import os from 'node:os';
+import type { Connection } from '../../server/context.js';
 import { clientCostLines } from '../client-cost.js';
-import type { Connection, ServerState } from '../context.js';
+import type { ProxyServerState } from '../context.js';
+import { REDIS_VERSION } from '../../version.js';
 
 interface InfoContext {
-  server: ServerState;
+  server: ProxyServerState;
   conn: Connection;
   /** `db0:keys=…` from the upstream; undefined when it has no keys (Redis then prints no line). */
   keyspaceLine: string | undefined;
@@ -14,14 +16,14 @@ interface InfoContext {
 type Section = (ctx: InfoContext) => Array<[string, string | number]>;
 
 /** CONFIG RESETSTAT (server.c resetServerStats): commands, errors, connections received and traffic start from 0. */
-export function resetInfoStats(server: ServerState): void {
+export function resetInfoStats(server: ProxyServerState): void {
   server.commandStats.reset();
   server.clientCost.resetInfo();
   const traffic = server.traffic();
   server.commandStats.baseline = { connections: server.acceptedConnections, input: traffic.input, output: traffic.output };
 }
 
-function statsSince(server: ServerState): { connections: number; input: number; output: number } {
+function statsSince(server: ProxyServerState): { connections: number; input: number; output: number } {
   const base = server.commandStats.baseline;
   const traffic = server.traffic();
   return {
@@ -37,7 +39,7 @@ const SECTIONS: Record<string, Section> = {
   server: ({ server, conn }) => {
     const uptime = Math.floor((Date.now() - server.startedAt) / 1000);
     return [
-      ['redis_version', '7.0.15'],
+      ['redis_version', REDIS_VERSION],
       ['redis_git_sha1', '00000000'],
       ['redis_git_dirty', 0],
       ['redis_build_id', '0'],

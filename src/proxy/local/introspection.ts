@@ -4,16 +4,15 @@ import { commandDocsReply, commandInfoReply } from '../../commands/introspection
 import { allCommands, allCommandsAndSubcommands } from '../../commands/table.js';
 import { lower } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
-import { errorReply, OK, reply, SYNTAX, textReply } from '../replies.js';
-import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from './help.js';
-import type { Handler } from './handler.js';
+import { errorReply, OK, reply, SYNTAX, textReply } from '../../server/replies.js';
+import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from '../../server/commands/help.js';
 import { buildInfo, resetInfoStats } from './info.js';
 import { checkProxyParam, isProxyParam, proxyParamValues, setProxyParam } from './proxy-params.js';
-import type { ServerState } from '../context.js';
+import type { ProxyHandler, ProxyServerState } from '../context.js';
 
 const INFO_KEYSPACE = [Buffer.from('INFO'), Buffer.from('keyspace')];
 
-export const info: Handler = ({ conn, server }, args) => {
+export const info: ProxyHandler = ({ conn, server }, args) => {
   const sections = args.slice(1).map(lower);
   const wantsKeyspace = sections.length === 0 || sections.some((s) => ['keyspace', 'all', 'everything', 'default'].includes(s));
   // The protocol of the connection when the command ran (a HELLO after it must not change its reply).
@@ -24,7 +23,7 @@ export const info: Handler = ({ conn, server }, args) => {
   return { kind: 'forward', args: INFO_KEYSPACE, transform: (upstream) => render(keyspaceFrom(upstream)) };
 };
 
-export const command: Handler = ({ conn }, args) => {
+export const command: ProxyHandler = ({ conn }, args) => {
   const proto = conn.protocol;
   if (args.length === 1) return commandInfoReply(undefined, proto);
   const sub = lower(args[1]);
@@ -44,7 +43,7 @@ export const command: Handler = ({ conn }, args) => {
   }
 };
 
-export const config: Handler = ({ conn, server }, args) => {
+export const config: ProxyHandler = ({ conn, server }, args) => {
   const sub = lower(args[1]);
   if (sub === 'help') return helpReply(conn.protocol, CONFIG_HELP);
   if (sub === 'set') return configSet(server, args);
@@ -89,7 +88,7 @@ const MANAGED_CONFIG_REFUSAL = errorReply(
  * parameters are checked (an integer, memory units for the byte sizes) and change nothing; all or
  * nothing, as in Redis.
  */
-function configSet(server: ServerState, args: Buffer[]): Buffer {
+function configSet(server: ProxyServerState, args: Buffer[]): Buffer {
   if (args.length % 2 !== 0) return SYNTAX;
   const seen = new Set<string>();
   const changes: Array<[string, number]> = [];
@@ -119,7 +118,7 @@ function configSet(server: ServerState, args: Buffer[]): Buffer {
   return OK;
 }
 
-export const module: Handler = ({ conn }, args) => {
+export const module: ProxyHandler = ({ conn }, args) => {
   const sub = lower(args[1]);
   if (sub === 'list') return reply(conn.protocol, (w) => w.arrayHeader(0));
   if (sub === 'help') return helpReply(conn.protocol, MODULE_HELP);

@@ -2,7 +2,7 @@
 // values and CONFIG SET changes them at once, with redis-server 7.0's ranges and error texts
 // (config.c createLongLongConfig / createIntConfig / createUIntConfig). Parameters of the upstream
 // keep their behaviour (introspection.ts).
-import type { ServerState } from '../context.js';
+import type { ServerState } from '../../server/context.js';
 
 interface ProxyParam {
   min: bigint;

@@ -2,8 +2,8 @@
 // answer is 0 replicas at once (a standalone Redis answers WAIT 0 … with 0 too; with numreplicas > 0
 // Redis would hold the client until the timeout, which would only delay the same answer).
 import { parseLongLong } from '../../resp/args.js';
-import { errorReply, NOT_INTEGER, reply } from '../replies.js';
-import type { Handler } from './handler.js';
+import { errorReply, NOT_INTEGER, reply } from '../../server/replies.js';
+import type { Handler } from '../../server/commands/handler.js';
 
 export const wait: Handler = ({ conn }, args) => {
   if (parseLongLong(args[1]) === undefined) return NOT_INTEGER;

@@ -3,12 +3,22 @@
 // sends the attribute string's JSON object fields (when it is one, so the service's own filters see
 // them) plus the string itself under RAW_KEY, and answers with that string.
 
+import { PROJ_KEY } from './projection.js';
 import type { Quant } from './quantization.js';
 
 /** The metadata field that holds the attribute string as the client sent it. */
 export const RAW_KEY = '__vset_attributes';
 /** The metadata field that holds the quantization the element was added with (Redis' per-set choice). */
 export const QUANT_KEY = '__vset_quant';
+/** The metadata field that holds the set's M when it is not Redis' default 16 (absent: 16). */
+export const M_KEY = '__vset_m';
+export const DEFAULT_M = 16;
+
+/** The set's M recorded in a record's metadata. */
+export function linksOf(m: Metadata | undefined): number {
+  const v = m?.[M_KEY];
+  return typeof v === 'number' && Number.isInteger(v) ? v : DEFAULT_M;
+}
 
 type Metadata = Record<string, unknown>;
 
@@ -16,6 +26,13 @@ type Metadata = Record<string, unknown>;
 export function quantOf(m: Metadata | undefined): Quant {
   const q = m?.[QUANT_KEY];
   return q === 'int8' || q === 'bin' ? q : 'f32';
+}
+
+/** The set-wide fields of a record's metadata (quantization, projection), kept when attributes change. */
+export function setFields(m: Metadata | undefined): Metadata {
+  const out: Metadata = {};
+  for (const k of [QUANT_KEY, PROJ_KEY, M_KEY]) if (m?.[k] !== undefined) out[k] = m[k];
+  return out;
 }
 
 /** Metadata with the element's quantization recorded. */
@@ -45,7 +62,7 @@ export function attributesText(m: Metadata | undefined): string | null {
   if (!m) return null;
   const raw = m[RAW_KEY];
   if (typeof raw === 'string') return raw;
-  const { [QUANT_KEY]: _quant, ...fields } = m;
+  const { [QUANT_KEY]: _quant, [PROJ_KEY]: _proj, [M_KEY]: _m, ...fields } = m;
   if (Object.keys(fields).length === 0) return null;
   return JSON.stringify(fields);
 }

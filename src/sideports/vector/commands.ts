@@ -8,6 +8,7 @@ import type { VectorClient } from '../../upstream/vector-client.js';
 import type { ArgSpec, Call, CommandSpec, Reply } from '../command-spec.js';
 import { vemb, vgetattr, vismember, vlinks, vrem, vsetattr } from './element-commands.js';
 import { keyspaceView, SetQuants, type VectorContext } from './keyspace.js';
+import { IndexRouter, routedClient } from './routing.js';
 import { del, existsCommand, keys, type } from './keyspace-commands.js';
 import { vcard, vdim, vinfo, vremby, vservice } from './set-commands.js';
 import { vaddGroup } from './vadd.js';
@@ -366,10 +367,14 @@ const KEYSPACE_COMMANDS: VectorSpec[] = [
 
 const SPECS: VectorSpec[] = [VADD, VSIM, ...ELEMENT_COMMANDS, ...SET_COMMANDS, VLINKS, ...WALK_COMMANDS, ...KEYSPACE_COMMANDS];
 
-/** The commands of a vector side port in front of one index. */
-export function vectorCommands(client: VectorClient): CommandSpec[] {
+/**
+ * The commands of a vector side port in front of one or more indexes (one per dimension; the first is
+ * the default). `addHint` names the flag that adds an index, for VADD's error on a new dimension.
+ */
+export function vectorCommands(clients: VectorClient[], addHint = '--vector-index'): CommandSpec[] {
   const setQuants = new SetQuants();
-  const ctx: VectorContext = { client: keyspaceView(client, (ns) => setQuants.forget(ns)), setQuants };
+  const router = new IndexRouter(clients, addHint);
+  const ctx: VectorContext = { client: keyspaceView(routedClient(router), (ns) => setQuants.forget(ns)), router, setQuants };
   return SPECS.map(({ run, runGroup, ...spec }) => ({
     ...spec,
     ...(run ? { run: (c: Call) => run(ctx, c) } : {}),

@@ -1,7 +1,7 @@
 // Commands on one element: VREM, VEMB, VGETATTR, VSETATTR, VISMEMBER, VLINKS.
 import { ArgCursor, CommandError, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
-import { attributesMetadata, attributesText, QUANT_KEY, quantOf, withQuant } from './attributes.js';
+import { attributesMetadata, attributesText, quantOf, setFields } from './attributes.js';
 import { attributesArg } from './input.js';
 import { elementOf, keyOf, type VectorContext } from './keyspace.js';
 import { flag, readOptions, type OptionTable } from './options.js';
@@ -46,14 +46,13 @@ export async function vgetattr(ctx: VectorContext, c: Call): Promise<Reply> {
 
 export async function vsetattr(ctx: VectorContext, c: Call): Promise<Reply> {
   // As VSETATTR in Redis: "" removes the attributes, any other string replaces them.
-  // The element's quantization lives in its metadata too, so it is read first and kept.
+  // The set's quantization and projection live in its metadata too, so it is read first and they are kept.
   const raw = attributesArg(c.args[3]);
   const ns = keyOf(c);
   const id = elementOf(c.args[2]);
   const [r] = await ctx.client.fetch(ns, { ids: [id], includeMetadata: true });
   if (!r) return (w) => w.boolean(false);
-  const quant = r.metadata?.[QUANT_KEY] === undefined ? {} : withQuant({}, quantOf(r.metadata));
-  const metadata = { ...(raw === '' ? {} : attributesMetadata(raw)), ...quant };
+  const metadata = { ...(raw === '' ? {} : attributesMetadata(raw)), ...setFields(r.metadata) };
   const { updated } = await ctx.client.update(ns, { id, metadata, metadataUpdateMode: 'OVERWRITE' });
   return (w) => w.boolean(updated > 0);
 }

@@ -1,10 +1,11 @@
 // Reading a request's vector (FP32, VALUES, SPARSE, DATA, ELE) and attributes, with Redis' error texts
 // plus the reason.
 import type { SparseVector } from '../../upstream/vector-client.js';
-import { ArgCursor, CommandError, integerArg, SYNTAX_ERROR, text, upper, utf8Arg } from '../args.js';
+import { ArgCursor, CommandError, integerArg, text, upper, utf8Arg } from '../args.js';
 
 export const INVALID_VECTOR = 'ERR invalid vector specification';
-const MAX_VALUES = 1_000_000;
+/** Redis' VSET_MAX_VECTOR_DIM. */
+const MAX_VALUES = 65_536;
 
 export interface VectorInput {
   dense?: number[];
@@ -23,11 +24,10 @@ export function readVectorInput(cur: ArgCursor, allowEle: boolean): VectorInput 
     const word = upper(cur.args[cur.i]);
     if (word === 'FP32' && !input.dense && !input.data) {
       cur.i++;
-      input.dense = fp32Vector(cur.value());
+      input.dense = redisVector(() => fp32Vector(cur.value()));
     } else if (word === 'VALUES' && !input.dense && !input.data) {
       cur.i++;
-      const n = countArg(cur.value());
-      input.dense = cur.values(n).map((b) => vectorFloat(b));
+      input.dense = redisVector(() => cur.values(countArg(cur.value())).map((b) => vectorFloat(b)));
     } else if (word === 'SPARSE' && !input.sparse && !input.data && !input.element) {
       cur.i++;
       input.sparse = sparseVector(cur);
@@ -41,20 +41,26 @@ export function readVectorInput(cur: ArgCursor, allowEle: boolean): VectorInput 
     parts++;
     if (input.data !== undefined || input.element !== undefined) break;
   }
-  if (parts === 0)
-    throw new CommandError(
-      allowEle
-        ? `${SYNTAX_ERROR}: the query is ELE element, FP32 blob, VALUES num v1 … vn, SPARSE num i1 v1 … or DATA text`
-        : `${SYNTAX_ERROR}: the vector is FP32 blob, VALUES num v1 … vn, SPARSE num i1 v1 … or DATA text`,
-    );
+  // Redis' one text for every vector it cannot read (no format word, a bad count or value, missing values).
+  if (parts === 0) throw new CommandError(INVALID_VECTOR);
   return input;
 }
 
+/** An FP32 or VALUES vector: any problem is Redis' `ERR invalid vector specification`, as vset.c answers. */
+function redisVector(read: () => number[]): number[] {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof CommandError) throw new CommandError(INVALID_VECTOR);
+    throw err;
+  }
+}
+
 function fp32Vector(blob: Buffer): number[] {
-  if (blob.length === 0 || blob.length % 4 !== 0)
-    throw new CommandError(`${INVALID_VECTOR}: an FP32 blob is 4 bytes per dimension (little-endian float32), got ${blob.length} bytes`);
+  if (blob.length === 0 || blob.length % 4 !== 0 || blob.length / 4 > MAX_VALUES) throw new CommandError(INVALID_VECTOR);
   const dense: number[] = [];
   for (let o = 0; o < blob.length; o += 4) dense.push(blob.readFloatLE(o));
+  // Redis stores such a blob as it is; the service cannot take NaN or infinity in JSON.
   if (dense.some((x) => !Number.isFinite(x))) throw new CommandError(`${INVALID_VECTOR}: the FP32 blob holds a NaN or infinite value`);
   return dense;
 }
@@ -76,15 +82,14 @@ function sparseVector(cur: ArgCursor): SparseVector {
 
 function countArg(b: Buffer): number {
   const s = b.toString('latin1');
-  if (!/^[1-9][0-9]{0,6}$/.test(s) || Number(s) > MAX_VALUES)
-    throw new CommandError(`${INVALID_VECTOR}: the count must be a whole number from 1 to ${MAX_VALUES}, got '${s.slice(0, 32)}'`);
+  if (!/^[1-9][0-9]{0,6}$/.test(s) || Number(s) > MAX_VALUES) throw new CommandError(INVALID_VECTOR);
   return Number(s);
 }
 
 function vectorFloat(b: Buffer): number {
   const s = b.toString('latin1');
   const n = /^\s*$/.test(s) ? NaN : Number(s);
-  if (!Number.isFinite(n)) throw new CommandError(`${INVALID_VECTOR}: '${s.slice(0, 32)}' is not a number`);
+  if (!Number.isFinite(n)) throw new CommandError(INVALID_VECTOR);
   return n;
 }
 

@@ -5,32 +5,44 @@ import type { Call, Reply } from '../command-spec.js';
 import { exists, namespaceInfo, type VectorContext } from './keyspace.js';
 import { writeNames } from './replies.js';
 
+/** DEL: each key is removed from every index that has it (one per dimension; normally one). */
 export async function del(ctx: VectorContext, c: Call): Promise<Reply> {
   let n = 0;
   const names = [...new Set(c.args.slice(1).map(text))];
-  const { info } = await namespaceInfo(ctx, '');
+  const infos = await ctx.router.infos();
   for (const ns of names) {
-    if (!exists(info.namespaces?.[ns])) continue;
-    if (ns === '') await ctx.client.reset('');
-    else await ctx.client.deleteNamespace(ns);
+    const holders = infos.map((info, i) => (exists(info.namespaces?.[ns]) ? i : -1)).filter((i) => i >= 0);
+    if (holders.length === 0) continue;
+    ctx.setQuants.forget(ns);
+    ctx.router.forget(ns);
+    for (const i of holders) {
+      const client = ctx.router.clients[i];
+      if (ns === '') await client.reset('');
+      else await client.deleteNamespace(ns);
+    }
     n++;
   }
   return (w) => w.integer(n);
 }
 
+/** The keys of all indexes (namespaces with vectors). */
+async function allKeys(ctx: VectorContext): Promise<Set<string>> {
+  const names = new Set<string>();
+  for (const info of await ctx.router.infos())
+    for (const [n, entry] of Object.entries(info.namespaces ?? {})) if (exists(entry)) names.add(n);
+  return names;
+}
+
 export async function keys(ctx: VectorContext, c: Call): Promise<Reply> {
   const re = globToRegExp(text(c.args[1]));
-  const { info } = await namespaceInfo(ctx, '');
-  const names = Object.entries(info.namespaces ?? {})
-    .filter(([n, entry]) => exists(entry) && re.test(n))
-    .map(([n]) => n);
+  const names = [...(await allKeys(ctx))].filter((n) => re.test(n));
   return (w) => writeNames(w, names);
 }
 
 /** EXISTS key [key …]: how many of the keys exist (a key named twice counts twice, as in Redis). */
 export async function existsCommand(ctx: VectorContext, c: Call): Promise<Reply> {
-  const { info } = await namespaceInfo(ctx, '');
-  const n = c.args.slice(1).filter((k) => exists(info.namespaces?.[text(k)])).length;
+  const names = await allKeys(ctx);
+  const n = c.args.slice(1).filter((k) => names.has(text(k))).length;
   return (w) => w.integer(n);
 }
 

@@ -5,13 +5,24 @@ import type { IndexInfo, VectorClient } from '../../upstream/vector-client.js';
 import { CommandError, utf8Arg } from '../args.js';
 import type { Quant } from './quantization.js';
 import type { Call } from '../command-spec.js';
+import { hasVectors, type IndexRouter } from './routing.js';
 
 /** What every vector-set handler works with. */
 export interface VectorContext {
-  /** The index, with missing namespaces read as empty (keyspaceView). */
+  /** The indexes as one client (each key's calls go to its index), missing namespaces read as empty. */
   client: VectorClient;
-  /** Sets' quantizations lately seen, so a VADD need not read an element of the set each time. */
+  /** Which index holds which key (several indexes: one per dimension). */
+  router: IndexRouter;
+  /** Sets' quantizations (and projections) lately seen, so a VADD need not read an element of the set each time. */
   setQuants: SetQuants;
+}
+
+/** What a set fixes at its first VADD and the service does not keep: quantization, projection input (0: none), M. */
+export interface SetShape {
+  quant: Quant;
+  proj: number;
+  /** The M it was created with (Redis refuses a VADD with another). */
+  m: number;
 }
 
 /**
@@ -19,18 +30,18 @@ export interface VectorContext {
  * after a few seconds (another client may delete and re-create the set meanwhile).
  */
 export class SetQuants {
-  private readonly seen = new Map<string, { quant: Quant; at: number }>();
+  private readonly seen = new Map<string, { shape: SetShape; at: number }>();
   constructor(private readonly ttlMs = 5000) {}
 
-  get(ns: string): Quant | undefined {
+  get(ns: string): SetShape | undefined {
     const e = this.seen.get(ns);
-    if (e && Date.now() - e.at < this.ttlMs) return e.quant;
+    if (e && Date.now() - e.at < this.ttlMs) return e.shape;
     this.seen.delete(ns);
     return undefined;
   }
 
-  set(ns: string, quant: Quant): void {
-    this.seen.set(ns, { quant, at: Date.now() });
+  set(ns: string, shape: SetShape): void {
+    this.seen.set(ns, { shape, at: Date.now() });
   }
 
   forget(ns: string): void {
@@ -44,31 +55,26 @@ export const keyOf = (c: Call): string => utf8Arg(c.args[1], 'the key (namespace
 /** An element name (the record id). */
 export const elementOf = (b: Buffer): string => utf8Arg(b, 'the element name');
 
-/** The index's /info and the entry of one namespace (undefined when it does not exist). */
+/** The /info of the key's index and the key's entry there (undefined when it does not exist). */
 export async function namespaceInfo(
   ctx: VectorContext,
   ns: string,
 ): Promise<{ info: IndexInfo; entry: IndexInfo['namespaces'][string] | undefined }> {
-  const info = await ctx.client.info();
-  return { info, entry: info.namespaces?.[ns] };
+  const { info, entry } = await ctx.router.locate(ns);
+  return { info, entry };
 }
 
 /**
  * Whether a namespace is a key: Redis deletes a vector set when its last element goes, while the
  * service keeps an empty namespace, so only a namespace with vectors (or pending ones) exists.
  */
-export function exists(entry: IndexInfo['namespaces'][string] | undefined): entry is IndexInfo['namespaces'][string] {
-  return entry !== undefined && entry.vectorCount + (entry.pendingVectorCount ?? 0) > 0;
-}
+export const exists = hasVectors;
 
 /** The service's dimension error in Redis' words; other errors unchanged. */
 export function toVectorError(err: unknown): Error {
   if (err instanceof RestError) {
     const m = /Invalid vector dimension: (\d+), expected: (\d+)/.exec(err.message);
-    if (m)
-      return new CommandError(
-        `ERR Vector dimension mismatch - got ${m[1]} but set has ${m[2]} (the index's dimension is fixed: send ${m[2]} values)`,
-      );
+    if (m) return new CommandError(`ERR Vector dimension mismatch - got ${m[1]} but set has ${m[2]}`);
   }
   return err as Error;
 }

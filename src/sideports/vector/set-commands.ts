@@ -4,7 +4,8 @@ import { ArgCursor, CommandError, SYNTAX_ERROR, text } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
 import { FilterExpression } from './filter-expr.js';
 import { exists, keyOf, namespaceInfo, type VectorContext } from './keyspace.js';
-import { attributesText, QUANT_KEY, quantOf } from './attributes.js';
+import { attributesText, DEFAULT_M, linksOf, QUANT_KEY, quantOf } from './attributes.js';
+import { projectionOf } from './projection.js';
 import type { Quant } from './quantization.js';
 import { writeMap } from './replies.js';
 
@@ -23,21 +24,21 @@ export async function vdim(ctx: VectorContext, c: Call): Promise<Reply> {
 
 /**
  * VINFO with Redis 8's nine fields, in its order, keys as simple strings. What describes Redis' own
- * HNSW graph is given as Redis would have it for this set: M 16, no projection, the expected top level
+ * HNSW graph is given as Redis would have it for this set: its M, REDUCE's input dimension, the expected top level
  * of a graph of this size; the quantization elements were added with. attributes-count reads the namespace.
  */
 export async function vinfo(ctx: VectorContext, c: Call): Promise<Reply> {
   const ns = keyOf(c);
   const { info, entry } = await namespaceInfo(ctx, ns);
   if (!exists(entry)) return (w) => w.nullArray();
-  const { attributes, quant } = await readSet(ctx, ns);
+  const { attributes, quant, proj, m } = await readSet(ctx, ns);
   const dim = info.indexType === 'SPARSE' ? 0 : (info.denseIndex?.dimension ?? info.dimension ?? 0);
   const size = entry.vectorCount;
   const fields: [string, number | string][] = [
     ['quant-type', quant],
-    ['hnsw-m', 16],
+    ['hnsw-m', m],
     ['vector-dim', dim],
-    ['projection-input-dim', 0],
+    ['projection-input-dim', proj],
     ['size', size],
     // Levels are drawn with p = 1/4 in Redis' HNSW: the top level of n nodes is about log4(n).
     ['max-level', size > 1 ? Math.floor(Math.log(size) / Math.log(4)) : 0],
@@ -59,19 +60,25 @@ export async function vinfo(ctx: VectorContext, c: Call): Promise<Reply> {
  * How many elements have attributes (the service keeps no such count: the namespace is read), and the
  * set's quantization (recorded with its elements; f32 when another client wrote them).
  */
-async function readSet(ctx: VectorContext, ns: string): Promise<{ attributes: number; quant: Quant }> {
+async function readSet(ctx: VectorContext, ns: string): Promise<{ attributes: number; quant: Quant; proj: number; m: number }> {
   let attributes = 0;
   let quant: Quant | undefined;
+  let proj = 0;
+  let m = DEFAULT_M;
   let cursor = '0';
   do {
     const page = await ctx.client.range(ns, { cursor, limit: 1000, includeMetadata: true });
     for (const r of page.vectors) {
       if (attributesText(r.metadata) !== null) attributes++;
-      if (quant === undefined && r.metadata?.[QUANT_KEY] !== undefined) quant = quantOf(r.metadata);
+      if (quant === undefined && r.metadata?.[QUANT_KEY] !== undefined) {
+        quant = quantOf(r.metadata);
+        proj = projectionOf(r.metadata);
+        m = linksOf(r.metadata);
+      }
     }
     cursor = page.nextCursor;
   } while (cursor !== '');
-  return { attributes, quant: quant ?? 'f32' };
+  return { attributes, quant: quant ?? 'f32', proj, m };
 }
 
 /** VSERVICE (extension): the service's view of a namespace and its index; null for a missing key. */

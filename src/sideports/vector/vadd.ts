@@ -3,11 +3,13 @@ import { RestError } from '../../upstream/rest-json.js';
 import type { VectorRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
-import { attributesMetadata, QUANT_KEY, quantOf, withQuant } from './attributes.js';
-import { attributesArg, readVectorInput, type VectorInput } from './input.js';
-import { elementOf, keyOf, toVectorError, type VectorContext } from './keyspace.js';
+import { attributesMetadata, DEFAULT_M, linksOf, M_KEY, QUANT_KEY, quantOf, withQuant } from './attributes.js';
+import { attributesArg, INVALID_VECTOR, readVectorInput, type VectorInput } from './input.js';
+import { elementOf, exists, keyOf, toVectorError, type SetShape, type VectorContext } from './keyspace.js';
 import { ignored, readOptions, redisInteger, type OptionTable } from './options.js';
+import { project, PROJ_KEY, projectionOf } from './projection.js';
 import type { Quant } from './quantization.js';
+import { dimensionOf } from './routing.js';
 
 /** Records per /fetch and /upsert of a batch. */
 const BATCH = 1000;
@@ -19,11 +21,15 @@ interface PendingAdd {
   /** SETATTR's string (undefined without SETATTR). */
   attributes: string | undefined;
   quant: Quant;
+  /** REDUCE's dimension (0 without REDUCE). */
+  reduce: number;
+  m: number;
 }
 
 interface VaddOptions {
   attributes?: string;
   quant: Quant;
+  m: number;
 }
 
 const VADD_OPTIONS: OptionTable<VaddOptions> = {
@@ -34,7 +40,7 @@ const VADD_OPTIONS: OptionTable<VaddOptions> = {
   Q8: (s) => (s.quant = 'int8'),
   BIN: (s) => (s.quant = 'bin'),
   EF: (_s, cur) => void redisInteger(cur.value(), 1, 1_000_000, 'ERR invalid EF'),
-  M: (_s, cur) => void redisInteger(cur.value(), 4, 4096, 'ERR invalid M'),
+  M: (s, cur) => (s.m = redisInteger(cur.value(), 4, 4096, 'ERR invalid M')),
   SETATTR: (s, cur) => (s.attributes = attributesArg(cur.value())),
 };
 
@@ -42,16 +48,21 @@ const VADD_OPTIONS: OptionTable<VaddOptions> = {
 function parseVadd(c: Call): PendingAdd {
   const ns = keyOf(c);
   const cur = new ArgCursor(c.args, 2);
-  if (upper(c.args[2]) === 'REDUCE') {
-    throw new CommandError(
-      "ERR REDUCE is not supported by the vector side port: the index's dimension is fixed when it is created (VDIM shows it); send vectors of that dimension",
-    );
+  let reduce = 0;
+  // As vset.c: REDUCE dim when two more arguments follow; dim a whole number from 1 to the vector's.
+  if (upper(c.args[2]) === 'REDUCE' && c.args.length > 4) {
+    const s = c.args[3].toString('latin1');
+    reduce = /^(0|-?[1-9][0-9]{0,18})$/.test(s) ? Number(s) : 0;
+    if (reduce <= 0) throw new CommandError(INVALID_VECTOR);
+    cur.i = 4;
   }
   const input = readVectorInput(cur, false);
+  if (reduce && (!input.dense || input.sparse || input.data !== undefined || reduce > input.dense.length))
+    throw new CommandError(INVALID_VECTOR);
   if (cur.done) throw new CommandError("ERR wrong number of arguments for 'VADD' command");
   const id = elementOf(cur.value());
-  const { attributes, quant } = readOptions(cur, VADD_OPTIONS, 'vadd', { quant: 'int8' }, 'ERR invalid option after element');
-  return { ns, id, input, attributes, quant };
+  const o = readOptions(cur, VADD_OPTIONS, 'vadd', { quant: 'int8', m: DEFAULT_M }, 'ERR invalid option after element');
+  return { ns, id, input, attributes: o.attributes, quant: o.quant, m: o.m, reduce };
 }
 
 type Item = { index: number; add: PendingAdd };
@@ -95,16 +106,20 @@ async function addBatch(ctx: VectorContext, ns: string, text: boolean, items: It
     for (const i of items) results[i.index] = err as Error;
     return;
   }
-  let setQuant: Quant | undefined;
+  let shape: SetShape | undefined;
+  let setDim = 0;
   try {
-    setQuant = await quantOfSet(ctx, ns, before);
+    shape = await shapeOfSet(ctx, ns, before);
+    // The set's dimension, needed to check REDUCE and projected vectors as Redis does.
+    if (shape && (shape.proj || items.some((i) => i.add.reduce))) setDim = dimensionOf((await ctx.router.locate(ns)).info);
   } catch (err) {
     for (const i of items) results[i.index] = err as Error;
     return;
   }
-  const all = plan(ids, before, items, results, setQuant);
+  const all = plan(ids, before, items, results, shape && { ...shape, dim: setDim });
   if (all.length === 0) return;
-  ctx.setQuants.set(ns, all[0].record.metadata![QUANT_KEY] as Quant);
+  const m = all[0].record.metadata!;
+  ctx.setQuants.set(ns, { quant: m[QUANT_KEY] as Quant, proj: projectionOf(m), m: linksOf(m) });
   const send = (batch: Upsert[]) =>
     text
       ? ctx.client.upsertData(
@@ -121,7 +136,8 @@ async function addBatch(ctx: VectorContext, ns: string, text: boolean, items: It
   } catch (err) {
     // Unreachable service (outcome unknown) or a single record: the error is every request's.
     if (!(err instanceof RestError) || err.status === 0 || all.length === 1) {
-      for (const r of all) for (const i of r.items) results[i] = toVectorError(err);
+      const e = await addError(ctx, ns, err);
+      for (const r of all) for (const i of r.items) results[i] = e;
       return;
     }
   }
@@ -129,9 +145,21 @@ async function addBatch(ctx: VectorContext, ns: string, text: boolean, items: It
     try {
       await send([r]);
     } catch (err) {
-      for (const i of r.items) results[i] = toVectorError(err);
+      const e = await addError(ctx, ns, err);
+      for (const i of r.items) results[i] = e;
     }
   }
+}
+
+/**
+ * A refused upsert in Redis' words; a new key whose dimension is not its index's gets the error that
+ * names the flag adding an index of that dimension (Redis would create the key).
+ */
+async function addError(ctx: VectorContext, ns: string, err: unknown): Promise<Error> {
+  const got = err instanceof RestError ? /Invalid vector dimension: (\d+), expected/.exec(err.message) : null;
+  if (got && !exists((await ctx.router.locate(ns).catch(() => ({ entry: { vectorCount: 1, pendingVectorCount: 0 } }))).entry))
+    return ctx.router.noIndexFor(Number(got[1]));
+  return toVectorError(err);
 }
 
 /**
@@ -144,23 +172,26 @@ function plan(
   before: (VectorRecord | null)[],
   items: Item[],
   results: (Reply | Error)[],
-  setQuant: Quant | undefined,
+  set: (SetShape & { dim: number }) | undefined,
 ): Upsert[] {
   const state = new Map(ids.map((id, k) => [id, { exists: before[k] !== null, metadata: before[k]?.metadata }]));
   const records = new Map<string, Upsert>();
   for (const { index, add } of items) {
-    // As Redis: the set's quantization is the one its first element was added with.
-    if (setQuant !== undefined && add.quant !== setQuant) {
-      results[index] = new CommandError('ERR asked quantization mismatch with existing vector set');
+    let dense: number[] | undefined;
+    try {
+      dense = setVector(add, set);
+    } catch (err) {
+      results[index] = err as Error;
       continue;
     }
-    setQuant = add.quant;
+    const n = add.input.dense?.length ?? 0;
+    set ??= { quant: add.quant, proj: add.reduce ? n : 0, m: add.m, dim: add.reduce || n };
     const s = state.get(add.id)!;
-    const metadata = withQuant(newMetadata(s.exists, s.metadata, add.attributes), add.quant);
+    const metadata = withShape(newMetadata(s.exists, s.metadata, add.attributes), set);
     const added = !s.exists;
     results[index] = (w) => w.boolean(added);
     state.set(add.id, { exists: true, metadata });
-    const { dense, sparse, data } = add.input;
+    const { sparse, data } = add.input;
     const record: VectorRecord = {
       id: add.id,
       ...(data !== undefined ? { data } : {}),
@@ -175,17 +206,48 @@ function plan(
 }
 
 /**
- * The quantization of an existing set: from an element of the batch that exists, else from any element
- * of the namespace; undefined for a new set or one whose elements another client wrote.
+ * The vector to store for a VADD, checked against its set as vset.c checks (undefined set: the VADD
+ * creates it): same quantization, same dimension (REDUCE's for a projected set), REDUCE only on a set
+ * created with it; a projected set's vectors are projected.
  */
-async function quantOfSet(ctx: VectorContext, ns: string, before: (VectorRecord | null)[]): Promise<Quant | undefined> {
+function setVector(add: PendingAdd, set: (SetShape & { dim: number }) | undefined): number[] | undefined {
+  const dense = add.input.dense;
+  const n = dense?.length ?? 0;
+  if (!set) return add.reduce ? project(dense!, add.reduce) : dense;
+  if (add.quant !== set.quant) throw new CommandError('ERR asked quantization mismatch with existing vector set');
+  if (add.m !== set.m) throw new CommandError('ERR asked M value mismatch with existing vector set');
+  if (!dense) return dense;
+  if (set.proj ? add.reduce !== set.dim : add.reduce && n !== set.dim)
+    throw new CommandError(`ERR Vector dimension mismatch - got ${n} but set has ${set.dim}`);
+  if (add.reduce && !set.proj) throw new CommandError('ERR cannot add projection to existing set without projection');
+  if (!set.proj) return dense;
+  if (n !== set.proj) throw new CommandError(`ERR Input dimension mismatch for projection - got ${n} but projection expects ${set.proj}`);
+  return project(dense, set.dim);
+}
+
+/** Metadata with the set's quantization, projection and M recorded. */
+function withShape(m: Record<string, unknown> | undefined, set: SetShape): Record<string, unknown> {
+  const out = withQuant(m, set.quant);
+  if (set.proj) out[PROJ_KEY] = set.proj;
+  else delete out[PROJ_KEY];
+  if (set.m !== DEFAULT_M) out[M_KEY] = set.m;
+  else delete out[M_KEY];
+  return out;
+}
+
+/**
+ * The shape of an existing set: from an element of the batch that exists, else from any element of
+ * the namespace; undefined for a new set or one whose elements another client wrote.
+ */
+async function shapeOfSet(ctx: VectorContext, ns: string, before: (VectorRecord | null)[]): Promise<SetShape | undefined> {
   let sample = before.find((r) => r !== null);
   if (!sample) {
     const known = ctx.setQuants.get(ns);
     if (known) return known;
     [sample] = (await ctx.client.range(ns, { cursor: '0', limit: 1, includeMetadata: true })).vectors;
   }
-  return sample?.metadata?.[QUANT_KEY] === undefined ? undefined : quantOf(sample.metadata);
+  if (sample?.metadata?.[QUANT_KEY] === undefined) return undefined;
+  return { quant: quantOf(sample.metadata), proj: projectionOf(sample.metadata), m: linksOf(sample.metadata) };
 }
 
 /**

@@ -1,4 +1,5 @@
 // VSIM: the elements most similar to a vector, an element or a text (/query, /query-data).
+import { RestError } from '../../upstream/rest-json.js';
 import type { ScoredRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, text, upper } from '../args.js';
 import type { Call, Reply } from '../command-spec.js';
@@ -6,6 +7,7 @@ import { FilterExpression } from './filter-expr.js';
 import { readVectorInput, type VectorInput } from './input.js';
 import { exists, keyOf, namespaceInfo, toVectorError, type VectorContext } from './keyspace.js';
 import { flag, ignored, readOptions, redisInteger, type OptionTable } from './options.js';
+import { project, projectionOf } from './projection.js';
 import { attributesText } from './attributes.js';
 import { writeElements, type Fields } from './replies.js';
 
@@ -84,12 +86,31 @@ export async function vsim(ctx: VectorContext, c: Call): Promise<Reply> {
   try {
     results = await search(ctx, ns, input, o);
   } catch (err) {
-    throw toVectorError(err);
+    const projected = await projectedQuery(ctx, ns, input, err);
+    if (!projected) throw toVectorError(err);
+    results = await search(ctx, ns, projected, o).catch((e: unknown) => {
+      throw toVectorError(e);
+    });
   }
   if (o.filter) results = results.filter((r) => o.filter!.matchesText(attributesText(r.metadata)));
   if (o.epsilon !== undefined) results = results.filter((r) => r.score >= 1 - o.epsilon!);
   if (results.length > o.count) results = results.slice(0, o.count);
   return (w) => writeElements(w, results, o.f);
+}
+
+/**
+ * A query vector of a set made with REDUCE: the service refused its dimension, so when the set has a
+ * projection from that dimension the query is projected as Redis projects it (undefined otherwise).
+ */
+async function projectedQuery(ctx: VectorContext, ns: string, input: VectorInput, err: unknown): Promise<VectorInput | undefined> {
+  const m = err instanceof RestError ? /Invalid vector dimension: (\d+), expected: (\d+)/.exec(err.message) : null;
+  if (!m || !input.dense || input.sparse) return undefined;
+  const [sample] = (await ctx.client.range(ns, { cursor: '0', limit: 1, includeMetadata: true })).vectors;
+  const proj = projectionOf(sample?.metadata);
+  if (!proj) return undefined;
+  if (input.dense.length !== proj)
+    throw new CommandError(`ERR Input dimension mismatch for projection - got ${input.dense.length} but projection expects ${proj}`);
+  return { dense: project(input.dense, Number(m[2])) };
 }
 
 /**

@@ -1,13 +1,17 @@
-// Client authentication of the proxy, three modes (docs/security.md):
+// Client authentication of a RESP port, three modes (docs/security.md); side ports have only the first:
 //   password     --requirepass guards the configured upstream token (AUTH <password>);
 //   pass-through no upstream token: AUTH <token> is the client's own REST token, checked once with the
 //                upstream (a 401 is WRONGPASS) and then carried by every command of the connection;
 //   ACL users    --acl-users: AUTH <user> <pass> becomes a token through the upstream's
 //                `ACL RESTTOKEN user pass` (cached; fetched again when the upstream revokes it).
 // Verdicts are cached under a hash of the secret, never the secret itself, and nothing here logs.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { safeEqual } from '../safe-equal.js';
 import { CLIENT_TOKEN_REFUSED } from '../upstream/kv-errors.js';
 import type { Credential, KvClient } from '../upstream/kv-client.js';
+
+/** What the pass-through and ACL-user modes ask the upstream (a PING, ACL RESTTOKEN). */
+export type AuthUpstream = Pick<KvClient, 'pipeline'>;
 
 export const WRONGPASS_TEXT = 'WRONGPASS invalid username-password pair or user is disabled.';
 
@@ -32,9 +36,13 @@ export class ClientAuth {
   private readonly aclTokens = new Map<string, string>();
 
   constructor(
-    private readonly client: KvClient,
+    /** Needed by the pass-through and ACL-user modes only. */
+    private readonly client: AuthUpstream | undefined,
     private readonly options: ClientAuthOptions,
-  ) {}
+  ) {
+    if (!client && (options.passThrough || options.aclUsers))
+      throw new Error('client authentication by token or ACL user needs an upstream');
+  }
 
   /** Clients must authenticate before running commands. */
   get required(): boolean {
@@ -46,7 +54,7 @@ export class ClientAuth {
     const { requirepass, passThrough, aclUsers } = this.options;
     if (user === 'default') {
       if (requirepass !== undefined) {
-        return samePassword(password, requirepass) ? { ok: true, credential: undefined } : { ok: false, error: WRONGPASS_TEXT };
+        return safeEqual(password, requirepass) ? { ok: true, credential: undefined } : { ok: false, error: WRONGPASS_TEXT };
       }
       if (passThrough) return this.checkToken(password.toString('utf8'));
       return aclUsers ? { ok: false, error: WRONGPASS_TEXT } : { ok: true, credential: undefined };
@@ -63,7 +71,7 @@ export class ClientAuth {
     const cached = this.tokenVerdicts.get(key);
     if (cached && cached.until > now)
       return cached.ok ? { ok: true, credential: this.tokenCredential(token, key) } : { ok: false, error: WRONGPASS_TEXT };
-    const [reply] = await this.client.pipeline([[Buffer.from('PING')]], { token });
+    const [reply] = await this.client!.pipeline([[Buffer.from('PING')]], { token });
     const text = reply[0] === 0x2d ? reply.toString('utf8', 1).trimEnd() : undefined;
     if (text === CLIENT_TOKEN_REFUSED) {
       this.remember(key, false, now);
@@ -117,7 +125,7 @@ export class ClientAuth {
   }
 
   private async restToken(user: string, password: string, key: string): Promise<string | { ok: false; error: string }> {
-    const [reply] = await this.client.pipeline([['ACL', 'RESTTOKEN', user, password].map((s) => Buffer.from(s))]);
+    const [reply] = await this.client!.pipeline([['ACL', 'RESTTOKEN', user, password].map((s) => Buffer.from(s))]);
     if (reply[0] === 0x24 /* $ */) {
       const start = reply.indexOf('\r\n') + 2;
       const token = reply.toString('utf8', start, reply.length - 2);
@@ -134,9 +142,4 @@ export class ClientAuth {
 
 function hash(secret: string): string {
   return createHash('sha256').update(secret).digest('base64url');
-}
-
-function samePassword(given: Buffer, expected: string): boolean {
-  const e = Buffer.from(expected);
-  return given.length === e.length && timingSafeEqual(given, e);
 }

@@ -1,6 +1,7 @@
 // The connection's own state: PING, ECHO, QUIT, RESET, SELECT, AUTH, HELLO.
 import { lower, parseLongLong } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
+import { REDIS_VERSION } from '../../version.js';
 import { errorReply, INVALID_CLIENT_NAME, NOT_INTEGER, OK, PONG, reply, RESET, SYNTAX, WRONGPASS } from '../replies.js';
 import type { Connection, ServerState } from '../context.js';
 import type { Handler } from './handler.js';
@@ -122,7 +123,7 @@ function helloReply(conn: Connection, protocol: Protocol, setname: Buffer | unde
   return reply(protocol, (w) => {
     w.mapHeader(7);
     w.bulk('server').bulk('redis');
-    w.bulk('version').bulk('7.0.15');
+    w.bulk('version').bulk(REDIS_VERSION);
     w.bulk('proto').integer(protocol);
     w.bulk('id').integer(conn.id);
     w.bulk('mode').bulk('standalone');

@@ -6,10 +6,10 @@
 // pause never shortens the current one nor makes it weaker (ALL stays ALL), as in Redis.
 //
 // Only this proxy's clients pause: other clients of the upstream (other proxies, REST callers) go on.
-import { parseLongLong } from '../../resp/args.js';
-import type { CommandSpec } from '../../commands/table.js';
-import type { PauseState } from '../context.js';
-import { errorReply, OK } from '../replies.js';
+import { parseLongLong } from '../resp/args.js';
+import type { CommandSpec } from '../commands/table.js';
+import type { PauseState } from './context.js';
+import { errorReply, OK } from './replies.js';
 
 type Mode = 'write' | 'all';
 

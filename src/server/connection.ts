@@ -1,0 +1,277 @@
+// One client connection of any RESP port (the proxy's, a side port's): socket events, the receive
+// loop, the limits, backpressure and the end of the connection. What a request does is the port's
+// (`handle`); this class only guarantees that replies are written strictly in request order, that a
+// client cannot make the port hold more than the limits allow, and that a closing connection still
+// gets the replies it is owed (QUIT, the client's half-close, SIGTERM). twemproxy's one nc_connection
+// plays this part for its client, server and proxy sockets alike.
+//
+//   socket read (socket-input.ts) → receive → RequestReader.read (resp/request-reader.ts)
+//     → handle (the port's dispatch: a reply now, a position filled later, or a deferred one)
+//     → afterRead → ReplyQueue.write (reply-queue.ts) → socket.write
+import type net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from '../logger.js';
+import type { Protocol } from '../resp/protocol.js';
+import { RequestReader } from '../resp/request-reader.js';
+import type { Credential } from '../upstream/kv-client.js';
+import type { ReplyMode, ReplyPort } from './context.js';
+import { errorReply } from './replies.js';
+import { ReplyQueue } from './reply-queue.js';
+import { readSocket } from './socket-input.js';
+
+const EMPTY = Buffer.alloc(0);
+
+/** The per-connection limits every port applies (Redis' names in docs/security.md). */
+export interface ConnectionLimits {
+  /** proto-max-bulk-len: the largest argument (a larger bulk header is a protocol error). */
+  maxBulkLength: number;
+  /** client-query-buffer-limit: bytes of a request not yet complete. */
+  maxQueryBufferBytes: number;
+  /** client-output-buffer-limit: written replies the client has not read. */
+  outputLimitBytes: number;
+  /** Replies owed before the connection stops reading (backpressure). */
+  maxPendingReplies: number;
+  /** After the last reply of a closing connection, how long the client has to close its side. */
+  closeGraceMs: number;
+}
+
+/** What a connection needs from the port that accepted it. */
+export interface ConnectionHost {
+  readonly limits: ConnectionLimits;
+  readonly log: Logger;
+  /** Where client sockets are read into (socket-input.ts), one per port. */
+  readonly readBuffer: Buffer;
+  /** Clients must authenticate before running commands. */
+  readonly authRequired: boolean;
+}
+
+export abstract class RespConnection implements ReplyPort {
+  readonly createdAt = Date.now();
+  lastInteractionAt = Date.now();
+  replyMode: ReplyMode = 'on';
+  lastCommand = 'NULL';
+  name = '';
+  /** CLIENT SETINFO lib-name / lib-ver. */
+  libName = '';
+  libVersion = '';
+  protocol: Protocol = 2;
+  authenticated: boolean;
+  /** The client's own upstream token (pass-through, ACL users); undefined = the configured one. */
+  credential: Credential | undefined;
+  readonly fd: number;
+  readonly replies: ReplyQueue;
+  private readonly reader: RequestReader;
+  /** Reading stopped: too many replies owed (backpressure). */
+  private paused = false;
+  /** The client closed its side (half-close or gone). */
+  protected peerEnded = false;
+  /** A reply waits for something slow (AUTH with the upstream): later requests stay in the reader until it is answered. */
+  private deferring = false;
+
+  constructor(
+    readonly socket: net.Socket,
+    readonly id: number,
+    private readonly host: ConnectionHost,
+    private readonly onClosed: (connection: RespConnection) => void,
+  ) {
+    this.fd = socketFd(socket);
+    this.authenticated = !host.authRequired;
+    this.reader = new RequestReader({ maxBulkLength: host.limits.maxBulkLength });
+    this.reader.authenticated = this.authenticated;
+    this.replies = new ReplyQueue(socket, host.limits.closeGraceMs);
+    socket.setNoDelay(true);
+    readSocket(socket, host.readBuffer, (chunk) => this.receive(chunk));
+    socket.on('drain', () => this.maybeResume());
+    // The client half-closed (sent everything, e.g. `printf … | nc -N`): like Redis, the commands it
+    // sent before are still answered, then the connection closes. The listener is created with
+    // allowHalfOpen, or Node would end our side at once and drop those replies.
+    socket.on('end', () => {
+      this.peerEnded = true;
+      this.peerEnd();
+    });
+    socket.on('error', () => undefined); // 'close' follows
+    socket.on('close', () => {
+      this.replies.closedByPeer();
+      this.closed();
+      this.onClosed(this);
+    });
+  }
+
+  // ---- what a port adds ----
+
+  /** Runs one request: answers it now, takes a reply position filled later, or defers. */
+  protected abstract handle(args: Buffer[], readAt: number): void;
+  /** After the requests of one read are handled (the proxy hands its pending commands to the batcher). */
+  protected afterRead(): void {}
+  /** The client ended its side: by default the replies owed are written, then the connection closes. */
+  protected peerEnd(): void {
+    if (!this.replies.closing) this.closeAfterReplies();
+  }
+  /** The socket is gone: what the port must stop or release. */
+  protected closed(): void {}
+  /** Work of the port still owed that the reply queue does not show (commands not yet sent). */
+  protected get busy(): boolean {
+    return false;
+  }
+
+  get address(): string {
+    return `${this.socket.remoteAddress}:${this.socket.remotePort}`;
+  }
+  get localAddress(): string {
+    return `${this.socket.localAddress}:${this.socket.localPort}`;
+  }
+  get localPort(): number {
+    return this.socket.localPort ?? 0;
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.replies.closing) return;
+    this.reader.push(chunk);
+    const limits = this.host.limits;
+    if (this.reader.bufferedBytes > limits.maxQueryBufferBytes) {
+      // Redis client-query-buffer-limit: the client is closed without a reply.
+      this.host.log.warn(
+        { conn: this.id, client: this.address, limitBytes: limits.maxQueryBufferBytes },
+        'client query buffer limit reached: closing the connection',
+      );
+      return void this.destroy();
+    }
+    // One clock reading per socket read: the commands of one read were read at the same moment. Like
+    // Redis' lastinteraction, any read counts as activity (CLIENT LIST idle=, the idle timeout).
+    const readAt = performance.now();
+    this.lastInteractionAt = performance.timeOrigin + readAt;
+    for (;;) {
+      if (this.deferring) break;
+      const request = this.reader.read();
+      if (!request) break;
+      if (request.kind === 'protocol-error') {
+        // Like Redis: the error reply, then the connection closes; later commands are not run.
+        this.replies.answer(request.reply);
+        this.closeAfterReplies();
+        break;
+      }
+      this.handle(request.args, readAt);
+      if (this.replies.closing) break;
+    }
+    this.afterRead();
+    this.writeReplies();
+    // Backpressure: too many replies owed, or written replies the client does not read.
+    if ((this.replies.owed >= limits.maxPendingReplies || this.socket.writableNeedDrain || this.deferring) && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  /** A reply that needs something slow first (AUTH with the upstream): its position is taken now; later requests wait for it. */
+  defer(reply: Promise<Buffer>, then?: () => void): void {
+    const fill = this.reserve();
+    this.deferring = true;
+    void reply
+      .catch((err: unknown) => errorReply(`ERR respgate internal error: ${String((err as Error)?.message ?? err)}`))
+      .then((out) => {
+        this.deferring = false;
+        fill(out);
+        // A command held back (CLIENT PAUSE) runs here, before the requests read after it.
+        then?.();
+        if (!this.socket.destroyed) this.receive(EMPTY);
+      });
+  }
+
+  /** Writes what is ready; a client that lets more than the output limit pile up unread is closed. */
+  protected writeReplies(): void {
+    this.replies.write();
+    const limitBytes = this.host.limits.outputLimitBytes;
+    if (this.socket.writableLength > limitBytes) {
+      this.host.log.warn(
+        { conn: this.id, client: this.address, limitBytes },
+        'client output buffer limit reached (it reads slower than replies arrive): closing the connection',
+      );
+      this.destroy();
+    }
+  }
+
+  setAuthenticated(value: boolean): void {
+    this.authenticated = value;
+    this.reader.authenticated = value;
+  }
+
+  // ---- ReplyPort (replies that come later, and unsolicited ones) ----
+
+  answer(reply: Buffer): void {
+    this.replies.answer(reply);
+  }
+
+  reserve(): (reply: Buffer) => void {
+    const slot = this.replies.take();
+    let filled = false;
+    return (reply) => {
+      if (filled) return;
+      filled = true;
+      this.replies.fill(slot, reply);
+      this.writeAndResume();
+    };
+  }
+
+  push(reply: Buffer): void {
+    if (!this.open) return;
+    this.replies.answer(reply);
+    this.writeAndResume();
+  }
+
+  get open(): boolean {
+    return !this.socket.destroyed && !this.socket.writableEnded && !this.replies.closing;
+  }
+
+  /** Closes the connection now (CLIENT KILL, limits, the end of a port): replies owed are dropped. */
+  destroy(): void {
+    this.socket.destroy();
+  }
+
+  // ---- the end of the connection ----
+
+  /** Redis `timeout` applies: nothing owed (a port adds its own conditions: subscriptions, blocking). */
+  get idle(): boolean {
+    return !this.deferring && !this.busy && this.replies.owed === 0;
+  }
+
+  /** Shutdown: nothing more is read; the replies owed are written, then the connection closes. */
+  drain(): void {
+    if (!this.replies.closing) this.closeAfterReplies();
+  }
+
+  /** QUIT, protocol errors, the client's end: stop reading, write what is owed, then close. */
+  closeAfterReplies(): void {
+    this.socket.pause();
+    this.replies.closeAfterReplies();
+  }
+
+  /** After replies came in: writes them and reads again once the client has caught up. */
+  protected writeAndResume(): void {
+    this.writeReplies();
+    if (this.socket.writableNeedDrain && !this.paused && !this.socket.destroyed) {
+      // The client does not read its replies: stop reading its requests until it does ('drain').
+      this.paused = true;
+      this.socket.pause();
+      return;
+    }
+    this.maybeResume();
+  }
+
+  private maybeResume(): void {
+    if (
+      this.paused &&
+      !this.deferring &&
+      !this.replies.closing &&
+      this.replies.owed < this.host.limits.maxPendingReplies / 2 &&
+      !this.socket.writableNeedDrain
+    ) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+}
+
+/** CLIENT LIST's `fd=`: Node keeps the descriptor on the socket's internal handle (-1 when it has none). */
+function socketFd(socket: net.Socket): number {
+  return (socket as unknown as { _handle?: { fd?: number } })._handle?.fd ?? -1;
+}
