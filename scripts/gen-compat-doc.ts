@@ -18,7 +18,8 @@ import {
 } from '../src/commands/routes.js';
 import { allCommands, allCommandsAndSubcommands, type CommandSpec } from '../src/commands/table.js';
 import { jsonCommandData } from '../src/commands/json-commands.js';
-import { newerCommandData } from '../src/commands/newer-commands.js';
+import { NEWER_REDIS_VERSION, newerCommandData, newerSubcommandData } from '../src/commands/newer-commands.js';
+import { lookupFullName } from '../src/commands/table.js';
 
 /** What the local platform does with each command newer than Redis 7.0.15 (src/platform/kv/compat.ts). */
 const NEWER_ON_PLATFORM: Record<string, string> = {
@@ -119,7 +120,7 @@ function platformCell(spec: CommandSpec): string {
 }
 
 function row(spec: CommandSpec): string {
-  const since = dataByName.get(spec.name)?.docs.since ?? '';
+  const since = dataByName.get(spec.name)?.docs.since ?? spec.since;
   // CLIENT, CONFIG, ... alone fail their arity check: only their subcommands have routes that matter.
   if (spec.subcommands && spec.arity <= -2) return `| ${cell(display(spec))} | ${since} | — | needs a subcommand | — |`;
   return `| ${cell(display(spec))} | ${since} | ${ROUTE_TEXT[spec.route]} | ${cell(proxyNotes(spec))} | ${cell(platformCell(spec))} |`;
@@ -145,8 +146,9 @@ export function renderCompatDoc(): string {
   out.push('');
   out.push("Before routing, the proxy checks every command like Redis 7.0 does and answers with Redis' own texts:");
   out.push("`ERR unknown command 'foo', with args beginning with: 'a' `, `ERR unknown subcommand 'x'. Try CLIENT HELP.`,");
-  out.push("`ERR wrong number of arguments for 'get' command`. Commands newer than 7.0 (for example `CLIENT SETINFO`) get");
-  out.push('these errors too, exactly as from a Redis 7.0 server; client libraries ignore them.');
+  out.push("`ERR wrong number of arguments for 'get' command`. Commands newer than 7.0 that the proxy knows (see below,");
+  out.push('for example `CLIENT SETINFO`, `WAITAOF`, `HEXPIRE`) are checked against their own arity; commands it does not know get');
+  out.push("Redis' unknown-command error and never reach the upstream.");
   out.push('');
   out.push('## Proxy routes');
   out.push('');
@@ -189,24 +191,42 @@ export function renderCompatDoc(): string {
 
   out.push('## Beyond Redis 7.0.15');
   out.push('');
-  out.push("Commands that are not Redis 7.0.15's own but that the real service answers and `@upstash/redis` exposes. The proxy");
-  out.push('knows them (arity, key positions, `COMMAND INFO`; not in `COMMAND COUNT`/`LIST`) and forwards them. On a newer data');
-  out.push('store (`--redis-server`, `--redis-url`) the platform lets it run the ones it has (see docs/platform-kv.md).');
+  out.push(`Commands that are not Redis 7.0.15's own: every command and subcommand of Redis ${NEWER_REDIS_VERSION} that 7.0.15 lacks`);
+  out.push("(transcribed from Redis' command descriptions by scripts/gen-newer-command-data.ts), RedisJSON's JSON.* and the");
+  out.push("service's SEARCH.* (Upstash Redis Search). The proxy knows them (arity, key positions, `COMMAND INFO`/`COMMAND DOCS` by");
+  out.push("name; not in `COMMAND COUNT`/`LIST`, which list Redis 7.0.15's commands) and routes them like any other command; what");
+  out.push('the upstream does not run, it answers with its own error. On a newer data store (`--redis-server`, `--redis-url`) the');
+  out.push('platform lets it run the ones it has (see docs/platform-kv.md).');
   out.push('');
-  out.push('| command | since | REST platform on redis-server 7.0.15 |');
-  out.push('|---|---|---|');
+  out.push("A command in none of these tables is answered by the proxy with Redis' own `ERR unknown command` (it is never sent");
+  out.push('upstream): without its arity, flags and key positions the proxy could not check it, route it (blocking, pub/sub,');
+  out.push('transactions) or keep a read-only token read-only (docs/decisions.md).');
+  out.push('');
+  out.push('| command | since | proxy | REST platform on redis-server 7.0.15 |');
+  out.push('|---|---|---|---|');
   const jsonNames = jsonCommandData.flatMap((d) => [d, ...(d.subcommands ?? [])]).filter((d) => d.name !== 'json.debug');
   for (const d of jsonNames)
     out.push(
-      `| ${code(d.name.toUpperCase().replace('|', ' '))} | JSON ${d.docs.since} | the JSON function library inside redis-server (docs/json.md) |`,
+      `| ${code(d.name.toUpperCase().replace('|', ' '))} | JSON ${d.docs.since} | forward | the JSON function library inside redis-server (docs/json.md) |`,
     );
-  for (const d of newerCommandData) {
+  const hashTtl = (d: { name: string; docs: { group: string; since?: string } }) =>
+    d.docs.group === 'hash' && (d.docs.since ?? '') >= '7.4.0';
+  for (const d of [...newerCommandData, ...newerCommandData.flatMap((c) => c.subcommands ?? []), ...newerSubcommandData]) {
+    const spec = lookupFullName(d.name);
+    const platform =
+      NEWER_ON_PLATFORM[d.name] ??
+      (spec?.platform ? platformCell(spec) : undefined) ??
+      (hashTtl(d)
+        ? 'error: needs hash-field expiration (Redis 7.4+), start the platform on a newer server'
+        : d.name.startsWith('search.')
+          ? "error: unknown command (Upstash Redis Search is the service's own)"
+          : `error from redis-server 7.0.15 (unknown command); runs on Redis ${d.docs.since ?? 'newer'}+`);
     out.push(
-      `| ${code(d.name.toUpperCase())} | ${d.docs.since} | ${NEWER_ON_PLATFORM[d.name] ?? 'error: needs hash-field expiration (Redis 7.4+), start the platform on a newer server'} |`,
+      `| ${code(d.name.toUpperCase().replace('|', ' '))} | ${d.docs.since ?? 'service'} | ${spec?.route ?? 'unknown'} | ${platform} |`,
     );
   }
   out.push(
-    `| ${code('BITOP DIFF')}, ${code('DIFF1')}, ${code('ANDOR')}, ${code('ONE')} | 8.2.0 | emulated (one Lua script, byte by byte) |`,
+    `| ${code('BITOP DIFF')}, ${code('DIFF1')}, ${code('ANDOR')}, ${code('ONE')} | 8.2.0 | forward | emulated (one Lua script, byte by byte) |`,
   );
   out.push('');
 

@@ -8,13 +8,13 @@ import type { Protocol } from '../resp/protocol.js';
 import { ReplyWriter } from '../resp/reply-writer.js';
 import { commandData, type CommandData, type Plain, type PlainMap } from './data.js';
 import { jsonCommandData } from './json-commands.js';
-import { newerCommandData } from './newer-commands.js';
+import { newerCommandData, newerSubcommandData } from './newer-commands.js';
 
 export type { Protocol };
 
 const byFullName = new Map<string, CommandData>();
 // COMMAND INFO/DOCS also describe JSON.* (json-commands.ts), which the proxy forwards.
-for (const c of [...commandData.commands, ...jsonCommandData, ...newerCommandData]) {
+for (const c of [...commandData.commands, ...jsonCommandData, ...newerCommandData, ...newerSubcommandData]) {
   byFullName.set(c.name, c);
   for (const s of c.subcommands ?? []) byFullName.set(s.name, s);
 }

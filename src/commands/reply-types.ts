@@ -162,6 +162,10 @@ const rules: Readonly<Record<string, ShapeRule>> = {
   zpopmin: (args) => (args.length >= 3 ? withScores : tupleOf(['bulk', 'double'])),
   zpopmax: (args) => (args.length >= 3 ? withScores : tupleOf(['bulk', 'double'])),
   zmpop: tupleOf(['bulk', arrayOf(tupleOf(['bulk', 'double']))]),
+  // Redis 7.2+ (the table takes ZRANK's newer arity): WITHSCORE answers [rank, score], a null array
+  // for a missing member (t_zset.c zrankGenericCommand); without it, an integer or a null.
+  zrank: (args) => (args.length >= 4 ? tupleOf(['int', 'double']) : 'any'),
+  zrevrank: (args) => (args.length >= 4 ? tupleOf(['int', 'double']) : 'any'),
   zrandmember: (args) => (args.length >= 4 && isToken(args[3], 'WITHSCORES') ? withScores : args.length >= 3 ? strings : 'bulk'),
   zscan: scanPage,
   bzpopmin: tupleOf(['bulk', 'bulk', 'double']),

@@ -5,7 +5,7 @@
  */
 import { commandData, type CommandData } from './data.js';
 import { jsonCommandData } from './json-commands.js';
-import { newerCommandData } from './newer-commands.js';
+import { newerArities, newerCommandData, newerSubcommandData } from './newer-commands.js';
 import { NameCache } from '../resp/name-cache.js';
 import {
   platformRefusalText,
@@ -64,7 +64,8 @@ function build(d: CommandData, container?: string): CommandSpec {
   const note = noteFor(d.name, container);
   const spec: CommandSpec = {
     name: d.name,
-    arity: d.arity,
+    // A forwarded command takes the arity of the newest Redis (options added since 7.0.15 reach the service).
+    arity: note.route === 'forward' ? (newerArities[d.name] ?? d.arity) : d.arity,
     flags: new Set(d.flags),
     firstKey: d.firstKey,
     lastKey: d.lastKey,
@@ -82,17 +83,26 @@ function build(d: CommandData, container?: string): CommandSpec {
   if (d.subcommands) {
     const subs = new Map<string, CommandSpec>();
     for (const s of d.subcommands) subs.set(s.name.slice(d.name.length + 1), build(s, d.name));
+    // Subcommands newer than 7.0.15 (`client|setinfo`) resolve too (newer-commands.ts).
+    for (const s of newerSubcommandData) if (s.name.startsWith(`${d.name}|`)) subs.set(s.name.slice(d.name.length + 1), build(s, d.name));
     spec.subcommands = subs;
   }
   return Object.freeze(spec);
 }
 
 const topLevel: readonly CommandSpec[] = Object.freeze(commandData.commands.map((d) => build(d)));
-const flat: readonly CommandSpec[] = Object.freeze(topLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]));
+const newerSubNames = new Set(newerSubcommandData.map((d) => d.name));
+const newerSubs: readonly CommandSpec[] = topLevel.flatMap((s) =>
+  [...(s.subcommands?.values() ?? [])].filter((x) => newerSubNames.has(x.name)),
+);
+// Redis 7.0.15's own commands and subcommands, each container followed by its subcommands.
+const flat: readonly CommandSpec[] = Object.freeze(
+  topLevel.flatMap((s) => [s, ...[...(s.subcommands?.values() ?? [])].filter((x) => !newerSubNames.has(x.name))]),
+);
 // JSON.* (json-commands.ts) and commands newer than 7.0.15 (newer-commands.ts) can be looked up and are
 // forwarded, but are not among Redis 7.0.15's own commands (COMMAND LIST/COUNT, allCommands()).
 const jsonTopLevel: readonly CommandSpec[] = [...jsonCommandData, ...newerCommandData].map((d) => build(d));
-const jsonFlat: readonly CommandSpec[] = jsonTopLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]);
+const jsonFlat: readonly CommandSpec[] = [...jsonTopLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]), ...newerSubs];
 const byName = new Map<string, CommandSpec>([...topLevel, ...jsonTopLevel].map((s) => [s.name, s]));
 const byFullName = new Map<string, CommandSpec>([...flat, ...jsonFlat].map((s) => [s.name, s]));
 

@@ -9,6 +9,7 @@ import { errorReply } from '../resp/protocol.js';
 import type { Credential, TransactionOutcome } from '../upstream/kv-client.js';
 import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
+import type { ClientCost, CostOwner } from './client-cost.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 
 /**
@@ -22,8 +23,8 @@ export interface PipelineUpstream {
   transaction(commands: Buffer[][], watch?: WatchedKeys, credential?: Credential): Promise<TransactionOutcome>;
 }
 
-/** What the batcher needs from a connection. */
-export interface BatchSource {
+/** What the batcher needs from a connection (its names: what client-cost.ts charges its commands to). */
+export interface BatchSource extends CostOwner {
   /** Items waiting to be sent, oldest first. */
   readonly pending: ForwardItem[];
   /** True while some of its commands are in an upstream call. */
@@ -60,6 +61,8 @@ export interface BatcherOptions {
   minBatchWhileBusy?: number;
   /** Longest wait of held commands when the call in flight is slow. */
   holdMs?: number;
+  /** Charges every upstream command to its client and command name (client-cost.ts). */
+  cost?: ClientCost;
 }
 
 /** Defaults measured with bench/cpu-per-command.ts (bench/README.md, issue 14). */
@@ -199,15 +202,25 @@ export class Batcher {
   poll(commands: Buffer[][], credential?: Credential): Promise<Buffer[]> {
     this.stats.calls++;
     this.stats.commands += commands.length;
-    return this.call(commands, credential);
+    return this.call(commands, credential, NO_OWNERS);
   }
 
-  /** One /pipeline call, observed; never rejects. */
-  private call(commands: Buffer[][], credential: Credential | undefined): Promise<Buffer[]> {
+  /** One /pipeline call, observed; never rejects. `owners[i]` sent `commands[i]` (none: the shared pollers). */
+  private call(
+    commands: Buffer[][],
+    credential: Credential | undefined,
+    owners: readonly (BatchSource | undefined)[],
+    names?: readonly string[],
+  ): Promise<Buffer[]> {
     const started = performance.now();
     const answered = this.client.pipeline(commands, credential).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
-    const observe = this.options.observe;
-    return observe ? answered.then((replies) => (observe(commands, replies, performance.now() - started), replies)) : answered;
+    const { observe, cost } = this.options;
+    if (!observe && !cost) return answered;
+    return answered.then((replies) => {
+      observe?.(commands, replies, performance.now() - started);
+      cost?.call(owners, names ?? commands.map(commandName), commands, replies);
+      return replies;
+    });
   }
 
   private sendTransaction(source: BatchSource): void {
@@ -222,6 +235,14 @@ export class Batcher {
       .catch((err: unknown): TransactionOutcome => ({ kind: 'failed', error: internalError(err) }));
     void answered.then((outcome) => {
       this.inFlight--;
+      // One /multi-exec request, shared by its commands; replies are per command only when run as a script.
+      const replies = outcome.kind === 'executed-script' ? outcome.replies : [];
+      this.options.cost?.call(
+        commands.map(() => source),
+        commands.map(commandName),
+        commands,
+        commands.map((_, i) => replies[i]),
+      );
       source.deliverTransaction(item, outcome);
       this.wake(commands);
       this.finished([source]);
@@ -252,7 +273,7 @@ export class Batcher {
     this.stats.calls++;
     this.stats.commands += items.length;
     const commands = items.map((i) => i.args);
-    const answered = this.call(commands, credential);
+    const answered = this.call(commands, credential, owners, this.options.cost && items.map((i) => i.name ?? commandName(i.args)));
     void answered.then((replies) => {
       this.inFlight--;
       const answeredAt = performance.now();
@@ -261,6 +282,13 @@ export class Batcher {
       this.finished(sources);
     });
   }
+}
+
+const NO_OWNERS: readonly undefined[] = [];
+
+/** A command's table name (`get`, `client|list`); `unknown` outside the table (keeps the label set bounded). */
+function commandName(args: readonly Buffer[]): string {
+  return resolveCommand(args)?.name ?? 'unknown';
 }
 
 /**

@@ -9,6 +9,7 @@ import type { EventStreamClient } from '../upstream/event-stream.js';
 import type { Credential } from '../upstream/kv-client.js';
 import type { ClientAuth } from './auth.js';
 import type { Batcher } from './batcher.js';
+import type { ClientCost } from './client-cost.js';
 import type { CommandStats } from './command-stats.js';
 import type { Slowlog } from './slowlog.js';
 
@@ -76,6 +77,9 @@ export interface Connection {
   /** The socket's file descriptor, for CLIENT LIST (-1 when unknown). */
   readonly fd: number;
   name: string;
+  /** CLIENT SETINFO lib-name and lib-ver ('' until set). */
+  libName: string;
+  libVersion: string;
   protocol: Protocol;
   readonly authenticated: boolean;
   /** AUTH, HELLO AUTH, RESET. */
@@ -117,6 +121,8 @@ export interface ServerState {
   readonly pause: PauseState;
   /** INFO commandstats and errorstats. */
   readonly commandStats: CommandStats;
+  /** What each client and command costs upstream (INFO clientcost, /metrics). */
+  readonly clientCost: ClientCost;
   /** Bytes read from and written to client connections so far (INFO total_net_input_bytes …). */
   traffic(): { input: number; output: number };
 }

@@ -3,6 +3,7 @@
 // kind, connections by state, event streams open and bytes in/out.
 import { Counter, Gauge, Histogram, type Metric } from 'prom-client';
 import { registry } from '../metrics.js';
+import type { ClientCost, CostCounters } from './client-cost.js';
 import type { UpstreamErrorKind } from './upstream-watch.js';
 
 /** Seconds: from 100 µs (a batched command on loopback) to 10 s (past the default upstream timeout). */
@@ -72,6 +73,17 @@ export function createProxyMetrics(gauges: ProxyGauges): ProxyMetrics {
         registers: [registry],
       }),
   );
+  // Every kind exported from the start at 0, so that dashboards and alerts see a series before the first error.
+  const kinds: Record<UpstreamErrorKind, true> = {
+    timeout: true,
+    unreachable: true,
+    connection: true,
+    auth: true,
+    malformed: true,
+    server_error: true,
+    refused: true,
+  };
+  for (const kind of Object.keys(kinds)) errors.inc({ kind }, 0);
   fresh(
     'respgate_proxy_connections_by_state',
     () =>
@@ -121,6 +133,89 @@ export function createProxyMetrics(gauges: ProxyGauges): ProxyMetrics {
     },
     upstreamError: (kind) => errors.inc({ kind }),
   };
+}
+
+/** One counter per cost figure, read from `series` (client or command label → counters) when scraped. */
+function costCounter(
+  name: string,
+  help: string,
+  label: 'client' | 'command',
+  series: () => ReadonlyMap<string, CostCounters>,
+  value: (c: CostCounters) => number,
+): void {
+  fresh(
+    name,
+    () =>
+      new Counter({
+        name,
+        help,
+        labelNames: [label],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const [key, c] of series()) this.inc({ [label]: key }, value(c));
+        },
+      }),
+  );
+}
+
+/**
+ * What each client and each command costs upstream (client-cost.ts): commands sent, fair shares of
+ * upstream requests, bytes of the commands and of their replies, error replies. Client labels are
+ * the connection's name (CLIENT SETNAME), else its lib-name (CLIENT SETINFO), else `(unnamed)`; the
+ * first N names get their own series, later ones count under `other`.
+ */
+export function registerClientCost(cost: ClientCost): void {
+  const clients = () => cost.clientSeries();
+  const commands = () => cost.commandSeries();
+  const per = 'respgate_proxy_client_';
+  costCounter(`${per}commands_total`, 'Commands sent upstream, by client name', 'client', clients, (c) => c.commands);
+  costCounter(
+    `${per}requests_total`,
+    'Upstream HTTP requests, by client name (a shared request is split by its commands)',
+    'client',
+    clients,
+    (c) => c.requests,
+  );
+  costCounter(
+    `${per}sent_bytes_total`,
+    'Bytes of the commands sent upstream (as RESP), by client name',
+    'client',
+    clients,
+    (c) => c.bytesSent,
+  );
+  costCounter(
+    `${per}received_bytes_total`,
+    'Bytes of the upstream replies (as RESP), by client name',
+    'client',
+    clients,
+    (c) => c.bytesReceived,
+  );
+  costCounter(`${per}errors_total`, 'Error replies from the upstream, by client name', 'client', clients, (c) => c.errors);
+  const cmd = 'respgate_proxy_upstream_command_';
+  costCounter(`${cmd}calls_total`, 'Commands sent upstream, by command', 'command', commands, (c) => c.commands);
+  costCounter(
+    `${cmd}requests_total`,
+    'Upstream HTTP requests, by command (a shared request is split by its commands)',
+    'command',
+    commands,
+    (c) => c.requests,
+  );
+  costCounter(
+    `${cmd}sent_bytes_total`,
+    'Bytes of the commands sent upstream (as RESP), by command',
+    'command',
+    commands,
+    (c) => c.bytesSent,
+  );
+  costCounter(
+    `${cmd}received_bytes_total`,
+    'Bytes of the upstream replies (as RESP), by command',
+    'command',
+    commands,
+    (c) => c.bytesReceived,
+  );
+  costCounter(`${cmd}errors_total`, 'Error replies from the upstream, by command', 'command', commands, (c) => c.errors);
 }
 
 /**

@@ -10,10 +10,11 @@ import { EventStreamClient } from '../upstream/event-stream.js';
 import { KvClient } from '../upstream/kv-client.js';
 import { ClientAuth } from './auth.js';
 import { Batcher } from './batcher.js';
+import { ClientCost } from './client-cost.js';
 import { CommandStats } from './command-stats.js';
 import type { ProxyContext, ServerState } from './context.js';
 import { explainRequestSizeErrors } from './limits-hint.js';
-import { createProxyMetrics, type ConnectionState } from './proxy-metrics.js';
+import { createProxyMetrics, registerClientCost, type ConnectionState } from './proxy-metrics.js';
 import { Session } from './session.js';
 import { PauseControl } from './local/pause.js';
 import { MonitorHub } from './monitor.js';
@@ -108,7 +109,10 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     intervalMs: config.upstreamErrorLogIntervalMs,
     retryMinMs: config.upstreamRecheckMs,
   });
+  const clientCost = new ClientCost();
+  registerClientCost(clientCost);
   const batcher = new Batcher(client, {
+    cost: clientCost,
     maxBatch: config.maxBatch,
     maxInFlight: config.upstreamConnections,
     observe: (commands, replies, ms) => {
@@ -131,6 +135,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     monitors: new MonitorHub(),
     pause: new PauseControl(),
     commandStats: new CommandStats(),
+    clientCost,
     traffic,
     auth,
   };

@@ -36,6 +36,9 @@ export class Session implements Connection, ReplyPort, BatchSource, DispatchTarg
   replyMode: ReplyMode = 'on';
   lastCommand = 'NULL';
   name = '';
+  /** CLIENT SETINFO lib-name / lib-ver. */
+  libName = '';
+  libVersion = '';
   protocol: Protocol = 2;
   authenticated: boolean;
   /** The client's own upstream token (pass-through, ACL users); undefined = the configured one. */

@@ -67,6 +67,11 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
     proxy:
       "-ERR command 'client|tracking' is not supported by respgate: client-side caching needs invalidation messages, which the REST upstream does not send\r\n",
   },
+  'redis-7.2-client-subcommands': {
+    designed: true,
+    why: 'CLIENT SETINFO and CLIENT NO-TOUCH are Redis 7.2 subcommands the proxy knows (src/commands/newer-commands.ts) and answers itself; the 7.0.15 oracle does not know them',
+    proxy: '+OK\r\n',
+  },
   'module-load-refused': {
     designed: true,
     why: 'MODULE LOAD is refused by design (routes.ts); the oracle refuses too, with its enable-module-command text',
@@ -1058,8 +1063,8 @@ export const scenarios: Scenario[] = [
       clientList('CLIENT', 'LIST', 'TYPE', 'normal'),
       ['CLIENT', 'NO-EVICT', 'on'],
       ['CLIENT', 'NO-EVICT', 'maybe'],
-      ['CLIENT', 'NO-TOUCH', 'on'],
-      ['CLIENT', 'SETINFO', 'lib-name', 'x'],
+      known('redis-7.2-client-subcommands', 'CLIENT', 'NO-TOUCH', 'on'),
+      known('redis-7.2-client-subcommands', 'CLIENT', 'SETINFO', 'lib-name', 'x'),
       ['CLIENT', 'FOO'],
       ['CLIENT', 'LIST', 'TYPE', 'bogus'],
       ['CLIENT', 'SETNAME', ''],

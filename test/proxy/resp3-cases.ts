@@ -253,7 +253,7 @@ export const resp3Scenarios: Scenario3[] = [
       ['SORT', 'l'],
       ['MGET', 'a', 'nosuch'],
       ['BITFIELD', 'bf', 'OVERFLOW', 'FAIL', 'INCRBY', 'u8', '0', '300'],
-      ['CLIENT', 'NO-TOUCH', 'on'],
+      known('redis-7.2-client-subcommands', 'CLIENT', 'NO-TOUCH', 'on'),
     ],
   },
 ];

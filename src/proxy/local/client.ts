@@ -25,6 +25,17 @@ export const client: Handler = ({ conn, server }, args) => {
       if (Buffer.isBuffer(listed)) return listed;
       return textReply(conn.protocol, listed.map(clientLine).join(''));
     }
+    case 'setinfo': {
+      // networking.c clientSetinfoCommand (Redis 7.2): lib-name or lib-ver, printable without spaces.
+      const attr = lower(args[2]);
+      if (attr !== 'lib-name' && attr !== 'lib-ver') return errorReply(`ERR Unrecognized option '${args[2].toString()}'`);
+      if (args[3].some((b) => b < 0x21 || b > 0x7e))
+        return errorReply(`ERR ${attr} cannot contain spaces, newlines or special characters.`);
+      if (attr === 'lib-name') conn.libName = args[3].toString();
+      else conn.libVersion = args[3].toString();
+      return OK;
+    }
+    case 'no-touch': // Redis 7.2: only the LRU/LFU clock of keys, which the proxy's clients never see
     case 'no-evict':
       if (!['on', 'off'].includes(lower(args[2]))) return SYNTAX;
       return OK;

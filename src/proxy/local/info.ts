@@ -1,6 +1,7 @@
 // INFO as Redis 7.0.15 lays it out, describing the proxy: clients read redis_version, loading,
 // maxmemory_policy and role from it during their handshake.
 import os from 'node:os';
+import { clientCostLines } from '../client-cost.js';
 import type { Connection, ServerState } from '../context.js';
 
 interface InfoContext {
@@ -15,6 +16,7 @@ type Section = (ctx: InfoContext) => Array<[string, string | number]>;
 /** CONFIG RESETSTAT (server.c resetServerStats): commands, errors, connections received and traffic start from 0. */
 export function resetInfoStats(server: ServerState): void {
   server.commandStats.reset();
+  server.clientCost.resetInfo();
   const traffic = server.traffic();
   server.commandStats.baseline = { connections: server.acceptedConnections, input: traffic.input, output: traffic.output };
 }
@@ -248,6 +250,8 @@ const SECTIONS: Record<string, Section> = {
   // The commands the proxy ran and the errors it answered (command-stats.ts).
   commandstats: ({ server }) => server.commandStats.commandLines(),
   errorstats: ({ server }) => server.commandStats.errorLines(),
+  // respgate's own section: what each client and command costs upstream (client-cost.ts, docs/proxy.md).
+  clientcost: ({ server }) => clientCostLines(server.clientCost),
   latencystats: () => [],
   cluster: () => [['cluster_enabled', 0]],
   keyspace: () => [],
@@ -265,19 +269,22 @@ const ALL = [
   'modules',
   'commandstats',
   'errorstats',
+  'clientcost',
   'latencystats',
   'cluster',
   'keyspace',
 ];
 /** What INFO and INFO default show (server.c genInfoSectionDict: all but commandstats and latencystats). */
-const DEFAULT = ALL.filter((n) => n !== 'commandstats' && n !== 'latencystats');
+const DEFAULT = ALL.filter((n) => n !== 'commandstats' && n !== 'latencystats' && n !== 'clientcost');
+/** INFO all / everything: Redis' own sections; respgate's clientcost only when named (INFO clientcost). */
+const REDIS_ALL = ALL.filter((n) => n !== 'clientcost');
 
 /** Sections are lowercase names; `default`, `all` and `everything` expand as in Redis; unknown names are ignored. */
 export function buildInfo(requested: string[], ctx: InfoContext): string {
   const wanted = new Set<string>(requested.length === 0 ? DEFAULT : []);
   for (const r of requested) {
     if (r === 'default') DEFAULT.forEach((n) => wanted.add(n));
-    else if (r === 'all' || r === 'everything') ALL.forEach((n) => wanted.add(n));
+    else if (r === 'all' || r === 'everything') REDIS_ALL.forEach((n) => wanted.add(n));
     else wanted.add(r);
   }
   const names = ALL.filter((n) => wanted.has(n));

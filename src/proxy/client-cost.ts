@@ -1,0 +1,192 @@
+// What each client costs upstream: the service bills per command (and limits request and reply
+// sizes), so the proxy counts, per client name and per command, the commands it sent upstream, the
+// upstream requests they took and the bytes they carried, and the error replies they got back.
+// /metrics (proxy-metrics.ts registerClientCost) and INFO clientcost (local/info.ts) read it.
+//
+// Fair shares when the batcher coalesces several clients' commands into one /pipeline request:
+// - requests: each command of a call of n commands takes 1/n of the request, so a client with m of
+//   them is charged m/n requests, and the shares of one call add up to exactly 1;
+// - bytes: each command is charged its own size (its arguments as RESP sends them) and its own
+//   reply's size, which is what it adds to the request and response bodies; a transaction's
+//   commands share its one /multi-exec request the same way.
+//
+// Label sets stay bounded: the first `maxClients` distinct names get their own series; later names
+// are counted under `other` (a series, once created, never moves, so every counter stays monotonic).
+// Commands are named from the command table, which is bounded already.
+
+/** What the cost of one upstream call is charged to: a connection's names (BatchSource). */
+export interface CostOwner {
+  /** CLIENT SETNAME / HELLO SETNAME ('' when unset). */
+  readonly name?: string;
+  /** CLIENT SETINFO lib-name ('' when unset). */
+  readonly libName?: string;
+}
+
+export interface CostCounters {
+  commands: number;
+  requests: number;
+  bytesSent: number;
+  bytesReceived: number;
+  errors: number;
+}
+
+/** Clients without a name or lib-name. */
+export const UNNAMED = '(unnamed)';
+/** The shared pollers of blocking commands (blocking-hub.ts) work for many clients at once. */
+export const BLOCKING_POLLER = '(blocking-poller)';
+export const OTHER = 'other';
+export const DEFAULT_MAX_CLIENT_LABELS = 20;
+
+const MINUS = 0x2d;
+
+/** The client label: the connection's name, else its library's name, else `(unnamed)`. */
+export function costLabel(owner: CostOwner | undefined): string {
+  if (owner === undefined) return BLOCKING_POLLER;
+  if (owner.name) return owner.name;
+  if (owner.libName) return owner.libName;
+  return UNNAMED;
+}
+
+/** The bytes of a command as a RESP multibulk request (`*n`, then `$len` and the bytes of each argument). */
+export function requestBytes(args: readonly Buffer[]): number {
+  let n = digits(args.length) + 3;
+  for (let i = 0; i < args.length; i++) n += digits(args[i].length) + 5 + args[i].length;
+  return n;
+}
+
+/** Decimal digits of a non-negative integer (no string per argument on the hot path). */
+function digits(n: number): number {
+  let d = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    d++;
+  }
+  return d;
+}
+
+const zero = (): CostCounters => ({ commands: 0, requests: 0, bytesSent: 0, bytesReceived: 0, errors: 0 });
+
+export class ClientCost {
+  /** Every name's exact totals, for INFO (bounded: past `maxTracked` names, new ones count as `other`). */
+  private readonly byName = new Map<string, CostCounters>();
+  /** The /metrics series: admitted names and `other`. */
+  private readonly series = new Map<string, CostCounters>();
+  private readonly byCommand = new Map<string, CostCounters>();
+  private namedSeries = 0;
+
+  constructor(
+    readonly maxClients = DEFAULT_MAX_CLIENT_LABELS,
+    private readonly maxTracked = 10_000,
+  ) {}
+
+  /**
+   * One upstream call: `owners[i]` sent `commands[i]` (undefined: the shared blocking pollers),
+   * `names[i]` is its command's table name, `replies[i]` its RESP2 reply (undefined when the
+   * call's outcome had none per command).
+   */
+  call(
+    owners: readonly (CostOwner | undefined)[],
+    names: readonly string[],
+    commands: readonly Buffer[][],
+    replies: readonly (Buffer | undefined)[],
+  ): void {
+    const share = 1 / commands.length;
+    // A call's commands come in runs from the same connection: look its counters up once per run.
+    let lastOwner: CostOwner | undefined | null = null;
+    let tracked: CostCounters = zero();
+    let series: CostCounters = tracked;
+    for (let i = 0; i < commands.length; i++) {
+      const sent = requestBytes(commands[i]);
+      const reply = replies[i];
+      const received = reply?.length ?? 0;
+      const error = reply !== undefined && reply[0] === MINUS ? 1 : 0;
+      if (owners[i] !== lastOwner) {
+        lastOwner = owners[i];
+        const label = costLabel(lastOwner);
+        tracked = this.tracked(label);
+        series = this.seriesFor(label);
+      }
+      add(tracked, share, sent, received, error);
+      add(series, share, sent, received, error);
+      add(entry(this.byCommand, names[i]), share, sent, received, error);
+    }
+  }
+
+  /** The /metrics series by client label (at most maxClients names and `other`). */
+  clientSeries(): ReadonlyMap<string, CostCounters> {
+    return this.series;
+  }
+
+  commandSeries(): ReadonlyMap<string, CostCounters> {
+    return this.byCommand;
+  }
+
+  /** INFO clientcost: the `top` most expensive names by commands, then `other` for the rest. */
+  topClients(top = this.maxClients): Array<[string, CostCounters]> {
+    const sorted = [...this.byName].sort((a, b) => b[1].commands - a[1].commands || (a[0] < b[0] ? -1 : 1));
+    const head = sorted.filter(([name]) => name !== OTHER).slice(0, top);
+    const kept = new Set(head.map(([name]) => name));
+    const rest = zero();
+    let restUsed = false;
+    for (const [name, c] of sorted) {
+      if (kept.has(name)) continue;
+      restUsed = true;
+      rest.commands += c.commands;
+      rest.requests += c.requests;
+      rest.bytesSent += c.bytesSent;
+      rest.bytesReceived += c.bytesReceived;
+      rest.errors += c.errors;
+    }
+    return restUsed ? [...head, [OTHER, rest]] : head;
+  }
+
+  /** CONFIG RESETSTAT clears INFO's totals; the /metrics counters keep counting (Prometheus counters never go back). */
+  resetInfo(): void {
+    this.byName.clear();
+  }
+
+  private tracked(label: string): CostCounters {
+    const c = this.byName.get(label);
+    if (c) return c;
+    return entry(this.byName, this.byName.size < this.maxTracked ? label : OTHER);
+  }
+
+  private seriesFor(label: string): CostCounters {
+    const c = this.series.get(label);
+    if (c) return c;
+    if (label === OTHER || this.namedSeries >= this.maxClients) return entry(this.series, OTHER);
+    this.namedSeries++;
+    return entry(this.series, label);
+  }
+}
+
+function entry(map: Map<string, CostCounters>, key: string): CostCounters {
+  let c = map.get(key);
+  if (!c) map.set(key, (c = zero()));
+  return c;
+}
+
+function add(c: CostCounters, share: number, sent: number, received: number, error: number): void {
+  c.commands++;
+  c.requests += share;
+  c.bytesSent += sent;
+  c.bytesReceived += received;
+  c.errors += error;
+}
+
+/** A name as an INFO field may carry it (no `:`, `,`, `=` or space, which separate INFO's fields). */
+export function infoName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.\-/@()]/g, '_');
+}
+
+/** `# Clientcost` lines: one per client (top N and `other`), then one per command. */
+export function clientCostLines(cost: ClientCost): Array<[string, string]> {
+  const fields = (c: CostCounters) =>
+    `commands=${c.commands},requests=${c.requests.toFixed(3)},bytes_sent=${c.bytesSent},bytes_received=${c.bytesReceived},errors=${c.errors}`;
+  const clients = cost.topClients();
+  const lines: Array<[string, string]> = [['clientcost_clients', String(clients.length)]];
+  for (const [name, c] of clients) lines.push([`client_${infoName(name)}`, fields(c)]);
+  const commands = [...cost.commandSeries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (const [name, c] of commands) lines.push([`cmdcost_${name}`, fields(c)]);
+  return lines;
+}
