@@ -86,6 +86,7 @@ for (let round = 0; round < 14; round++) {
   await new Promise((r) => setTimeout(r, 700));
 }
 await page.waitForSelector('#proxy-clients table');
+await page.waitForSelector('#proxy-cost-clients table');
 await page.screenshot({ path: `${OUT}/proxy.png`, fullPage: true });
 
 await browser.close();

@@ -1,6 +1,6 @@
-// The parsers behind the console's Proxy page: CLIENT LIST lines, INFO fields, INFO commandstats.
+// The parsers behind the console's Proxy page: CLIENT LIST lines, INFO fields, INFO commandstats and clientcost.
 import { describe, expect, it } from 'vitest';
-import { parseClientList, parseCommandStats, parseInfo } from '../../src/platform/console/proxy-ops.js';
+import { parseClientCost, parseClientList, parseCommandStats, parseInfo } from '../../src/platform/console/proxy-ops.js';
 
 describe('proxy-ops parsers', () => {
   it('reads CLIENT LIST lines into fields, empty values and = inside values kept', () => {
@@ -27,5 +27,23 @@ describe('proxy-ops parsers', () => {
       set: { calls: 6, usec: 120, usec_per_call: 20, rejected_calls: 0, failed_calls: 1 },
       'client|list': { calls: 1, usec: 5, usec_per_call: 5, rejected_calls: 0, failed_calls: 0 },
     });
+  });
+
+  it('reads INFO clientcost into cost per client and per command, the console left out', () => {
+    const text =
+      '# Clientcost\r\nclientcost_clients:3\r\n' +
+      'client_billing:commands=5,requests=4.500,bytes_sent=160,bytes_received=75,errors=1\r\n' +
+      'client_respgate-console:commands=1,requests=1.000,bytes_sent=20,bytes_received=5,errors=0\r\n' +
+      'client_other:commands=1,requests=0.333,bytes_sent=27,bytes_received=5,errors=0\r\n' +
+      'cmdcost_get:commands=3,requests=2.500,bytes_sent=72,bytes_received=40,errors=0\r\n';
+    expect(parseClientCost(text)).toEqual({
+      clients: {
+        billing: { commands: 5, requests: 4.5, bytes_sent: 160, bytes_received: 75, errors: 1 },
+        other: { commands: 1, requests: 0.333, bytes_sent: 27, bytes_received: 5, errors: 0 },
+      },
+      commands: { get: { commands: 3, requests: 2.5, bytes_sent: 72, bytes_received: 40, errors: 0 } },
+    });
+    // A proxy without the section answers an empty INFO.
+    expect(parseClientCost('')).toEqual({ clients: {}, commands: {} });
   });
 });

@@ -1,6 +1,7 @@
 // The console's Proxy page in a real browser, on a platform and a proxy wired as the dev stack wires
 // them: a client connected through the proxy is listed by name, its commands raise the per-command
-// calls and the upstream calls while the page refreshes itself, and the slowlog shows them.
+// calls and the upstream calls while the page refreshes itself, its upstream cost (INFO clientcost)
+// rises by what it sent while another name's stays put, and the slowlog shows them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { Redis } from 'ioredis';
@@ -22,6 +23,17 @@ describe.skipIf(!hasChromium)('console: proxy', () => {
       '#proxy-commands tbody tr',
       (trs, [name, col]) => trs.find((tr) => tr.children[0].textContent === name)?.children[col as number].textContent ?? '0',
       [row, column] as const,
+    );
+
+  /** A row of an upstream cost table, as numbers: commands, requests, bytes sent, bytes received, errors. */
+  const costRow = (table: 'clients' | 'commands', name: string) =>
+    page.$$eval(
+      `#proxy-cost-${table} tbody tr`,
+      (trs, n) => {
+        const tr = trs.find((r) => r.children[0].textContent === n);
+        return tr && [...tr.children].slice(1).map((td) => Number(td.textContent));
+      },
+      name,
     );
 
   beforeAll(async () => {
@@ -58,6 +70,35 @@ describe.skipIf(!hasChromium)('console: proxy', () => {
 
   it('shows the slowlog', async () => {
     await page.waitForFunction(() => document.querySelector('#proxy-slowlog')?.textContent?.includes('set k4 4'));
+  });
+
+  it("shows a named client's upstream cost rise after it sends commands, and only its own", async () => {
+    const other = new Redis({ host: proxy.host, port: proxy.port, connectionName: 'billing', lazyConnect: true });
+    await other.connect();
+    await other.set('b', '2');
+    await expect.poll(() => costRow('clients', 'billing'), { timeout: 8000 }).toBeTruthy();
+    const before = (await costRow('clients', 'worker-1'))!;
+    const billing = (await costRow('clients', 'billing'))!;
+    const getBefore = (await costRow('commands', 'get')) || [0, 0, 0, 0, 0];
+    expect(before[0]).toBeGreaterThanOrEqual(6); // the SETs of the tests before
+    expect(billing[0]).toBeGreaterThanOrEqual(1); // its SET (ioredis' ready check INFO asks upstream for the keyspace too)
+
+    await client.get('a');
+    await client.get('k0');
+    await client.get('k1');
+    await client.mset('m1', 'x', 'm2', 'y');
+    await expect(client.lpush('a', 'x')).rejects.toThrow('WRONGTYPE'); // an error reply from upstream
+
+    await expect.poll(async () => (await costRow('clients', 'worker-1'))?.[0], { timeout: 8000 }).toBe(before[0] + 5);
+    const after = (await costRow('clients', 'worker-1'))!;
+    expect(after[1]).toBeGreaterThan(before[1]); // requests
+    expect(after[2]).toBeGreaterThan(before[2] + 40); // bytes sent: at least the five commands' RESP
+    expect(after[3]).toBeGreaterThan(before[3]); // bytes received
+    expect(after[4]).toBe(before[4] + 1); // the WRONGTYPE reply
+    expect(await costRow('clients', 'billing')).toEqual(billing);
+    expect((await costRow('commands', 'get'))![0]).toBe(getBefore[0] + 3);
+    expect(await costRow('clients', 'respgate-console')).toBeUndefined();
+    other.disconnect();
   });
 
   it('answers 401 without a token, and tells a platform without a proxy', async () => {

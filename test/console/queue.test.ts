@@ -104,13 +104,16 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     expect((await api('GET', '/keys')).current).toBe(before.next);
   });
 
-  it('tells the Read Only token that the queue API is not for it', async () => {
+  it('lets the Read Only token read the queue, and shows the 403 of what it may not see', async () => {
     const ro = await openConsole(browser, p, p.readonlyToken, errors);
     await ro.click('#nav a[data-page=queue]');
     await ro.click('#tab-dlq');
-    await ro.waitForSelector('#dlq .note.error');
-    expect(await ro.textContent('#dlq')).toContain('Read Only token has no access');
-    expect(await ro.locator('#dlq button.retry').count()).toBe(0);
+    await ro.waitForFunction(() => document.querySelector('#dlq')?.textContent?.includes('the dead letter queue is empty'));
+    expect(await ro.locator('#dlq .note.error').count()).toBe(0);
+    await ro.click('#tab-keys');
+    await ro.waitForSelector('#signing-keys .note.error');
+    expect(await ro.textContent('#signing-keys')).toContain('the read-only token can only read (GET) and not the signing keys');
+    expect(await ro.locator('#signing-keys code').count()).toBe(0);
     await ro.close();
   });
 

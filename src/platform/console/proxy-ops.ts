@@ -1,5 +1,5 @@
 // The console's view of a proxy in the same process (the dev stack): what any Redis client of the
-// proxy could ask it (CLIENT LIST, INFO commandstats and stats, SLOWLOG GET), asked over RESP on one
+// proxy could ask it (CLIENT LIST, INFO commandstats, stats and clientcost, SLOWLOG GET), asked over RESP on one
 // connection of its own, so the platform needs nothing from the proxy's code (platform/ never imports
 // proxy/). The console's connection names itself and is left out of the client list it shows.
 import { RedisConnection, errorText, type RedisEndpoint } from '../redis/connection.js';
@@ -17,8 +17,25 @@ export interface ProxySnapshot {
   commands: Record<string, Record<string, number>>;
   /** INFO stats, as fields. */
   stats: Record<string, string>;
+  /** INFO clientcost: the upstream cost per client name (top 20, then `other`) and per command. */
+  cost: UpstreamCost;
   /** SLOWLOG GET: id, time (s), duration (µs), arguments, client address and name. */
   slowlog: { id: number; time: number; durationUsec: number; args: string[]; client: string; name: string }[];
+}
+
+/** One `client_<name>:` or `cmdcost_<cmd>:` line of INFO clientcost. */
+export interface CostFields {
+  commands: number;
+  /** Upstream requests, fractional: a coalesced request is shared by its commands. */
+  requests: number;
+  bytes_sent: number;
+  bytes_received: number;
+  errors: number;
+}
+
+export interface UpstreamCost {
+  clients: Record<string, CostFields>;
+  commands: Record<string, CostFields>;
 }
 
 export class ProxyOps {
@@ -31,9 +48,10 @@ export class ProxyOps {
       ['CLIENT', 'LIST'],
       ['INFO', 'commandstats'],
       ['INFO', 'stats'],
+      ['INFO', 'clientcost'],
       ['SLOWLOG', 'GET', '20'],
     ]);
-    const [clients, commandstats, stats, slowlog] = replies.map((r) => {
+    const [clients, commandstats, stats, clientcost, slowlog] = replies.map((r) => {
       const err = errorText(r);
       if (err) throw new Error(`the proxy answered: ${err}`);
       return (JSON.parse(replyToJsonObject(r, { base64: false })) as { result: unknown }).result;
@@ -44,6 +62,7 @@ export class ProxyOps {
       clients: parseClientList(String(clients)).filter((c) => c.name !== CONSOLE_CLIENT_NAME),
       commands: parseCommandStats(String(commandstats)),
       stats: parseInfo(String(stats)),
+      cost: parseClientCost(String(clientcost)),
       slowlog: (slowlog as unknown[][]).map((e) => ({
         id: Number(e[0]),
         time: Number(e[1]),
@@ -107,15 +126,32 @@ export function parseInfo(text: string): Record<string, string> {
 
 /** `cmdstat_get:calls=3,usec=40,…` → {get: {calls: 3, usec: 40, …}}. */
 export function parseCommandStats(text: string): Record<string, Record<string, number>> {
+  return prefixedFields(parseInfo(text), 'cmdstat_');
+}
+
+/**
+ * `# Clientcost` → per client and per command. A proxy without the section (an older one) answers
+ * an empty INFO, which reads as no cost at all. The console's own connection runs only commands the
+ * proxy answers itself, so it costs nothing upstream; it is left out anyway, as in the client list.
+ */
+export function parseClientCost(text: string): UpstreamCost {
+  const info = parseInfo(text);
+  const clients = prefixedFields(info, 'client_') as unknown as Record<string, CostFields>;
+  delete clients[CONSOLE_CLIENT_NAME];
+  return { clients, commands: prefixedFields(info, 'cmdcost_') as unknown as Record<string, CostFields> };
+}
+
+/** The INFO fields named `<prefix><name>`, each `k=v,k=v` read into numbers, by name. */
+function prefixedFields(info: Record<string, string>, prefix: string): Record<string, Record<string, number>> {
   const out: Record<string, Record<string, number>> = {};
-  for (const [key, value] of Object.entries(parseInfo(text))) {
-    if (!key.startsWith('cmdstat_')) continue;
+  for (const [key, value] of Object.entries(info)) {
+    if (!key.startsWith(prefix)) continue;
     const fields: Record<string, number> = {};
     for (const pair of value.split(',')) {
       const [k, v] = pair.split('=');
       fields[k] = Number(v);
     }
-    out[key.slice('cmdstat_'.length)] = fields;
+    out[key.slice(prefix.length)] = fields;
   }
   return out;
 }

@@ -1,5 +1,5 @@
-// The proxy page (dev stack): its clients, per-command calls and time, upstream calls, the slowlog,
-// refreshed every two seconds while the page is open, with a chart of the rates of the last minutes.
+// The proxy page (dev stack): its clients, per-command calls and time, upstream calls, what each
+// client name and command costs upstream (INFO clientcost), the slowlog, refreshed every two seconds while the page is open, with a chart of the rates of the last minutes.
 import { ApiError, auth } from './api.js';
 import { fill, h, note, table } from './dom.js';
 import { rateChart } from './chart.js';
@@ -42,6 +42,8 @@ export function proxyPage(root) {
   const chart = h('div', { id: 'proxy-chart', class: 'card' });
   const clients = h('div', { id: 'proxy-clients' });
   const commands = h('div', { id: 'proxy-commands' });
+  const costClients = h('div', { id: 'proxy-cost-clients' });
+  const costCommands = h('div', { id: 'proxy-cost-commands' });
   const slowlog = h('div', { id: 'proxy-slowlog' });
   const status = h('div');
   const samples = [];
@@ -54,6 +56,10 @@ export function proxyPage(root) {
     clients,
     h('h2', null, 'Commands'),
     commands,
+    h('h2', null, 'Upstream cost by client'),
+    costClients,
+    h('h2', null, 'Upstream cost by command'),
+    costCommands,
     h('h2', null, 'Slowlog'),
     slowlog,
   );
@@ -78,6 +84,8 @@ export function proxyPage(root) {
       );
       drawClients(clients, s.clients);
       drawCommands(commands, s.commands);
+      drawCost(costClients, 'client', s.cost.clients, 'no command has gone upstream yet');
+      drawCost(costCommands, 'command', s.cost.commands, 'no command has gone upstream yet');
       drawSlowlog(slowlog, s.slowlog);
     } catch (err) {
       fill(status, note('error', err.message));
@@ -137,6 +145,28 @@ function drawCommands(el, stats) {
     rows.length
       ? table(['command', 'calls', 'µs total', 'µs per call', 'failed', 'rejected'], rows, { class: 'commands' })
       : note('info', 'no command yet'),
+  );
+}
+
+// Requests are shares (a coalesced /pipeline request is split among its commands), hence decimals.
+// A client is its connection name, else its library name, else (unnamed); past the 20 costliest
+// names the proxy counts the rest as `other`.
+function drawCost(el, label, byName, empty) {
+  const rows = Object.entries(byName)
+    .sort((a, b) => b[1].commands - a[1].commands || (a[0] < b[0] ? -1 : 1))
+    .map(([name, c]) => [
+      name,
+      String(c.commands),
+      String(Number((c.requests ?? 0).toFixed(3))),
+      String(c.bytes_sent),
+      String(c.bytes_received),
+      String(c.errors),
+    ]);
+  fill(
+    el,
+    rows.length
+      ? table([label, 'commands', 'requests', 'bytes sent', 'bytes received', 'error replies'], rows, { class: 'cost' })
+      : note('info', empty),
   );
 }
 

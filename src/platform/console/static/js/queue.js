@@ -19,7 +19,10 @@ export function queuePage(root) {
   });
 }
 
-/** Runs `load` into `el`; a refused token gets the reason and a field for the queue's own token. */
+/**
+ * Runs `load` into `el`; an unknown token (401) gets the reason and a field for the queue's own token.
+ * The Read Only token reads (GET) but is refused changes and the signing keys with a 403, shown as is.
+ */
 async function guarded(el, load) {
   try {
     await load();
@@ -30,7 +33,7 @@ async function guarded(el, load) {
       el,
       note(
         'error',
-        'The queue API refused this token: it takes only the queue token (QSTASH_TOKEN); the Read Only token has no access to it.',
+        "The queue API refused this token: it takes the queue token (QSTASH_TOKEN), or the platform's Read Only token to read.",
       ),
       h(
         'form',
