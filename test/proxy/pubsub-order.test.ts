@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PubsubOrder } from '../../src/proxy/pubsub-order.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { RawClient, startStack, type Stack } from '../helpers/stack.js';
+import { until } from '../helpers/wait.js';
 
 describe('PubsubOrder (in process)', () => {
   const frame = (text: string) => Buffer.from(text);
@@ -128,6 +129,12 @@ describe('through the proxy, against redis-server', () => {
         rd1.close();
         rd2.close();
         await new Promise((resolve) => rd2.socket.once('close', resolve));
+        // Redis drops a closed client's patterns in the event-loop turn that reads its FIN; the proxy
+        // does so when it sees the close, and the upstream's subscriber count (PUBLISH's answer) follows
+        // when the proxy's event streams have closed. On a loaded machine that can trail the next
+        // command by a few ms, so both counts are read once they have settled (at once on Redis).
+        await until(async () => (await send(r, ['PUBSUB', 'NUMPAT']))[0] === ':0\r\n', `${side}: NUMPAT back to 0`, 5_000);
+        await until(async () => (await send(r, ['PUBLISH', 'foo.1', 'x']))[0] === ':0\r\n', `${side}: no subscriber left`, 5_000);
         results[side].push(...(await send(r, ['PUBSUB', 'NUMPAT'], ['PUBLISH', 'foo.1', 'x'])));
       }
       r.close();
