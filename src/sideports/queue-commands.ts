@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { QueueClient, OutgoingMessage, Filters } from '../upstream/queue-client.js';
 import { ArgCursor, CommandError, integerArg, nonNegativeIntegerArg, positiveIntegerArg, SYNTAX_ERROR, text } from './args.js';
-import type { ArgSpec, Call, CommandSpec, Reply } from './command-spec.js';
+import type { PortArg, Call, PortCommand, Reply } from './port-command.js';
 import { writeJson } from './json-reply.js';
 
 const json =
@@ -178,7 +178,7 @@ function readFilters(cur: ArgCursor, command: string, allowed: string[]): Filter
 
 const body = (b: Buffer): OutgoingMessage['body'] => b;
 
-export function queueCommands(client: QueueClient): CommandSpec[] {
+export function queueCommands(client: QueueClient): PortCommand[] {
   const qpublish = async (c: Call): Promise<Reply> => {
     const headers: Record<string, string> = {};
     readPublishOptions(new ArgCursor(c.args, 3), 'qpublish', headers);
@@ -193,7 +193,7 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
 
   const endpointsOf = (args: Buffer[]) => args.map((a) => ({ url: httpUrl(text(a), 'an endpoint') }));
 
-  const group: CommandSpec[] = [
+  const group: PortCommand[] = [
     sub(
       'qgroup|add',
       -4,
@@ -287,7 +287,7 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
   ];
 
   const messageFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'FROM', 'TO', 'CALLER-IP', 'FLOW-CONTROL-KEY'];
-  const message: CommandSpec[] = [
+  const message: PortCommand[] = [
     sub(
       'qmessage|get',
       3,
@@ -310,7 +310,7 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
   ];
 
   const dlqFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'MESSAGE', 'STATUS', 'FROM', 'TO', 'CALLER-IP'];
-  const dlq: CommandSpec[] = [
+  const dlq: PortCommand[] = [
     sub(
       'qdlq|list',
       -2,
@@ -349,7 +349,7 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
     ),
   ];
 
-  const schedule: CommandSpec[] = [
+  const schedule: PortCommand[] = [
     sub(
       'qschedule|create',
       -5,
@@ -397,7 +397,7 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
     ),
   ];
 
-  const queue: CommandSpec[] = [
+  const queue: PortCommand[] = [
     sub(
       'qqueue|upsert',
       -3,
@@ -438,8 +438,8 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
     ),
   ];
 
-  const keyArg: ArgSpec = { name: 'key', type: 'string' };
-  const flowControl: CommandSpec[] = [
+  const keyArg: PortArg = { name: 'key', type: 'string' };
+  const flowControl: PortCommand[] = [
     sub(
       'qflowcontrol|list',
       -2,
@@ -545,7 +545,7 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
     ),
   ];
 
-  const keys: CommandSpec[] = [
+  const keys: PortCommand[] = [
     sub('qkeys|get', 2, 'Returns the signing keys {current, next}.', 'GET /v2/keys', [], async () => json(await client.getKeys())),
     sub('qkeys|rotate', 2, 'Rotates the signing keys (next becomes current).', 'POST /v2/keys/rotate', [], async () =>
       json(await client.rotateKeys()),
@@ -670,7 +670,7 @@ function runIdOption(args: Buffer[], from: number): string {
 
 const workflowLogFilters: Record<string, string> = { 'RUN-ID': 'workflowRunId', URL: 'workflowUrl', STATE: 'state' };
 
-function workflowCommands(client: QueueClient): CommandSpec[] {
+function workflowCommands(client: QueueClient): PortCommand[] {
   return [
     sub(
       'qworkflow|trigger',
@@ -772,11 +772,11 @@ function readPaged(c: Call, from: number, command: string, allowed: string[]): F
   return filters;
 }
 
-function sub(name: string, arity: number, summary: string, upstream: string, args: ArgSpec[], run: CommandSpec['run']): CommandSpec {
+function sub(name: string, arity: number, summary: string, upstream: string, args: PortArg[], run: PortCommand['run']): PortCommand {
   return { name, arity, summary, upstream, group: 'queue', flags: [], acl: [], args, run };
 }
 
-function container(name: string, summary: string, subs: CommandSpec[]): CommandSpec {
+function container(name: string, summary: string, subs: PortCommand[]): PortCommand {
   const withHelp = [
     ...subs,
     sub(`${name}|help`, 2, 'Shows helpful text about the different subcommands.', '(none)', [], () => {
@@ -786,12 +786,12 @@ function container(name: string, summary: string, subs: CommandSpec[]): CommandS
   return { name, arity: -2, summary, group: 'queue', flags: [], acl: [], subcommands: withHelp };
 }
 
-function filterArgs(names: string[]): ArgSpec[] {
+function filterArgs(names: string[]): PortArg[] {
   return names.map((n) => ({ name: n.toLowerCase(), type: 'string', token: n, optional: true }));
 }
 
-function publishArgs(): ArgSpec[] {
-  const o = (token: string, name: string, type: ArgSpec['type'] = 'string'): ArgSpec => ({ name, type, token, optional: true });
+function publishArgs(): PortArg[] {
+  const o = (token: string, name: string, type: PortArg['type'] = 'string'): PortArg => ({ name, type, token, optional: true });
   return [
     o('METHOD', 'method'),
     o('CONTENT-TYPE', 'type'),
