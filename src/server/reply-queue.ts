@@ -1,9 +1,22 @@
 // The writer step: a connection's replies in request order. A reply known now is appended; one
 // known later (forwarded, SUBSCRIBE waiting for its stream) takes a position that is filled when it
 // arrives. Replies are written as soon as nothing before them is missing.
-import type net from 'node:net';
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * Where a connection's replies go: the calls the queue makes on its socket, and no more. A net.Socket
+ * (or tls.TLSSocket) is one as it is, so the connection passes its socket and the calls are the same;
+ * the seam lets test/proxy/dispatch.unit.test.ts run dispatch in-process with a fake output.
+ */
+export interface ReplyOutput {
+  write(data: Buffer): boolean;
+  /** Ends the writing side; `done` runs once everything written is flushed. */
+  end(done: () => void): unknown;
+  /** Reads (and drops) what the client still sends, so its FIN is seen. */
+  resume(): unknown;
+  destroy(): unknown;
+}
 
 export class ReplyQueue {
   /** Replies in request order; undefined = not answered yet. */
@@ -16,7 +29,7 @@ export class ReplyQueue {
   private closed = false;
 
   constructor(
-    private readonly socket: net.Socket,
+    private readonly socket: ReplyOutput,
     /** After the last reply of a closing connection, how long the client has to close its side. */
     private readonly closeGraceMs: number,
   ) {}
