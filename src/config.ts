@@ -124,7 +124,9 @@ export const PROXY_DEFAULTS = {
 } as const;
 
 /** The per-listener limits of a RESP port (server/table-port.ts PortLimits), PROXY_DEFAULTS where not given. */
-export function resolvePortLimits<T extends object>(given: T | undefined): PortLimitValues & { outputBufferLimits: OutputBufferLimits } & T {
+export function resolvePortLimits<T extends object>(
+  given: T | undefined,
+): PortLimitValues & { outputBufferLimits: OutputBufferLimits } & T {
   return {
     maxBulkLength: PROXY_DEFAULTS.maxBulkLength,
     maxQueryBufferBytes: PROXY_DEFAULTS.maxQueryBufferBytes,

@@ -300,12 +300,10 @@ const PROXY = {
     default: String(PROXY_DEFAULTS.idleTimeoutSec),
     parse: parseNonNegativeInt,
   }),
-  clientOutputBufferLimit: option(
-    '--client-output-buffer-limit <limits>',
-    'RESPGATE_CLIENT_OUTPUT_BUFFER_LIMIT',
-    OUTPUT_LIMIT_HELP,
-    { default: PROXY_DEFAULTS.clientOutputBufferLimit, parse: parseOutputBufferLimitFlag },
-  ),
+  clientOutputBufferLimit: option('--client-output-buffer-limit <limits>', 'RESPGATE_CLIENT_OUTPUT_BUFFER_LIMIT', OUTPUT_LIMIT_HELP, {
+    default: PROXY_DEFAULTS.clientOutputBufferLimit,
+    parse: parseOutputBufferLimitFlag,
+  }),
   clientQueryBufferLimit: option(
     '--client-query-buffer-limit <size>',
     'RESPGATE_CLIENT_QUERY_BUFFER_LIMIT',

@@ -197,7 +197,14 @@ export abstract class RespConnection implements ReplyPort {
     const limit = this.host.limits.outputBufferLimits[cls];
     if (outputLimitReached(limit, this.socket.writableLength, this.outputSoftLimit, Date.now())) {
       this.host.log.warn(
-        { conn: this.id, client: this.address, class: cls, hard: String(limit.hard), soft: String(limit.soft), softSeconds: limit.softSeconds },
+        {
+          conn: this.id,
+          client: this.address,
+          class: cls,
+          hard: String(limit.hard),
+          soft: String(limit.soft),
+          softSeconds: limit.softSeconds,
+        },
         'client output buffer limit reached (it reads slower than replies arrive): closing the connection',
       );
       this.destroy();

@@ -21,7 +21,16 @@ export const DEFAULT_OUTPUT_BUFFER_LIMITS = 'normal 0 0 0 slave 268435456 671088
 
 const CLASS_NAMES: Record<string, OutputClass> = { normal: 'normal', slave: 'replica', replica: 'replica', pubsub: 'pubsub' };
 const ULLONG_MAX = (1n << 64n) - 1n;
-const UNITS: Record<string, bigint> = { '': 1n, b: 1n, k: 1000n, kb: 1024n, m: 1000n ** 2n, mb: 1024n ** 2n, g: 1000n ** 3n, gb: 1024n ** 3n };
+const UNITS: Record<string, bigint> = {
+  '': 1n,
+  b: 1n,
+  k: 1000n,
+  kb: 1024n,
+  m: 1000n ** 2n,
+  mb: 1024n ** 2n,
+  g: 1000n ** 3n,
+  gb: 1024n ** 3n,
+};
 
 /** The defaults as a fresh object (each port changes its own with CONFIG SET). */
 export function defaultOutputBufferLimits(): OutputBufferLimits {
