@@ -90,7 +90,7 @@ export const PROXY_DEFAULTS = {
   maxRequestBytes: 1_000_000,
   /**
    * Redis' client-output-buffer-limit (server/output-limits.ts): normal clients unlimited (backpressure
-   * pauses their reading instead), subscribers and MONITOR limited as in Redis.
+   * pauses their reading instead), subscribers limited as in Redis.
    */
   clientOutputBufferLimit: 'normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60',
   /** After the last reply of a closing connection, how long the client has to close its side. */

@@ -24,7 +24,7 @@ import { option, pemFile, secretFile, yesNo, type Flags, type OptionSpec, type O
 
 /** Like Redis client-output-buffer-limit (normal clients are unlimited: backpressure pauses their reading). */
 const OUTPUT_LIMIT_HELP =
-  'Redis client-output-buffer-limit: <class> <hard> <soft> <soft-seconds> for normal, replica (MONITOR) or pubsub clients; 0 = no limit';
+  'Redis client-output-buffer-limit: <class> <hard> <soft> <soft-seconds> for normal, replica or pubsub (subscribed) clients; 0 = no limit';
 
 /** `off` disables a side port of the dev stack; otherwise a port number (0 = any free port). */
 function portOrOff(value: string, flag: string): number | 'off' {

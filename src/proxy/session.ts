@@ -162,9 +162,9 @@ export class Session extends RespConnection implements Connection, BatchSource, 
     return super.idle && !this.blocking && this.pushes.subscriptionCount === 0 && !this.pushes.monitoring;
   }
 
-  /** Redis' classes: a MONITOR connection counts as a replica, a subscribed one as pubsub. */
+  /** Redis' classes (getClientType): a subscribed connection is pubsub; MONITOR stays normal, as Redis exposes it. */
   protected get outputClass(): OutputClass {
-    return this.pushes.monitoring ? 'replica' : this.pushes.subscriptionCount > 0 ? 'pubsub' : 'normal';
+    return this.pushes.subscriptionCount > 0 ? 'pubsub' : 'normal';
   }
 
   protected get busy(): boolean {

@@ -115,7 +115,7 @@ export abstract class RespConnection implements ReplyPort {
   }
   /** The socket is gone: what the port must stop or release. */
   protected closed(): void {}
-  /** The client-output-buffer-limit class: a port with subscriptions or MONITOR says when it is not `normal`. */
+  /** The client-output-buffer-limit class: a port with subscriptions says when it is not `normal`. */
   protected get outputClass(): OutputClass {
     return 'normal';
   }

@@ -4,7 +4,10 @@
 // setConfigClientOutputBufferLimitOption, util.c memtoull; networking.c checkClientOutputBufferLimits).
 // Normal clients are unlimited by default, as in Redis: their reading is paused by backpressure instead.
 
-/** Redis' client classes for the limit: MONITOR connections are replicas there (CLIENT_SLAVE). */
+/**
+ * Redis' client classes for the limit. The proxy has no replicas (the class is kept for Redis' syntax);
+ * a MONITOR connection is `normal`, as Redis' getClientType exposes it.
+ */
 export type OutputClass = 'normal' | 'replica' | 'pubsub';
 
 export interface ClassLimit {

@@ -176,3 +176,53 @@ describe('pub/sub clients: the pubsub class limits, as redis-server applies them
     await Promise.all(subs.map(ends));
   });
 });
+
+describe('MONITOR clients are normal clients, as Redis exposes them (getClientType)', () => {
+  /** A MONITOR connection on each side that stops reading once MONITOR answered. */
+  const monitorBoth = () =>
+    Promise.all(
+      [stack.oracle.endpoint.port, stack.proxy.port].map(async (port) => {
+        const socket = net.connect(port, '127.0.0.1');
+        open.push(socket);
+        await new Promise((r) => socket.once('connect', r));
+        socket.write('*1\r\n$7\r\nMONITOR\r\n');
+        await new Promise((r) => socket.once('data', r)); // +OK
+        socket.pause();
+        return socket;
+      }),
+    );
+  const mb = 'm'.repeat(1024 * 1024);
+  /** SETs of 1 MB on both sides: each is a 1 MB MONITOR line, past the socket buffers. */
+  const setBoth = async (side: DifferentialSide, n: number) => {
+    for (let i = 0; i < n; i++) await replayOnBoth(side, [['SET', 'obuf:monitor', mb]], false);
+  };
+
+  it('the replica limit does not apply to them: unlimited by default, they get every line once they read (both sides)', async () => {
+    const side = await connectBoth();
+    await replayOnBoth(side, [['CONFIG', 'SET', PARAM, 'replica 1mb 1mb 0']], false);
+    const monitors = await monitorBoth();
+    await setBoth(side, 20);
+    await Promise.all(
+      monitors.map(
+        (socket) =>
+          new Promise<void>((resolve, reject) => {
+            let size = 0;
+            socket.on('data', (chunk: Buffer) => {
+              size += chunk.length;
+              if (size >= 20 * mb.length) resolve();
+            });
+            socket.once('close', () => reject(new Error(`MONITOR closed after ${size} bytes`)));
+            socket.resume();
+          }),
+      ),
+    );
+  });
+
+  it('the normal limit applies to them (both sides)', async () => {
+    const side = await connectBoth();
+    await replayOnBoth(side, [['CONFIG', 'SET', PARAM, 'normal 2mb 0 0']], false);
+    const monitors = await monitorBoth();
+    await setBoth(side, 40);
+    await Promise.all(monitors.map(ends));
+  });
+});
