@@ -2,6 +2,7 @@
 // by src/cli/ (whose option table gives each flag one of the parsers below, with errors that name the
 // flag, the value and the expected form).
 import { randomBytes } from 'node:crypto';
+import { defaultOutputBufferLimits, parseOutputBufferLimits, type OutputBufferLimits } from './server/output-limits.js';
 
 export interface PlatformConfig {
   host: string;
@@ -87,8 +88,11 @@ export const PROXY_DEFAULTS = {
   maxPendingReplies: 20_000,
   /** Keep every upstream request body under this (the upstream's own limit is larger). */
   maxRequestBytes: 1_000_000,
-  /** Redis' `client-output-buffer-limit pubsub` hard limit: a subscriber that reads slower is disconnected. */
-  outputLimitBytes: 32 * 1024 * 1024,
+  /**
+   * Redis' client-output-buffer-limit (server/output-limits.ts): normal clients unlimited (backpressure
+   * pauses their reading instead), subscribers limited as in Redis.
+   */
+  clientOutputBufferLimit: 'normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60',
   /** After the last reply of a closing connection, how long the client has to close its side. */
   closeGraceMs: 5000,
   /** What /pipeline is asked to answer (docs/proxy.md, "Upstream reply format"). */
@@ -120,11 +124,13 @@ export const PROXY_DEFAULTS = {
 } as const;
 
 /** The per-listener limits of a RESP port (server/table-port.ts PortLimits), PROXY_DEFAULTS where not given. */
-export function resolvePortLimits<T extends object>(given: T | undefined): PortLimitValues & T {
+export function resolvePortLimits<T extends object>(
+  given: T | undefined,
+): PortLimitValues & { outputBufferLimits: OutputBufferLimits } & T {
   return {
     maxBulkLength: PROXY_DEFAULTS.maxBulkLength,
     maxQueryBufferBytes: PROXY_DEFAULTS.maxQueryBufferBytes,
-    outputLimitBytes: PROXY_DEFAULTS.outputLimitBytes,
+    outputBufferLimits: defaultOutputBufferLimits(),
     maxPendingReplies: PROXY_DEFAULTS.maxPendingReplies,
     closeGraceMs: PROXY_DEFAULTS.closeGraceMs,
     maxClients: PROXY_DEFAULTS.maxClients,
@@ -141,7 +147,6 @@ type PortLimitValues = {
     K in
       | 'maxBulkLength'
       | 'maxQueryBufferBytes'
-      | 'outputLimitBytes'
       | 'maxPendingReplies'
       | 'closeGraceMs'
       | 'maxClients'
@@ -183,7 +188,8 @@ export interface ProxyConfig {
   blockPollIntervalMs?: number;
   maxPendingReplies?: number;
   maxRequestBytes?: number;
-  outputLimitBytes?: number;
+  /** client-output-buffer-limit per class; a fresh object per port (CONFIG SET changes it). */
+  outputBufferLimits?: OutputBufferLimits;
   closeGraceMs?: number;
   slowlogLogSlowerThanUs?: number;
   slowlogMaxLen?: number;
@@ -215,7 +221,7 @@ export function resolveProxyConfig(config: ProxyConfig): ResolvedProxyConfig {
     blockPollIntervalMs: PROXY_DEFAULTS.blockPollIntervalMs,
     maxPendingReplies: PROXY_DEFAULTS.maxPendingReplies,
     maxRequestBytes: PROXY_DEFAULTS.maxRequestBytes,
-    outputLimitBytes: PROXY_DEFAULTS.outputLimitBytes,
+    outputBufferLimits: defaultOutputBufferLimits(),
     closeGraceMs: PROXY_DEFAULTS.closeGraceMs,
     slowlogLogSlowerThanUs: PROXY_DEFAULTS.slowlogLogSlowerThanUs,
     slowlogMaxLen: PROXY_DEFAULTS.slowlogMaxLen,
@@ -327,6 +333,15 @@ export function parseSize(value: string, flag: string): number {
   const n = Number(m[1]) * mult;
   if (n < 1) throw new ConfigError(`${flag} must be at least 1 byte`);
   return n;
+}
+
+/** --client-output-buffer-limit: Redis' `<class> <hard> <soft> <soft seconds>` …, classes not named keep their defaults. */
+export function parseOutputBufferLimitFlag(value: string, flag: string): OutputBufferLimits {
+  const parsed = parseOutputBufferLimits(value, defaultOutputBufferLimits());
+  if ('error' in parsed) {
+    throw new ConfigError(`${flag} takes Redis' form such as 'normal 0 0 0 pubsub 32mb 8mb 60', got '${value}': ${parsed.error}`);
+  }
+  return parsed.limits;
 }
 
 export function validateRedisUrl(value: string | undefined, flag: string): string | undefined {

@@ -82,6 +82,14 @@ describe('the option table', () => {
       new ConfigError("--proto-max-bulk-len must be a size such as 1048576, 512kb or 10mb, got 'lots'"),
     );
     expect(() => parse(ROLE_OPTIONS.proxy, ['--maxclients', '0'])).toThrow(new ConfigError('--maxclients must be at least 1'));
+    expect(() => parse(ROLE_OPTIONS.vector, ['--vector-client-output-buffer-limit', '32mb'])).toThrow(
+      new ConfigError(
+        "--vector-client-output-buffer-limit takes Redis' form such as 'normal 0 0 0 pubsub 32mb 8mb 60', got '32mb': Wrong number of arguments in buffer limit configuration.",
+      ),
+    );
+    expect(() => parse(ROLE_OPTIONS.proxy, ['--client-output-buffer-limit', 'master 1 1 1'])).toThrow(
+      /Invalid client class specified in buffer limit configuration/,
+    );
     expect(() => parse(ROLE_OPTIONS.proxy, ['--slowlog-log-slower-than', '1.5'])).toThrow(
       new ConfigError("--slowlog-log-slower-than must be a whole number, got '1.5'"),
     );
@@ -165,9 +173,13 @@ describe('the proxy configuration across flags', () => {
   const config = (args: string[]) => () => proxyConfig(parse(ROLE_OPTIONS.proxy, args) as never, 'http://127.0.0.1:1', 't');
 
   it('takes the parsed values as they are', () => {
-    expect(config(['--client-output-buffer-limit', '1kb', '--timeout', '30'])()).toMatchObject({
+    expect(config(['--client-output-buffer-limit', 'normal 1kb 0 0', '--timeout', '30'])()).toMatchObject({
       port: 6379,
-      outputLimitBytes: 1024,
+      outputBufferLimits: {
+        normal: { hard: 1024n, soft: 0n, softSeconds: 0 },
+        replica: { hard: 256n * 1024n * 1024n, soft: 64n * 1024n * 1024n, softSeconds: 60 },
+        pubsub: { hard: 32n * 1024n * 1024n, soft: 8n * 1024n * 1024n, softSeconds: 60 },
+      },
       idleTimeoutSec: 30,
       upstreamTimeoutMs: 5000,
     });

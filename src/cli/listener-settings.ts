@@ -2,6 +2,7 @@
 // already parsed by the option table, turned into the port's TLS listener and limits; what is checked
 // here is what no single flag can check alone (a TLS port needs its certificate and key).
 import { ConfigError, type TlsListenerConfig } from '../config.js';
+import type { OutputBufferLimits } from '../server/output-limits.js';
 import type { PortLimits } from '../server/table-port.js';
 import type { Flags } from './option-spec.js';
 import { FLAG, type ListenerFields, type ListenerRole } from './options.js';
@@ -21,7 +22,7 @@ export function listenerSettings(flags: object, role: ListenerRole): { tls?: Tls
   const limits: Partial<PortLimits> = {
     maxClients: f('Maxclients') as number,
     idleTimeoutSec: f('Timeout') as number,
-    outputLimitBytes: f('ClientOutputBufferLimit') as number,
+    outputBufferLimits: f('ClientOutputBufferLimit') as OutputBufferLimits,
     maxQueryBufferBytes: f('ClientQueryBufferLimit') as number,
     maxBulkLength: f('ProtoMaxBulkLen') as number,
     slowlogLogSlowerThanUs: f('SlowlogLogSlowerThan') as number,

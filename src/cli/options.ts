@@ -12,6 +12,7 @@ import {
   parseNonNegativeInt,
   parseNonNegativeNumber,
   parsePort,
+  parseOutputBufferLimitFlag,
   parsePositiveInt,
   parseSize,
   PROXY_DEFAULTS,
@@ -20,6 +21,10 @@ import {
   validateRedisUrl,
 } from '../config.js';
 import { option, pemFile, secretFile, yesNo, type Flags, type OptionSpec, type OptionTable } from './option-spec.js';
+
+/** Like Redis client-output-buffer-limit (normal clients are unlimited: backpressure pauses their reading). */
+const OUTPUT_LIMIT_HELP =
+  'Redis client-output-buffer-limit: <class> <hard> <soft> <soft-seconds> for normal, replica or pubsub (subscribed) clients; 0 = no limit';
 
 /** `off` disables a side port of the dev stack; otherwise a port number (0 = any free port). */
 function portOrOff(value: string, flag: string): number | 'off' {
@@ -295,12 +300,10 @@ const PROXY = {
     default: String(PROXY_DEFAULTS.idleTimeoutSec),
     parse: parseNonNegativeInt,
   }),
-  clientOutputBufferLimit: option(
-    '--client-output-buffer-limit <size>',
-    'RESPGATE_CLIENT_OUTPUT_BUFFER_LIMIT',
-    'a client that leaves more replies than this unread is disconnected',
-    { default: sizeText(PROXY_DEFAULTS.outputLimitBytes), parse: parseSize },
-  ),
+  clientOutputBufferLimit: option('--client-output-buffer-limit <limits>', 'RESPGATE_CLIENT_OUTPUT_BUFFER_LIMIT', OUTPUT_LIMIT_HELP, {
+    default: PROXY_DEFAULTS.clientOutputBufferLimit,
+    parse: parseOutputBufferLimitFlag,
+  }),
   clientQueryBufferLimit: option(
     '--client-query-buffer-limit <size>',
     'RESPGATE_CLIENT_QUERY_BUFFER_LIMIT',
@@ -367,10 +370,10 @@ function listenerFields(role: ListenerRole) {
       parse: parseNonNegativeInt,
     }),
     ClientOutputBufferLimit: option(
-      flag('client-output-buffer-limit', '<size>'),
+      flag('client-output-buffer-limit', '<limits>'),
       env('client-output-buffer-limit'),
-      help('a client that leaves more replies than this unread is disconnected'),
-      { default: sizeText(PROXY_DEFAULTS.outputLimitBytes), parse: parseSize },
+      help(OUTPUT_LIMIT_HELP),
+      { default: PROXY_DEFAULTS.clientOutputBufferLimit, parse: parseOutputBufferLimitFlag },
     ),
     ClientQueryBufferLimit: option(
       flag('client-query-buffer-limit', '<size>'),

@@ -47,7 +47,7 @@ export function proxyConfig(f: ProxyFlags, upstreamUrl: string, upstreamToken: s
     upstreamMaxRequestBytes: f.upstreamMaxRequestSize,
     maxClients: f.maxclients,
     idleTimeoutSec: f.timeout,
-    outputLimitBytes: f.clientOutputBufferLimit,
+    outputBufferLimits: f.clientOutputBufferLimit,
     maxQueryBufferBytes: f.clientQueryBufferLimit,
     shutdownGraceMs: f.shutdownTimeout,
   };

@@ -17,6 +17,7 @@ import type { BatchSource } from './batcher.js';
 import type { BlockingRun } from './blocking.js';
 import { runBlocking } from './blocking-hub.js';
 import type { Connection, PushState } from '../server/context.js';
+import type { OutputClass } from '../server/output-limits.js';
 import type { ProxyContext } from './context.js';
 import { dispatch, type DispatchTarget } from './dispatch.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
@@ -159,6 +160,11 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   /** Redis `timeout` applies: no subscription, MONITOR, blocking command or reply owed. */
   get idle(): boolean {
     return super.idle && !this.blocking && this.pushes.subscriptionCount === 0 && !this.pushes.monitoring;
+  }
+
+  /** Redis' classes (getClientType): a subscribed connection is pubsub; MONITOR stays normal, as Redis exposes it. */
+  protected get outputClass(): OutputClass {
+    return this.pushes.subscriptionCount > 0 ? 'pubsub' : 'normal';
   }
 
   protected get busy(): boolean {

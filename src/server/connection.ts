@@ -15,6 +15,7 @@ import type { Protocol } from '../resp/protocol.js';
 import { RequestReader } from '../resp/request-reader.js';
 import type { Credential } from '../upstream/kv-client.js';
 import type { ReplyMode, ReplyPort } from './context.js';
+import { outputLimitReached, type OutputBufferLimits, type OutputClass } from './output-limits.js';
 import { errorReply } from './replies.js';
 import { ReplyQueue } from './reply-queue.js';
 import { readSocket } from './socket-input.js';
@@ -27,8 +28,11 @@ export interface ConnectionLimits {
   maxBulkLength: number;
   /** client-query-buffer-limit: bytes of a request not yet complete. */
   maxQueryBufferBytes: number;
-  /** client-output-buffer-limit: written replies the client has not read. */
-  outputLimitBytes: number;
+  /**
+   * client-output-buffer-limit per class: written replies the client has not read. Read live (CONFIG
+   * SET changes the object's classes).
+   */
+  outputBufferLimits: OutputBufferLimits;
   /** Replies owed before the connection stops reading (backpressure). */
   maxPendingReplies: number;
   /** After the last reply of a closing connection, how long the client has to close its side. */
@@ -67,6 +71,8 @@ export abstract class RespConnection implements ReplyPort {
   protected peerEnded = false;
   /** A reply waits for something slow (AUTH with the upstream): later requests stay in the reader until it is answered. */
   private deferring = false;
+  /** The soft output limit: since when it is exceeded. */
+  private readonly outputSoftLimit = { softSince: 0 };
 
   constructor(
     readonly socket: net.Socket,
@@ -109,6 +115,10 @@ export abstract class RespConnection implements ReplyPort {
   }
   /** The socket is gone: what the port must stop or release. */
   protected closed(): void {}
+  /** The client-output-buffer-limit class: a port with subscriptions says when it is not `normal`. */
+  protected get outputClass(): OutputClass {
+    return 'normal';
+  }
   /** Work of the port still owed that the reply queue does not show (commands not yet sent). */
   protected get busy(): boolean {
     return false;
@@ -177,13 +187,24 @@ export abstract class RespConnection implements ReplyPort {
       });
   }
 
-  /** Writes what is ready; a client that lets more than the output limit pile up unread is closed. */
+  /**
+   * Writes what is ready; a client that lets more than its class' output limit pile up unread is
+   * closed, as Redis checks on every reply (normal clients have none by default: backpressure).
+   */
   protected writeReplies(): void {
     this.replies.write();
-    const limitBytes = this.host.limits.outputLimitBytes;
-    if (this.socket.writableLength > limitBytes) {
+    const cls = this.outputClass;
+    const limit = this.host.limits.outputBufferLimits[cls];
+    if (outputLimitReached(limit, this.socket.writableLength, this.outputSoftLimit, Date.now())) {
       this.host.log.warn(
-        { conn: this.id, client: this.address, limitBytes },
+        {
+          conn: this.id,
+          client: this.address,
+          class: cls,
+          hard: String(limit.hard),
+          soft: String(limit.soft),
+          softSeconds: limit.softSeconds,
+        },
         'client output buffer limit reached (it reads slower than replies arrive): closing the connection',
       );
       this.destroy();

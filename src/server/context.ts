@@ -6,6 +6,7 @@ import type { Protocol } from '../resp/protocol.js';
 import type { Credential } from '../upstream/kv-client.js';
 import type { ClientAuth } from './auth.js';
 import type { CommandStats } from './command-stats.js';
+import type { OutputBufferLimits } from './output-limits.js';
 import type { Slowlog } from './slowlog.js';
 
 /** Where replies of one connection go, in request order; also replies no command asked for. */
@@ -100,8 +101,11 @@ export interface ServerState {
   readonly auth: ClientAuth;
   /** SLOWLOG's record (its thresholds change with CONFIG SET slowlog-*). */
   readonly slowlog: Slowlog;
-  /** Redis `timeout` and `maxclients`, read live by the listener (CONFIG SET changes them on the proxy). */
-  readonly settings: { idleTimeoutSec: number; maxClients: number };
+  /**
+   * Redis `timeout` and `maxclients`, read live by the listener, and client-output-buffer-limit, read
+   * live by each connection (CONFIG SET changes them on the proxy).
+   */
+  readonly settings: { idleTimeoutSec: number; maxClients: number; readonly outputBufferLimits: OutputBufferLimits };
   /** MONITOR connections (proxy/monitor.ts; a side port has none). */
   readonly monitors: Monitors;
   /** CLIENT PAUSE (server/pause.ts). */

@@ -1,9 +1,9 @@
-// Limits: the idle timeout of a client still sending, the output-buffer limit for every slow reader, the query-buffer
+// Limits: the idle timeout of a client still sending, a configured output-buffer limit for normal clients, the query-buffer
 // limit, a command larger than the upstream's max request size, and a client that pipelines without
 // reading (backpressure: others keep being served). Real platform and proxy, raw sockets as clients.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProxyConfig } from '../../src/config.js';
+import { parseOutputBufferLimitFlag, type ProxyConfig } from '../../src/config.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import type { RunningProxy } from '../../src/proxy/server.js';
 import { command, startTestPlatform } from '../helpers/platform.js';
@@ -61,11 +61,11 @@ describe('--timeout', () => {
   });
 });
 
-describe('output-buffer limit (every slow reader)', () => {
-  it('a client that does not read 20 MB of replies is disconnected at the limit; others are served', async () => {
+describe('output-buffer limit (normal clients: none by default, as in Redis; configurable)', () => {
+  it('with a normal limit configured, a client that does not read 20 MB of replies is disconnected at it; others are served', async () => {
     const value = 'x'.repeat(512 * 1024);
     expect((await command(platform, ['SET', 'big:v', value])).json).toEqual({ result: 'OK' });
-    const p = await proxy({ outputLimitBytes: 2 * 1024 * 1024 });
+    const p = await proxy({ outputBufferLimits: parseOutputBufferLimitFlag('normal 2mb 0 0', '--client-output-buffer-limit') });
     const slow = net.connect(p.port, '127.0.0.1');
     cleanups.push(() => void slow.destroy());
     await new Promise((r) => slow.once('connect', r));

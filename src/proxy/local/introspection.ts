@@ -91,13 +91,13 @@ const MANAGED_CONFIG_REFUSAL = errorReply(
 function configSet(server: ProxyServerState, args: Buffer[]): Buffer {
   if (args.length % 2 !== 0) return SYNTAX;
   const seen = new Set<string>();
-  const changes: Array<[string, number]> = [];
+  const changes: Array<[string, unknown]> = [];
   for (let i = 2; i < args.length; i += 2) {
     const name = lower(args[i]);
     if (seen.has(name)) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - duplicate parameter`);
     seen.add(name);
     if (isProxyParam(name)) {
-      const checked = checkProxyParam(name, args[i + 1]);
+      const checked = checkProxyParam(server, name, args[i + 1]);
       if ('error' in checked) return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - ${checked.error}`);
       changes.push([name, checked.value]);
       continue;
