@@ -58,7 +58,8 @@ describe.skipIf(!hasChromium)('console: respgate proxy serves its own Proxy page
   });
 
   it('answers 401 to the API without the password or with a wrong one, and serves no platform API', async () => {
-    for (const headers of [{}, { Authorization: 'Bearer wrong' }, { Authorization: `Bearer ${p.token}` }]) {
+    const tries: Record<string, string>[] = [{}, { Authorization: 'Bearer wrong' }, { Authorization: `Bearer ${p.token}` }];
+    for (const headers of tries) {
       for (const api of ['api/session', 'api/proxy']) {
         const res = await fetch(`${proxy.console}${api}`, { headers });
         expect(res.status, `${api} ${JSON.stringify(headers)}`).toBe(401);
@@ -79,7 +80,7 @@ describe.skipIf(!hasChromium)('console: respgate proxy serves its own Proxy page
     page.on('pageerror', (e) => errors.push(String(e)));
     await logIn(page, proxy.console, PASSWORD);
     await page.waitForSelector('#nav:not([hidden])');
-    const visible = await page.$$eval('#nav a', (as) => as.filter((a) => !a.hidden).map((a) => a.dataset.page));
+    const visible = await page.$$eval('#nav a', (as) => (as as HTMLElement[]).filter((a) => !a.hidden).map((a) => a.dataset.page));
     expect(visible).toEqual(['proxy']);
     await page.waitForSelector('#proxy-clients table');
     const names = await page.$$eval('#proxy-clients tbody tr td:nth-child(3)', (tds) => tds.map((t) => t.textContent));
