@@ -178,3 +178,9 @@ export function commandDocsReply(names: readonly (string | Buffer)[] | undefined
   for (const c of found) parts.push(Buffer.from(`$${c.name.length}\r\n${c.name}\r\n`), commandDocsEntry(c.name, proto)!);
   return Buffer.concat(parts);
 }
+
+/**
+ * The encoders for another port's command data (the side ports' tables, server/command-table.ts):
+ * one COMMAND INFO entry and one COMMAND DOCS value, written as the proxy writes its own.
+ */
+export { info as writeCommandInfo, docs as writeCommandDocs };

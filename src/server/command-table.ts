@@ -2,6 +2,7 @@
 // arity, flags, key position, arguments and summary. The same description drives dispatch, arity
 // errors, COMMAND INFO, COMMAND DOCS (redis-cli builds its hints from it), HELP and the docs.
 import type { ReplyWriter } from '../resp/reply-writer.js';
+import type { CommandData, CommandDocsData, PlainMap } from '../commands/data.js';
 import type { Connection, ServerState } from './context.js';
 
 /** A reply: bytes already encoded, or a function that writes it in the connection's protocol. */
@@ -34,16 +35,16 @@ export interface Call {
 export type Handler = (call: Call) => Reply | Promise<Reply>;
 
 /** One argument as COMMAND DOCS describes it (Redis 7 argument schema). */
-export interface ArgSpec {
+export interface PortArg {
   name: string;
   type: 'key' | 'string' | 'integer' | 'double' | 'pattern' | 'pure-token' | 'oneof' | 'block' | 'unix-time';
   token?: string;
   optional?: boolean;
   multiple?: boolean;
-  arguments?: ArgSpec[];
+  arguments?: PortArg[];
 }
 
-export interface CommandSpec {
+export interface PortCommand {
   /** Lower case; `container|sub` for a subcommand. */
   name: string;
   /** Redis arity: n = exactly n words (with the name), -n = at least n. */
@@ -58,7 +59,9 @@ export interface CommandSpec {
   firstKey?: number;
   /** Last key position (-1: every argument from firstKey on, as DEL); default firstKey. */
   lastKey?: number;
-  args?: ArgSpec[];
+  /** Distance between keys, as Redis' `step`; default 1 when the command has a key. */
+  step?: number;
+  args?: PortArg[];
   /** What the command maps to upstream, for HELP and the docs. */
   upstream?: string;
   /** Absent for the handshake commands, which every port runs alike (server/commands/). */
@@ -68,19 +71,19 @@ export interface CommandSpec {
    * used instead of `run` when present, so a pipeline of VADDs becomes one batch of REST calls.
    */
   runGroup?: (calls: Call[]) => Promise<(Reply | Error)[]>;
-  subcommands?: CommandSpec[];
+  subcommands?: PortCommand[];
 }
 
 export class CommandTable {
-  private readonly byName = new Map<string, CommandSpec>();
-  readonly all: CommandSpec[];
+  private readonly byName = new Map<string, PortCommand>();
+  readonly all: PortCommand[];
 
-  constructor(specs: CommandSpec[]) {
+  constructor(specs: PortCommand[]) {
     this.all = [...specs].sort((a, b) => a.name.localeCompare(b.name));
     for (const s of this.all) this.byName.set(s.name, s);
   }
 
-  get(name: Buffer | string): CommandSpec | undefined {
+  get(name: Buffer | string): PortCommand | undefined {
     const s = (typeof name === 'string' ? name : name.toString('latin1')).toLowerCase();
     if (s.includes('|')) {
       const [c, sub] = s.split('|', 2);
@@ -88,15 +91,24 @@ export class CommandTable {
     }
     return this.byName.get(s);
   }
+
+  private readonly dataOf = new WeakMap<PortCommand, CommandData>();
+
+  /** The command in src/commands/' shape (COMMAND INFO / DOCS), built once. */
+  data(spec: PortCommand): CommandData {
+    let d = this.dataOf.get(spec);
+    if (!d) this.dataOf.set(spec, (d = toCommandData(spec)));
+    return d;
+  }
 }
 
 /** The one-line syntax of a command: `VADD key (FP32 blob | VALUES num value …) element [CAS] …` */
-export function syntax(spec: CommandSpec): string {
+export function syntax(spec: PortCommand): string {
   const name = spec.name.replace('|', ' ').toUpperCase();
   return [name, ...(spec.args ?? []).map(argSyntax)].join(' ');
 }
 
-function argSyntax(a: ArgSpec): string {
+function argSyntax(a: PortArg): string {
   let s: string;
   if (a.type === 'pure-token') s = a.token!;
   else if (a.type === 'oneof') s = (a.optional ? '' : '(') + a.arguments!.map(argSyntax).join(' | ') + (a.optional ? '' : ')');
@@ -108,88 +120,56 @@ function argSyntax(a: ArgSpec): string {
   return a.optional ? `[${s}]` : s;
 }
 
-// ---- COMMAND INFO / COMMAND DOCS, in the layout of Redis 7.0 (server.c addReplyCommandInfo/Docs) ----
+// ---- The same data in the shape of src/commands/ (Redis' command JSON), for COMMAND INFO / DOCS ----
 
-export function writeCommandInfo(w: ReplyWriter, c: CommandSpec): void {
-  w.arrayHeader(10);
-  w.bulk(c.name);
-  w.integer(c.arity);
-  w.setHeader(c.flags.length);
-  for (const f of c.flags) w.simple(f);
+/** The key spec Redis would give a single-range command (begin at firstKey, up to lastKey). */
+function keySpecs(c: PortCommand): PlainMap[] {
   const key = c.firstKey ?? 0;
+  if (!key) return [];
   const last = c.lastKey ?? key;
-  w.integer(key);
-  w.integer(last);
-  w.integer(key ? 1 : 0);
-  w.setHeader(c.acl.length);
-  for (const a of c.acl) w.simple(a);
-  w.setHeader(0); // tips
-  if (key) {
-    w.setHeader(1);
-    w.mapHeader(4);
-    w.bulk('flags')
-      .setHeader(1)
-      .simple(c.flags.includes('write') ? 'RW' : 'RO');
-    w.bulk('begin_search').mapHeader(2).bulk('type').bulk('index').bulk('spec').mapHeader(1).bulk('index').integer(key);
-    w.bulk('find_keys')
-      .mapHeader(2)
-      .bulk('type')
-      .bulk('range')
-      .bulk('spec')
-      .mapHeader(3)
-      .bulk('lastkey')
-      .integer(last < 0 ? -1 : 0)
-      .bulk('keystep')
-      .integer(1)
-      .bulk('limit')
-      .integer(0);
-    w.bulk('notes').bulk('the key is the namespace of the vector index');
-  } else w.setHeader(0);
-  const subs = c.subcommands ?? [];
-  if (subs.length) w.arrayHeader(subs.length);
-  else w.setHeader(0);
-  for (const s of subs) writeCommandInfo(w, s);
+  const spec: PlainMap = {
+    notes: 'the key is the namespace of the vector index',
+    flags: [c.flags.includes('write') ? 'RW' : 'RO'],
+    begin_search: { type: 'index', spec: { index: key } },
+    find_keys: { type: 'range', spec: { lastkey: last < 0 ? -1 : last - key, keystep: c.step ?? 1, limit: 0 } },
+  };
+  return [spec];
 }
 
-export function writeCommandDocs(w: ReplyWriter, c: CommandSpec): void {
-  const args = c.args ?? [];
-  const subs = c.subcommands;
-  w.mapHeader(3 + (c.complexity ? 1 : 0) + (subs ? 1 : 0) + 1);
-  w.bulk('summary').bulk(c.summary);
-  w.bulk('since').bulk(c.since ?? '0.1.0');
-  w.bulk('group').bulk(c.group);
-  if (c.complexity) w.bulk('complexity').bulk(c.complexity);
-  w.bulk('arguments').arrayHeader(args.length);
-  for (const a of args) writeArgDocs(w, a);
-  if (subs) {
-    w.bulk('subcommands').mapHeader(subs.length);
-    for (const s of subs) {
-      w.bulk(s.name);
-      writeCommandDocs(w, s);
-    }
-  }
-}
-
-function writeArgDocs(w: ReplyWriter, a: ArgSpec): void {
+function argData(a: PortArg): PlainMap {
+  const m: PlainMap = { name: a.name, type: a.type };
+  if (a.type === 'key') m.key_spec_index = 0;
+  if (a.token) m.token = a.token;
   const flags = [...(a.optional ? ['optional'] : []), ...(a.multiple ? ['multiple'] : [])];
-  const n = 2 + (a.type === 'key' ? 1 : 0) + (a.token ? 1 : 0) + (flags.length ? 1 : 0) + (a.arguments ? 1 : 0);
-  w.mapHeader(n);
-  w.bulk('name').bulk(a.name);
-  w.bulk('type').bulk(a.type);
-  if (a.type === 'key') w.bulk('key_spec_index').integer(0);
-  if (a.token) w.bulk('token').bulk(a.token);
-  if (flags.length) {
-    w.bulk('flags').setHeader(flags.length);
-    for (const f of flags) w.simple(f);
-  }
-  if (a.arguments) {
-    w.bulk('arguments').arrayHeader(a.arguments.length);
-    for (const x of a.arguments) writeArgDocs(w, x);
-  }
+  if (flags.length) m.flags = flags;
+  if (a.arguments) m.arguments = a.arguments.map(argData);
+  return m;
+}
+
+/** A port command as src/commands/ describes a Redis command, so one encoder answers COMMAND on every port. */
+export function toCommandData(c: PortCommand): CommandData {
+  const key = c.firstKey ?? 0;
+  const docs: CommandDocsData = { summary: c.summary, since: c.since ?? '0.1.0', group: c.group };
+  if (c.complexity) docs.complexity = c.complexity;
+  docs.arguments = (c.args ?? []).map(argData);
+  const data: CommandData = {
+    name: c.name,
+    arity: c.arity,
+    flags: c.flags,
+    firstKey: key,
+    lastKey: key ? (c.lastKey ?? key) : 0,
+    step: key ? (c.step ?? 1) : 0,
+    aclCategories: c.acl,
+    tips: [],
+    keySpecs: keySpecs(c),
+    docs,
+  };
+  if (c.subcommands) data.subcommands = c.subcommands.map(toCommandData);
+  return data;
 }
 
 /** Help lines of one command (`<CMD> HELP`, `HELP <cmd>`): its syntax, summary and subcommands. */
-export function helpLines(spec: CommandSpec): string[] {
+export function helpLines(spec: PortCommand): string[] {
   if (spec.subcommands) {
     const lines = [`${spec.name.toUpperCase()} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:`];
     for (const s of spec.subcommands) {

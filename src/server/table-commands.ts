@@ -3,17 +3,8 @@
 // port's), and INFO, COMMAND and HELP, answered from the port's own table.
 import os from 'node:os';
 import { lower } from '../resp/args.js';
-import {
-  CommandError,
-  help,
-  helpLines,
-  syntax,
-  writeCommandDocs,
-  writeCommandInfo,
-  type Call,
-  type CommandSpec,
-  type Reply,
-} from './command-table.js';
+import { CommandError, help, helpLines, syntax, type Call, type PortCommand, type Reply } from './command-table.js';
+import { writeCommandDocs, writeCommandInfo } from '../commands/introspection.js';
 import { REDIS_VERSION, RESPGATE_VERSION } from '../version.js';
 
 function info(c: Call): Reply {
@@ -68,7 +59,7 @@ function command(c: Call): Reply {
   if (c.args.length === 1) {
     return (w) => {
       w.arrayHeader(table.all.length);
-      for (const s of table.all) writeCommandInfo(w, s);
+      for (const s of table.all) writeCommandInfo(w, table.data(s));
     };
   }
   const sub = lower(c.args[1]);
@@ -88,18 +79,18 @@ function command(c: Call): Reply {
       return (w) => {
         w.arrayHeader(specs.length);
         for (const s of specs) {
-          if (s) writeCommandInfo(w, s);
+          if (s) writeCommandInfo(w, table.data(s));
           else w.nullBulk();
         }
       };
     }
     case 'docs': {
-      const specs = names.length === 0 ? table.all : names.map((n) => table.get(n)).filter((s): s is CommandSpec => s !== undefined);
+      const specs = names.length === 0 ? table.all : names.map((n) => table.get(n)).filter((s): s is PortCommand => s !== undefined);
       return (w) => {
         w.mapHeader(specs.length);
         for (const s of specs) {
           w.bulk(s.name);
-          writeCommandDocs(w, s);
+          writeCommandDocs(w, table.data(s));
         }
       };
     }
@@ -152,10 +143,10 @@ const shared = (
   name: string,
   arity: number,
   summary: string,
-  args: CommandSpec['args'] = [],
+  args: PortCommand['args'] = [],
   flags: string[] = [],
   group = 'connection',
-): CommandSpec => ({
+): PortCommand => ({
   name,
   arity,
   summary,
@@ -166,11 +157,11 @@ const shared = (
   args,
 });
 
-const token = (name: string, args?: CommandSpec['args']): NonNullable<CommandSpec['args']>[number] =>
+const token = (name: string, args?: PortCommand['args']): NonNullable<PortCommand['args']>[number] =>
   args ? { name, type: 'block', token: name.toUpperCase(), arguments: args } : { name, type: 'pure-token', token: name.toUpperCase() };
 
 /** The commands of every table port; the port's own follow them in its table. */
-export function tablePortCommands(): CommandSpec[] {
+export function tablePortCommands(): PortCommand[] {
   return [
     shared('ping', -1, "Returns the server's liveliness response.", [{ name: 'message', type: 'string', optional: true }]),
     shared('echo', 2, 'Returns the given string.', [{ name: 'message', type: 'string' }]),

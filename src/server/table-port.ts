@@ -7,7 +7,7 @@ import type { Logger } from '../logger.js';
 import { observedCounter, observedGauge } from '../metrics.js';
 import { ClientAuth } from './auth.js';
 import { CommandStats } from './command-stats.js';
-import { CommandTable, type CommandSpec } from './command-table.js';
+import { CommandTable, type PortCommand } from './command-table.js';
 import type { ConnectionLimits } from './connection.js';
 import type { Monitors, ServerState } from './context.js';
 import { startListeners, type Listeners } from './listener.js';
@@ -35,7 +35,7 @@ export interface TablePortOptions {
   requirepass?: string;
   limits: PortLimits;
   /** The port's own commands (the handshake, INFO, COMMAND, SLOWLOG and HELP are added). */
-  commands: CommandSpec[];
+  commands: PortCommand[];
   upstreamInfo(): string[];
   /** The error text of a handler's failure that is not a CommandError; undefined = an internal error. */
   errorText(err: unknown): string | undefined;

@@ -10,7 +10,7 @@ import { checkCommand, routeOf } from '../commands/table.js';
 import { lower } from '../resp/args.js';
 import type { Protocol } from '../resp/protocol.js';
 import { ReplyWriter } from '../resp/reply-writer.js';
-import { help, helpLines, CommandError, type Call, type CommandSpec, type Reply, type TablePortInfo } from './command-table.js';
+import { help, helpLines, CommandError, type Call, type PortCommand, type Reply, type TablePortInfo } from './command-table.js';
 import { RespConnection, type ConnectionHost } from './connection.js';
 import type { Connection, PushState } from './context.js';
 import { SHARED_COMMANDS } from './commands/index.js';
@@ -28,7 +28,7 @@ export interface TablePort extends TablePortInfo {
 /** One step of a connection's execution chain: one request, or consecutive requests run as a group. */
 interface Job {
   calls: { args: Buffer[]; fill: (reply: Buffer) => void; readAt: number }[];
-  group?: CommandSpec;
+  group?: PortCommand;
   protocol: Protocol;
   started: boolean;
 }
@@ -146,7 +146,7 @@ export class TableSession extends RespConnection implements Connection {
       .finally(() => this.jobsPending--);
   }
 
-  private async runJob(job: Job, spec: CommandSpec): Promise<void> {
+  private async runJob(job: Job, spec: PortCommand): Promise<void> {
     job.started = true;
     if (!job.group) {
       const [c] = job.calls;
@@ -175,7 +175,7 @@ export class TableSession extends RespConnection implements Connection {
   }
 
   /** A command answered: counted (INFO commandstats, SLOWLOG), then its reply takes its place. */
-  private done(spec: CommandSpec, c: Job['calls'][number], out: Buffer): void {
+  private done(spec: PortCommand, c: Job['calls'][number], out: Buffer): void {
     const ms = performance.now() - c.readAt;
     const server = this.port.server;
     server.commandStats.ran(spec.name, ms * 1000, out);
@@ -184,7 +184,7 @@ export class TableSession extends RespConnection implements Connection {
   }
 
   /** The command's spec when the request may run, else the reply that refuses it (or HELP). */
-  private check(args: Buffer[]): CommandSpec | Reply {
+  private check(args: Buffer[]): PortCommand | Reply {
     const spec = this.port.table.get(args[0]);
     if (!spec) return errorReply(unknownCommand(args));
     if (!this.authenticated && !spec.flags.includes('no_auth')) return NOAUTH;
@@ -214,7 +214,7 @@ function encode(reply: Reply, protocol: Protocol): Buffer {
   return w.toBuffer();
 }
 
-function arityOk(spec: CommandSpec, n: number): boolean {
+function arityOk(spec: PortCommand, n: number): boolean {
   return spec.arity >= 0 ? n === spec.arity : n >= -spec.arity;
 }
 

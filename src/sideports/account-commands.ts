@@ -2,7 +2,7 @@
 // production pack of a queue instance off (or on) and set its monthly budget.
 import type { AccountClient } from '../upstream/account-client.js';
 import { CommandError, integerArg, text } from './args.js';
-import type { CommandSpec, Reply } from './command-spec.js';
+import type { PortCommand, Reply } from './port-command.js';
 import { writeJson } from './json-reply.js';
 
 const json =
@@ -13,7 +13,7 @@ const json =
 /** The answer is the JSON string "OK": a status reply, as Redis answers a setting it accepted. */
 const ok = (value: unknown): Reply => (value === 'OK' ? Buffer.from('+OK\r\n') : json(value));
 
-export function accountCommands(client: AccountClient | undefined): CommandSpec[] {
+export function accountCommands(client: AccountClient | undefined): PortCommand[] {
   const need = (): AccountClient => {
     if (!client)
       throw new CommandError(
@@ -26,10 +26,10 @@ export function accountCommands(client: AccountClient | undefined): CommandSpec[
     arity: number,
     summary: string,
     upstream: string,
-    args: CommandSpec['args'],
-    run: CommandSpec['run'],
-  ): CommandSpec => ({ name, arity, summary, upstream, group: 'account', flags: [], acl: [], args, run });
-  const subs: CommandSpec[] = [
+    args: PortCommand['args'],
+    run: PortCommand['run'],
+  ): PortCommand => ({ name, arity, summary, upstream, group: 'account', flags: [], acl: [], args, run });
+  const subs: PortCommand[] = [
     sub(
       'account|disable-prodpack',
       3,

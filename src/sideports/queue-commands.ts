@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { QueueClient, OutgoingMessage, Filters } from '../upstream/queue-client.js';
 import { ArgCursor, CommandError, integerArg, nonNegativeIntegerArg, positiveIntegerArg, SYNTAX_ERROR, text } from './args.js';
-import type { ArgSpec, Call, CommandSpec, Reply } from './command-spec.js';
+import type { PortArg, Call, PortCommand, Reply } from './port-command.js';
 import { writeJson } from './json-reply.js';
 
 const json =
@@ -178,7 +178,7 @@ function readFilters(cur: ArgCursor, command: string, allowed: string[]): Filter
 
 const body = (b: Buffer): OutgoingMessage['body'] => b;
 
-export function queueCommands(client: QueueClient): CommandSpec[] {
+export function queueCommands(client: QueueClient): PortCommand[] {
   const qpublish = async (c: Call): Promise<Reply> => {
     const headers: Record<string, string> = {};
     readPublishOptions(new ArgCursor(c.args, 3), 'qpublish', headers);
@@ -191,9 +191,122 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
     return json(await client.enqueue(text(c.args[1]), destination(c.args[2]), { body: body(c.args[3]), headers }));
   };
 
-  const endpointsOf = (args: Buffer[]) => args.map((a) => ({ url: httpUrl(text(a), 'an endpoint') }));
+  return [
+    {
+      name: 'qpublish',
+      arity: -3,
+      group: 'queue',
+      flags: ['write'],
+      acl: ['@write'],
+      summary: 'Publishes a message to a URL or a URL group (fan-out).',
+      upstream: 'POST /v2/publish/{destination}',
+      args: [{ name: 'destination', type: 'string' }, { name: 'body', type: 'string' }, ...publishArgs()],
+      run: qpublish,
+    },
+    {
+      name: 'qenqueue',
+      arity: -4,
+      group: 'queue',
+      flags: ['write'],
+      acl: ['@write'],
+      summary: 'Enqueues a message into a named queue (ordered delivery).',
+      upstream: 'POST /v2/enqueue/{queue}/{destination}',
+      args: [
+        { name: 'queue', type: 'string' },
+        { name: 'destination', type: 'string' },
+        { name: 'body', type: 'string' },
+        ...publishArgs(),
+      ],
+      run: qenqueue,
+    },
+    container('qgroup', 'URL groups: named sets of endpoints that a publish fans out to.', urlGroupCommands(client)),
+    container('qmessage', 'Messages waiting for delivery.', messageCommands(client)),
+    container('qdlq', 'The dead letter queue: messages whose retries ran out.', dlqCommands(client)),
+    container('qschedule', 'Schedules: messages published on a cron.', scheduleCommands(client)),
+    container('qqueue', 'Queues: ordered delivery with a parallelism.', namedQueueCommands(client)),
+    container(
+      'qflowcontrol',
+      'Flow-control keys: the limits messages published with FLOW-CONTROL are held to.',
+      flowControlCommands(client),
+    ),
+    container('qkeys', 'Signing keys of the Upstash-Signature header.', signingKeyCommands(client)),
+    container(
+      'qworkflow',
+      'Upstash Workflow runs: trigger, notify a waiting event, list waiters and runs, cancel.',
+      workflowCommands(client),
+    ),
+    {
+      name: 'qevents',
+      arity: -1,
+      group: 'queue',
+      flags: ['readonly'],
+      acl: ['@read'],
+      summary: 'Returns the event log {cursor, events} (states CREATED, ACTIVE, DELIVERED, ERROR, FAILED…).',
+      upstream: 'GET /v2/events',
+      args: [
+        { name: 'cursor', type: 'string', token: 'CURSOR', optional: true },
+        { name: 'count', type: 'integer', token: 'COUNT', optional: true },
+        ...filterArgs(eventFilters),
+      ],
+      run: async (c) => json(await client.events(readPaged(c, 1, 'qevents', eventFilters))),
+    },
+  ];
+}
 
-  const group: CommandSpec[] = [
+/**
+ * The headers of a workflow trigger, as @upstash/workflow's Client.trigger builds them: the run is
+ * created by the queue, the workflow endpoint gets the body as its initial payload, and (unless
+ * NO-FAILURE-URL) the failure callback goes to the workflow URL, where serve's failureFunction runs.
+ */
+function triggerHeaders(url: string, runId: string, cur: ArgCursor): Record<string, string> {
+  const h: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'Upstash-Workflow-Init': 'true',
+    'Upstash-Workflow-RunId': runId,
+    'Upstash-Workflow-Url': url,
+    'Upstash-Feature-Set': 'LazyFetch,InitialBody,WF_DetectTrigger,WF_TriggerOnConfig',
+    'Upstash-Workflow-Sdk-Version': '1',
+    'Upstash-Forward-Upstash-Workflow-Sdk-Version': '1',
+  };
+  let failureUrl: string | undefined = url;
+  while (!cur.done) {
+    const opt = cur.option();
+    if (opt === 'RUN-ID')
+      cur.value(); // read by runIdOption
+    else if (opt === 'RETRIES')
+      h['Upstash-Retries'] = h['Upstash-Failure-Callback-Retries'] = String(nonNegativeIntegerArg(cur.value(), 'RETRIES', 100));
+    else if (opt === 'DELAY') h['Upstash-Delay'] = duration(text(cur.value()), 'DELAY');
+    else if (opt === 'LABEL') h['Upstash-Label'] = text(cur.value());
+    else if (opt === 'CONTENT-TYPE') h['Content-Type'] = text(cur.value());
+    else if (opt === 'HEADER') h[`Upstash-Forward-${headerName(text(cur.value()), 'HEADER')}`] = text(cur.value());
+    else if (opt === 'FAILURE-URL') failureUrl = httpUrl(text(cur.value()), 'FAILURE-URL');
+    else if (opt === 'NO-FAILURE-URL') failureUrl = undefined;
+    else cur.unknown('qworkflow|trigger');
+  }
+  if (failureUrl) {
+    Object.assign(h, {
+      'Upstash-Failure-Callback': failureUrl,
+      'Upstash-Failure-Callback-Forward-Upstash-Workflow-Is-Failure': 'true',
+      'Upstash-Failure-Callback-Forward-Upstash-Workflow-Failure-Callback': 'true',
+      'Upstash-Failure-Callback-Workflow-Runid': runId,
+      'Upstash-Failure-Callback-Workflow-Init': 'false',
+      'Upstash-Failure-Callback-Workflow-Url': url,
+      'Upstash-Failure-Callback-Workflow-Calltype': 'failureCall',
+    });
+  }
+  return h;
+}
+
+// The command families of the queue port, one function each (QGROUP, QMESSAGE, QDLQ …), and what they share.
+const endpointsOf = (args: Buffer[]) => args.map((a) => ({ url: httpUrl(text(a), 'an endpoint') }));
+const messageFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'FROM', 'TO', 'CALLER-IP', 'FLOW-CONTROL-KEY'];
+const dlqFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'MESSAGE', 'STATUS', 'FROM', 'TO', 'CALLER-IP'];
+const keyArg: PortArg = { name: 'key', type: 'string' };
+const eventFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'MESSAGE', 'STATE', 'FROM', 'TO'];
+
+/** URL groups (QGROUP). */
+function urlGroupCommands(client: QueueClient): PortCommand[] {
+  return [
     sub(
       'qgroup|add',
       -4,
@@ -285,9 +398,11 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
       },
     ),
   ];
+}
 
-  const messageFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'FROM', 'TO', 'CALLER-IP', 'FLOW-CONTROL-KEY'];
-  const message: CommandSpec[] = [
+/** Messages waiting for delivery (QMESSAGE). */
+function messageCommands(client: QueueClient): PortCommand[] {
+  return [
     sub(
       'qmessage|get',
       3,
@@ -308,9 +423,11 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
       async (c) => json(await client.cancelMessages(readFilters(new ArgCursor(c.args, 2), 'qmessage|cancelall', messageFilters))),
     ),
   ];
+}
 
-  const dlqFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'MESSAGE', 'STATUS', 'FROM', 'TO', 'CALLER-IP'];
-  const dlq: CommandSpec[] = [
+/** The dead letter queue (QDLQ). */
+function dlqCommands(client: QueueClient): PortCommand[] {
+  return [
     sub(
       'qdlq|list',
       -2,
@@ -348,8 +465,11 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
       async (c) => json(await client.retryDlq(c.args.slice(2).map(text))),
     ),
   ];
+}
 
-  const schedule: CommandSpec[] = [
+/** Schedules (QSCHEDULE). */
+function scheduleCommands(client: QueueClient): PortCommand[] {
+  return [
     sub(
       'qschedule|create',
       -5,
@@ -396,8 +516,11 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
       async (c) => json(await client.resumeSchedule(text(c.args[2]))),
     ),
   ];
+}
 
-  const queue: CommandSpec[] = [
+/** Named queues (QQUEUE). */
+function namedQueueCommands(client: QueueClient): PortCommand[] {
+  return [
     sub(
       'qqueue|upsert',
       -3,
@@ -437,9 +560,11 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
       json(await client.resumeQueue(text(c.args[2]))),
     ),
   ];
+}
 
-  const keyArg: ArgSpec = { name: 'key', type: 'string' };
-  const flowControl: CommandSpec[] = [
+/** Flow-control keys (QFLOWCONTROL). */
+function flowControlCommands(client: QueueClient): PortCommand[] {
+  return [
     sub(
       'qflowcontrol|list',
       -2,
@@ -544,116 +669,16 @@ export function queueCommands(client: QueueClient): CommandSpec[] {
       async () => json(await client.globalParallelism()),
     ),
   ];
+}
 
-  const keys: CommandSpec[] = [
+/** Signing keys (QKEYS). */
+function signingKeyCommands(client: QueueClient): PortCommand[] {
+  return [
     sub('qkeys|get', 2, 'Returns the signing keys {current, next}.', 'GET /v2/keys', [], async () => json(await client.getKeys())),
     sub('qkeys|rotate', 2, 'Rotates the signing keys (next becomes current).', 'POST /v2/keys/rotate', [], async () =>
       json(await client.rotateKeys()),
     ),
   ];
-
-  const eventFilters = ['URL', 'QUEUE', 'GROUP', 'LABEL', 'SCHEDULE', 'MESSAGE', 'STATE', 'FROM', 'TO'];
-
-  return [
-    {
-      name: 'qpublish',
-      arity: -3,
-      group: 'queue',
-      flags: ['write'],
-      acl: ['@write'],
-      summary: 'Publishes a message to a URL or a URL group (fan-out).',
-      upstream: 'POST /v2/publish/{destination}',
-      args: [{ name: 'destination', type: 'string' }, { name: 'body', type: 'string' }, ...publishArgs()],
-      run: qpublish,
-    },
-    {
-      name: 'qenqueue',
-      arity: -4,
-      group: 'queue',
-      flags: ['write'],
-      acl: ['@write'],
-      summary: 'Enqueues a message into a named queue (ordered delivery).',
-      upstream: 'POST /v2/enqueue/{queue}/{destination}',
-      args: [
-        { name: 'queue', type: 'string' },
-        { name: 'destination', type: 'string' },
-        { name: 'body', type: 'string' },
-        ...publishArgs(),
-      ],
-      run: qenqueue,
-    },
-    container('qgroup', 'URL groups: named sets of endpoints that a publish fans out to.', group),
-    container('qmessage', 'Messages waiting for delivery.', message),
-    container('qdlq', 'The dead letter queue: messages whose retries ran out.', dlq),
-    container('qschedule', 'Schedules: messages published on a cron.', schedule),
-    container('qqueue', 'Queues: ordered delivery with a parallelism.', queue),
-    container('qflowcontrol', 'Flow-control keys: the limits messages published with FLOW-CONTROL are held to.', flowControl),
-    container('qkeys', 'Signing keys of the Upstash-Signature header.', keys),
-    container(
-      'qworkflow',
-      'Upstash Workflow runs: trigger, notify a waiting event, list waiters and runs, cancel.',
-      workflowCommands(client),
-    ),
-    {
-      name: 'qevents',
-      arity: -1,
-      group: 'queue',
-      flags: ['readonly'],
-      acl: ['@read'],
-      summary: 'Returns the event log {cursor, events} (states CREATED, ACTIVE, DELIVERED, ERROR, FAILED…).',
-      upstream: 'GET /v2/events',
-      args: [
-        { name: 'cursor', type: 'string', token: 'CURSOR', optional: true },
-        { name: 'count', type: 'integer', token: 'COUNT', optional: true },
-        ...filterArgs(eventFilters),
-      ],
-      run: async (c) => json(await client.events(readPaged(c, 1, 'qevents', eventFilters))),
-    },
-  ];
-}
-
-/**
- * The headers of a workflow trigger, as @upstash/workflow's Client.trigger builds them: the run is
- * created by the queue, the workflow endpoint gets the body as its initial payload, and (unless
- * NO-FAILURE-URL) the failure callback goes to the workflow URL, where serve's failureFunction runs.
- */
-function triggerHeaders(url: string, runId: string, cur: ArgCursor): Record<string, string> {
-  const h: Record<string, string> = {
-    'Content-Type': 'application/json',
-    'Upstash-Workflow-Init': 'true',
-    'Upstash-Workflow-RunId': runId,
-    'Upstash-Workflow-Url': url,
-    'Upstash-Feature-Set': 'LazyFetch,InitialBody,WF_DetectTrigger,WF_TriggerOnConfig',
-    'Upstash-Workflow-Sdk-Version': '1',
-    'Upstash-Forward-Upstash-Workflow-Sdk-Version': '1',
-  };
-  let failureUrl: string | undefined = url;
-  while (!cur.done) {
-    const opt = cur.option();
-    if (opt === 'RUN-ID')
-      cur.value(); // read by runIdOption
-    else if (opt === 'RETRIES')
-      h['Upstash-Retries'] = h['Upstash-Failure-Callback-Retries'] = String(nonNegativeIntegerArg(cur.value(), 'RETRIES', 100));
-    else if (opt === 'DELAY') h['Upstash-Delay'] = duration(text(cur.value()), 'DELAY');
-    else if (opt === 'LABEL') h['Upstash-Label'] = text(cur.value());
-    else if (opt === 'CONTENT-TYPE') h['Content-Type'] = text(cur.value());
-    else if (opt === 'HEADER') h[`Upstash-Forward-${headerName(text(cur.value()), 'HEADER')}`] = text(cur.value());
-    else if (opt === 'FAILURE-URL') failureUrl = httpUrl(text(cur.value()), 'FAILURE-URL');
-    else if (opt === 'NO-FAILURE-URL') failureUrl = undefined;
-    else cur.unknown('qworkflow|trigger');
-  }
-  if (failureUrl) {
-    Object.assign(h, {
-      'Upstash-Failure-Callback': failureUrl,
-      'Upstash-Failure-Callback-Forward-Upstash-Workflow-Is-Failure': 'true',
-      'Upstash-Failure-Callback-Forward-Upstash-Workflow-Failure-Callback': 'true',
-      'Upstash-Failure-Callback-Workflow-Runid': runId,
-      'Upstash-Failure-Callback-Workflow-Init': 'false',
-      'Upstash-Failure-Callback-Workflow-Url': url,
-      'Upstash-Failure-Callback-Workflow-Calltype': 'failureCall',
-    });
-  }
-  return h;
 }
 
 /** RUN-ID given among the options (the SDK's rule: a custom id gets the wfr_ prefix), else a fresh id. */
@@ -670,7 +695,7 @@ function runIdOption(args: Buffer[], from: number): string {
 
 const workflowLogFilters: Record<string, string> = { 'RUN-ID': 'workflowRunId', URL: 'workflowUrl', STATE: 'state' };
 
-function workflowCommands(client: QueueClient): CommandSpec[] {
+function workflowCommands(client: QueueClient): PortCommand[] {
   return [
     sub(
       'qworkflow|trigger',
@@ -772,11 +797,11 @@ function readPaged(c: Call, from: number, command: string, allowed: string[]): F
   return filters;
 }
 
-function sub(name: string, arity: number, summary: string, upstream: string, args: ArgSpec[], run: CommandSpec['run']): CommandSpec {
+function sub(name: string, arity: number, summary: string, upstream: string, args: PortArg[], run: PortCommand['run']): PortCommand {
   return { name, arity, summary, upstream, group: 'queue', flags: [], acl: [], args, run };
 }
 
-function container(name: string, summary: string, subs: CommandSpec[]): CommandSpec {
+function container(name: string, summary: string, subs: PortCommand[]): PortCommand {
   const withHelp = [
     ...subs,
     sub(`${name}|help`, 2, 'Shows helpful text about the different subcommands.', '(none)', [], () => {
@@ -786,12 +811,12 @@ function container(name: string, summary: string, subs: CommandSpec[]): CommandS
   return { name, arity: -2, summary, group: 'queue', flags: [], acl: [], subcommands: withHelp };
 }
 
-function filterArgs(names: string[]): ArgSpec[] {
+function filterArgs(names: string[]): PortArg[] {
   return names.map((n) => ({ name: n.toLowerCase(), type: 'string', token: n, optional: true }));
 }
 
-function publishArgs(): ArgSpec[] {
-  const o = (token: string, name: string, type: ArgSpec['type'] = 'string'): ArgSpec => ({ name, type, token, optional: true });
+function publishArgs(): PortArg[] {
+  const o = (token: string, name: string, type: PortArg['type'] = 'string'): PortArg => ({ name, type, token, optional: true });
   return [
     o('METHOD', 'method'),
     o('CONTENT-TYPE', 'type'),

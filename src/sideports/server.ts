@@ -4,7 +4,7 @@
 import { checkExposure, resolvePortLimits, type TlsListenerConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { Readiness } from '../metrics.js';
-import type { CommandSpec } from '../server/command-table.js';
+import type { PortCommand } from '../server/command-table.js';
 import { startTablePort, type PortLimits } from '../server/table-port.js';
 import { RestError } from '../upstream/rest-json.js';
 
@@ -19,7 +19,7 @@ export interface SideportOptions {
   allowUnauthenticated?: boolean;
   /** maxclients, timeout, the buffer limits, SLOWLOG: PROXY_DEFAULTS where absent. */
   limits?: Partial<PortLimits>;
-  commands: CommandSpec[];
+  commands: PortCommand[];
   upstreamInfo(): string[];
   /** Flag that sets the port, for the busy-port error. */
   portFlag: string;

@@ -5,7 +5,7 @@
 // REPLY, AUTH and backpressure work as on the proxy port.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { CommandError, type CommandSpec } from '../../src/server/command-table.js';
+import { CommandError, type PortCommand } from '../../src/server/command-table.js';
 import { startTablePort, type RunningTablePort } from '../../src/server/table-port.js';
 import { resolvePortLimits } from '../../src/config.js';
 import { RawClient } from '../helpers/stack.js';
@@ -18,7 +18,7 @@ const str = (b: Buffer[]) => b.map((x) => x.toString('latin1'));
 const ran: string[] = [];
 const groups: number[] = [];
 
-const COMMANDS: CommandSpec[] = [
+const COMMANDS: PortCommand[] = [
   {
     // SLOW <ms> <text>: answers <text> after <ms>; records when it starts and ends.
     name: 'slow',

@@ -5,7 +5,7 @@
 // (VSCAN), fetch by id or prefix (VFETCH), deletes by prefix or filter (VREMBY), DEL and KEYS.
 // Arity, flags and arguments drive dispatch, COMMAND INFO/DOCS and HELP (command-spec.ts).
 import type { VectorClient } from '../../upstream/vector-client.js';
-import type { ArgSpec, Call, CommandSpec, Reply } from '../command-spec.js';
+import type { PortArg, Call, PortCommand, Reply } from '../port-command.js';
 import { vemb, vgetattr, vismember, vlinks, vrem, vsetattr } from './element-commands.js';
 import { keyspaceView, SetQuants, type VectorContext } from './keyspace.js';
 import { IndexRouter, routedClient } from './routing.js';
@@ -16,15 +16,15 @@ import { vsim } from './vsim.js';
 import { vfetch, vrandmember, vrange, VRANGE_LIMIT, vscan } from './walk-commands.js';
 
 /** A command spec whose handler takes the context too (bound by vectorCommands). */
-type VectorSpec = Omit<CommandSpec, 'run' | 'runGroup'> & {
+type VectorSpec = Omit<PortCommand, 'run' | 'runGroup'> & {
   run?: (ctx: VectorContext, c: Call) => Reply | Promise<Reply>;
   runGroup?: (ctx: VectorContext, calls: Call[]) => Promise<(Reply | Error)[]>;
 };
 
-const K: ArgSpec = { name: 'key', type: 'key' };
-const ELEMENT: ArgSpec = { name: 'element', type: 'string' };
-const optional = (name: string, token: string, type: ArgSpec['type'] = 'pure-token'): ArgSpec => ({ name, type, token, optional: true });
-const oneOf = (name: string, tokens: string[], token?: string): ArgSpec => ({
+const K: PortArg = { name: 'key', type: 'key' };
+const ELEMENT: PortArg = { name: 'element', type: 'string' };
+const optional = (name: string, token: string, type: PortArg['type'] = 'pure-token'): PortArg => ({ name, type, token, optional: true });
+const oneOf = (name: string, tokens: string[], token?: string): PortArg => ({
   name,
   type: 'oneof',
   ...(token ? { token } : {}),
@@ -32,11 +32,11 @@ const oneOf = (name: string, tokens: string[], token?: string): ArgSpec => ({
   arguments: tokens.map((t) => ({ name: t.toLowerCase(), type: 'pure-token', token: t })),
 });
 
-const vectorArg = (withEle: boolean): ArgSpec => ({
+const vectorArg = (withEle: boolean): PortArg => ({
   name: 'vector',
   type: 'oneof',
   arguments: [
-    ...(withEle ? [{ name: 'element', type: 'string', token: 'ELE' } as ArgSpec] : []),
+    ...(withEle ? [{ name: 'element', type: 'string', token: 'ELE' } as PortArg] : []),
     { name: 'blob', type: 'string', token: 'FP32' },
     {
       name: 'values',
@@ -371,7 +371,7 @@ const SPECS: VectorSpec[] = [VADD, VSIM, ...ELEMENT_COMMANDS, ...SET_COMMANDS, V
  * The commands of a vector side port in front of one or more indexes (one per dimension; the first is
  * the default). `addHint` names the flag that adds an index, for VADD's error on a new dimension.
  */
-export function vectorCommands(clients: VectorClient[], addHint = '--vector-index'): CommandSpec[] {
+export function vectorCommands(clients: VectorClient[], addHint = '--vector-index'): PortCommand[] {
   const setQuants = new SetQuants();
   const router = new IndexRouter(clients, addHint);
   const ctx: VectorContext = { client: keyspaceView(routedClient(router), (ns) => setQuants.forget(ns)), router, setQuants };

@@ -1,6 +1,6 @@
 // Commands on one element: VREM, VEMB, VGETATTR, VSETATTR, VISMEMBER, VLINKS.
 import { ArgCursor, CommandError, upper } from '../args.js';
-import type { Call, Reply } from '../command-spec.js';
+import type { Call, Reply } from '../port-command.js';
 import { attributesMetadata, attributesText, quantOf, setFields } from './attributes.js';
 import { attributesArg } from './input.js';
 import { elementOf, keyOf, type VectorContext } from './keyspace.js';

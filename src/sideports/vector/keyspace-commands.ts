@@ -1,7 +1,7 @@
 // DEL, KEYS, EXISTS and TYPE on namespaces. A namespace without vectors is no key (Redis deletes a
 // vector set with its last element; the service keeps the empty namespace).
 import { text } from '../args.js';
-import type { Call, Reply } from '../command-spec.js';
+import type { Call, Reply } from '../port-command.js';
 import { exists, namespaceInfo, type VectorContext } from './keyspace.js';
 import { writeNames } from './replies.js';
 

@@ -4,7 +4,7 @@ import { RestError } from '../../upstream/rest-json.js';
 import type { IndexInfo, VectorClient } from '../../upstream/vector-client.js';
 import { CommandError, utf8Arg } from '../args.js';
 import type { Quant } from './quantization.js';
-import type { Call } from '../command-spec.js';
+import type { Call } from '../port-command.js';
 import { hasVectors, type IndexRouter } from './routing.js';
 
 /** What every vector-set handler works with. */

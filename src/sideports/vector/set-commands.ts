@@ -1,7 +1,7 @@
 // Commands on a whole vector set (namespace): VCARD, VDIM, VINFO, VREMBY, and the extension VSERVICE.
 import type { ReplyWriter } from '../../resp/reply-writer.js';
 import { ArgCursor, CommandError, SYNTAX_ERROR, text } from '../args.js';
-import type { Call, Reply } from '../command-spec.js';
+import type { Call, Reply } from '../port-command.js';
 import { FilterExpression } from './filter-expr.js';
 import { exists, keyOf, namespaceInfo, type VectorContext } from './keyspace.js';
 import { attributesText, DEFAULT_M, linksOf, QUANT_KEY, quantOf } from './attributes.js';

@@ -2,7 +2,7 @@
 import { RestError } from '../../upstream/rest-json.js';
 import type { VectorRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, upper } from '../args.js';
-import type { Call, Reply } from '../command-spec.js';
+import type { Call, Reply } from '../port-command.js';
 import { attributesMetadata, DEFAULT_M, linksOf, M_KEY, QUANT_KEY, quantOf, withQuant } from './attributes.js';
 import { attributesArg, INVALID_VECTOR, readVectorInput, type VectorInput } from './input.js';
 import { elementOf, exists, keyOf, toVectorError, type SetShape, type VectorContext } from './keyspace.js';

@@ -2,7 +2,7 @@
 import { RestError } from '../../upstream/rest-json.js';
 import type { ScoredRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, text, upper } from '../args.js';
-import type { Call, Reply } from '../command-spec.js';
+import type { Call, Reply } from '../port-command.js';
 import { FilterExpression } from './filter-expr.js';
 import { readVectorInput, type VectorInput } from './input.js';
 import { exists, keyOf, namespaceInfo, toVectorError, type VectorContext } from './keyspace.js';

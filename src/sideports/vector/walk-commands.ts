@@ -1,7 +1,7 @@
 // Commands that walk a set's elements: VRANDMEMBER, VRANGE, and the extensions VSCAN and VFETCH.
 import type { VectorRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, integerArg, positiveIntegerArg, SYNTAX_ERROR, text } from '../args.js';
-import type { Call, Reply } from '../command-spec.js';
+import type { Call, Reply } from '../port-command.js';
 import { allIds, keyOf, type VectorContext } from './keyspace.js';
 import { flag, readOptions, type OptionTable } from './options.js';
 import { writeFlatElements, writeNames, writeRecord, type Fields } from './replies.js';
