@@ -46,9 +46,9 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
-  // The console's page scripts run in the browser (src/platform/console/static, served as they are).
+  // The console's page scripts run in the browser (src/console/static, served as they are).
   {
-    files: ['src/platform/console/static/**/*.js'],
+    files: ['src/console/static/**/*.js'],
     languageOptions: {
       globals: {
         document: 'readonly',

@@ -73,18 +73,26 @@ export function answerHealth(path: string, res: http.ServerResponse, readiness: 
   return true;
 }
 
-/** A small HTTP server answering GET /metrics, /healthz and /readyz (`--metrics-port` of the proxy and side-port roles). */
+/** Another path the operations port serves (the proxy's /console): true when it answered. */
+export type ExtraRoute = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => boolean;
+
+/**
+ * A small HTTP server answering GET /metrics, /healthz and /readyz (`--metrics-port` of the proxy and
+ * side-port roles), and whatever `extra` answers (`extra.paths` names it in the 404's list).
+ */
 export async function startMetricsServer(
   host: string,
   port: number,
   readiness: Readiness = async () => ({ ready: true }),
+  extra?: { route: ExtraRoute; paths: string },
 ): Promise<{ port: number; stop(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (answerHealth(path, res, readiness)) return;
+    if (extra?.route(req, res, path)) return;
     if (path !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' });
-      return res.end('served here: /metrics, /healthz, /readyz\n');
+      return res.end(`served here: /metrics, /healthz, /readyz${extra ? `, ${extra.paths}` : ''}\n`);
     }
     metricsText().then(
       ({ contentType, body }) => {
@@ -109,6 +117,10 @@ export async function startMetricsServer(
   });
   return {
     port: (server.address() as AddressInfo).port,
-    stop: () => new Promise((resolve) => server.close(() => resolve())),
+    stop: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // the console's keep-alive fetches must not hold the exit
+      }),
   };
 }

@@ -1,6 +1,6 @@
 // The parsers behind the console's Proxy page: CLIENT LIST lines, INFO fields, INFO commandstats and clientcost.
 import { describe, expect, it } from 'vitest';
-import { parseClientCost, parseClientList, parseCommandStats, parseInfo } from '../../src/platform/console/proxy-ops.js';
+import { parseClientCost, parseClientList, parseCommandStats, parseInfo } from '../../src/console/proxy-ops.js';
 
 describe('proxy-ops parsers', () => {
   it('reads CLIENT LIST lines into fields, empty values and = inside values kept', () => {

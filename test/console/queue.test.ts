@@ -60,7 +60,11 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     await page.click('#tab-logs');
     await page.selectOption('#logs-form select[name=state]', 'DELIVERED');
     await page.click('#logs-form button[type=submit]');
-    await page.waitForFunction(() => document.querySelector('#logs tbody')?.textContent?.includes('DELIVERED'));
+    // The unfiltered table shown on the tab holds DELIVERED rows too: wait for the filtered one (fails by timeout otherwise).
+    await page.waitForFunction(() => {
+      const tds = [...document.querySelectorAll('#logs tbody tr td:nth-child(2)')];
+      return tds.length > 0 && tds.every((td) => td.textContent === 'DELIVERED');
+    });
     const states = await page.$$eval('#logs tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent));
     expect(new Set(states)).toEqual(new Set(['DELIVERED']));
   });

@@ -125,10 +125,10 @@ describe('the npm package', () => {
     const luaParts = readdirSync(path.join(root, 'src/platform/kv/json/lua')).sort();
     expect(luaParts.length).toBeGreaterThan(1);
     expect(readdirSync(path.join(installed, 'dist/platform/kv/json/lua')).sort()).toEqual(luaParts);
-    // The web console's page files, served from beside dist/platform/console/handler.js (docs/console.md).
-    const consoleFiles = readdirSync(path.join(root, 'src/platform/console/static/js')).sort();
-    expect(readdirSync(path.join(installed, 'dist/platform/console/static/js')).sort()).toEqual(consoleFiles);
-    expect(existsSync(path.join(installed, 'dist/platform/console/static/index.html'))).toBe(true);
+    // The web console's page files, served from beside dist/console/static-files.js (docs/console.md).
+    const consoleFiles = readdirSync(path.join(root, 'src/console/static/js')).sort();
+    expect(readdirSync(path.join(installed, 'dist/console/static/js')).sort()).toEqual(consoleFiles);
+    expect(existsSync(path.join(installed, 'dist/console/static/index.html'))).toBe(true);
     expect(existsSync(path.join(installed, 'src'))).toBe(false);
     expect(existsSync(path.join(installed, 'node_modules/tsx'))).toBe(false);
     expect(existsSync(path.join(prefix, 'lib/node_modules/tsx'))).toBe(false);

@@ -41,6 +41,11 @@ const RULES: RoomRule[] = [
     forbidden: (t) => t.startsWith('src/proxy/') || t.startsWith('src/sideports/'),
     why: 'platform/ never imports proxy/ or sideports/',
   },
+  {
+    room: 'src/console/',
+    forbidden: (t) => t.startsWith('src/platform/') || t.startsWith('src/proxy/') || t.startsWith('src/sideports/'),
+    why: 'console/ is shared by the platform and `respgate proxy`: it reads the proxy over RESP, never by import',
+  },
 ];
 
 describe('the import graph of src/', () => {

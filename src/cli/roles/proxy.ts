@@ -1,5 +1,6 @@
 // `respgate proxy`: the proxy alone, in front of a remote REST key-value database. Loaded only when
 // this role starts, and it loads no platform, queue or vector module (test/startup.test.ts).
+import { ProxyConsole } from '../../console/proxy-console.js';
 import { createLogger } from '../../logger.js';
 import { startMetricsServer } from '../../metrics.js';
 import { startProxy } from '../../proxy/server.js';
@@ -13,13 +14,28 @@ export async function run(flags: ProxyRoleFlags): Promise<void> {
   // No upstream token: pass-through, each client authenticates with its own token (docs/security.md).
   const token = flags.upstreamToken || process.env.UPSTASH_REDIS_REST_TOKEN || '';
   const log = createLogger(flags.logLevel);
-  const proxy = await startProxy(proxyConfig(flags, url, token), log);
+  const config = proxyConfig(flags, url, token);
+  const proxy = await startProxy(config, log);
   const readiness = async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem });
-  const metrics = flags.metricsPort !== undefined ? await startMetricsServer(proxy.host, flags.metricsPort, readiness) : undefined;
+  // The Proxy page of the web console, on the operations port, behind the proxy's own password (docs/console.md).
+  const webConsole = new ProxyConsole({
+    host: proxy.host,
+    port: proxy.port,
+    authRequired: config.requirepass !== undefined || token === '',
+  });
+  const metrics =
+    flags.metricsPort !== undefined
+      ? await startMetricsServer(proxy.host, flags.metricsPort, readiness, {
+          route: webConsole.handle.bind(webConsole),
+          paths: '/console/',
+        })
+      : undefined;
   const upstreamOk = await proxy.upstreamChecked;
   const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(proxyBanner(proxy, url, { given: token !== '', fromEnv: !flags.upstreamToken }, upstreamOk, metrics?.port));
+  if (metrics) process.stdout.write(`  console: http://${proxy.host}:${metrics.port}/console/ (log in with the proxy's password)\n`);
   await signalled;
   await metrics?.stop();
+  webConsole.close();
   await proxy.shutdown();
 }

@@ -2,12 +2,10 @@
 // (no CDN, works offline) and one JSON call, /console/api/session, that tells the page what its token
 // may do. Every other call of the page goes to the platform's own APIs with the same token, so the
 // console can never do more than its token could with curl.
-import { readFile } from 'node:fs/promises';
 import type http from 'node:http';
-import { fileURLToPath } from 'node:url';
-import path from 'node:path';
+import { ProxyOps } from '../../console/proxy-ops.js';
+import { bearerToken, json, serveConsoleFile } from '../../console/static-files.js';
 import type { RedisEndpoint } from '../redis/connection.js';
-import { ProxyOps } from './proxy-ops.js';
 
 /** What a token is to the console: the KV API's role for it, or undefined when no API knows it. */
 export interface ConsoleSession {
@@ -22,26 +20,6 @@ export interface ConsoleDeps {
   /** Names of the vector indexes under /vector/<name>. */
   vectorIndexes: string[];
 }
-
-const STATIC_DIR = fileURLToPath(new URL('./static/', import.meta.url));
-
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-};
-
-// No inline script or style, nothing from another origin: even a value that slipped past the
-// page's escaping could not run (the page builds its DOM with textContent only).
-const SECURITY_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'Cache-Control': 'no-cache',
-};
 
 export class ConsoleHandler {
   private proxy: ProxyOps | undefined;
@@ -60,33 +38,15 @@ export class ConsoleHandler {
 
   /** `subpath` is what follows /console ('' or '/…'). */
   async handle(req: http.IncomingMessage, res: http.ServerResponse, subpath: string): Promise<void> {
-    const method = req.method ?? 'GET';
+    if (subpath === '/api/about') return json(res, 200, { kind: 'platform' });
     if (subpath === '/api/session') return this.session(req, res);
     if (subpath === '/api/proxy') return this.proxyStats(req, res);
-    if (method !== 'GET' && method !== 'HEAD') return text(res, 405, 'the console serves GET only', { Allow: 'GET, HEAD' });
-    if (subpath === '') {
-      // Relative asset URLs resolve under /console/ only with the trailing slash.
-      res.writeHead(308, { Location: '/console/' });
-      return void res.end();
-    }
-    const name = subpath === '/' ? 'index.html' : decodeURIComponentSafe(subpath.slice(1));
-    const file = name === undefined ? undefined : path.resolve(STATIC_DIR, name);
-    const type = file && TYPES[path.extname(file)];
-    if (!file || !type || !file.startsWith(STATIC_DIR)) return text(res, 404, `no such console file: ${subpath}`);
-    let body: Buffer;
-    try {
-      body = await readFile(file);
-    } catch {
-      return text(res, 404, `no such console file: ${subpath}`);
-    }
-    res.writeHead(200, { 'Content-Type': type, 'Content-Length': body.length, ...SECURITY_HEADERS });
-    res.end(method === 'HEAD' ? undefined : body);
+    return serveConsoleFile(req, res, subpath);
   }
 
   private async session(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     req.resume();
-    const auth = req.headers.authorization ?? '';
-    const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';
+    const token = bearerToken(req);
     const session = token ? await this.deps.session(token) : undefined;
     if (!session) return json(res, 401, { error: 'Unauthorized: give the console a token of the platform (Standard or Read Only)' });
     json(res, 200, { ...session, vectorIndexes: this.deps.vectorIndexes, proxy: this.proxy !== undefined });
@@ -94,8 +54,7 @@ export class ConsoleHandler {
 
   private async proxyStats(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     req.resume();
-    const auth = req.headers.authorization ?? '';
-    const token = auth.startsWith('Bearer ') ? auth.slice(7).trim() : '';
+    const token = bearerToken(req);
     if (!token || !(await this.deps.session(token)))
       return json(res, 401, { error: 'Unauthorized: give the console a token of the platform' });
     if (!this.proxy)
@@ -106,23 +65,4 @@ export class ConsoleHandler {
       json(res, 502, { error: `cannot read the proxy's state: ${(err as Error).message}` });
     }
   }
-}
-
-function decodeURIComponentSafe(s: string): string | undefined {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return undefined;
-  }
-}
-
-function json(res: http.ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...SECURITY_HEADERS });
-  res.end(body);
-}
-
-function text(res: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers, ...SECURITY_HEADERS });
-  res.end(message);
 }

@@ -1,6 +1,7 @@
 // The console's shell: the login form (the token is checked by /console/api/session and kept in
-// sessionStorage), the navigation between pages, and who is logged in.
-import { auth, session } from './api.js';
+// sessionStorage), the navigation between pages, and who is logged in. The same page serves the
+// platform (every page) and `respgate proxy` (the Proxy page alone, its password as the token).
+import { about, auth, session } from './api.js';
 import { fill, h, note } from './dom.js';
 import { dataPage } from './kv.js';
 import { queuePage } from './queue.js';
@@ -14,8 +15,24 @@ const nav = document.getElementById('nav');
 const who = document.getElementById('who');
 const logout = document.getElementById('logout');
 let current;
+/** {kind: 'platform' | 'proxy', pages?}: what serves this console, asked before logging in. */
+let server = { kind: 'platform' };
+
+const LOGIN = {
+  platform: {
+    text: 'Paste a token of the platform: the Standard token may change data, the Read Only token only sees it.',
+    label: 'Token',
+    refused: 'That token is not accepted by the platform.',
+  },
+  proxy: {
+    text: "This is respgate proxy's console: give the proxy's password (its --requirepass; in pass-through mode, a REST token the upstream accepts).",
+    label: 'Password',
+    refused: 'That password is not accepted by the proxy.',
+  },
+};
 
 function loginForm(message) {
+  const words = LOGIN[server.kind] ?? LOGIN.platform;
   nav.hidden = true;
   logout.hidden = true;
   fill(who);
@@ -24,8 +41,8 @@ function loginForm(message) {
     'form',
     { id: 'login', class: 'card' },
     h('h1', null, 'Log in'),
-    h('p', null, 'Paste a token of the platform: the Standard token may change data, the Read Only token only sees it.'),
-    h('label', null, h('span', null, 'Token'), token),
+    h('p', null, words.text),
+    h('label', null, h('span', null, words.label), token),
     h('button', { type: 'submit' }, 'Log in'),
     message && note('error', message),
   );
@@ -45,12 +62,15 @@ async function start() {
     me = await session();
   } catch (err) {
     auth.token = '';
-    return loginForm(err.status === 401 ? 'That token is not accepted by the platform.' : String(err.message));
+    const words = LOGIN[server.kind] ?? LOGIN.platform;
+    return loginForm(err.status === 401 ? words.refused : String(err.message));
   }
   current = me;
   document.body.dataset.role = me.role;
   nav.hidden = false;
-  nav.querySelector('[data-page=proxy]').hidden = !me.proxy;
+  // Only the pages this server offers (the proxy: its own page); the platform shows Proxy with a proxy.
+  for (const a of nav.querySelectorAll('a'))
+    a.hidden = me.pages ? !me.pages.includes(a.dataset.page) : a.dataset.page === 'proxy' && !me.proxy;
   logout.hidden = false;
   fill(who, h('span', { class: `role role-${me.role}` }, me.role === 'readonly' ? 'read only' : me.role), ' ', me.user);
   route();
@@ -58,8 +78,10 @@ async function start() {
 
 function route() {
   if (!current) return;
-  const name = location.hash.slice(1).split('/')[0] || 'data';
-  const page = PAGES[name] ?? dataPage;
+  const offered = current.pages ?? Object.keys(PAGES);
+  const asked = location.hash.slice(1).split('/')[0];
+  const name = offered.includes(asked) ? asked : offered[0];
+  const page = PAGES[name];
   for (const a of nav.querySelectorAll('a')) a.classList.toggle('active', a.dataset.page === name);
   const root = h('section', { class: 'page', id: `page-${name}` });
   fill(main, root);
@@ -74,4 +96,7 @@ logout.addEventListener('click', () => {
   loginForm();
 });
 window.addEventListener('hashchange', route);
-start();
+about().then((a) => {
+  server = a;
+  start();
+});

@@ -41,6 +41,12 @@ export class ApiError extends Error {
   }
 }
 
+/** What serves this console, before any login: the platform answers 404 here (every page), the proxy {kind: 'proxy'}. */
+export async function about() {
+  const res = await fetch('api/about').catch(() => undefined);
+  return res?.ok ? await res.json() : { kind: 'platform' };
+}
+
 /** Who the token is: {role, user, vectorIndexes}; throws ApiError(401) for an unknown token. */
 export async function session(token = auth.token) {
   const res = await fetch('api/session', { headers: { Authorization: `Bearer ${token}` } });

@@ -1,9 +1,8 @@
-// The console's view of a proxy in the same process (the dev stack): what any Redis client of the
-// proxy could ask it (CLIENT LIST, INFO commandstats, stats and clientcost, SLOWLOG GET), asked over RESP on one
-// connection of its own, so the platform needs nothing from the proxy's code (platform/ never imports
-// proxy/). The console's connection names itself and is left out of the client list it shows.
-import { RedisConnection, errorText, type RedisEndpoint } from '../redis/connection.js';
-import { replyToJsonObject } from '../kv/json-reply.js';
+// The console's view of a proxy (the dev stack's, or `respgate proxy`'s own): what any Redis client of
+// the proxy could ask it (CLIENT LIST, INFO commandstats, stats and clientcost, SLOWLOG GET), asked over
+// RESP on one connection of its own, so neither the platform nor the proxy role needs the other's code.
+// The console's connection names itself and is left out of the client list it shows.
+import { ReplyError, RespLink, type Reply, type RespEndpoint } from './resp-link.js';
 
 export const CONSOLE_CLIENT_NAME = 'respgate-console';
 
@@ -39,9 +38,14 @@ export interface UpstreamCost {
 }
 
 export class ProxyOps {
-  private conn: Promise<RedisConnection> | undefined;
+  private conn: Promise<RespLink> | undefined;
 
-  constructor(private readonly endpoint: RedisEndpoint) {}
+  constructor(private readonly endpoint: RespEndpoint) {}
+
+  /** Opens the connection now (authenticating): rejects with the proxy's answer, e.g. WRONGPASS. */
+  async check(): Promise<void> {
+    await this.send([['PING']]);
+  }
 
   async snapshot(): Promise<ProxySnapshot> {
     const replies = await this.send([
@@ -52,9 +56,8 @@ export class ProxyOps {
       ['SLOWLOG', 'GET', '20'],
     ]);
     const [clients, commandstats, stats, clientcost, slowlog] = replies.map((r) => {
-      const err = errorText(r);
-      if (err) throw new Error(`the proxy answered: ${err}`);
-      return (JSON.parse(replyToJsonObject(r, { base64: false })) as { result: unknown }).result;
+      if (r instanceof ReplyError) throw new Error(`the proxy answered: ${r.message}`);
+      return r;
     });
     return {
       at: Date.now(),
@@ -79,9 +82,9 @@ export class ProxyOps {
     this.conn = undefined;
   }
 
-  private async send(commands: string[][]): Promise<Buffer[]> {
+  private async send(commands: string[][]): Promise<Reply[]> {
     if (!this.conn) {
-      this.conn = RedisConnection.open(this.endpoint).then(async (c) => {
+      this.conn = RespLink.open(this.endpoint).then(async (c) => {
         await c.send([['CLIENT', 'SETNAME', CONSOLE_CLIENT_NAME]]);
         return c;
       });
