@@ -24,6 +24,7 @@ import { ReplyQueue, type ReplyOutput } from '../../src/server/reply-queue.js';
 import { Slowlog } from '../../src/server/slowlog.js';
 import type { Credential, TransactionOutcome } from '../../src/upstream/kv-client.js';
 import type { WatchedKeys } from '../../src/upstream/script-transaction.js';
+import { defaultOutputBufferLimits } from '../../src/server/output-limits.js';
 import { until } from '../helpers/wait.js';
 
 /** The client's side of the socket: every write, in order. */
@@ -180,7 +181,7 @@ function setup() {
     requirepass: undefined,
     auth: new ClientAuth(undefined, { requirepass: undefined, passThrough: false, aclUsers: false, cacheMs: 0 }),
     slowlog: new Slowlog(10_000, 128),
-    settings: { idleTimeoutSec: 0, maxClients: 100 },
+    settings: { idleTimeoutSec: 0, maxClients: 100, outputBufferLimits: defaultOutputBufferLimits() },
     monitors: new MonitorHub(),
     pause: new PauseControl(),
     commandStats: new CommandStats(),
