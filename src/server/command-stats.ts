@@ -4,12 +4,16 @@
 // it answered an error; a command refused before running (arity, NOAUTH, a state that forbids it, a
 // command the proxy does not run) counts a rejected call; every error reply counts under its prefix
 // (`-WRONGTYPE …` → WRONGTYPE), an unknown command included (it has no cmdstat line, as in Redis).
+// Each command that ran also keeps its latency distribution, for INFO latencystats (latency-histogram.ts).
+import { LatencyHistogram, percentileFields } from './latency-histogram.js';
 
 interface CommandCounters {
   calls: number;
   usec: number;
   rejected: number;
   failed: number;
+  /** Durations of its calls (latency-tracking yes, Redis 7's default). */
+  latency: LatencyHistogram;
 }
 
 /** Redis looks for the prefix's end within the first 32 bytes; no space there counts as ERR. */
@@ -33,6 +37,7 @@ export class CommandStats {
     c.calls++;
     this.totalCalls++;
     c.usec += Math.max(0, Math.round(usec));
+    c.latency.recordUsec(usec);
     if (this.countError(reply)) c.failed++;
   }
 
@@ -58,6 +63,13 @@ export class CommandStats {
     ]);
   }
 
+  /** `latency_percentiles_usec_<name>` lines, for the commands that ran (server.c genRedisInfoString). */
+  latencyLines(): Array<[string, string]> {
+    return [...this.commands]
+      .filter(([, c]) => c.latency.total > 0)
+      .map(([name, c]) => [`latency_percentiles_usec_${name}`, percentileFields(c.latency)]);
+  }
+
   /** `errorstat_<PREFIX>` lines, sorted as Redis' radix tree lists them. */
   errorLines(): Array<[string, string]> {
     return [...this.errors]
@@ -67,7 +79,7 @@ export class CommandStats {
 
   private counters(name: string): CommandCounters {
     let c = this.commands.get(name);
-    if (!c) this.commands.set(name, (c = { calls: 0, usec: 0, rejected: 0, failed: 0 }));
+    if (!c) this.commands.set(name, (c = { calls: 0, usec: 0, rejected: 0, failed: 0, latency: new LatencyHistogram() }));
     return c;
   }
 

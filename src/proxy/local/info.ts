@@ -254,7 +254,8 @@ const SECTIONS: Record<string, Section> = {
   errorstats: ({ server }) => server.commandStats.errorLines(),
   // respgate's own section: what each client and command costs upstream (client-cost.ts, docs/proxy.md).
   clientcost: ({ server }) => clientCostLines(server.clientCost),
-  latencystats: () => [],
+  // Each command's p50, p99 and p99.9 from its latency histogram (command-stats.ts).
+  latencystats: ({ server }) => server.commandStats.latencyLines(),
   cluster: () => [['cluster_enabled', 0]],
   keyspace: () => [],
 };
