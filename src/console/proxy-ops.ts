@@ -1,5 +1,5 @@
 // The console's view of a proxy (the dev stack's, or `respgate proxy`'s own): what any Redis client of
-// the proxy could ask it (CLIENT LIST, INFO commandstats, stats and clientcost, SLOWLOG GET), asked over
+// the proxy could ask it (CLIENT LIST, INFO commandstats, latencystats, stats and clientcost, SLOWLOG GET), asked over
 // RESP on one connection of its own, so neither the platform nor the proxy role needs the other's code.
 // The console's connection names itself and is left out of the client list it shows.
 import { ReplyError, RespLink, type Reply, type RespEndpoint } from './resp-link.js';
@@ -14,6 +14,8 @@ export interface ProxySnapshot {
   clients: Record<string, string>[];
   /** INFO commandstats: per command calls, usec, usec_per_call, rejected_calls, failed_calls. */
   commands: Record<string, Record<string, number>>;
+  /** INFO latencystats: per command p50, p99 and p99.9 in µs (empty from a proxy without the section). */
+  latency: Record<string, Record<string, number>>;
   /** INFO stats, as fields. */
   stats: Record<string, string>;
   /** INFO clientcost: the upstream cost per client name (top 20, then `other`) and per command. */
@@ -51,11 +53,12 @@ export class ProxyOps {
     const replies = await this.send([
       ['CLIENT', 'LIST'],
       ['INFO', 'commandstats'],
+      ['INFO', 'latencystats'],
       ['INFO', 'stats'],
       ['INFO', 'clientcost'],
       ['SLOWLOG', 'GET', '20'],
     ]);
-    const [clients, commandstats, stats, clientcost, slowlog] = replies.map((r) => {
+    const [clients, commandstats, latencystats, stats, clientcost, slowlog] = replies.map((r) => {
       if (r instanceof ReplyError) throw new Error(`the proxy answered: ${r.message}`);
       return r;
     });
@@ -64,6 +67,7 @@ export class ProxyOps {
       address: `${this.endpoint.host}:${this.endpoint.port}`,
       clients: parseClientList(String(clients)).filter((c) => c.name !== CONSOLE_CLIENT_NAME),
       commands: parseCommandStats(String(commandstats)),
+      latency: parseLatencyStats(String(latencystats)),
       stats: parseInfo(String(stats)),
       cost: parseClientCost(String(clientcost)),
       slowlog: (slowlog as unknown[][]).map((e) => ({
@@ -130,6 +134,11 @@ export function parseInfo(text: string): Record<string, string> {
 /** `cmdstat_get:calls=3,usec=40,…` → {get: {calls: 3, usec: 40, …}}. */
 export function parseCommandStats(text: string): Record<string, Record<string, number>> {
   return prefixedFields(parseInfo(text), 'cmdstat_');
+}
+
+/** `latency_percentiles_usec_get:p50=1.003,p99=…,p99.9=…` → {get: {p50: 1.003, p99: …, 'p99.9': …}}. */
+export function parseLatencyStats(text: string): Record<string, Record<string, number>> {
+  return prefixedFields(parseInfo(text), 'latency_percentiles_usec_');
 }
 
 /**

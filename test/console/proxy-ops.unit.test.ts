@@ -1,6 +1,6 @@
 // The parsers behind the console's Proxy page: CLIENT LIST lines, INFO fields, INFO commandstats and clientcost.
 import { describe, expect, it } from 'vitest';
-import { parseClientCost, parseClientList, parseCommandStats, parseInfo } from '../../src/console/proxy-ops.js';
+import { parseClientCost, parseClientList, parseCommandStats, parseInfo, parseLatencyStats } from '../../src/console/proxy-ops.js';
 
 describe('proxy-ops parsers', () => {
   it('reads CLIENT LIST lines into fields, empty values and = inside values kept', () => {
@@ -27,6 +27,18 @@ describe('proxy-ops parsers', () => {
       set: { calls: 6, usec: 120, usec_per_call: 20, rejected_calls: 0, failed_calls: 1 },
       'client|list': { calls: 1, usec: 5, usec_per_call: 5, rejected_calls: 0, failed_calls: 0 },
     });
+  });
+
+  it('reads latencystats lines into percentiles per command, subcommands included', () => {
+    expect(
+      parseLatencyStats(
+        '# Latencystats\r\nlatency_percentiles_usec_get:p50=1.003,p99=3.007,p99.9=4.015\r\nlatency_percentiles_usec_client|list:p50=20.095,p99=20.095,p99.9=20.095\r\n',
+      ),
+    ).toEqual({
+      get: { p50: 1.003, p99: 3.007, 'p99.9': 4.015 },
+      'client|list': { p50: 20.095, p99: 20.095, 'p99.9': 20.095 },
+    });
+    expect(parseLatencyStats('# Latencystats\r\n')).toEqual({});
   });
 
   it('reads INFO clientcost into cost per client and per command, the console left out', () => {

@@ -68,6 +68,16 @@ describe.skipIf(!hasChromium)('console: proxy', () => {
     await page.waitForSelector('#proxy-chart svg polyline');
   });
 
+  it("shows a command's latency percentiles after traffic, p50 ≤ p99 ≤ p99.9", async () => {
+    await expect.poll(async () => Number(await cell('set', 4)), { timeout: 8000 }).toBeGreaterThan(0);
+    const [p50, p99, p999] = await Promise.all([4, 5, 6].map((c) => cell('set', c)));
+    for (const v of [p50, p99, p999]) expect(v).toMatch(/^\d+\.\d{3}$/);
+    expect(Number(p99)).toBeGreaterThanOrEqual(Number(p50));
+    expect(Number(p999)).toBeGreaterThanOrEqual(Number(p99));
+    const headers = await page.$$eval('#proxy-commands thead th', (ths) => ths.map((th) => th.textContent));
+    expect(headers.slice(4, 7)).toEqual(['p50 µs', 'p99 µs', 'p99.9 µs']);
+  });
+
   it('shows the slowlog', async () => {
     await page.waitForFunction(() => document.querySelector('#proxy-slowlog')?.textContent?.includes('set k4 4'));
   });

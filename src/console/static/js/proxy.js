@@ -1,4 +1,4 @@
-// The proxy page (dev stack): its clients, per-command calls and time, upstream calls, what each
+// The proxy page (dev stack): its clients, per-command calls, time and latency percentiles (INFO latencystats), upstream calls, what each
 // client name and command costs upstream (INFO clientcost), the slowlog, refreshed every two seconds while the page is open, with a chart of the rates of the last minutes.
 import { ApiError, auth } from './api.js';
 import { fill, h, note, table } from './dom.js';
@@ -83,7 +83,7 @@ export function proxyPage(root) {
         ]),
       );
       drawClients(clients, s.clients);
-      drawCommands(commands, s.commands);
+      drawCommands(commands, s.commands, s.latency ?? {});
       drawCost(costClients, 'client', s.cost.clients, 'no command has gone upstream yet');
       drawCost(costCommands, 'command', s.cost.commands, 'no command has gone upstream yet');
       drawSlowlog(slowlog, s.slowlog);
@@ -129,7 +129,9 @@ function drawClients(el, list) {
   fill(el, list.length ? table([...COLUMNS, ...extra], rows, { class: 'clients' }) : note('info', 'no client is connected'));
 }
 
-function drawCommands(el, stats) {
+// p50, p99 and p99.9 are the proxy's latency histogram's (µs, within 0.8 %; docs/proxy.md).
+function drawCommands(el, stats, latency) {
+  const pct = (name, p) => (latency[name]?.[p] === undefined ? '' : latency[name][p].toFixed(3));
   const rows = Object.entries(stats)
     .sort((a, b) => b[1].calls - a[1].calls)
     .map(([name, c]) => [
@@ -137,13 +139,18 @@ function drawCommands(el, stats) {
       String(c.calls),
       String(c.usec),
       (c.usec_per_call ?? 0).toFixed(2),
+      pct(name, 'p50'),
+      pct(name, 'p99'),
+      pct(name, 'p99.9'),
       String(c.failed_calls ?? 0),
       String(c.rejected_calls ?? 0),
     ]);
   fill(
     el,
     rows.length
-      ? table(['command', 'calls', 'µs total', 'µs per call', 'failed', 'rejected'], rows, { class: 'commands' })
+      ? table(['command', 'calls', 'µs total', 'µs per call', 'p50 µs', 'p99 µs', 'p99.9 µs', 'failed', 'rejected'], rows, {
+          class: 'commands',
+        })
       : note('info', 'no command yet'),
   );
 }
