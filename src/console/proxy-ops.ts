@@ -2,6 +2,7 @@
 // the proxy could ask it (CLIENT LIST, INFO commandstats, latencystats, stats and clientcost, SLOWLOG GET), asked over
 // RESP on one connection of its own, so neither the platform nor the proxy role needs the other's code.
 // The console's connection names itself and is left out of the client list it shows.
+import { actionCommand, type ProxyAction } from './proxy-actions.js';
 import { ReplyError, RespLink, type Reply, type RespEndpoint } from './resp-link.js';
 
 export const CONSOLE_CLIENT_NAME = 'respgate-console';
@@ -79,6 +80,13 @@ export class ProxyOps {
         name: String(e[5] ?? ''),
       })),
     };
+  }
+
+  /** Runs an action on this connection: the proxy's reply (`OK`, a count), or throws with its error text. */
+  async act(action: ProxyAction): Promise<Reply> {
+    const [reply] = await this.send([actionCommand(action)]);
+    if (reply instanceof ReplyError) throw new Error(`the proxy answered: ${reply.message}`);
+    return reply;
   }
 
   close(): void {

@@ -9,6 +9,8 @@ export interface RespEndpoint {
   host: string;
   port: number;
   password?: string;
+  /** An ACL user (AUTH <user> <password>); without it, AUTH <password>. */
+  user?: string;
 }
 
 /** A reply: string (bulk or status), number, null, an array of replies, or a ReplyError. */
@@ -42,7 +44,8 @@ export class RespLink {
     });
     const link = new RespLink(socket);
     if (endpoint.password !== undefined) {
-      const [reply] = await link.send([['AUTH', endpoint.password]]);
+      const auth = endpoint.user !== undefined ? ['AUTH', endpoint.user, endpoint.password] : ['AUTH', endpoint.password];
+      const [reply] = await link.send([auth]);
       if (reply instanceof ReplyError) {
         link.close();
         throw reply;

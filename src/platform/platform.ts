@@ -16,10 +16,11 @@ import { openStreams } from './kv/events.js';
 import { answerHealth, metricsText, observedGauge, platformRequests } from '../metrics.js';
 import type { AreaContext, AreaServer } from './area.js';
 import { startVectorArea } from './vector/index.js';
-import { startQueueArea } from './queue/index.js';
+import { startQueueArea, type QueueArea } from './queue/index.js';
 import { startAccountArea } from './account/index.js';
 import { ConsoleHandler } from './console/handler.js';
 import { DEFAULT_INDEXES } from './vector/config.js';
+import { safeEqual } from '../safe-equal.js';
 
 export interface RunningPlatform {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 */
@@ -93,6 +94,10 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
         return { role: p.user === READONLY_USER ? 'readonly' : token === config.token ? 'standard' : 'acl', user: p.user };
       },
       vectorIndexes: (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name),
+      queue: (areas.get('/queue') as QueueArea).console,
+      // The queue API's own tokens (routes.ts): QSTASH_TOKEN, or the Read Only token to read.
+      queueAccess: (token) =>
+        safeEqual(token, config.queueToken || config.token) ? 'full' : safeEqual(token, config.readonlyToken) ? 'readonly' : undefined,
     });
 
     cleanups.push(async () => consoleHandler.close());

@@ -64,4 +64,44 @@ describe('console: HTTP', () => {
     });
     expect(await (await ask(p.readonlyToken)).json()).toMatchObject({ role: 'readonly', user: 'default_ro' });
   });
+
+  it("lists the queue's pending messages and its depth behind the queue tokens, read only", async () => {
+    const ask = (path: string, token?: string, method = 'GET') =>
+      fetch(`${p.url}/console/api/queue/${path}`, { method, headers: token ? { Authorization: `Bearer ${token}` } : {} });
+    for (const path of ['depth', 'messages', 'messages/msg_x'])
+      for (const token of [undefined, 'wrong']) expect((await ask(path, token)).status, `${path} ${token}`).toBe(401);
+    const published = await fetch(`${p.url}/queue/v2/publish/http://127.0.0.1:9/later`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${p.token}`, 'Upstash-Delay': '1h', 'Upstash-Forward-X-Trace': 'abc' },
+      body: 'later',
+    });
+    const { messageId } = (await published.json()) as { messageId: string };
+    for (const token of [p.token, p.readonlyToken]) {
+      expect(await (await ask('depth', token)).json()).toMatchObject({ inFlight: 0, waiting: 0, delayed: 1, dlq: 0 });
+      const { messages } = (await (await ask('messages', token)).json()) as { messages: Record<string, unknown>[] };
+      expect(messages).toEqual([expect.objectContaining({ messageId, state: 'scheduled', attempts: 0, maxRetries: 3 })]);
+      const one = (await (await ask(`messages/${messageId}`, token)).json()) as Record<string, any>;
+      expect(one).toMatchObject({ pending: true, state: 'CREATED', attempts: [], callbacks: [] });
+      expect(one.message.header).toMatchObject({ 'X-Trace': ['abc'] });
+    }
+    expect((await ask('messages/msg_unknown', p.token)).status).toBe(404);
+    expect((await ask('nothing', p.token)).status).toBe(404);
+    expect((await ask('messages', p.token, 'POST')).status).toBe(405);
+    expect((await ask('messages', p.token, 'DELETE')).status).toBe(405);
+  });
+
+  it("refuses the Proxy page's actions to any token but the Standard one, and without a proxy answers 404", async () => {
+    const act = (token: string | undefined, body: string) =>
+      fetch(`${p.url}/console/api/proxy/action`, {
+        method: 'POST',
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+        body,
+      });
+    const kill = JSON.stringify({ action: 'client-kill', id: '1' });
+    expect((await act(undefined, kill)).status).toBe(401);
+    expect((await act('wrong', kill)).status).toBe(401);
+    expect((await act(p.readonlyToken, kill)).status).toBe(403);
+    expect((await act(p.token, kill)).status).toBe(404);
+    expect((await fetch(`${p.url}/console/api/proxy/action`, { headers: { Authorization: `Bearer ${p.token}` } })).status).toBe(405);
+  });
 });

@@ -56,6 +56,76 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     expect((await api('GET', '/dlq')).messages).toEqual([]);
   });
 
+  it('lists the messages in flight and scheduled, charts the depth, and shows a message with its headers, attempts and callbacks', async () => {
+    // /flaky fails once (503) then answers 200; the callback endpoint answers 200.
+    let flaky = 0;
+    dest.respond = (r) => (r.path === '/flaky' && flaky++ === 0 ? { status: 503, body: 'down for a moment' } : { status: 200, body: 'ok' });
+    const publish = async (path: string, headers: Record<string, string>) => {
+      const res = await fetch(`${p.url}/queue/v2/publish/${dest.url}${path}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${p.token}`, 'Content-Type': 'text/plain', ...headers },
+        body: `body of ${path}`,
+      });
+      return ((await res.json()) as { messageId: string }).messageId;
+    };
+    const later = await publish('/later', { 'Upstash-Delay': '1h', 'Upstash-Forward-X-Trace': '<b>trace-1</b>' });
+    const before = dest.received.length;
+    const flakyId = await publish('/flaky', {
+      'Upstash-Retries': '2',
+      'Upstash-Retry-Delay': '300',
+      'Upstash-Callback': `${dest.url}/callback`,
+    });
+    await page.click('#nav a[data-page=queue]');
+    await page.click('#tab-messages');
+    await page.waitForFunction((id) => document.querySelector('#pending')?.textContent?.includes(id), later);
+    const row = await page.$$eval('#pending tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    expect(row.find((r) => r[1] === later)?.slice(0, 5)).toEqual(['scheduled', later, `${dest.url}/later`, '', '0 of 4']);
+    // The depth chart counts the scheduled message among the delayed ones.
+    await page.waitForSelector('#queue-depth svg polyline[data-series=delayed]');
+    expect(await page.textContent('#queue-depth .legend [data-series=delayed]')).toMatch(/: [1-9]/);
+
+    await page.click(`#pending button.message-id:text("${later}")`);
+    await page.waitForSelector('#message-headers');
+    expect(await page.textContent('#message-headers')).toContain('<b>trace-1</b>');
+    expect(await page.locator('#message-headers b').count()).toBe(0);
+    expect(await page.textContent('#message-body')).toBe('body of /later');
+    expect(await page.textContent('#message-attempts')).toBe('no attempt yet');
+
+    // The flaky message: two attempts (503, then 200), and a callback after each response.
+    await dest.waitFor(before + 4);
+    await page.fill('#message-form input[name=message-id]', flakyId);
+    const shown = async () => {
+      await page.click('#message-form button[type=submit]');
+      await page.waitForSelector('#message-fields');
+      return page.$$eval('#message-attempts tbody tr, #message-callbacks tbody tr', (trs) => trs.length);
+    };
+    await expect.poll(shown, { timeout: 10_000 }).toBe(4);
+    const attempts = await page.$$eval('#message-attempts tbody tr', (trs) =>
+      trs.map((tr) => [...tr.children].map((td) => td.textContent)),
+    );
+    expect(attempts.map((a) => [a[2], a[3], a[5]])).toEqual([
+      ['ERROR', '503', 'down for a moment'],
+      ['DELIVERED', '200', ''],
+    ]);
+    const callbacks = await page.$$eval('#message-callbacks tbody tr', (trs) =>
+      trs.map((tr) => [...tr.children].map((td) => td.textContent)),
+    );
+    expect(callbacks.map((c) => [c[0], c[2], c[3], c[4]])).toEqual([
+      ['callback', `${dest.url}/callback`, 'DELIVERED', '200'],
+      ['callback', `${dest.url}/callback`, 'DELIVERED', '200'],
+    ]);
+    expect(await page.locator('#cancel-message').count()).toBe(0); // delivered: nothing to cancel
+
+    // Cancel the scheduled one from the page.
+    await page.fill('#message-form input[name=message-id]', later);
+    await page.click('#message-form button[type=submit]');
+    await page.waitForSelector('#cancel-message');
+    await page.click('#cancel-message');
+    await page.waitForFunction(() => !document.querySelector('#message-fields')?.textContent?.includes('(pending)'));
+    expect((await fetch(`${p.url}/queue/v2/messages/${later}`, { headers: { Authorization: `Bearer ${p.token}` } })).status).toBe(404);
+    await page.waitForFunction((id) => !document.querySelector('#pending')?.textContent?.includes(id), later);
+  });
+
   it('shows the logs, filtered by state', async () => {
     await page.click('#tab-logs');
     await page.selectOption('#logs-form select[name=state]', 'DELIVERED');
@@ -111,6 +181,9 @@ describe.skipIf(!hasChromium)('console: queue', () => {
   it('lets the Read Only token read the queue, and shows the 403 of what it may not see', async () => {
     const ro = await openConsole(browser, p, p.readonlyToken, errors);
     await ro.click('#nav a[data-page=queue]');
+    await ro.click('#tab-messages');
+    await ro.waitForSelector('#queue-depth svg');
+    await ro.waitForFunction(() => document.querySelector('#pending')?.textContent?.includes('no message is in flight or scheduled'));
     await ro.click('#tab-dlq');
     await ro.waitForFunction(() => document.querySelector('#dlq')?.textContent?.includes('the dead letter queue is empty'));
     expect(await ro.locator('#dlq .note.error').count()).toBe(0);

@@ -176,6 +176,24 @@ export class Engine {
     return all.filter(Boolean);
   }
 
+  /** Pending messages by BullMQ state ('active', 'waiting', 'delayed', …), at most `limit` a state (the web console's list). */
+  async pendingByState(limit: number): Promise<{ state: string; job: Job<QueuedMessage> }[]> {
+    const out: { state: string; job: Job<QueuedMessage> }[] = [];
+    for (const state of ['active', 'waiting', 'prioritized', 'paused', 'delayed'] as const)
+      for (const queue of this.queues.values())
+        for (const job of (await queue.getJobs([state], 0, limit - 1, true)) as Job<QueuedMessage>[]) if (job) out.push({ state, job });
+    return out;
+  }
+
+  /** How many messages each BullMQ state holds, summed over every queue (the web console's queue depth). */
+  async jobCounts(): Promise<Record<string, number>> {
+    const sum: Record<string, number> = {};
+    for (const queue of this.queues.values())
+      for (const [state, n] of Object.entries(await queue.getJobCounts('active', 'waiting', 'prioritized', 'paused', 'delayed')))
+        sum[state] = (sum[state] ?? 0) + n;
+    return sum;
+  }
+
   /** Cancels a pending message: removed, or (when in flight) no retry after this attempt. */
   async cancel(job: Job<QueuedMessage>): Promise<void> {
     try {

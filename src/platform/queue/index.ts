@@ -15,7 +15,12 @@ import { Schedules } from './schedules.js';
 import { Signer } from './signer.js';
 import { WorkflowRuns } from './workflow-runs.js';
 
-export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
+/** The queue area, with what the web console reads of it (src/platform/console/queue-inspect.ts). */
+export interface QueueArea extends AreaServer {
+  console: { engine: Engine; records: QueueRecords };
+}
+
+export async function startQueueArea(ctx: AreaContext): Promise<QueueArea> {
   const { config, log, internalEndpoint: ep } = ctx;
   const connection: ConnectionOptions = {
     host: ep.host,
@@ -72,6 +77,7 @@ export async function startQueueArea(ctx: AreaContext): Promise<AreaServer> {
   });
 
   return {
+    console: { engine, records },
     handle: (req, res, path, query) => routes.handle(req, res, path, query),
     banner: () => [
       `  Message queue                 ${ctx.baseUrl()}/queue`,

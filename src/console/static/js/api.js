@@ -85,7 +85,7 @@ function decodeReply(value, top) {
 
 /** A JSON call to the queue or vector API: {status, body}; a non-2xx answer throws ApiError. */
 export async function call(method, url, body, headers = {}) {
-  const token = url.startsWith('/queue/') && auth.queueToken ? auth.queueToken : auth.token;
+  const token = (url.startsWith('/queue/') || url.startsWith('/console/api/queue/')) && auth.queueToken ? auth.queueToken : auth.token;
   const init = { method, headers: { Authorization: `Bearer ${token}`, ...headers } };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);

@@ -1,14 +1,15 @@
-// The queue page, over the platform's queue REST API (/queue/v2/...): publish, message lookup, logs
+// The queue page, over the platform's queue REST API (/queue/v2/...): the messages in flight and scheduled
+// (queue-messages.js), publish, logs
 // with their filters, the DLQ with retry and delete, schedules, queues, URL groups, signing keys.
-import { ApiError, auth, call } from './api.js';
+import { call } from './api.js';
 import { field, fill, h, jsonTree, note, select, table } from './dom.js';
 import { actionButton, tabs, when } from './tabs.js';
-
-const Q = '/queue/v2';
-const enc = encodeURIComponent;
+import { enc, guarded, Q } from './queue-common.js';
+import { messagesTab } from './queue-messages.js';
 
 export function queuePage(root) {
   tabs(root, 'queue', {
+    messages: messagesTab,
     publish: publishTab,
     logs: logsTab,
     dlq: dlqTab,
@@ -19,64 +20,23 @@ export function queuePage(root) {
   });
 }
 
-/**
- * Runs `load` into `el`; an unknown token (401) gets the reason and a field for the queue's own token.
- * The Read Only token reads (GET) but is refused changes and the signing keys with a 403, shown as is.
- */
-async function guarded(el, load) {
-  try {
-    await load();
-  } catch (err) {
-    if (!(err instanceof ApiError) || err.status !== 401) return el.prepend(note('error', err.message));
-    const token = h('input', { type: 'password', name: 'queue-token', placeholder: 'QSTASH_TOKEN' });
-    fill(
-      el,
-      note(
-        'error',
-        "The queue API refused this token: it takes the queue token (QSTASH_TOKEN), or the platform's Read Only token to read.",
-      ),
-      h(
-        'form',
-        { class: 'toolbar', onsubmit: (e) => (e.preventDefault(), (auth.queueToken = token.value), location.reload()) },
-        token,
-        h('button', { type: 'submit' }, 'Use this queue token'),
-      ),
-    );
-  }
-}
-
 function publishTab(el) {
   const dest = field('Destination (URL or URL group)', { name: 'destination', placeholder: 'http://127.0.0.1:3000/hook' });
   const queue = field('Queue (optional)', { name: 'queue' });
   const retries = field('Retries', { name: 'retries', type: 'number', min: '0', value: '3' });
   const delay = field('Delay', { name: 'delay', placeholder: 'e.g. 10s' });
   const body = field('Body', { name: 'body', rows: 4 });
+  const callback = field('Callback URL (optional: gets each response)', { name: 'callback' });
+  const failureCallback = field('Failure callback URL (optional: called when retries run out)', { name: 'failure-callback' });
   const out = h('div', { id: 'publish-result' });
   const publish = async (e) => {
     e.preventDefault();
     const headers = { 'Content-Type': 'text/plain', 'Upstash-Retries': retries.input.value || '0' };
     if (delay.input.value) headers['Upstash-Delay'] = delay.input.value;
+    if (callback.input.value) headers['Upstash-Callback'] = callback.input.value;
+    if (failureCallback.input.value) headers['Upstash-Failure-Callback'] = failureCallback.input.value;
     const path = queue.input.value ? `${Q}/enqueue/${enc(queue.input.value)}/${dest.input.value}` : `${Q}/publish/${dest.input.value}`;
     await guarded(out, async () => fill(out, note('ok', 'published'), jsonTree(await call('POST', path, body.input.value, headers))));
-  };
-  const id = h('input', { name: 'message-id', placeholder: 'msg_…' });
-  const found = h('div', { id: 'message' });
-  const lookup = async (e) => {
-    e.preventDefault();
-    await guarded(found, async () => {
-      const m = await call('GET', `${Q}/messages/${enc(id.value)}`);
-      fill(
-        found,
-        jsonTree(m),
-        actionButton(
-          'Cancel message',
-          { class: 'danger' },
-          `Cancel ${m.messageId}?`,
-          async () => fill(found, jsonTree(await call('DELETE', `${Q}/messages/${enc(m.messageId)}`))),
-          found,
-        ),
-      );
-    });
   };
   fill(
     el,
@@ -89,15 +49,10 @@ function publishTab(el) {
       retries,
       delay,
       body,
+      callback,
+      failureCallback,
       h('button', { type: 'submit' }, 'Publish'),
       out,
-    ),
-    h(
-      'form',
-      { class: 'card', id: 'message-form', onsubmit: lookup },
-      h('h2', null, 'A message in flight or scheduled'),
-      h('div', { class: 'toolbar' }, id, h('button', { type: 'submit' }, 'Look up')),
-      found,
     ),
   );
 }
