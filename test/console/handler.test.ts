@@ -61,6 +61,7 @@ describe('console: HTTP', () => {
       user: 'default',
       vectorIndexes: ['dense', 'dense-data', 'sparse', 'hybrid'],
       proxy: false,
+      actions: [],
     });
     expect(await (await ask(p.readonlyToken)).json()).toMatchObject({ role: 'readonly', user: 'default_ro' });
   });

@@ -82,6 +82,20 @@ describe.skipIf(!hasChromium)('console: proxy', () => {
     await page.waitForFunction(() => document.querySelector('#proxy-slowlog')?.textContent?.includes('set k4 4'));
   });
 
+  it("charts a command's latency over the last minutes: p50, p99 and each interval's mean", async () => {
+    await page.waitForSelector('#latency-command option[value=set]', { state: 'attached' });
+    await page.selectOption('#latency-command', 'set');
+    for (let i = 0; i < 5; i++) await client.set(`lat${i}`, String(i));
+    const points = (series: string) =>
+      page.$eval(`#proxy-latency polyline[data-series="${series}"]`, (el) => el.getAttribute('points') ?? '');
+    await expect.poll(async () => (await points('p99')).split(' ').length, { timeout: 8000 }).toBeGreaterThan(1);
+    await expect.poll(async () => (await points('mean')).length, { timeout: 8000 }).toBeGreaterThan(0);
+    expect(await page.getAttribute('#proxy-latency svg', 'aria-label')).toBe('latency of set');
+    const legend = await page.textContent('#proxy-latency .legend [data-series=p50]');
+    expect(legend).toMatch(/^p50: \d+\.\d µs/);
+    expect(Number(legend!.slice(5, -4))).toBeCloseTo(Number(await cell('set', 4)), 0);
+  });
+
   it("shows a named client's upstream cost rise after it sends commands, and only its own", async () => {
     const other = new Redis({ host: proxy.host, port: proxy.port, connectionName: 'billing', lazyConnect: true });
     await other.connect();
@@ -109,6 +123,38 @@ describe.skipIf(!hasChromium)('console: proxy', () => {
     expect((await costRow('commands', 'get'))![0]).toBe(getBefore[0] + 3);
     expect(await costRow('clients', 'respgate-console')).toBeUndefined();
     other.disconnect();
+  });
+
+  it('lets the Standard token kill a client and reset the slowlog; the Read Only token sees no action and is refused one', async () => {
+    expect(await page.locator('#proxy-clients button.kill').count()).toBe(0);
+    expect(await page.locator('#slowlog-reset').count()).toBe(0);
+    const refused = await fetch(`${p.url}/console/api/proxy/action`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${p.readonlyToken}` },
+      body: JSON.stringify({ action: 'slowlog-reset' }),
+    });
+    expect(refused.status).toBe(403);
+
+    const victim = new Redis({
+      host: proxy.host,
+      port: proxy.port,
+      connectionName: 'victim',
+      lazyConnect: true,
+      retryStrategy: () => null,
+    });
+    await victim.connect();
+    const closed = new Promise((resolve) => victim.once('end', resolve));
+    const admin = await openConsole(browser, p, p.token, errors);
+    await admin.click('#nav a[data-page=proxy]');
+    await admin.waitForSelector('#proxy-slowlog table');
+    await admin.click('#slowlog-reset');
+    await admin.waitForFunction(() => !document.querySelector('#proxy-slowlog')?.textContent?.includes('set k4 4'));
+    const row = admin.locator('#proxy-clients tbody tr', { hasText: 'victim' });
+    await row.locator('button.kill').click();
+    await closed;
+    await admin.waitForFunction(() => ![...document.querySelectorAll('#proxy-clients td')].some((td) => td.textContent === 'victim'));
+    expect(await client.ping()).toBe('PONG'); // the other client is untouched
+    await admin.close();
   });
 
   it('answers 401 without a token, and tells a platform without a proxy', async () => {

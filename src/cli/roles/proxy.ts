@@ -17,11 +17,14 @@ export async function run(flags: ProxyRoleFlags): Promise<void> {
   const config = proxyConfig(flags, url, token);
   const proxy = await startProxy(config, log);
   const readiness = async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem });
-  // The Proxy page of the web console, on the operations port, behind the proxy's own password (docs/console.md).
+  // The Proxy page of the web console, on the operations port, behind the proxy's own AUTH (docs/console.md).
   const webConsole = new ProxyConsole({
     host: proxy.host,
     port: proxy.port,
-    authRequired: config.requirepass !== undefined || token === '',
+    authRequired: config.requirepass !== undefined || token === '' || config.aclUsers === true,
+    requirepass: config.requirepass !== undefined,
+    aclUsers: config.aclUsers === true,
+    upstream: { url, token },
   });
   const metrics =
     flags.metricsPort !== undefined
@@ -33,7 +36,8 @@ export async function run(flags: ProxyRoleFlags): Promise<void> {
   const upstreamOk = await proxy.upstreamChecked;
   const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(proxyBanner(proxy, url, { given: token !== '', fromEnv: !flags.upstreamToken }, upstreamOk, metrics?.port));
-  if (metrics) process.stdout.write(`  console: http://${proxy.host}:${metrics.port}/console/ (log in with the proxy's password)\n`);
+  if (metrics)
+    process.stdout.write(`  console: http://${proxy.host}:${metrics.port}/console/ (log in as a client of the proxy would AUTH)\n`);
   await signalled;
   await metrics?.stop();
   webConsole.close();

@@ -4,7 +4,7 @@
 // console can never do more than its token could with curl.
 import type http from 'node:http';
 import { ProxyOps } from '../../console/proxy-ops.js';
-import { readAction } from '../../console/proxy-actions.js';
+import { PROXY_ACTIONS, readAction } from '../../console/proxy-actions.js';
 import { bearerToken, json, serveConsoleFile } from '../../console/static-files.js';
 import type { RedisEndpoint } from '../redis/connection.js';
 import { listMessages, messageDetail, queueDepth, type QueueSource } from './queue-inspect.js';
@@ -57,7 +57,9 @@ export class ConsoleHandler {
     const token = bearerToken(req);
     const session = token ? await this.deps.session(token) : undefined;
     if (!session) return json(res, 401, { error: 'Unauthorized: give the console a token of the platform (Standard or Read Only)' });
-    json(res, 200, { ...session, vectorIndexes: this.deps.vectorIndexes, proxy: this.proxy !== undefined });
+    // The Proxy page's actions: the Standard token's alone.
+    const actions = this.proxy && session.role === 'standard' ? [...PROXY_ACTIONS] : [];
+    json(res, 200, { ...session, vectorIndexes: this.deps.vectorIndexes, proxy: this.proxy !== undefined, actions });
   }
 
   private async proxyStats(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

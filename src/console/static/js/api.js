@@ -1,10 +1,11 @@
 // The console's calls to the platform's APIs, with the token the user logged in with (kept in
 // sessionStorage: gone when the tab closes). Nothing here can do more than the token allows.
-import { fromBase64, pathSegment, toUtf8 } from './bytes.js';
+import { fromBase64, pathSegment, toBase64, toUtf8 } from './bytes.js';
 
 const TOKEN = 'respgate.console.token';
 const ACCOUNT = 'respgate.console.account';
 const QUEUE_TOKEN = 'respgate.console.queue-token';
+const USER = 'respgate.console.user';
 
 export const auth = {
   get token() {
@@ -13,6 +14,14 @@ export const auth = {
   set token(value) {
     if (value) sessionStorage.setItem(TOKEN, value);
     else sessionStorage.removeItem(TOKEN);
+  },
+  /** `respgate proxy --acl-users`: the ACL user logging in with `token` as its password ('' for none). */
+  get user() {
+    return sessionStorage.getItem(USER) ?? '';
+  },
+  set user(value) {
+    if (value) sessionStorage.setItem(USER, value);
+    else sessionStorage.removeItem(USER);
   },
   /** The queue API's own token when it differs from the platform's (--queue-token). */
   get queueToken() {
@@ -47,9 +56,15 @@ export async function about() {
   return res?.ok ? await res.json() : { kind: 'platform' };
 }
 
+/** The console's own calls' credentials: the token, or an ACL user and its password (HTTP Basic, UTF-8). */
+export function authHeader() {
+  if (!auth.user) return { Authorization: `Bearer ${auth.token}` };
+  return { Authorization: `Basic ${toBase64(toUtf8(`${auth.user}:${auth.token}`))}` };
+}
+
 /** Who the token is: {role, user, vectorIndexes}; throws ApiError(401) for an unknown token. */
-export async function session(token = auth.token) {
-  const res = await fetch('api/session', { headers: { Authorization: `Bearer ${token}` } });
+export async function session() {
+  const res = await fetch('api/session', { headers: authHeader() });
   const body = await res.json();
   if (!res.ok) throw new ApiError(res.status, body.error);
   return body;

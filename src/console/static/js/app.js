@@ -29,30 +29,44 @@ const LOGIN = {
     label: 'Password',
     refused: 'That password is not accepted by the proxy.',
   },
+  /** `respgate proxy --acl-users`: a user name too, as `AUTH <user> <password>`. */
+  proxyUsers: {
+    text: "This is respgate proxy's console: log in as an ACL user of the upstream with its password (as redis-cli --user … --pass …), or leave the user empty for the proxy's own password.",
+    label: 'Password',
+    refused: 'That user and password are not accepted by the proxy.',
+  },
 };
 
+function loginWords() {
+  if (server.kind === 'proxy' && server.users) return LOGIN.proxyUsers;
+  return LOGIN[server.kind] ?? LOGIN.platform;
+}
+
 function loginForm(message) {
-  const words = LOGIN[server.kind] ?? LOGIN.platform;
+  const words = loginWords();
   nav.hidden = true;
   logout.hidden = true;
   fill(who);
   const token = h('input', { type: 'password', name: 'token', id: 'token', autocomplete: 'off', required: true });
+  const user = server.users ? h('input', { type: 'text', name: 'user', id: 'user', autocomplete: 'off' }) : undefined;
   const form = h(
     'form',
     { id: 'login', class: 'card' },
     h('h1', null, 'Log in'),
     h('p', null, words.text),
+    user && h('label', null, h('span', null, 'User'), user),
     h('label', null, h('span', null, words.label), token),
     h('button', { type: 'submit' }, 'Log in'),
     message && note('error', message),
   );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
+    auth.user = user?.value.trim() ?? '';
     auth.token = token.value.trim();
     await start();
   });
   fill(main, form);
-  token.focus();
+  (user ?? token).focus();
 }
 
 async function start() {
@@ -62,8 +76,8 @@ async function start() {
     me = await session();
   } catch (err) {
     auth.token = '';
-    const words = LOGIN[server.kind] ?? LOGIN.platform;
-    return loginForm(err.status === 401 ? words.refused : String(err.message));
+    auth.user = '';
+    return loginForm(err.status === 401 ? loginWords().refused : String(err.message));
   }
   current = me;
   document.body.dataset.role = me.role;
@@ -72,7 +86,8 @@ async function start() {
   for (const a of nav.querySelectorAll('a'))
     a.hidden = me.pages ? !me.pages.includes(a.dataset.page) : a.dataset.page === 'proxy' && !me.proxy;
   logout.hidden = false;
-  fill(who, h('span', { class: `role role-${me.role}` }, me.role === 'readonly' ? 'read only' : me.role), ' ', me.user);
+  const role = me.role === 'readonly' ? 'read only' : me.role;
+  fill(who, h('span', { class: `role role-${me.role}` }, role), ' ', me.user);
   route();
 }
 
@@ -90,6 +105,7 @@ function route() {
 
 logout.addEventListener('click', () => {
   auth.token = '';
+  auth.user = '';
   auth.account = undefined;
   auth.queueToken = '';
   current = undefined;
