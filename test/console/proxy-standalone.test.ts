@@ -108,11 +108,24 @@ describe.skipIf(!hasChromium)('console: respgate proxy serves its own Proxy page
   it('in pass-through mode the login is a REST token the upstream accepts', async () => {
     const through = await startProxyProcess(['--upstream-url', p.url]);
     try {
-      const ask = (token: string) => fetch(`${through.console}api/proxy`, { headers: { Authorization: `Bearer ${token}` } });
+      const ask = (token: string, api = 'api/proxy') =>
+        fetch(`${through.console}${api}`, { headers: { Authorization: `Bearer ${token}` } });
       expect((await ask('not-a-token')).status).toBe(401);
       const res = await ask(p.token);
       expect(res.status).toBe(200);
       expect(((await res.json()) as { address: string }).address).toContain(String(through.port));
+      // Who may act is the upstream's word for the token's user: the Standard token all, the Read Only one nothing.
+      expect(await (await ask(p.token, 'api/session')).json()).toMatchObject({
+        role: 'proxy',
+        actions: ['client-kill', 'slowlog-reset', 'resetstat'],
+      });
+      expect(await (await ask(p.readonlyToken, 'api/session')).json()).toMatchObject({ role: 'readonly', actions: [] });
+      const refused = await fetch(`${through.console}api/proxy/action`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${p.readonlyToken}` },
+        body: JSON.stringify({ action: 'resetstat' }),
+      });
+      expect(refused.status).toBe(403);
     } finally {
       await stopRespgate(through.child);
     }
@@ -129,5 +142,101 @@ describe.skipIf(!hasChromium)('console: respgate proxy serves its own Proxy page
     } finally {
       await stopRespgate(open.child);
     }
+  });
+
+  describe('with --acl-users: an ACL user logs in; a read-only one sees but cannot act', () => {
+    let acl: Awaited<ReturnType<typeof startProxyProcess>>;
+    const basic = (user: string, pass: string) => ({ Authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` });
+
+    beforeAll(async () => {
+      for (const args of [
+        ['ACL', 'SETUSER', 'viewer', 'on', '>viewer-pw', '~*', '&*', '+@read', '+ping'],
+        ['ACL', 'SETUSER', 'ops', 'on', '>ops-pw', '~*', '&*', '+@all'],
+      ]) {
+        const res = await fetch(p.url, { method: 'POST', headers: { Authorization: `Bearer ${p.token}` }, body: JSON.stringify(args) });
+        expect(await res.json()).toEqual({ result: 'OK' });
+      }
+      acl = await startProxyProcess(['--upstream-url', p.url, '--upstream-token', p.token, '--acl-users']);
+    });
+    afterAll(async () => {
+      if (acl) await stopRespgate(acl.child);
+    });
+
+    it('asks for a user and its password, and refuses a wrong password or an unknown user', async () => {
+      expect(await (await fetch(`${acl.console}api/about`)).json()).toEqual({ kind: 'proxy', pages: ['proxy'], users: true });
+      for (const headers of [basic('viewer', 'wrong'), basic('nobody', 'viewer-pw'), { Authorization: 'Bearer viewer-pw' }])
+        expect((await fetch(`${acl.console}api/session`, { headers })).status, JSON.stringify(headers)).toBe(401);
+      const page = await browser.newPage();
+      await page.goto(acl.console);
+      expect(await page.textContent('#login')).toContain('ACL user');
+      await page.fill('#user', 'viewer');
+      await page.fill('#token', 'wrong');
+      await page.click('#login button[type=submit]');
+      await page.waitForSelector('#login .error');
+      expect(await page.textContent('#login .error')).toContain('not accepted by the proxy');
+      await page.close();
+    });
+
+    it('a read-only user sees the clients and the slowlog but has no action, and is refused one', async () => {
+      const client = new Redis({
+        port: acl.port,
+        username: 'viewer',
+        password: 'viewer-pw',
+        connectionName: 'reader-1',
+        lazyConnect: true,
+      });
+      await client.connect();
+      await client.get('a');
+      const page = await browser.newPage();
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(acl.console);
+      await page.fill('#user', 'viewer');
+      await page.fill('#token', 'viewer-pw');
+      await page.click('#login button[type=submit]');
+      await page.waitForSelector('#proxy-clients table');
+      expect(await page.textContent('#who')).toBe('read only viewer');
+      expect(await page.$$eval('#proxy-clients tbody tr td:nth-child(3)', (tds) => tds.map((t) => t.textContent))).toEqual(['reader-1']);
+      await page.waitForSelector('#proxy-slowlog');
+      expect(await page.locator('#proxy-clients button.kill, #slowlog-reset, #resetstat').count()).toBe(0);
+      const refused = await fetch(`${acl.console}api/proxy/action`, {
+        method: 'POST',
+        headers: basic('viewer', 'viewer-pw'),
+        body: JSON.stringify({ action: 'client-kill', id: '1' }),
+      });
+      expect(refused.status).toBe(403);
+      expect(await client.ping()).toBe('PONG');
+      client.disconnect();
+      await page.close();
+    });
+
+    it('a user the upstream lets run CLIENT KILL kills a client from the page', async () => {
+      const victim = new Redis({
+        port: acl.port,
+        username: 'viewer',
+        password: 'viewer-pw',
+        connectionName: 'victim',
+        lazyConnect: true,
+        retryStrategy: () => null,
+      });
+      await victim.connect();
+      const closed = new Promise((resolve) => victim.once('end', resolve));
+      const page = await browser.newPage();
+      page.on('pageerror', (e) => errors.push(String(e)));
+      page.on('dialog', (d) => void d.accept());
+      await page.goto(acl.console);
+      await page.fill('#user', 'ops');
+      await page.fill('#token', 'ops-pw');
+      await page.click('#login button[type=submit]');
+      await page.waitForSelector('#resetstat');
+      expect(await page.textContent('#who')).toBe('proxy ops');
+      await page.locator('#proxy-clients tbody tr', { hasText: 'victim' }).locator('button.kill').click();
+      await closed;
+      await page.waitForFunction(() => ![...document.querySelectorAll('#proxy-clients td')].some((td) => td.textContent === 'victim'));
+      await page.close();
+    });
+
+    it('threw no error in the pages', () => {
+      expect(errors).toEqual([]);
+    });
   });
 });
