@@ -82,6 +82,62 @@ describe.skipIf(!hasChromium)('console: vector', () => {
     expect(await api('fetch', { ids: ['doc-2'] })).toEqual([null]);
   });
 
+  it('in a namespace: fetches by ids, ranges, queries by a vector with a filter, and resets it after a confirmation', async () => {
+    const nsApi = async (op: string, body: unknown) =>
+      (
+        (await (
+          await fetch(`${p.url}/vector/dense-data/${op}/films`, {
+            method: 'POST',
+            headers: { Authorization: `Bearer ${p.token}` },
+            body: JSON.stringify(body),
+          })
+        ).json()) as any
+      ).result;
+    await nsApi('upsert-data', [
+      { id: 'f-1', data: 'a storm at sea', metadata: { kind: 'a' } },
+      { id: 'f-2', data: 'a storm over the sea', metadata: { kind: 'b' } },
+      { id: 'f-3', data: 'a quiet library', metadata: { kind: 'a' } },
+    ]);
+    const [{ vector }] = await nsApi('fetch', { ids: ['f-1'], includeVectors: true });
+    // Choosing the index again reads its info, with the new namespace.
+    await page.selectOption('#vector-index', 'dense');
+    await page.selectOption('#vector-index', 'dense-data');
+    await page.waitForSelector('#vector-namespace option[value=films]', { state: 'attached' });
+    await page.selectOption('#vector-namespace', 'films');
+    await page.waitForFunction(() => document.querySelector('#vector-info tbody tr')?.children[5]?.textContent === '3');
+
+    await page.click('#tab-fetch');
+    await page.fill('#fetch-form input[name=ids]', 'f-3, f-1');
+    await page.click('#fetch-form button[type=submit]');
+    await page.waitForSelector('#fetch-results table');
+    expect(await page.$$eval('#fetch-results tbody tr td:first-child', (tds) => tds.map((t) => t.textContent))).toEqual(['f-3', 'f-1']);
+
+    await page.click('#tab-range');
+    await page.click('#range-form button[type=submit]');
+    await page.waitForSelector('#range-results table');
+    expect(await page.$$eval('#range-results tbody tr td:first-child', (tds) => tds.map((t) => t.textContent))).toEqual([
+      'f-1',
+      'f-2',
+      'f-3',
+    ]);
+
+    await page.click('#tab-query');
+    await page.selectOption('#query-form select[name=query-mode]', 'vector');
+    await page.fill('#query-form textarea[name=query]', JSON.stringify(vector));
+    await page.fill('#query-form input[name=filter]', "kind = 'a'");
+    await page.click('#query-form button[type=submit]');
+    await page.waitForSelector('#query-results table.records');
+    const rows = await page.$$eval('#query-results tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    expect(rows.map((r) => r[0])).toEqual(['f-1', 'f-3']);
+    expect(Number(rows[0][1])).toBeCloseTo(1, 3);
+
+    await page.click('#tab-delete');
+    await page.click('#reset-namespace');
+    await page.waitForSelector('#delete-result .note.ok');
+    expect(await nsApi('fetch', { ids: ['f-1', 'f-2', 'f-3'] })).toEqual([null, null, null]);
+    expect(await api('fetch', { ids: ['doc-1'] })).toEqual([expect.objectContaining({ id: 'doc-1' })]); // the default namespace kept
+  });
+
   it('offers the Read Only token queries but no writes', async () => {
     const ro = await openConsole(browser, p, p.readonlyToken, errors);
     await ro.click('#nav a[data-page=vector]');
