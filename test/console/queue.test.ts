@@ -1,6 +1,8 @@
 // The console's queue page in a real browser: a message published from the page to a failing
-// endpoint lands in the DLQ, and a retry from the page delivers it; schedules, queues and URL groups
-// made and changed from the page are checked through the queue REST API.
+// endpoint lands in the DLQ, and a retry from the page delivers it (another is deleted from the DLQ);
+// the messages in flight and scheduled with the queue depth chart, one message's headers, attempts and
+// callbacks; the logs filtered; schedules, queues and URL groups made, changed and deleted from the page,
+// each checked through the queue REST API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestPlatform } from '../helpers/platform.js';
@@ -126,7 +128,26 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     await page.waitForFunction((id) => !document.querySelector('#pending')?.textContent?.includes(id), later);
   });
 
-  it('shows the logs, filtered by state', async () => {
+  it('deletes a message from the DLQ after a confirmation', async () => {
+    dest.respond = () => ({ status: 500, body: 'still down' });
+    const before = dest.received.length;
+    await fetch(`${p.url}/queue/v2/publish/${dest.url}/gone`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${p.token}`, 'Upstash-Retries': '0' },
+      body: 'x',
+    });
+    await dest.waitFor(before + 1);
+    await expect.poll(async () => (await api('GET', '/dlq')).messages.length, { timeout: 10_000 }).toBe(1);
+    await page.click('#tab-dlq');
+    await page.click('#dlq-refresh');
+    await page.waitForSelector('#dlq button.danger');
+    expect(await page.textContent('#dlq')).toContain(`${dest.url}/gone`);
+    await page.click('#dlq button.danger');
+    await page.waitForFunction(() => document.querySelector('#dlq')?.textContent?.includes('empty'));
+    expect((await api('GET', '/dlq')).messages).toEqual([]);
+  });
+
+  it('shows the logs, filtered by state, and by URL and state', async () => {
     await page.click('#tab-logs');
     await page.selectOption('#logs-form select[name=state]', 'DELIVERED');
     await page.click('#logs-form button[type=submit]');
@@ -137,9 +158,18 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     });
     const states = await page.$$eval('#logs tbody tr td:nth-child(2)', (tds) => tds.map((td) => td.textContent));
     expect(new Set(states)).toEqual(new Set(['DELIVERED']));
+    // By URL and state together: the message sent to /gone failed once.
+    await page.selectOption('#logs-form select[name=state]', 'FAILED');
+    await page.fill('#logs-form input[name=url]', `${dest.url}/gone`);
+    await page.click('#logs-form button[type=submit]');
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('#logs tbody tr td:nth-child(2)')].every((td) => td.textContent === 'FAILED'),
+    );
+    const rows = await page.$$eval('#logs tbody tr', (trs) => trs.map((tr) => [tr.children[1].textContent, tr.children[3].textContent]));
+    expect(rows).toEqual([['FAILED', `${dest.url}/gone`]]);
   });
 
-  it('creates, pauses and deletes a schedule, a queue and a URL group', async () => {
+  it('creates, pauses, resumes and deletes a schedule and a queue (its parallelism changed), and a URL group (an endpoint removed)', async () => {
     await page.click('#tab-schedules');
     await page.fill('#schedule-form input[name=destination]', `${dest.url}/cron`);
     await page.fill('#schedule-form input[name=cron]', '0 0 1 1 *');
@@ -148,6 +178,9 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     await page.click('#schedules button:text("Pause")');
     await page.waitForSelector('#schedules button:text("Resume")');
     expect((await api('GET', '/schedules'))[0].isPaused).toBe(true);
+    await page.click('#schedules button:text("Resume")');
+    await page.waitForSelector('#schedules button:text("Pause")');
+    expect((await api('GET', '/schedules'))[0].isPaused).toBe(false);
     await page.click('#schedules button.danger');
     await page.waitForFunction(() => document.querySelector('#schedules')?.textContent?.includes('no schedules'));
     expect(await api('GET', '/schedules')).toEqual([]);
@@ -160,6 +193,16 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     await page.click('#queues button:text("Pause")');
     await page.waitForSelector('#queues button:text("Resume")');
     expect(await api('GET', '/queues/emails')).toMatchObject({ name: 'emails', parallelism: 3, paused: true });
+    await page.click('#queues button:text("Resume")');
+    await page.waitForSelector('#queues button:text("Pause")');
+    expect(await api('GET', '/queues/emails')).toMatchObject({ paused: false });
+    await page.fill('#queue-form input[name=parallelism]', '5');
+    await page.click('#queue-form button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#queues tbody td:nth-child(2)')?.textContent === '5');
+    expect(await api('GET', '/queues/emails')).toMatchObject({ parallelism: 5 });
+    await page.click('#queues button.danger');
+    await page.waitForFunction(() => document.querySelector('#queues')?.textContent?.includes('no queues'));
+    expect(await api('GET', '/queues')).toEqual([]);
 
     await page.click('#tab-url\\ groups');
     await page.fill('#group-form input[name=group]', 'team');
@@ -167,6 +210,15 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     await page.click('#group-form button[type=submit]');
     await page.waitForSelector('#groups tbody tr');
     expect((await api('GET', '/topics/team')).endpoints).toEqual([{ url: `${dest.url}/a` }]);
+    await page.fill('#group-form input[name=endpoint-url]', `${dest.url}/b`);
+    await page.click('#group-form button[type=submit]');
+    await page.waitForFunction(() => document.querySelectorAll('#groups li').length === 2);
+    await page.click('#groups li:has-text("/a") button');
+    await page.waitForFunction(() => document.querySelectorAll('#groups li').length === 1);
+    expect((await api('GET', '/topics/team')).endpoints).toEqual([{ url: `${dest.url}/b` }]);
+    await page.click('#groups tbody tr > td:last-child button.danger');
+    await page.waitForFunction(() => document.querySelector('#groups')?.textContent?.includes('no URL groups'));
+    expect(await api('GET', '/topics')).toEqual([]);
   });
 
   it('shows and rotates the signing keys', async () => {
