@@ -75,6 +75,29 @@ describe.skipIf(!hasChromium)('console: data browser', () => {
     expect(await page.textContent('#json-value')).toContain('b');
   });
 
+  it('pages through a scan: each page about 50 keys, Next page goes on from the cursor, every key seen once', async () => {
+    const names = Array.from({ length: 300 }, (_, i) => `page:${String(i).padStart(3, '0')}`);
+    await command(p, ['MSET', ...names.flatMap((n) => [n, 'v'])]);
+    await page.selectOption('select[name=type]', '');
+    await page.fill('input[name=pattern]', 'page:*');
+    await page.click('#scan');
+    const seen: string[] = [];
+    for (let pages = 0; ; pages++) {
+      expect(pages).toBeLessThan(20);
+      await page.waitForFunction(() => document.querySelector('#keys .key .key-name')?.textContent?.startsWith('page:'));
+      const shown = await page.$$eval('#keys .key .key-name', (els) => els.map((e) => e.textContent ?? ''));
+      if (pages === 0) expect(shown.length).toBeLessThan(150);
+      expect(shown.filter((k) => seen.includes(k))).toEqual([]);
+      seen.push(...shown);
+      if ((await page.locator('#next-page').count()) === 0) break;
+      const first = shown[0];
+      await page.click('#next-page');
+      await page.waitForFunction((f) => document.querySelector('#keys .key .key-name')?.textContent !== f, first);
+    }
+    expect(seen.sort()).toEqual(names);
+    await command(p, ['DEL', ...names]);
+  });
+
   it('shows a key named with HTML as text, and runs none of it', async () => {
     await page.selectOption('select[name=type]', '');
     await page.fill('input[name=pattern]', '<img*');

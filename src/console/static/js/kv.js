@@ -36,7 +36,7 @@ export function dataPage(root, me) {
       let next = String(from);
       // SCAN may return few keys per call with a MATCH: go on until a page is full or the end.
       for (let rounds = 0; rounds < 50 && found.length < PAGE_SIZE; rounds++) {
-        const args = ['SCAN', next, 'MATCH', pattern.value || '*', 'COUNT', '200'];
+        const args = ['SCAN', next, 'MATCH', pattern.value || '*', 'COUNT', String(PAGE_SIZE)];
         if (type.value) args.push('TYPE', type.value);
         const [c, batch] = await kv(...args);
         found.push(...batch);
