@@ -125,6 +125,26 @@ describe.skipIf(!hasChromium)('console: proxy', () => {
     other.disconnect();
   });
 
+  it('counts and lists the subscribed and the blocked clients', async () => {
+    const sub = new Redis({ host: proxy.host, port: proxy.port, connectionName: 'listener', lazyConnect: true });
+    const blocker = new Redis({ host: proxy.host, port: proxy.port, connectionName: 'waiter', lazyConnect: true });
+    await Promise.all([sub.connect(), blocker.connect()]);
+    await sub.subscribe('news');
+    const popped = blocker.blpop('empty-list', 0);
+    const summary = () => page.$$eval('#proxy-summary tbody td', (tds) => [tds[2].textContent, tds[3].textContent]);
+    await expect.poll(summary, { timeout: 8000 }).toEqual(['1', '1']);
+    const rows = await page.$$eval('#proxy-clients tbody tr', (trs) =>
+      Object.fromEntries(trs.map((tr) => [tr.children[2].textContent, [tr.children[6].textContent, tr.children[7].textContent]])),
+    );
+    expect(rows.listener).toEqual(['P', '1']); // flags, sub
+    expect(rows.waiter[0]).toContain('b');
+    await client.rpush('empty-list', 'x');
+    expect(await popped).toEqual(['empty-list', 'x']);
+    await expect.poll(summary, { timeout: 8000 }).toEqual(['1', '0']);
+    sub.disconnect();
+    blocker.disconnect();
+  });
+
   it('lets the Standard token kill a client and reset the slowlog; the Read Only token sees no action and is refused one', async () => {
     expect(await page.locator('#proxy-clients button.kill').count()).toBe(0);
     expect(await page.locator('#slowlog-reset').count()).toBe(0);

@@ -240,6 +240,31 @@ describe('waiting', () => {
     expect(reply.toString()).toBe('*2\r\n$2\r\nw1\r\n$5\r\nhello\r\n');
   });
 
+  it('a waiting client has the b flag in CLIENT LIST, as in Redis, and loses it once served', async () => {
+    const flags = async (port: number, id: string) => {
+      const c = await RawClient.connect(port);
+      clients.push(c);
+      const [line] = await c.call(['CLIENT', 'LIST', 'ID', id]);
+      c.close();
+      return /flags=(\S+)/.exec(line.toString())![1];
+    };
+    for (const [port, served] of [
+      [stack.proxy.port, await proxyClient()],
+      [stack.oracle.endpoint.port, await oracleClient()],
+    ] as const) {
+      const id = await clientId(served);
+      await served.call(['DEL', 'fb']);
+      const waiting = served.call(['BLPOP', 'fb', '5']);
+      await untilRunning(port, id, 'blpop');
+      await until(async () => (await flags(port, id)) === 'b', `client ${id} flagged b on port ${port}`);
+      const pusher = await RawClient.connect(port);
+      clients.push(pusher);
+      await pusher.call(['RPUSH', 'fb', 'x']);
+      await waiting;
+      expect(await flags(port, id)).toBe('N');
+    }
+  });
+
   it('two clients blocked on one list each get one element', async () => {
     const [a, b, c] = await Promise.all([proxyClient(), proxyClient(), proxyClient()]);
     await c.call(['DEL', 'q']);

@@ -14,11 +14,12 @@ export function clientLine(c: Connection): string {
   );
 }
 
-/** Flags in Redis 7.0's order: O monitor, P pubsub, x multi; N for none. */
+/** Flags in Redis 7.0's order: O monitor, P pubsub, x multi, b blocked (BLPOP…); N for none. */
 function clientFlags(c: Connection): string {
   let flags = '';
   if (c.pushes.monitoring) flags += 'O';
   if (c.pushes.subscriptionCount > 0) flags += 'P';
   if (c.queuedCommands >= 0) flags += 'x';
+  if (c.isBlocked) flags += 'b';
   return flags || 'N';
 }
