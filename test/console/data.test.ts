@@ -117,6 +117,18 @@ describe.skipIf(!hasChromium)('console: data browser', () => {
     expect(await page.textContent('#string-value')).toBe('00 ff 10 41');
   });
 
+  it('shows a string as text, as a JSON tree or as hex, and its TTL', async () => {
+    await command(p, ['SET', 'session:1', '{"user":1,"cart":[3,7]}', 'EX', '3600']);
+    await openKey('session:1');
+    expect(await page.textContent('#string-value')).toBe('{"user":1,"cart":[3,7]}');
+    expect(await page.textContent('#key-ttl')).toMatch(/^TTL 3[56]\d\d s/);
+    await page.selectOption('select[name=mode]', 'json');
+    await page.waitForSelector('#string-value details.json');
+    expect(await page.$$eval('#string-value .json-key', (els) => els.map((e) => e.textContent))).toEqual(['user', 'cart', '0', '1']);
+    await page.selectOption('select[name=mode]', 'hex');
+    expect(await page.textContent('#string-value')).toMatch(/^7b 22 75 73 65 72 22/);
+  });
+
   it('creates, edits, expires, renames and deletes keys, checked through the REST API', async () => {
     await page.click('#add-key');
     await page.selectOption('select[name=new-type]', 'hash');
