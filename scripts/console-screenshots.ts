@@ -19,7 +19,15 @@ const workers = [
   new Redis({ port: proxy.port, connectionName: 'worker-1' }),
 ];
 const dest = await startDestination();
-dest.respond = () => ({ status: 500, body: 'the endpoint is down' });
+// /orders is down (its message lands in the DLQ), /slow answers after 5 s (in flight meanwhile),
+// /flaky fails once then answers, everything else answers at once.
+let flaky = 0;
+dest.respond = (r) => {
+  if (r.path === '/orders') return { status: 500, body: 'the endpoint is down' };
+  if (r.path === '/slow') return new Promise((resolve) => setTimeout(() => resolve({ status: 200, body: 'done' }), 5000));
+  if (r.path === '/flaky' && flaky++ === 0) return { status: 503, body: 'busy, try again' };
+  return { status: 200, body: 'ok' };
+};
 for (const args of [
   ['HSET', 'user:1', 'name', 'Ada Lovelace', 'email', 'ada@example.com', 'lang', 'en'],
   ['HSET', 'user:2', 'name', 'Alan Turing', 'email', 'alan@example.com'],
@@ -35,6 +43,17 @@ const q = (path: string, body: string, headers: Record<string, string> = {}) =>
   fetch(`${p.url}/queue/v2${path}`, { method: 'POST', body, headers: { Authorization: `Bearer ${p.token}`, ...headers } });
 await q(`/publish/${dest.url}/orders`, '{"order":42}', { 'Upstash-Retries': '0' });
 await q(`/schedules/${dest.url}/nightly`, '', { 'Upstash-Cron': '0 3 * * *' });
+const flakyId = (
+  (await (
+    await q(`/publish/${dest.url}/flaky`, '{"invoice":7}', {
+      'Content-Type': 'application/json',
+      'Upstash-Retries': '2',
+      'Upstash-Retry-Delay': '500',
+      'Upstash-Callback': `${dest.url}/callback`,
+      'Upstash-Forward-X-Request-Id': 'req-5f1c',
+    })
+  ).json()) as { messageId: string }
+).messageId;
 await fetch(`${p.url}/vector/dense-data/upsert-data`, {
   method: 'POST',
   headers: { Authorization: `Bearer ${p.token}` },
@@ -59,9 +78,21 @@ await page.waitForSelector('#command-reply ol');
 await page.screenshot({ path: `${OUT}/data.png`, fullPage: true });
 
 await page.click('#nav a[data-page=queue]');
+await page.click('#tab-messages');
+// A few seconds of traffic, so the depth chart has a shape: messages scheduled for later, some in flight.
+for (let round = 0; round < 8; round++) {
+  await q(`/publish/${dest.url}/reports`, `{"report":${round}}`, { 'Upstash-Delay': `${2 + round}m` });
+  for (let n = 0; n < round % 3; n++) await q(`/publish/${dest.url}/slow`, `{"job":${round}}`);
+  await new Promise((r) => setTimeout(r, 1500));
+}
+await page.fill('#message-form input[name=message-id]', flakyId);
+await page.click('#message-form button[type=submit]');
+await page.waitForSelector('#message-callbacks table');
+await page.screenshot({ path: `${OUT}/queue.png`, fullPage: true });
+
 await page.click('#tab-dlq');
 await page.waitForSelector('#dlq table');
-await page.screenshot({ path: `${OUT}/queue.png`, fullPage: true });
+await page.screenshot({ path: `${OUT}/queue-dlq.png`, fullPage: true });
 
 await page.click('#nav a[data-page=vector]');
 await page.selectOption('#vector-index', 'dense-data');
@@ -78,7 +109,7 @@ await page.waitForSelector('#instance-state');
 await page.screenshot({ path: `${OUT}/account.png`, fullPage: true });
 
 await page.click('#nav a[data-page=proxy]');
-// Two clients at work for a few seconds, so the rates have a shape.
+// Two clients at work for a few seconds, so the rates and the latency have a shape.
 for (let round = 0; round < 14; round++) {
   await Promise.all(
     workers.map((w, i) => Promise.all(Array.from({ length: 20 * (round % 4) + 10 }, (_, n) => (i ? w.get(`k${n}`) : w.set(`k${n}`, n))))),
@@ -87,6 +118,7 @@ for (let round = 0; round < 14; round++) {
 }
 await page.waitForSelector('#proxy-clients table');
 await page.waitForSelector('#proxy-cost-clients table');
+await page.selectOption('#latency-command', 'get');
 await page.screenshot({ path: `${OUT}/proxy.png`, fullPage: true });
 
 await browser.close();
