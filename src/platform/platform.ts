@@ -87,19 +87,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       cleanups.push(() => area.stop());
     }
 
-    const consoleHandler = new ConsoleHandler({
-      session: async (token) => {
-        const p = await principals.resolve(token);
-        if (!p) return undefined;
-        return { role: p.user === READONLY_USER ? 'readonly' : token === config.token ? 'standard' : 'acl', user: p.user };
-      },
-      vectorIndexes: (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name),
-      queue: (areas.get('/queue') as QueueArea).console,
-      // The queue API's own tokens (routes.ts): QSTASH_TOKEN, or the Read Only token to read.
-      queueAccess: (token) =>
-        safeEqual(token, config.queueToken || config.token) ? 'full' : safeEqual(token, config.readonlyToken) ? 'readonly' : undefined,
-    });
-
+    const consoleHandler = webConsole(config, principals, areas.get('/queue') as QueueArea);
     cleanups.push(async () => consoleHandler.close());
 
     observedGauge(
@@ -197,6 +185,22 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     await stopStores();
     throw err;
   }
+}
+
+/** The web console (docs/console.md): a token's role as the KV API resolves it, and the queue area with its tokens. */
+function webConsole(config: PlatformConfig, principals: Principals, queue: QueueArea): ConsoleHandler {
+  return new ConsoleHandler({
+    session: async (token) => {
+      const p = await principals.resolve(token);
+      if (!p) return undefined;
+      return { role: p.user === READONLY_USER ? 'readonly' : token === config.token ? 'standard' : 'acl', user: p.user };
+    },
+    vectorIndexes: (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name),
+    queue: queue.console,
+    // The queue API's own tokens (routes.ts): QSTASH_TOKEN, or the Read Only token to read.
+    queueAccess: (token) =>
+      safeEqual(token, config.queueToken || config.token) ? 'full' : safeEqual(token, config.readonlyToken) ? 'readonly' : undefined,
+  });
 }
 
 /** Options of an embedded store that keeps its data in the data directory (none: a throw-away one). */
