@@ -103,6 +103,7 @@ describe('console: HTTP', () => {
     expect((await act('wrong', kill)).status).toBe(401);
     expect((await act(p.readonlyToken, kill)).status).toBe(403);
     expect((await act(p.token, kill)).status).toBe(404);
+
     expect((await fetch(`${p.url}/console/api/proxy/action`, { headers: { Authorization: `Bearer ${p.token}` } })).status).toBe(405);
   });
 });

@@ -154,6 +154,15 @@ describe.skipIf(!hasChromium)('console: proxy', () => {
       body: JSON.stringify({ action: 'slowlog-reset' }),
     });
     expect(refused.status).toBe(403);
+    const bad = await fetch(`${p.url}/console/api/proxy/action`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${p.token}` },
+      body: JSON.stringify({ action: 'client-kill' }),
+    });
+    expect([bad.status, ((await bad.json()) as { error: string }).error]).toEqual([
+      400,
+      'client-kill needs the client id: {"action": "client-kill", "id": "12"}',
+    ]);
 
     const victim = new Redis({
       host: proxy.host,
