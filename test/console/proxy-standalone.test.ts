@@ -164,7 +164,14 @@ describe.skipIf(!hasChromium)('console: respgate proxy serves its own Proxy page
 
     it('asks for a user and its password, and refuses a wrong password or an unknown user', async () => {
       expect(await (await fetch(`${acl.console}api/about`)).json()).toEqual({ kind: 'proxy', pages: ['proxy'], users: true });
-      for (const headers of [basic('viewer', 'wrong'), basic('nobody', 'viewer-pw'), { Authorization: 'Bearer viewer-pw' }])
+      for (const headers of [
+        basic('viewer', 'wrong'),
+        basic('nobody', 'viewer-pw'),
+        { Authorization: 'Bearer viewer-pw' },
+        { Authorization: `Basic ${Buffer.from('viewer').toString('base64')}` }, // no colon
+        basic('', 'viewer-pw'),
+        basic('viewer', ''),
+      ])
         expect((await fetch(`${acl.console}api/session`, { headers })).status, JSON.stringify(headers)).toBe(401);
       const page = await browser.newPage();
       await page.goto(acl.console);
