@@ -235,7 +235,19 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     await ro.click('#nav a[data-page=queue]');
     await ro.click('#tab-messages');
     await ro.waitForSelector('#queue-depth svg');
-    await ro.waitForFunction(() => document.querySelector('#pending')?.textContent?.includes('no message is in flight or scheduled'));
+    const pendingId = (
+      (await (
+        await fetch(`${p.url}/queue/v2/publish/${dest.url}/much-later`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${p.token}`, 'Upstash-Delay': '2h' },
+          body: 'x',
+        })
+      ).json()) as { messageId: string }
+    ).messageId;
+    await ro.waitForFunction((id) => document.querySelector('#pending')?.textContent?.includes(id), pendingId);
+    await ro.click(`#pending button.message-id:text("${pendingId}")`);
+    await ro.waitForFunction(() => document.querySelector('#message-fields')?.textContent?.includes('(pending)'));
+    expect(await ro.locator('#cancel-message').count()).toBe(0); // sees it, may not cancel it
     await ro.click('#tab-dlq');
     await ro.waitForFunction(() => document.querySelector('#dlq')?.textContent?.includes('the dead letter queue is empty'));
     expect(await ro.locator('#dlq .note.error').count()).toBe(0);

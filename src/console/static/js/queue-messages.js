@@ -15,7 +15,8 @@ const EVERY_MS = 2000;
 const KEPT = 150;
 const depthSamples = [];
 
-export function messagesTab(el) {
+/** `canCancel`: offer Cancel message (not to the Read Only token, which the queue API would refuse). */
+export function messagesTab(el, canCancel = true) {
   const live = h('input', { type: 'checkbox', id: 'queue-live', checked: true });
   const chart = h('div', { id: 'queue-depth', class: 'card' });
   const list = h('div', { id: 'pending' });
@@ -23,7 +24,7 @@ export function messagesTab(el) {
   const found = h('div', { id: 'message' });
   const open = (messageId) => {
     id.value = messageId;
-    return showMessage(found, messageId);
+    return showMessage(found, messageId, canCancel);
   };
   fill(
     el,
@@ -86,7 +87,7 @@ function drawPending(el, messages, open) {
   );
 }
 
-async function showMessage(el, messageId) {
+async function showMessage(el, messageId, canCancel) {
   await guarded(el, async () => {
     const d = await call('GET', `${C}/messages/${enc(messageId)}`);
     const m = d.message;
@@ -128,11 +129,12 @@ async function showMessage(el, messageId) {
           : note('info', 'no callback was sent for this message'),
       ),
       d.pending &&
+        canCancel &&
         actionButton(
           'Cancel message',
           { class: 'danger', id: 'cancel-message' },
           `Cancel ${m.messageId}?`,
-          async () => (await call('DELETE', `${Q}/messages/${enc(m.messageId)}`), showMessage(el, messageId)),
+          async () => (await call('DELETE', `${Q}/messages/${enc(m.messageId)}`), showMessage(el, messageId, canCancel)),
           el,
         ),
     );

@@ -7,9 +7,9 @@ import { actionButton, tabs, when } from './tabs.js';
 import { enc, guarded, Q } from './queue-common.js';
 import { messagesTab } from './queue-messages.js';
 
-export function queuePage(root) {
+export function queuePage(root, me = {}) {
   tabs(root, 'queue', {
-    messages: messagesTab,
+    messages: (el) => messagesTab(el, me.role !== 'readonly'),
     publish: publishTab,
     logs: logsTab,
     dlq: dlqTab,
