@@ -91,6 +91,18 @@ describe('console: HTTP', () => {
     expect((await ask('messages', p.token, 'DELETE')).status).toBe(405);
   });
 
+  it('takes the queue token for the queue calls when --queue-token differs from the platform token', async () => {
+    const q = await startTestPlatform({ queueToken: 'separate-queue-token' });
+    try {
+      const ask = (token: string) => fetch(`${q.url}/console/api/queue/depth`, { headers: { Authorization: `Bearer ${token}` } });
+      expect((await ask(q.token)).status).toBe(401);
+      expect((await ask('separate-queue-token')).status).toBe(200);
+      expect((await ask(q.readonlyToken)).status).toBe(200);
+    } finally {
+      await q.stop();
+    }
+  });
+
   it("refuses the Proxy page's actions to any token but the Standard one, and without a proxy answers 404", async () => {
     const act = (token: string | undefined, body: string) =>
       fetch(`${p.url}/console/api/proxy/action`, {
