@@ -85,7 +85,7 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   'command|getkeysandflags': forward('key extraction is computed by the upstream'),
   config: refused(MANAGED_CONFIG),
   'config|get': local(
-    "emulated for the keys clients read (save, appendonly, maxmemory-policy, databases, ...); the proxy's own (slowlog-*, timeout, maxclients) are live",
+    "emulated for the keys clients read (save, appendonly, maxmemory-policy, databases, ...); the proxy's own (slowlog-*, timeout, maxclients) are live; notify-keyspace-events is the upstream's value",
   ),
   'config|help': local(),
   module: refused('modules cannot be loaded into the upstream service'),
@@ -144,7 +144,7 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   swapdb: refused(ONE_DB),
   move: refused(ONE_DB),
   'config|set': local(
-    "the proxy's own parameters (slowlog-log-slower-than, slowlog-max-len, timeout, maxclients) change live; parameters that only tune encodings (hash-max-listpack-entries, …) are accepted and change no reply; every other parameter is refused: the upstream's configuration is managed by the service",
+    "the proxy's own parameters (slowlog-log-slower-than, slowlog-max-len, timeout, maxclients) change live; parameters that only tune encodings (hash-max-listpack-entries, …) are accepted and change no reply; notify-keyspace-events goes to the upstream (the service documents it: keyspace notifications then arrive over SUBSCRIBE/PSUBSCRIBE); every other parameter is refused: the upstream's configuration is managed by the service",
   ),
   'config|rewrite': refused(MANAGED_CONFIG),
   'config|resetstat': local(

@@ -4,6 +4,8 @@ import { commandDocsReply, commandInfoReply } from '../../commands/introspection
 import { allCommands, allCommandsAndSubcommands } from '../../commands/table.js';
 import { lower } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
+import { arrayElements } from '../../resp/reply-scanner.js';
+import type { LocalResult } from '../../server/commands/handler.js';
 import { errorReply, OK, reply, SYNTAX, textReply } from '../../server/replies.js';
 import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from '../../server/commands/help.js';
 import { buildInfo, resetInfoStats } from './info.js';
@@ -46,15 +48,77 @@ export const command: ProxyHandler = ({ conn }, args) => {
 export const config: ProxyHandler = ({ conn, server }, args) => {
   const sub = lower(args[1]);
   if (sub === 'help') return helpReply(conn.protocol, CONFIG_HELP);
-  if (sub === 'set') return configSet(server, args);
+  if (sub === 'set') return withUpstreamParams(args, (local, apply) => configSet(server, local, apply));
   if (sub === 'resetstat') {
     // The proxy's own statistics (INFO stats and commandstats, errorstats, SLOWLOG untouched as in Redis);
     // the upstream's are the service's.
     resetInfoStats(server);
     return OK;
   }
-  return configGet(conn.protocol, args.slice(2), { ...CONFIG_VALUES, ...proxyParamValues(server) });
+  const patterns = args.slice(2);
+  const protocol = conn.protocol;
+  const values = { ...CONFIG_VALUES, ...proxyParamValues(server) };
+  const upstream = patterns.filter((p) => UPSTREAM_PARAMS.some((name) => matchesParam(p, name)));
+  if (upstream.length === 0) return configGet(protocol, patterns, values);
+  // The upstream's own value (keyspace notifications: the service's documented CONFIG GET), in this
+  // connection's order of commands; a pattern that only happens to match gets '' if the upstream refuses.
+  const names = UPSTREAM_PARAMS.filter((name) => upstream.some((p) => matchesParam(p, name)));
+  return {
+    kind: 'forward',
+    args: [Buffer.from('CONFIG'), Buffer.from('GET'), ...names.map((n) => Buffer.from(n))],
+    transform: (reply) => {
+      if (reply[0] === 0x2d && upstream.some((p) => !/[[*?]/.test(p.toString('latin1')))) return reply;
+      return configGet(protocol, patterns, { ...values, ...configPairs(reply) });
+    },
+  };
 };
+
+/**
+ * Parameters that belong to the upstream and that the service lets a client change: keyspace
+ * notifications (Upstash documents `CONFIG SET notify-keyspace-events` over REST; the events then
+ * come over the pub/sub streams like any message). CONFIG GET and SET of them go upstream.
+ */
+const UPSTREAM_PARAMS = ['notify-keyspace-events'];
+
+function matchesParam(pattern: Buffer, name: string): boolean {
+  const text = pattern.toString('latin1');
+  return /[[*?]/.test(text) ? globToRegExp(text, true).test(name) : text.toLowerCase() === name;
+}
+
+/** The name/value pairs of an upstream CONFIG GET reply (RESP2 array of bulk strings). */
+function configPairs(reply: Buffer): Record<string, string> {
+  const items = (arrayElements(reply) ?? []).map((el) =>
+    el[0] === 0x24 ? el.subarray(el.indexOf(10) + 1, el.length - 2).toString('latin1') : '',
+  );
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < items.length; i += 2) out[items[i].toLowerCase()] = items[i + 1];
+  return out;
+}
+
+/**
+ * CONFIG SET with upstream parameters among its pairs: those go upstream as one CONFIG SET; the
+ * proxy's own are checked first and applied only when the upstream said OK (all or nothing, as Redis).
+ */
+function withUpstreamParams(args: Buffer[], local: (args: Buffer[], apply: boolean) => Buffer): LocalResult {
+  if (args.length < 4 || args.length % 2 !== 0) return local(args, true);
+  const upstreamPairs: Buffer[] = [];
+  const localArgs: Buffer[] = args.slice(0, 2);
+  for (let i = 2; i + 1 < args.length; i += 2) {
+    if (UPSTREAM_PARAMS.includes(lower(args[i]))) upstreamPairs.push(args[i], args[i + 1]);
+    else localArgs.push(args[i], args[i + 1]);
+  }
+  if (upstreamPairs.length === 0) return local(args, true);
+  const names = upstreamPairs.filter((_, i) => i % 2 === 0).map(lower);
+  if (new Set(names).size !== names.length)
+    return errorReply(`ERR CONFIG SET failed (possibly related to argument '${names[0]}') - duplicate parameter`);
+  const checked = localArgs.length > 2 ? local(localArgs, false) : OK;
+  if (checked !== OK) return checked;
+  return {
+    kind: 'forward',
+    args: [args[0], args[1], ...upstreamPairs],
+    transform: (reply) => (reply.equals(OK) && localArgs.length > 2 ? local(localArgs, true) : reply),
+  };
+}
 
 /**
  * Parameters that only choose how Redis encodes a value in memory (listpack or hashtable, intset,
@@ -88,7 +152,7 @@ const MANAGED_CONFIG_REFUSAL = errorReply(
  * parameters are checked (an integer, memory units for the byte sizes) and change nothing; all or
  * nothing, as in Redis.
  */
-function configSet(server: ProxyServerState, args: Buffer[]): Buffer {
+function configSet(server: ProxyServerState, args: Buffer[], apply: boolean): Buffer {
   if (args.length % 2 !== 0) return SYNTAX;
   const seen = new Set<string>();
   const changes: Array<[string, unknown]> = [];
@@ -114,7 +178,7 @@ function configSet(server: ProxyServerState, args: Buffer[]): Buffer {
     if (!memory && !/^-?\d+$/.test(value))
       return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument couldn't be parsed into an integer`);
   }
-  for (const [name, value] of changes) setProxyParam(server, name, value);
+  if (apply) for (const [name, value] of changes) setProxyParam(server, name, value);
   return OK;
 }
 
