@@ -1,0 +1,95 @@
+// The vector side port against Redis 8.8.0: every command of test/fixtures/vector-redis8/cases.ts, sent in
+// RESP2 and in RESP3 to the side port in front of the real local platform, compared with the replies a
+// real Redis 8.8.0 gave (test/fixtures/vector-redis8/replies.json; where they came from is in its
+// `source`; re-record with scripts/record-vector-redis8.ts). Byte for byte unless the case says how
+// HNSW's randomness or quantization is allowed for (cases.ts' header). The differences that remain are
+// listed below, each with its reason (docs/vector-sideport.md, "Differences from Redis 8 vector sets").
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningPlatform } from '../../src/platform/platform.js';
+import type { RunningSideport } from '../../src/sideports/server.js';
+import { matches, RawConnection, type Fixture } from '../fixtures/vector-redis8/diff.js';
+import { startTestPlatform } from '../helpers/platform.js';
+import { vectorPort } from './harness.js';
+
+const fixture = JSON.parse(readFileSync(new URL('../fixtures/vector-redis8/replies.json', import.meta.url), 'utf8')) as Fixture;
+const bytes = (s: string) => Buffer.from(s, 'latin1');
+
+/** Cases (scenario / command as recorded) whose reply differs from Redis 8, with the reason; see docs. */
+const KNOWN: Record<string, string> = {};
+
+let platform: RunningPlatform;
+let port: RunningSideport;
+
+beforeAll(async () => {
+  const dims = [2, 3, 4];
+  platform = await startTestPlatform({
+    vectorIndexes: dims.map((d) => ({ name: `d${d}`, type: 'DENSE', dimension: d, similarityFunction: 'COSINE' })),
+  });
+  const index = (d: number) => ({ url: `${platform.url}/vector/d${d}`, token: platform.token });
+  port = await vectorPort({ ...index(3), more: [index(2), index(4)] });
+});
+afterAll(async () => {
+  await port?.stop();
+  await platform?.stop();
+});
+
+interface Outcome {
+  id: string;
+  same: boolean;
+  identical: boolean;
+  redis: string;
+  port: string;
+}
+
+async function replay(protocol: 2 | 3): Promise<Outcome[]> {
+  const c = await RawConnection.open(port.port, protocol);
+  const out: Outcome[] = [];
+  try {
+    for (const s of fixture.scenarios) {
+      if (s.keys.length) await c.send([bytes('DEL'), ...s.keys.map(bytes)]);
+      for (const k of s.cases) {
+        const args = k.args.map(bytes);
+        const got = await c.send(args);
+        const want = bytes(protocol === 2 ? k.resp2 : k.resp3);
+        const withScores = k.args.some((a) => a.toUpperCase() === 'WITHSCORES');
+        out.push({
+          id: `${s.name}: ${k.args.join(' ')}`,
+          same: matches(want, got, k.mode, k.loose, withScores),
+          identical: want.equals(got),
+          redis: want.toString('latin1'),
+          port: got.toString('latin1'),
+        });
+      }
+    }
+  } finally {
+    c.close();
+  }
+  return out;
+}
+
+describe.each([2, 3] as const)('vector side port vs Redis 8.8.0, RESP%i', (protocol) => {
+  it('answers every recorded case as Redis 8 does (allowing for HNSW and quantization where marked)', async () => {
+    const outcomes = await replay(protocol);
+    const differ = outcomes.filter((o) => !o.same);
+    const unexplained = differ.filter((o) => !(o.id in KNOWN));
+    const rate = (outcomes.length - differ.length) / outcomes.length;
+    const identical = outcomes.filter((o) => o.identical).length;
+    console.info(
+      `RESP${protocol}: ${outcomes.length - differ.length}/${outcomes.length} cases as Redis 8.8.0 (${(100 * rate).toFixed(1)} %), ` +
+        `${identical} byte-identical, ${differ.length} different (all listed in KNOWN)`,
+    );
+    expect(unexplained.map((o) => `${o.id}\n  redis: ${JSON.stringify(o.redis)}\n  port:  ${JSON.stringify(o.port)}`)).toEqual([]);
+    expect(outcomes.length).toBeGreaterThanOrEqual(400);
+    expect(rate).toBeGreaterThanOrEqual(0.95);
+  });
+});
+
+describe('the fixture', () => {
+  it('says where its replies came from and lists only known differences that still differ', () => {
+    expect(fixture.source.server).toMatch(/^Redis 8\.8\.0/);
+    expect(fixture.source.command).toContain('scripts/record-vector-redis8.ts');
+    const ids = new Set(fixture.scenarios.flatMap((s) => s.cases.map((k) => `${s.name}: ${k.args.join(' ')}`)));
+    expect(Object.keys(KNOWN).filter((id) => !ids.has(id))).toEqual([]);
+  });
+});
