@@ -47,6 +47,11 @@ export interface PortArg {
 export interface PortCommand {
   /** Lower case; `container|sub` for a subcommand. */
   name: string;
+  /**
+   * The name as Redis prints it in COMMAND INFO/DOCS and arity errors, when not `name`: a module's
+   * commands keep the case they were registered with (Redis 8's vector sets: `VADD`).
+   */
+  displayName?: string;
   /** Redis arity: n = exactly n words (with the name), -n = at least n. */
   arity: number;
   summary: string;
@@ -153,7 +158,7 @@ export function toCommandData(c: PortCommand): CommandData {
   if (c.complexity) docs.complexity = c.complexity;
   docs.arguments = (c.args ?? []).map(argData);
   const data: CommandData = {
-    name: c.name,
+    name: c.displayName ?? c.name,
     arity: c.arity,
     flags: c.flags,
     firstKey: key,
