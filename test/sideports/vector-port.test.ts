@@ -221,7 +221,7 @@ describe('VADD, VCARD, VDIM, VISMEMBER, VEMB', () => {
     expect(vdim).toBe('-ERR key does not exist\r\n');
     expect(await io.call('VCARD', 'pts')).toBe(1);
     const [arity] = await rawText(ports.dense.port, [['VCARD']]);
-    expect(arity).toBe("-ERR wrong number of arguments for 'vcard' command\r\n");
+    expect(arity).toBe("-ERR wrong number of arguments for 'VCARD' command\r\n");
   });
 });
 
