@@ -3,6 +3,7 @@ import { ArgCursor, upper } from '../args.js';
 import type { Call, Reply } from '../port-command.js';
 import { attributesMetadata, attributesText, quantOf, setFields } from './attributes.js';
 import { attributesArg } from './input.js';
+import { elementName } from './element-names.js';
 import { elementOf, keyOf, type VectorContext } from './keyspace.js';
 import { flag, readOptions, wrongArity, type OptionTable } from './options.js';
 import { dequantize, quantize } from './quantization.js';
@@ -92,7 +93,7 @@ export async function vlinks(ctx: VectorContext, c: Call): Promise<Reply> {
     if (withScores) w.mapHeader(links.length);
     else w.arrayHeader(links.length);
     for (const l of links) {
-      w.bulk(l.id);
+      w.bulk(elementName(l.id));
       if (withScores) writeDouble(w, l.score);
     }
   };

@@ -3,6 +3,7 @@
 import type { ReplyWriter } from '../../resp/reply-writer.js';
 import type { SparseVector, VectorRecord } from '../../upstream/vector-client.js';
 import { attributesText } from './attributes.js';
+import { elementName } from './element-names.js';
 
 /**
  * A double as Redis 8 prints it (fpconv's shortest digits: `0.4960629642009735`, `1.234e-7`, `1e+20`),
@@ -51,13 +52,13 @@ export function writeElements(w: ReplyWriter, records: (VectorRecord & { score?:
   const n = (f.scores ? 1 : 0) + (f.attribs ? 1 : 0) + (f.data ? 1 : 0);
   if (n === 0) {
     w.arrayHeader(records.length);
-    for (const r of records) w.bulk(r.id);
+    for (const r of records) w.bulk(elementName(r.id));
     return;
   }
   if (w.protocol === 3) w.mapHeader(records.length);
   else w.arrayHeader(records.length * (1 + n));
   for (const r of records) {
-    w.bulk(r.id);
+    w.bulk(elementName(r.id));
     if (w.protocol === 3 && n > 1) w.arrayHeader(n);
     if (f.scores) writeDouble(w, r.score ?? 0);
     if (f.attribs) w.bulk(attributesText(r.metadata));
@@ -70,7 +71,7 @@ export function writeFlatElements(w: ReplyWriter, records: VectorRecord[], f: Fi
   const n = 1 + (f.attribs ? 1 : 0) + (f.data ? 1 : 0);
   w.arrayHeader(records.length * n);
   for (const r of records) {
-    w.bulk(r.id);
+    w.bulk(elementName(r.id));
     if (f.attribs) w.bulk(attributesText(r.metadata));
     if (f.data) w.bulk(r.data ?? null);
   }
@@ -79,7 +80,7 @@ export function writeFlatElements(w: ReplyWriter, records: VectorRecord[], f: Fi
 /** A record as a map (RESP2 flat) of its present fields; null when absent. */
 export function writeRecord(w: ReplyWriter, r: VectorRecord | null): void {
   if (!r) return void w.nullBulk();
-  const fields: [string, (w: ReplyWriter) => void][] = [['id', (x) => x.bulk(r.id)]];
+  const fields: [string, (w: ReplyWriter) => void][] = [['id', (x) => x.bulk(elementName(r.id))]];
   if (r.vector) fields.push(['vector', (x) => writeFloats(x, r.vector!)]);
   if (r.sparseVector) fields.push(['sparse', (x) => writeSparse(x, r.sparseVector!)]);
   const attrs = attributesText(r.metadata);

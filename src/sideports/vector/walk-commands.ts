@@ -2,6 +2,7 @@
 import type { VectorRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, integerArg, positiveIntegerArg, SYNTAX_ERROR, text } from '../args.js';
 import type { Call, Reply } from '../port-command.js';
+import { elementName, nameBytes } from './element-names.js';
 import { allIds, keyOf, type VectorContext } from './keyspace.js';
 import { flag, readOptions, wrongArity, type OptionTable } from './options.js';
 import { writeFlatElements, writeNames, writeRecord, type Fields } from './replies.js';
@@ -23,7 +24,7 @@ export async function vrandmember(ctx: VectorContext, c: Call): Promise<Reply> {
   if (c.args.length > 3) throw wrongArity('VRANDMEMBER');
   if (c.args.length === 2) {
     const r = await ctx.client.random(ns);
-    return (w) => w.bulk(r?.id ?? null);
+    return (w) => w.bulk(r ? elementName(r.id) : null);
   }
   const count = countArg(c.args[2], 'ERR COUNT value is not an integer');
   if (count === 0) return (w) => w.arrayHeader(0);
@@ -31,7 +32,7 @@ export async function vrandmember(ctx: VectorContext, c: Call): Promise<Reply> {
   if (count < 0) {
     // Repeats allowed, as in Redis: one random draw per element.
     const draws = await Promise.all(Array.from({ length: n }, () => ctx.client.random(ns)));
-    const ids = draws.filter((r): r is VectorRecord => r !== null).map((r) => r.id);
+    const ids = draws.filter((r): r is VectorRecord => r !== null).map((r) => elementName(r.id));
     return (w) => writeNames(w, ids);
   }
   // Distinct elements: the whole namespace when it is no larger than count, else a random sample of a scan.
@@ -40,7 +41,7 @@ export async function vrandmember(ctx: VectorContext, c: Call): Promise<Reply> {
     const j = Math.floor(Math.random() * (i + 1));
     [ids[i], ids[j]] = [ids[j], ids[i]];
   }
-  const pick = ids.slice(0, n);
+  const pick = ids.slice(0, n).map(elementName);
   return (w) => writeNames(w, pick);
 }
 
@@ -81,7 +82,7 @@ export async function vrange(ctx: VectorContext, c: Call): Promise<Reply> {
     throw new CommandError(
       `ERR VRANGE sorts the whole namespace and it holds more than ${VRANGE_LIMIT} elements; walk it with VSCAN instead`,
     );
-  const bytes = ids.map((id) => Buffer.from(id));
+  const bytes = ids.map(nameBytes);
   bytes.sort(Buffer.compare);
   const picked = bytes.filter((b) => aboveLow(b, lo) && belowHigh(b, hi));
   const out = count < 0 ? picked : picked.slice(0, count);
