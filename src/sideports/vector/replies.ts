@@ -3,24 +3,22 @@
 import type { ReplyWriter } from '../../resp/reply-writer.js';
 import type { SparseVector, VectorRecord } from '../../upstream/vector-client.js';
 import { attributesText } from './attributes.js';
+import { grisu2 } from './grisu.js';
 import { elementName } from './element-names.js';
 
 /**
- * A double as Redis 8 prints it (fpconv's shortest digits: `0.4960629642009735`, `1.234e-7`, `1e+20`),
- * where the shared writer follows Redis 7.0's `%.17g`. Digits are JavaScript's shortest round-trip
- * ones; the layout (plain, decimal or `d.ddde±x`) is fpconv's.
+ * A double as Redis 8 prints it (d2string): a whole number as an integer, else fpconv's digits (Grisu2, grisu.ts: shortest but for some doubles, which
+ * get 17 digits) in fpconv's layout (`0.4960629642009735`, `0.000025`, `1.234e-7`, `1e+20`), where the
+ * shared writer follows Redis 7.0's `%.17g`.
  */
 export function formatDouble8(x: number): string {
   if (Number.isNaN(x)) return 'nan';
   if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-  if (x === 0) return '0';
-  const abs = Math.abs(x);
-  // Whole digits of numbers below 1e17 come out plain (fpconv keeps their integer digits).
-  if (abs >= 1 && abs < 1e17) return String(x);
-  const [mantissa, e] = abs.toExponential().split('e');
-  const digits = mantissa.replace('.', '');
+  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
+  // Redis' d2string prints whole numbers that fit a long long (within ±2^62) as integers.
+  if (Number.isInteger(x) && Math.abs(x) <= 2 ** 62) return BigInt(x).toString();
+  const { digits, K: k } = grisu2(x); // |x| = digits × 10^k
   const n = digits.length;
-  const k = Number(e) - n + 1; // x = digits × 10^k
   const exp = Math.abs(k + n - 1);
   const sign = x < 0 ? '-' : '';
   if (k >= 0 && exp < n + 7) return sign + digits + '0'.repeat(k);
