@@ -16,10 +16,19 @@ const fixture = JSON.parse(readFileSync(new URL('../fixtures/vector-redis8/repli
 const bytes = (s: string) => Buffer.from(s, 'latin1');
 
 /** Cases (scenario / command as recorded) whose reply differs from Redis 8, with the reason; see docs. */
+const NO_OTHER_TYPES = 'the side port has vector sets only (an index namespace per key): no string key to get WRONGTYPE from';
 const KNOWN: Record<string, string> = {
   'vsim: VSIM pts ELE p4':
     'int8 near-tie: without WITHSCORES the service ranks by the float32 vectors, Redis by the int8 codes (p1 and p7 swap)',
   'vemb: VEMB vf d': 'a -0 component comes back as 0: the service takes vectors in JSON, where -0 is written 0',
+  // The side port's keys are the index's namespaces, vector sets only: no key of another type exists, so
+  // SET is an unknown command and what follows acts on a vector set (or a missing key).
+  'wrong-type: SET wt x': NO_OTHER_TYPES,
+  'wrong-type: VADD wt VALUES 2 1 0 a': NO_OTHER_TYPES,
+  'wrong-type: VCARD wt': NO_OTHER_TYPES,
+  'wrong-type: VSIM wt VALUES 2 1 0': NO_OTHER_TYPES,
+  'wrong-type: VEMB wt a': NO_OTHER_TYPES,
+  'wrong-type: TYPE wt': NO_OTHER_TYPES,
 };
 
 /** The cases that differed, per protocol (the last test checks KNOWN against them). */
