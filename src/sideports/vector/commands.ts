@@ -113,7 +113,7 @@ const VSIM = vs({
   flags: ['readonly'],
   summary: 'Returns the elements most similar to a vector, an element or a text.',
   run: vsim,
-  upstream: 'POST /query (or /query-data for DATA; /fetch first for ELE)',
+  upstream: 'POST /query (or /query-data for DATA; /fetch first for ELE; with the vectors for WITHSCORES or EPSILON)',
   args: [
     K,
     vectorArg(true),
@@ -139,7 +139,7 @@ const VLINKS = vs({
   arity: -3,
   flags: ['readonly', 'fast'],
   summary: "Returns an element's neighbours (one level: its nearest elements, as the service does not expose its graph).",
-  upstream: 'POST /fetch {ids, includeVectors} then /query (topK 33)',
+  upstream: 'POST /fetch {ids, includeVectors} then /query (topK 33; with the vectors for WITHSCORES)',
   run: vlinks,
   args: [K, ELEMENT, optional('withscores', 'WITHSCORES')],
 });
