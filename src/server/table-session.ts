@@ -178,7 +178,7 @@ export class TableSession extends RespConnection implements Connection {
   private done(spec: PortCommand, c: Job['calls'][number], out: Buffer): void {
     const ms = performance.now() - c.readAt;
     const server = this.port.server;
-    server.commandStats.ran(spec.name, ms * 1000, out);
+    server.commandStats.ran(spec.displayName ?? spec.name, ms * 1000, out); // cmdstat_VADD, as Redis 8
     server.slowlog.record(ms * 1000, c.args, this);
     c.fill(out);
   }

@@ -103,6 +103,16 @@ describe.each([2, 3] as const)('vector side port vs Redis 8.8.0, RESP%i', (proto
   });
 });
 
+describe('INFO commandstats', () => {
+  it('names the vector-set commands as Redis 8 does (cmdstat_VADD: a module command keeps its capitals)', async () => {
+    const c = await RawConnection.open(port.port, 2);
+    const info = (await c.send([bytes('INFO'), bytes('commandstats')])).toString('latin1');
+    c.close();
+    expect(info).toMatch(/^cmdstat_VADD:calls=\d+/m);
+    expect(info).toMatch(/^cmdstat_VSIM:calls=\d+/m);
+  });
+});
+
 describe('the fixture', () => {
   it('says where its replies came from; every known difference still differs', () => {
     expect(fixture.source.server).toMatch(/^Redis 8\.8\.0/);
