@@ -3,7 +3,7 @@
 // Redis the normalized and quantized ones (int8 codes, sign bits or float32), in float32 arithmetic with
 // its own order of additions. Distance is 1 - cosine in [0, 2]; VSIM's score is 1 - distance / 2.
 import type { ScoredRecord } from '../../upstream/vector-client.js';
-import { quantOf } from './attributes.js';
+import { QUANT_KEY, quantOf } from './attributes.js';
 import { dequantize, quantize, type Stored } from './quantization.js';
 
 const f = Math.fround;
@@ -77,8 +77,10 @@ export const similarity = (d: number): number => 1 - d / 2;
  * (VEMB's), quantized again. Records without a dense vector keep the service's score.
  */
 export function rescore<T extends ScoredRecord>(results: T[], query: number[], fromElement: boolean): T[] {
+  // Only sets made through the side port (their elements record a quantization) are Redis' vector sets:
+  // records other clients wrote keep the score of the index's own similarity function.
   const first = results.find((r) => r.vector);
-  if (!first) return results;
+  if (!first || first.metadata?.[QUANT_KEY] === undefined) return results;
   const quant = quantOf(first.metadata);
   const dim = query.length;
   const q = quantize(fromElement ? dequantize(quantize(query, quant), dim) : query, quant);
