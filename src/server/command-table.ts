@@ -132,11 +132,15 @@ function keySpecs(c: PortCommand): PlainMap[] {
   const key = c.firstKey ?? 0;
   if (!key) return [];
   const last = c.lastKey ?? key;
+  const range = { type: 'range', spec: { lastkey: last < 0 ? -1 : last - key, keystep: c.step ?? 1, limit: 0 } };
+  // A module command declared by its key positions gets Redis' legacy key spec: RW access update.
+  if (c.flags.includes('module'))
+    return [{ flags: ['RW', 'access', 'update'], begin_search: { type: 'index', spec: { index: key } }, find_keys: range }];
   const spec: PlainMap = {
     notes: 'the key is the namespace of the vector index',
     flags: [c.flags.includes('write') ? 'RW' : 'RO'],
     begin_search: { type: 'index', spec: { index: key } },
-    find_keys: { type: 'range', spec: { lastkey: last < 0 ? -1 : last - key, keystep: c.step ?? 1, limit: 0 } },
+    find_keys: range,
   };
   return [spec];
 }

@@ -16,6 +16,8 @@ const fixture = JSON.parse(readFileSync(new URL('../fixtures/vector-redis8/repli
 const bytes = (s: string) => Buffer.from(s, 'latin1');
 
 /** Cases (scenario / command as recorded) whose reply differs from Redis 8, with the reason; see docs. */
+const OWN_DOCS =
+  "COMMAND DOCS gives the side port's own summaries and arguments (its extensions included, group vector_set for redis-cli's help), not Redis' text";
 const NO_OTHER_TYPES = 'the side port has vector sets only (an index namespace per key): no string key to get WRONGTYPE from';
 const KNOWN: Record<string, string> = {
   'vsim: VSIM pts ELE p4':
@@ -23,6 +25,9 @@ const KNOWN: Record<string, string> = {
   'vemb: VEMB vf d': 'a -0 component comes back as 0: the service takes vectors in JSON, where -0 is written 0',
   // The side port's keys are the index's namespaces, vector sets only: no key of another type exists, so
   // SET is an unknown command and what follows acts on a vector set (or a missing key).
+  'command-info: COMMAND DOCS VADD': OWN_DOCS,
+  'command-info: COMMAND DOCS VCARD': OWN_DOCS,
+  'command-info: COMMAND DOCS VRANGE': OWN_DOCS,
   'wrong-type: SET wt x': NO_OTHER_TYPES,
   'wrong-type: VADD wt VALUES 2 1 0 a': NO_OTHER_TYPES,
   'wrong-type: VCARD wt': NO_OTHER_TYPES,

@@ -66,7 +66,7 @@ const vectorArg = (withEle: boolean): PortArg => ({
   ],
 });
 
-/** Redis 8's own vector-set commands: a module's, so Redis prints them in capitals, flagged `module`. */
+/** Redis 8's own vector-set commands: a module's, so Redis prints them in capitals, flagged `module`, no ACL categories. */
 const REDIS_8 = new Set(['vadd', 'vsim', 'vrem', 'vemb', 'vgetattr', 'vsetattr', 'vismember', 'vcard', 'vdim', 'vinfo']);
 REDIS_8.add('vrandmember').add('vrange').add('vlinks');
 
@@ -76,7 +76,8 @@ const vs = (s: Omit<VectorSpec, 'group' | 'acl' | 'firstKey' | 'since'> & { writ
   acl: [s.write ? '@write' : '@read', '@vector'],
   firstKey: 1,
   ...s,
-  ...(REDIS_8.has(s.name) ? { displayName: s.name.toUpperCase(), flags: moduleFlags(s.flags) } : {}),
+  // As Redis 8 registers them: no ACL categories of their own, the module's key spec.
+  ...(REDIS_8.has(s.name) ? { displayName: s.name.toUpperCase(), flags: moduleFlags(s.flags), acl: [] } : {}),
 });
 
 /** Redis lists `module` after the command's own flags and before `fast`. */
