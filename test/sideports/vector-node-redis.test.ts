@@ -1,5 +1,6 @@
 // node-redis' own vector-set API (written for Redis 8) against the vector side port, in RESP2 and RESP3:
 // its argument encoding and reply transforms work unchanged. Plus VRANGE (Redis 8.4).
+// Whole programs for Redis 8 (node-redis and redis-py) against the dev stack: test/clients/vector-sets.test.ts.
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
