@@ -47,6 +47,11 @@ export interface PortArg {
 export interface PortCommand {
   /** Lower case; `container|sub` for a subcommand. */
   name: string;
+  /**
+   * The name as Redis prints it in COMMAND INFO/DOCS and arity errors, when not `name`: a module's
+   * commands keep the case they were registered with (Redis 8's vector sets: `VADD`).
+   */
+  displayName?: string;
   /** Redis arity: n = exactly n words (with the name), -n = at least n. */
   arity: number;
   summary: string;
@@ -127,11 +132,15 @@ function keySpecs(c: PortCommand): PlainMap[] {
   const key = c.firstKey ?? 0;
   if (!key) return [];
   const last = c.lastKey ?? key;
+  const range = { type: 'range', spec: { lastkey: last < 0 ? -1 : last - key, keystep: c.step ?? 1, limit: 0 } };
+  // A module command declared by its key positions gets Redis' legacy key spec: RW access update.
+  if (c.flags.includes('module'))
+    return [{ flags: ['RW', 'access', 'update'], begin_search: { type: 'index', spec: { index: key } }, find_keys: range }];
   const spec: PlainMap = {
     notes: 'the key is the namespace of the vector index',
     flags: [c.flags.includes('write') ? 'RW' : 'RO'],
     begin_search: { type: 'index', spec: { index: key } },
-    find_keys: { type: 'range', spec: { lastkey: last < 0 ? -1 : last - key, keystep: c.step ?? 1, limit: 0 } },
+    find_keys: range,
   };
   return [spec];
 }
@@ -153,7 +162,7 @@ export function toCommandData(c: PortCommand): CommandData {
   if (c.complexity) docs.complexity = c.complexity;
   docs.arguments = (c.args ?? []).map(argData);
   const data: CommandData = {
-    name: c.name,
+    name: c.displayName ?? c.name,
     arity: c.arity,
     flags: c.flags,
     firstKey: key,

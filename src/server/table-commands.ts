@@ -72,7 +72,7 @@ function command(c: Call): Reply {
       if (c.args.length !== 2) break;
       return (w) => {
         w.arrayHeader(table.all.length);
-        for (const s of table.all) w.bulk(s.name);
+        for (const s of table.all) w.bulk(s.displayName ?? s.name);
       };
     case 'info': {
       const specs = names.length === 0 ? table.all : names.map((n) => table.get(n));
@@ -89,7 +89,7 @@ function command(c: Call): Reply {
       return (w) => {
         w.mapHeader(specs.length);
         for (const s of specs) {
-          w.bulk(s.name);
+          w.bulk(s.displayName ?? s.name);
           writeCommandDocs(w, table.data(s));
         }
       };

@@ -178,7 +178,7 @@ export class TableSession extends RespConnection implements Connection {
   private done(spec: PortCommand, c: Job['calls'][number], out: Buffer): void {
     const ms = performance.now() - c.readAt;
     const server = this.port.server;
-    server.commandStats.ran(spec.name, ms * 1000, out);
+    server.commandStats.ran(spec.displayName ?? spec.name, ms * 1000, out); // cmdstat_VADD, as Redis 8
     server.slowlog.record(ms * 1000, c.args, this);
     c.fill(out);
   }
@@ -190,7 +190,7 @@ export class TableSession extends RespConnection implements Connection {
     if (!this.authenticated && !spec.flags.includes('no_auth')) return NOAUTH;
     // `<CMD> HELP` for a container, or for a command that could not be called with one argument.
     if (args.length === 2 && (spec.subcommands || !arityOk(spec, 2)) && lower(args[1]) === 'help') return help(helpLines(spec));
-    if (!arityOk(spec, args.length)) return errorReply(`ERR wrong number of arguments for '${spec.name}' command`);
+    if (!arityOk(spec, args.length)) return errorReply(`ERR wrong number of arguments for '${spec.displayName ?? spec.name}' command`);
     if (!spec.subcommands) return spec;
     const sub = spec.subcommands.find((s) => s.name === `${spec.name}|${lower(args[1])}`);
     if (!sub) return errorReply(`ERR unknown subcommand '${args[1].toString('utf8').slice(0, 128)}'. Try ${spec.name.toUpperCase()} HELP.`);

@@ -29,6 +29,18 @@ describe('toCommandData', () => {
     });
   });
 
+  it("a module's command (Redis 8's VCARD): its displayed name, no notes, the legacy key spec RW access update", () => {
+    const d = toCommandData({ ...vcard, displayName: 'VCARD', flags: ['readonly', 'module', 'fast'], acl: [] });
+    expect(d).toMatchObject({ name: 'VCARD', flags: ['readonly', 'module', 'fast'], aclCategories: [] });
+    expect(d.keySpecs).toEqual([
+      {
+        flags: ['RW', 'access', 'update'],
+        begin_search: { type: 'index', spec: { index: 1 } },
+        find_keys: { type: 'range', spec: { lastkey: 0, keystep: 1, limit: 0 } },
+      },
+    ]);
+  });
+
   it('a command without a key has zero key positions and no key spec', () => {
     const d = toCommandData({ ...vcard, name: 'qlist', firstKey: undefined, args: [] });
     expect([d.firstKey, d.lastKey, d.step, d.keySpecs.length]).toEqual([0, 0, 0, 0]);

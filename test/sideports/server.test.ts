@@ -229,7 +229,7 @@ describe('discovery: COMMAND, COMMAND DOCS, HELP', () => {
   it('COMMAND DOCS gives summary, group and arguments (RESP2 flat, RESP3 map)', async () => {
     const io = new IORedis({ port: locked.port, password: 's3cret' });
     const docs = (await io.call('COMMAND', 'DOCS', 'vadd')) as unknown[];
-    expect(docs[0]).toBe('vadd');
+    expect(docs[0]).toBe('VADD'); // a module's command: Redis 8 prints it as registered
     const fields = docs[1] as unknown[];
     expect(fields[fields.indexOf('group') + 1]).toBe('vector_set');
     expect(JSON.stringify(fields[fields.indexOf('arguments') + 1])).toContain('SETATTR');
@@ -240,7 +240,7 @@ describe('discovery: COMMAND, COMMAND DOCS, HELP', () => {
       string,
       Map<string, unknown>
     >;
-    expect(m.get('vsim')!.get('summary')).toMatch(/similar/);
+    expect(m.get('VSIM')!.get('summary')).toMatch(/similar/);
     await nr.quit();
   });
 

@@ -1,5 +1,6 @@
 // node-redis' own vector-set API (written for Redis 8) against the vector side port, in RESP2 and RESP3:
 // its argument encoding and reply transforms work unchanged. Plus VRANGE (Redis 8.4).
+// Whole programs for Redis 8 (node-redis and redis-py) against the dev stack: test/clients/vector-sets.test.ts.
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
@@ -67,13 +68,18 @@ describe.each([2, 3] as const)('node-redis vector-set API, RESP%i', (RESP) => {
 
 describe('VRANGE', () => {
   it('refuses bad bounds and extra arguments like Redis', async () => {
-    const [bound, extra, count] = await rawText(port.port, [
+    // Redis 8.8.0's texts (test/fixtures/vector-redis8/replies.json has them recorded).
+    const [bound, end, swapped, extra, count] = await rawText(port.port, [
       ['VRANGE', 'k', 'a', '+'],
+      ['VRANGE', 'k', '-', '['],
+      ['VRANGE', 'k', '+', '-'],
       ['VRANGE', 'k', '-', '+', '1', '2'],
       ['VRANGE', 'k', '-', '+', 'x'],
     ]);
-    expect(bound).toBe('-ERR min or max not valid string range item: use -, +, [element or (element\r\n');
-    expect(extra).toBe('-ERR syntax error\r\n');
-    expect(count).toBe('-ERR value is not an integer or out of range\r\n');
+    expect(bound).toBe('-ERR invalid start range format\r\n');
+    expect(end).toBe('-ERR invalid end range format\r\n');
+    expect(swapped).toBe("-ERR '-' can only be used as first argument, '+' only as second\r\n");
+    expect(extra).toBe("-ERR wrong number of arguments for 'VRANGE' command\r\n");
+    expect(count).toBe('-ERR invalid COUNT value\r\n');
   });
 });

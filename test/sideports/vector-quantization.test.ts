@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { dequantize, quantize, type Quant } from '../../src/sideports/vector/quantization.js';
 import { formatDouble8 } from '../../src/sideports/vector/replies.js';
+import { distance, rescore, similarity } from '../../src/sideports/vector/similarity.js';
 
 const QUANT: Record<string, Quant> = { Q8: 'int8', NOQUANT: 'f32', BIN: 'bin' };
 
@@ -179,7 +180,10 @@ describe('doubles as Redis 8.8.0 prints them', () => {
     [123456789012345680, '123456789012345680'],
     [5e-324, '5e-324'],
     [1e300, '1e+300'],
-    [-0, '0'],
+    [-0, '-0'], // VADD k VALUES 2 -0 1 a NOQUANT, VEMB k a
+    // Grisu2 (fpconv) is not always shortest: 17 digits where 16 round-trip (VEMB in program.py's run).
+    [-0.17538473010063171, '-0.17538473010063171'],
+    [0.17538473010063171, '0.17538473010063171'],
     [1.5, '1.5'],
     [100, '100'],
     [0.49606296420097351, '0.4960629642009735'],
@@ -199,5 +203,37 @@ describe('doubles as Redis 8.8.0 prints them', () => {
     [-Infinity, '-inf'],
   ])('%s → %s', (x, text) => {
     expect(formatDouble8(x)).toBe(text);
+  });
+});
+
+describe('VSIM scores as Redis 8.8.0 computes them (similarity.ts)', () => {
+  // [quantization, element vector, query vector, VSIM … WITHSCORES score], recorded from Redis 8.8.0
+  // (test/fixtures/vector-redis8/replies.json, scenario "quantization").
+  it.each<[Quant, number[], number[], string]>([
+    ['f32', [1, 2, 3, 4], [1, 2, 3, 4], '0.9999999403953552'],
+    ['f32', [-0.5, 0.25, 2, 8], [1, 2, 3, 4], '0.9197037518024445'],
+    ['f32', [4, 3, 2, 1], [1, 0, 0, 0], '0.8651483654975891'],
+    ['int8', [1, 2, 3, 4], [1, 2, 3, 4], '1'],
+    ['int8', [0.001, -2.5, 7, 0.1], [1, 2, 3, 4], '0.7012243270874023'],
+    ['int8', [0, 0, 0, 0], [1, 2, 3, 4], '0.5'],
+    ['int8', [0.001, -2.5, 7, 0.1], [-1, 1, -1, 1], '0.1848786473274231'],
+    ['bin', [-1, -2, 3, 4], [1, -1, 1, -1], '0.5'],
+  ])('%s %j against %j: %s', (quant, element, query, score) => {
+    const d = distance(quantize(query, quant), quantize(element, quant), element.length);
+    expect(formatDouble8(similarity(d))).toBe(score);
+  });
+
+  it('rescore orders by those scores; records no side port wrote keep the service score', () => {
+    const meta = { __vset_quant: 'f32' };
+    const results = [
+      { id: 'b', score: 0.99, vector: [-0.5, 0.25, 2, 8], metadata: meta },
+      { id: 'a', score: 0.5, vector: [1, 2, 3, 4], metadata: meta },
+    ];
+    expect(rescore(results, [1, 2, 3, 4], false).map((r) => [r.id, formatDouble8(r.score)])).toEqual([
+      ['a', '0.9999999403953552'],
+      ['b', '0.9197037518024445'],
+    ]);
+    const foreign = [{ id: 'x', score: 0.25, vector: [1, 2, 3, 4], metadata: { genre: 'drama' } }];
+    expect(rescore(foreign, [1, 2, 3, 4], false)[0].score).toBe(0.25);
   });
 });

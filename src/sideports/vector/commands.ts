@@ -66,13 +66,25 @@ const vectorArg = (withEle: boolean): PortArg => ({
   ],
 });
 
+/** Redis 8's own vector-set commands: a module's, so Redis prints them in capitals, flagged `module`, no ACL categories. */
+const REDIS_8 = new Set(['vadd', 'vsim', 'vrem', 'vemb', 'vgetattr', 'vsetattr', 'vismember', 'vcard', 'vdim', 'vinfo']);
+REDIS_8.add('vrandmember').add('vrange').add('vlinks');
+
 const vs = (s: Omit<VectorSpec, 'group' | 'acl' | 'firstKey' | 'since'> & { write?: boolean }): VectorSpec => ({
   group: 'vector_set',
   since: '8.0.0',
   acl: [s.write ? '@write' : '@read', '@vector'],
   firstKey: 1,
   ...s,
+  // As Redis 8 registers them: no ACL categories of their own, the module's key spec.
+  ...(REDIS_8.has(s.name) ? { displayName: s.name.toUpperCase(), flags: moduleFlags(s.flags), acl: [] } : {}),
 });
+
+/** Redis lists `module` after the command's own flags and before `fast`. */
+function moduleFlags(flags: string[]): string[] {
+  const own = flags.filter((f) => f !== 'fast');
+  return [...own, 'module', ...(flags.includes('fast') ? ['fast'] : [])];
+}
 
 const VADD = vs({
   name: 'vadd',
@@ -102,7 +114,7 @@ const VSIM = vs({
   flags: ['readonly'],
   summary: 'Returns the elements most similar to a vector, an element or a text.',
   run: vsim,
-  upstream: 'POST /query (or /query-data for DATA; /fetch first for ELE)',
+  upstream: 'POST /query (or /query-data for DATA; /fetch first for ELE; with the vectors for WITHSCORES or EPSILON)',
   args: [
     K,
     vectorArg(true),
@@ -126,9 +138,9 @@ const VSIM = vs({
 const VLINKS = vs({
   name: 'vlinks',
   arity: -3,
-  flags: ['readonly'],
+  flags: ['readonly', 'fast'],
   summary: "Returns an element's neighbours (one level: its nearest elements, as the service does not expose its graph).",
-  upstream: 'POST /fetch {ids, includeVectors} then /query (topK 33)',
+  upstream: 'POST /fetch {ids, includeVectors} then /query (topK 33; with the vectors for WITHSCORES)',
   run: vlinks,
   args: [K, ELEMENT, optional('withscores', 'WITHSCORES')],
 });
@@ -175,7 +187,7 @@ const ELEMENT_COMMANDS: VectorSpec[] = [
   vs({
     name: 'vismember',
     arity: 3,
-    flags: ['readonly', 'fast'],
+    flags: ['readonly'],
     summary: 'Tells whether an element exists.',
     run: vismember,
     upstream: 'POST /fetch {ids}',

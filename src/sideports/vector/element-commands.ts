@@ -1,12 +1,14 @@
 // Commands on one element: VREM, VEMB, VGETATTR, VSETATTR, VISMEMBER, VLINKS.
-import { ArgCursor, CommandError, upper } from '../args.js';
+import { ArgCursor, upper } from '../args.js';
 import type { Call, Reply } from '../port-command.js';
 import { attributesMetadata, attributesText, quantOf, setFields } from './attributes.js';
 import { attributesArg } from './input.js';
+import { elementName } from './element-names.js';
 import { elementOf, keyOf, type VectorContext } from './keyspace.js';
-import { flag, readOptions, type OptionTable } from './options.js';
+import { flag, readOptions, wrongArity, type OptionTable } from './options.js';
 import { dequantize, quantize } from './quantization.js';
 import { writeDouble, writeFloats, writeSparse } from './replies.js';
+import { rescore } from './similarity.js';
 
 export async function vrem(ctx: VectorContext, c: Call): Promise<Reply> {
   const { deleted } = await ctx.client.delete(keyOf(c), { ids: [elementOf(c.args[2])] });
@@ -71,25 +73,27 @@ const LEVEL0_LINKS = 32;
  * with their similarity for WITHSCORES; null for a missing key or element, as in Redis.
  */
 export async function vlinks(ctx: VectorContext, c: Call): Promise<Reply> {
-  if (c.args.length > 4 || (c.args.length === 4 && upper(c.args[3]) !== 'WITHSCORES'))
-    throw new CommandError("ERR wrong number of arguments for 'VLINKS' command");
+  if (c.args.length > 4 || (c.args.length === 4 && upper(c.args[3]) !== 'WITHSCORES')) throw wrongArity('VLINKS');
   const withScores = c.args.length === 4;
   const ns = keyOf(c);
   const id = elementOf(c.args[2]);
   const [r] = await ctx.client.fetch(ns, { ids: [id], includeVectors: true });
   if (!r || (!r.vector && !r.sparseVector)) return (w) => w.nullBulk();
-  const near = await ctx.client.query(ns, {
+  let near = await ctx.client.query(ns, {
     ...(r.vector ? { vector: r.vector } : {}),
     ...(r.sparseVector ? { sparseVector: r.sparseVector } : {}),
     topK: LEVEL0_LINKS + 1,
+    ...(withScores && r.vector ? { includeVectors: true, includeMetadata: true } : {}),
   });
+  // Scores as Redis' graph holds them: between the two stored (quantized) vectors, rounded to float32.
+  if (withScores && r.vector && !r.sparseVector) near = rescore(near, r.vector, false).map((x) => ({ ...x, score: Math.fround(x.score) }));
   const links = near.filter((x) => x.id !== id).slice(0, LEVEL0_LINKS);
   return (w) => {
     w.arrayHeader(1);
     if (withScores) w.mapHeader(links.length);
     else w.arrayHeader(links.length);
     for (const l of links) {
-      w.bulk(l.id);
+      w.bulk(elementName(l.id));
       if (withScores) writeDouble(w, l.score);
     }
   };

@@ -71,7 +71,9 @@ class Tokenizer {
       let t: Token | undefined;
       if (isDigit(c) || (minusIsNumber && c === '-' && isDigit(this.s[this.p + 1]))) t = this.number();
       else if (c === '"' || c === "'") t = this.string();
-      else if (c === '.' && isSelectorChar(this.s[this.p + 1])) t = this.selector();
+      // expr.c's strchr() also finds the string's terminator, so a '.' ending the expression is a
+      // selector with an empty name (which no attribute matches).
+      else if (c === '.' && (this.p + 1 === this.s.length || isSelectorChar(this.s[this.p + 1]))) t = this.selector();
       else if (c === '[') t = this.tuple();
       else if (isAlpha(c) || isOpChar(c)) t = this.operatorOrNull();
       if (!t) throw new SyntaxAt(this.p);
@@ -256,7 +258,7 @@ export class FilterExpression {
     for (const item of this.program) {
       if (item.k === 'val') stack.push(item.v);
       else if (item.k === 'sel') {
-        const v = jsonField(attributes, item.name);
+        const v = item.name === '' ? undefined : jsonField(attributes, item.name);
         if (v === undefined) return false;
         stack.push(v);
       } else if (item.op === '!') stack.push(num(toBool(stack.pop()!) ? 0 : 1));

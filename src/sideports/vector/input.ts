@@ -2,6 +2,7 @@
 // plus the reason.
 import type { SparseVector } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, integerArg, text, upper, utf8Arg } from '../args.js';
+import { elementId } from './element-names.js';
 
 export const INVALID_VECTOR = 'ERR invalid vector specification';
 /** Redis' VSET_MAX_VECTOR_DIM. */
@@ -36,7 +37,7 @@ export function readVectorInput(cur: ArgCursor, allowEle: boolean): VectorInput 
       input.data = text(cur.value());
     } else if (word === 'ELE' && allowEle && parts === 0) {
       cur.i++;
-      input.element = utf8Arg(cur.value(), 'the element name');
+      input.element = elementId(cur.value());
     } else break;
     parts++;
     if (input.data !== undefined || input.element !== undefined) break;

@@ -5,6 +5,7 @@ import type { IndexInfo, VectorClient } from '../../upstream/vector-client.js';
 import { CommandError, utf8Arg } from '../args.js';
 import type { Quant } from './quantization.js';
 import type { Call } from '../port-command.js';
+import { elementId } from './element-names.js';
 import { hasVectors, type IndexRouter } from './routing.js';
 
 /** What every vector-set handler works with. */
@@ -52,8 +53,8 @@ export class SetQuants {
 /** The key (namespace) of a request. */
 export const keyOf = (c: Call): string => utf8Arg(c.args[1], 'the key (namespace)');
 
-/** An element name (the record id). */
-export const elementOf = (b: Buffer): string => utf8Arg(b, 'the element name');
+/** The record id of an element name (any bytes, see element-names.ts). */
+export const elementOf = (b: Buffer): string => elementId(b);
 
 /** The /info of the key's index and the key's entry there (undefined when it does not exist). */
 export async function namespaceInfo(

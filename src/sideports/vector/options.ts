@@ -45,3 +45,6 @@ export const flag =
 
 /** An option that is accepted and has no effect here. */
 export const ignored = (): void => {};
+
+/** Redis' `RedisModule_WrongArity` text for a vector-set command (a module's: its name in capitals). */
+export const wrongArity = (name: string) => new CommandError(`ERR wrong number of arguments for '${name}' command`);

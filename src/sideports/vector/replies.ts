@@ -3,23 +3,22 @@
 import type { ReplyWriter } from '../../resp/reply-writer.js';
 import type { SparseVector, VectorRecord } from '../../upstream/vector-client.js';
 import { attributesText } from './attributes.js';
+import { grisu2 } from './grisu.js';
+import { elementName } from './element-names.js';
 
 /**
- * A double as Redis 8 prints it (fpconv's shortest digits: `0.4960629642009735`, `1.234e-7`, `1e+20`),
- * where the shared writer follows Redis 7.0's `%.17g`. Digits are JavaScript's shortest round-trip
- * ones; the layout (plain, decimal or `d.ddde±x`) is fpconv's.
+ * A double as Redis 8 prints it (d2string): a whole number as an integer, else fpconv's digits (Grisu2, grisu.ts: shortest but for some doubles, which
+ * get 17 digits) in fpconv's layout (`0.4960629642009735`, `0.000025`, `1.234e-7`, `1e+20`), where the
+ * shared writer follows Redis 7.0's `%.17g`.
  */
 export function formatDouble8(x: number): string {
   if (Number.isNaN(x)) return 'nan';
   if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
-  if (x === 0) return '0';
-  const abs = Math.abs(x);
-  // Whole digits of numbers below 1e17 come out plain (fpconv keeps their integer digits).
-  if (abs >= 1 && abs < 1e17) return String(x);
-  const [mantissa, e] = abs.toExponential().split('e');
-  const digits = mantissa.replace('.', '');
+  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
+  // Redis' d2string prints whole numbers that fit a long long (within ±2^62) as integers.
+  if (Number.isInteger(x) && Math.abs(x) <= 2 ** 62) return BigInt(x).toString();
+  const { digits, K: k } = grisu2(x); // |x| = digits × 10^k
   const n = digits.length;
-  const k = Number(e) - n + 1; // x = digits × 10^k
   const exp = Math.abs(k + n - 1);
   const sign = x < 0 ? '-' : '';
   if (k >= 0 && exp < n + 7) return sign + digits + '0'.repeat(k);
@@ -51,13 +50,13 @@ export function writeElements(w: ReplyWriter, records: (VectorRecord & { score?:
   const n = (f.scores ? 1 : 0) + (f.attribs ? 1 : 0) + (f.data ? 1 : 0);
   if (n === 0) {
     w.arrayHeader(records.length);
-    for (const r of records) w.bulk(r.id);
+    for (const r of records) w.bulk(elementName(r.id));
     return;
   }
   if (w.protocol === 3) w.mapHeader(records.length);
   else w.arrayHeader(records.length * (1 + n));
   for (const r of records) {
-    w.bulk(r.id);
+    w.bulk(elementName(r.id));
     if (w.protocol === 3 && n > 1) w.arrayHeader(n);
     if (f.scores) writeDouble(w, r.score ?? 0);
     if (f.attribs) w.bulk(attributesText(r.metadata));
@@ -70,7 +69,7 @@ export function writeFlatElements(w: ReplyWriter, records: VectorRecord[], f: Fi
   const n = 1 + (f.attribs ? 1 : 0) + (f.data ? 1 : 0);
   w.arrayHeader(records.length * n);
   for (const r of records) {
-    w.bulk(r.id);
+    w.bulk(elementName(r.id));
     if (f.attribs) w.bulk(attributesText(r.metadata));
     if (f.data) w.bulk(r.data ?? null);
   }
@@ -79,7 +78,7 @@ export function writeFlatElements(w: ReplyWriter, records: VectorRecord[], f: Fi
 /** A record as a map (RESP2 flat) of its present fields; null when absent. */
 export function writeRecord(w: ReplyWriter, r: VectorRecord | null): void {
   if (!r) return void w.nullBulk();
-  const fields: [string, (w: ReplyWriter) => void][] = [['id', (x) => x.bulk(r.id)]];
+  const fields: [string, (w: ReplyWriter) => void][] = [['id', (x) => x.bulk(elementName(r.id))]];
   if (r.vector) fields.push(['vector', (x) => writeFloats(x, r.vector!)]);
   if (r.sparseVector) fields.push(['sparse', (x) => writeSparse(x, r.sparseVector!)]);
   const attrs = attributesText(r.metadata);

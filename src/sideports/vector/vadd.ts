@@ -6,7 +6,7 @@ import type { Call, Reply } from '../port-command.js';
 import { attributesMetadata, DEFAULT_M, linksOf, M_KEY, QUANT_KEY, quantOf, withQuant } from './attributes.js';
 import { attributesArg, INVALID_VECTOR, readVectorInput, type VectorInput } from './input.js';
 import { elementOf, exists, keyOf, toVectorError, type SetShape, type VectorContext } from './keyspace.js';
-import { ignored, readOptions, redisInteger, type OptionTable } from './options.js';
+import { ignored, readOptions, redisInteger, wrongArity, type OptionTable } from './options.js';
 import { project, PROJ_KEY, projectionOf } from './projection.js';
 import type { Quant } from './quantization.js';
 import { dimensionOf } from './routing.js';
@@ -59,7 +59,7 @@ function parseVadd(c: Call): PendingAdd {
   const input = readVectorInput(cur, false);
   if (reduce && (!input.dense || input.sparse || input.data !== undefined || reduce > input.dense.length))
     throw new CommandError(INVALID_VECTOR);
-  if (cur.done) throw new CommandError("ERR wrong number of arguments for 'VADD' command");
+  if (cur.done) throw wrongArity('VADD');
   const id = elementOf(cur.value());
   const o = readOptions(cur, VADD_OPTIONS, 'vadd', { quant: 'int8', m: DEFAULT_M }, 'ERR invalid option after element');
   return { ns, id, input, attributes: o.attributes, quant: o.quant, m: o.m, reduce };

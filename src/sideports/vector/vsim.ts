@@ -10,6 +10,7 @@ import { flag, ignored, readOptions, redisInteger, type OptionTable } from './op
 import { project, projectionOf } from './projection.js';
 import { attributesText } from './attributes.js';
 import { writeElements, type Fields } from './replies.js';
+import { rescore } from './similarity.js';
 
 /** The service's topK limit: the most candidates one query brings for FILTER to choose from. */
 const MAX_CANDIDATES = 1000;
@@ -86,6 +87,9 @@ export async function vsim(ctx: VectorContext, c: Call): Promise<Reply> {
   try {
     results = await search(ctx, ns, input, o);
   } catch (err) {
+    // A missing key (or one VREM emptied) answers an empty array whatever the query's dimension, as in
+    // Redis; the service refused it because the key's index (the default one) has another dimension.
+    if (!exists((await namespaceInfo(ctx, ns)).entry)) return (w) => w.arrayHeader(0);
     const projected = await projectedQuery(ctx, ns, input, err);
     if (!projected) throw toVectorError(err);
     results = await search(ctx, ns, projected, o).catch((e: unknown) => {
@@ -120,9 +124,12 @@ async function projectedQuery(ctx: VectorContext, ns: string, input: VectorInput
  */
 async function search(ctx: VectorContext, ns: string, input: VectorInput, o: VsimOptions): Promise<ScoredRecord[]> {
   const topK = Math.min(MAX_CANDIDATES, o.filter ? Math.max(o.count, o.filterEf ?? o.count * 100) : o.count);
+  // Scores shown or compared (EPSILON) are recomputed as Redis computes them, from the vectors.
+  const exact = o.f.scores || o.epsilon !== undefined;
   const common = {
     topK,
-    includeMetadata: o.f.attribs || o.filter !== undefined,
+    includeMetadata: o.f.attribs || o.filter !== undefined || exact,
+    ...(exact ? { includeVectors: true } : {}),
     includeData: o.f.data,
     filter: o.where,
     fusionAlgorithm: o.fusion,
@@ -140,9 +147,10 @@ async function search(ctx: VectorContext, ns: string, input: VectorInput, o: Vsi
     dense = r.vector;
     sparse = r.sparseVector;
   }
-  return ctx.client.query(ns, {
+  const results = await ctx.client.query(ns, {
     ...(dense ? { vector: dense } : {}),
     ...(sparse ? { sparseVector: sparse } : {}),
     ...common,
   });
+  return exact && dense && !sparse ? rescore(results, dense, input.element !== undefined) : results;
 }

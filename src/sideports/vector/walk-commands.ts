@@ -2,27 +2,37 @@
 import type { VectorRecord } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, integerArg, positiveIntegerArg, SYNTAX_ERROR, text } from '../args.js';
 import type { Call, Reply } from '../port-command.js';
+import { elementName, nameBytes } from './element-names.js';
 import { allIds, keyOf, type VectorContext } from './keyspace.js';
-import { flag, readOptions, type OptionTable } from './options.js';
+import { flag, readOptions, wrongArity, type OptionTable } from './options.js';
 import { writeFlatElements, writeNames, writeRecord, type Fields } from './replies.js';
 
 /** VRANGE sorts the whole namespace; past this many elements it refuses (VSCAN walks any size). */
 export const VRANGE_LIMIT = 100_000;
 
+/** A count as RedisModule_StringToLongLong reads it, or the command's own error. */
+function countArg(b: Buffer, error: string): number {
+  try {
+    return integerArg(b);
+  } catch {
+    throw new CommandError(error);
+  }
+}
+
 export async function vrandmember(ctx: VectorContext, c: Call): Promise<Reply> {
   const ns = keyOf(c);
-  if (c.args.length > 3) throw new CommandError(SYNTAX_ERROR);
+  if (c.args.length > 3) throw wrongArity('VRANDMEMBER');
   if (c.args.length === 2) {
     const r = await ctx.client.random(ns);
-    return (w) => w.bulk(r?.id ?? null);
+    return (w) => w.bulk(r ? elementName(r.id) : null);
   }
-  const count = integerArg(c.args[2]);
+  const count = countArg(c.args[2], 'ERR COUNT value is not an integer');
   if (count === 0) return (w) => w.arrayHeader(0);
   const n = Math.min(Math.abs(count), 1000);
   if (count < 0) {
     // Repeats allowed, as in Redis: one random draw per element.
     const draws = await Promise.all(Array.from({ length: n }, () => ctx.client.random(ns)));
-    const ids = draws.filter((r): r is VectorRecord => r !== null).map((r) => r.id);
+    const ids = draws.filter((r): r is VectorRecord => r !== null).map((r) => elementName(r.id));
     return (w) => writeNames(w, ids);
   }
   // Distinct elements: the whole namespace when it is no larger than count, else a random sample of a scan.
@@ -31,19 +41,19 @@ export async function vrandmember(ctx: VectorContext, c: Call): Promise<Reply> {
     const j = Math.floor(Math.random() * (i + 1));
     [ids[i], ids[j]] = [ids[j], ids[i]];
   }
-  const pick = ids.slice(0, n);
+  const pick = ids.slice(0, n).map(elementName);
   return (w) => writeNames(w, pick);
 }
 
 type LexBound = { kind: 'min' } | { kind: 'max' } | { kind: 'incl' | 'excl'; value: Buffer };
 
-/** `-`, `+`, `[elem` (inclusive) or `(elem` (exclusive), as ZRANGEBYLEX and VRANGE take them. */
-function lexBound(b: Buffer): LexBound {
+/** `-`, `+`, `[elem` (inclusive) or `(elem` (exclusive, a bracket alone is not one), as VRANGE takes them. */
+function lexBound(b: Buffer, which: 'start' | 'end'): LexBound {
   if (b.length === 1 && b[0] === 0x2d) return { kind: 'min' };
   if (b.length === 1 && b[0] === 0x2b) return { kind: 'max' };
-  if (b[0] === 0x5b) return { kind: 'incl', value: b.subarray(1) };
-  if (b[0] === 0x28) return { kind: 'excl', value: b.subarray(1) };
-  throw new CommandError('ERR min or max not valid string range item: use -, +, [element or (element');
+  if (b.length > 1 && b[0] === 0x5b) return { kind: 'incl', value: b.subarray(1) };
+  if (b.length > 1 && b[0] === 0x28) return { kind: 'excl', value: b.subarray(1) };
+  throw new CommandError(`ERR invalid ${which} range format`);
 }
 
 function aboveLow(b: Buffer, lo: LexBound): boolean {
@@ -61,17 +71,18 @@ function belowHigh(b: Buffer, hi: LexBound): boolean {
 }
 
 export async function vrange(ctx: VectorContext, c: Call): Promise<Reply> {
-  const lo = lexBound(c.args[2]);
-  const hi = lexBound(c.args[3]);
-  let count = -1;
-  if (c.args.length === 5) count = integerArg(c.args[4]);
-  else if (c.args.length > 5) throw new CommandError(SYNTAX_ERROR);
+  // Redis' order of checks: arity, COUNT, the bounds, then - and + in their places.
+  if (c.args.length > 5) throw wrongArity('VRANGE');
+  const count = c.args.length === 5 ? countArg(c.args[4], 'ERR invalid COUNT value') : -1;
+  const lo = lexBound(c.args[2], 'start');
+  const hi = lexBound(c.args[3], 'end');
+  if (lo.kind === 'max' || hi.kind === 'min') throw new CommandError("ERR '-' can only be used as first argument, '+' only as second");
   const { ids, complete } = await allIds(ctx, keyOf(c), VRANGE_LIMIT);
   if (!complete)
     throw new CommandError(
       `ERR VRANGE sorts the whole namespace and it holds more than ${VRANGE_LIMIT} elements; walk it with VSCAN instead`,
     );
-  const bytes = ids.map((id) => Buffer.from(id));
+  const bytes = ids.map(nameBytes);
   bytes.sort(Buffer.compare);
   const picked = bytes.filter((b) => aboveLow(b, lo) && belowHigh(b, hi));
   const out = count < 0 ? picked : picked.slice(0, count);
