@@ -10,6 +10,7 @@ import type { Principal, Principals } from './principals.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, rewritesJsonName, translateJsonError } from './json/rewrite.js';
 import { compatMayChange, compatPlan, parseServerVersion, type ServerVersion } from './compat.js';
+import { configPlan } from './config.js';
 import {
   filtersRepliesOf,
   replyFilterFor,
@@ -243,6 +244,10 @@ export class Executor {
         json: String(command[0]).toLowerCase(),
       };
     }
+    // CONFIG SET notify-keyspace-events (the one parameter the service lets users change) and CONFIG GET.
+    const config = configPlan(command);
+    if (config && 'error' in config) return { kind: 'reply', reply: errorReply(config.error) };
+    if (config) return { kind: 'redis', command: config.command, write: false, exclusive: false };
     const spec = resolveCommand(command);
     const refusal = platformRefusal(command, spec ?? null);
     if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
