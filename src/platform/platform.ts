@@ -8,6 +8,7 @@ import { parseRedisUrl, type RedisEndpoint } from './redis/connection.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded-server.js';
 import { openDataDir, usesDataDir, type OpenDataDir, type StoreRole } from './data-dir.js';
 import { InternalStore } from './internal-store.js';
+import { FieldExpiry } from './kv/field-expiry.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
 import { JsonLibrary } from './kv/json/library.js';
@@ -69,8 +70,14 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     // JSON.* runs as a Redis function library in the data store (docs/json.md).
     const jsonLibrary = new JsonLibrary(dataStore);
     await jsonLibrary.load();
-    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary);
+    // Hash-field expiration where the data store lacks it (Redis < 7.4): times kept in the internal store.
+    const fieldExpiry = new FieldExpiry(internal, (commands) => principals.admin((conn) => conn.send(commands)));
+    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary, fieldExpiry);
     await executor.init();
+    if (!executor.hasNativeFieldExpiry) {
+      await fieldExpiry.init();
+      cleanups.push(async () => fieldExpiry.close());
+    }
     const kv = new KvHandler(principals, executor, internal, config, log);
 
     let baseUrl = '';

@@ -15,6 +15,12 @@ export function parseServerVersion(info: string): ServerVersion {
   return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [7, 0, 15];
 }
 
+/** Whether the data store runs this (lowercase) command itself; false for commands compat.ts does not know. */
+export function runsNatively(name: string, server: ServerVersion): boolean {
+  const since = NATIVE_SINCE[name];
+  return since !== undefined && atLeast(server, since);
+}
+
 function atLeast(v: ServerVersion, min: ServerVersion): boolean {
   for (let i = 0; i < 3; i++) if (v[i] !== min[i]) return v[i] > min[i];
   return true;

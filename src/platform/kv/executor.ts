@@ -9,7 +9,9 @@ import { ConnectionLostError, errorText, type RedisConnection } from '../redis/c
 import type { Principal, Principals } from './principals.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, rewritesJsonName, translateJsonError } from './json/rewrite.js';
-import { compatMayChange, compatPlan, parseServerVersion, type ServerVersion } from './compat.js';
+import { compatMayChange, compatPlan, parseServerVersion, runsNatively, type ServerVersion } from './compat.js';
+import { FIELD_EXPIRY_ARITY, READS_EXPIRY, type FieldExpiry } from './field-expiry.js';
+import { clientSetinfoError } from './field-expiry-args.js';
 import { configPlan } from './config.js';
 import {
   filtersRepliesOf,
@@ -48,7 +50,9 @@ type Planned =
       filter?: ReplyFilter;
     }
   | { kind: 'reply'; reply: Buffer }
-  | { kind: 'resttoken'; user: Arg; password: Arg };
+  | { kind: 'resttoken'; user: Arg; password: Arg }
+  /** A hash-field expiration command emulated by field-expiry.ts (a data store older than Redis 7.4/8). */
+  | { kind: 'field-expiry'; command: Arg[]; name: string; write: boolean };
 
 /** Replies, and whether any command that ran may have changed data (for the sync token). */
 export interface RunResult {
@@ -62,6 +66,8 @@ export class Executor {
     /** ACL users the platform relies on; database users may not change them. */
     private readonly reservedUsers: readonly string[],
     private readonly jsonLibrary?: JsonLibrary,
+    /** Hash-field expiration for a data store without it (undefined: such commands answer an error). */
+    private readonly fieldExpiry?: FieldExpiry,
   ) {}
 
   /** The data store's version: commands it has natively are not emulated (compat.ts). */
@@ -80,6 +86,11 @@ export class Executor {
     this.nativeJson = /^\*1\r\n\*[1-9]/.test(jsonSet.toString('latin1')); // an entry, not a nil
   }
 
+  /** Whether the data store has hash-field expiration itself (Redis 7.4+); else field-expiry.ts emulates it. */
+  get hasNativeFieldExpiry(): boolean {
+    return runsNatively('hexpire', this.serverVersion);
+  }
+
   /** Whether the data store has its own JSON.* (RedisJSON). */
   private nativeJson = false;
 
@@ -96,9 +107,10 @@ export class Executor {
 
   /** One command or a non-atomic pipeline. */
   async run(principal: Principal, commands: Arg[][]): Promise<RunResult> {
+    await this.expireDueFields();
     const plan = commands.map((c) => this.plan(c, false));
     const exclusive = plan.some((p) => p.kind === 'redis' && p.exclusive);
-    const wrote = plan.some((p) => p.kind === 'redis' && p.write);
+    const wrote = plan.some((p) => (p.kind === 'redis' || p.kind === 'field-expiry') && p.write);
     const conn = exclusive ? await this.acquire(principal) : await this.shared(principal);
     let clean = true;
     try {
@@ -112,7 +124,10 @@ export class Executor {
         if (batch.length === 0) return;
         const sent = batch;
         batch = [];
+        const from = replies.length;
         for (const r of await this.send(conn, sent)) replies.push(r);
+        // Before the next emulated command: it must see what these did to fields with a TTL.
+        await this.afterWrites(commands, plan, replies, from);
       };
       for (const item of plan) {
         if (item.kind === 'redis') {
@@ -121,7 +136,8 @@ export class Executor {
           continue;
         }
         await flush();
-        replies.push(item.kind === 'reply' ? item.reply : await this.restToken(item.user, item.password));
+        if (item.kind === 'field-expiry') replies.push(await this.runFieldExpiry(conn, item.command, item.name));
+        else replies.push(item.kind === 'reply' ? item.reply : await this.restToken(item.user, item.password));
       }
       await flush();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
@@ -152,6 +168,8 @@ export class Executor {
       kind = plainKindOf(lookupCommand(name)) ?? null;
       if (this.plainKinds.size < 4096) this.plainKinds.set(name, kind);
     }
+    // While hash fields have expiry times, writes take the general path, whose hooks keep those times right.
+    if (kind === 'write' && this.fieldExpiry?.active) return undefined;
     return kind ?? undefined;
   };
 
@@ -159,6 +177,7 @@ export class Executor {
 
   /** A pipeline of plain commands (plainKind), already RESP: the replies' bytes back to back. */
   async runPlain(principal: Principal, resp: Buffer, count: number): Promise<Buffer> {
+    await this.expireDueFields();
     const conn = await this.shared(principal);
     try {
       return await conn.sendEncodedJoined(resp, count);
@@ -169,6 +188,7 @@ export class Executor {
 
   /** MULTI … EXEC on a connection of its own; discarded whole when any command is refused or fails to queue. */
   async transaction(principal: Principal, commands: Arg[][]): Promise<TransactionResult> {
+    await this.expireDueFields();
     let wrote = false;
     for (const command of commands) {
       const planned = this.plan(command, true);
@@ -201,7 +221,9 @@ export class Executor {
       if (execError) return { error: execError };
       this.revokeChangedUsers(commands);
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
-      return { replies: (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
+      const items = (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r));
+      await this.afterWrites(commands, planned, items);
+      return { replies: items, wrote };
     } finally {
       principal.pool.release(conn, clean);
     }
@@ -231,6 +253,8 @@ export class Executor {
         ...(json.library ? {} : { fallback: command }),
       };
     }
+    const emulated = this.fieldExpiryPlan(command, inTransaction);
+    if (emulated) return emulated;
     const compat = compatPlan(command, this.serverVersion);
     if (compat && 'error' in compat) return { kind: 'reply', reply: errorReply(compat.error) };
     if (compat) {
@@ -273,6 +297,52 @@ export class Executor {
       write: spec !== undefined && !spec.flags.has('readonly'),
       exclusive: spec !== undefined && EXCLUSIVE.has(spec.name),
     };
+  }
+
+  /**
+   * Hash-field expiration commands the data store lacks (field-expiry.ts), and CLIENT SETINFO (checked as
+   * Redis checks it, then OK: a REST request has no connection to name). Undefined for other commands.
+   */
+  private fieldExpiryPlan(command: Arg[], inTransaction: boolean): Planned | undefined {
+    if (command.length === 0 || command[0].length > 12) return undefined;
+    const name = String(command[0]).toLowerCase();
+    if (name === 'client' && !inTransaction && command.length >= 2 && String(command[1]).toLowerCase() === 'setinfo') {
+      const error = clientSetinfoError(command);
+      return { kind: 'reply', reply: error ? errorReply(error) : Buffer.from('+OK\r\n') };
+    }
+    const arity = FIELD_EXPIRY_ARITY[name];
+    if (arity === undefined || !this.fieldExpiry || runsNatively(name, this.serverVersion)) return undefined;
+    if (command.length < -arity) return { kind: 'reply', reply: errorReply(`ERR wrong number of arguments for '${name}' command`) };
+    // A transaction cannot wait for the emulation's steps: HGETEX/HSETEX without a TTL still run there (compat.ts).
+    if (inTransaction) return undefined;
+    return { kind: 'field-expiry', command, name, write: !READS_EXPIRY.has(name) };
+  }
+
+  private async runFieldExpiry(conn: RedisConnection, command: Arg[], name: string): Promise<Buffer> {
+    const reply = await this.fieldExpiry!.run(conn, (c, cmds) => this.send(c, cmds), command, name, READS_EXPIRY.has(name));
+    // The emulation runs scripts as the user: a refusal names the user's command, not EVAL.
+    const text = errorText(reply);
+    if (text?.startsWith('NOPERM') && /'eval(_ro)?'/.test(text)) return errorReply(text.replace(/'eval(_ro)?'/, `'${name}'`));
+    return reply;
+  }
+
+  /** Deletes hash fields whose expiry time came, before a request runs (field-expiry.ts). */
+  private async expireDueFields(): Promise<void> {
+    if (!this.fieldExpiry?.active) return;
+    try {
+      await this.fieldExpiry.expireDue();
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+
+  /** Lets the field-expiry bookkeeping see what writes did (HSET clears a field's TTL, RENAME carries it …). */
+  private async afterWrites(commands: Arg[][], plan: Planned[], replies: Buffer[], from = 0): Promise<void> {
+    if (!this.fieldExpiry?.active) return;
+    for (let i = from; i < plan.length && i < replies.length; i++) {
+      const item = plan[i];
+      if (item.kind === 'redis' && item.write) await this.fieldExpiry.afterWrite(commands[i], replies[i]);
+    }
   }
 
   /**
