@@ -12,6 +12,7 @@ import { rewriteJsonCommand, rewritesJsonName, translateJsonError } from './json
 import { compatMayChange, compatPlan, parseServerVersion, runsNatively, type ServerVersion } from './compat.js';
 import { FIELD_EXPIRY_ARITY, READS_EXPIRY, type FieldExpiry } from './field-expiry.js';
 import { clientSetinfoError } from './field-expiry-args.js';
+import { isWriteFlagRefusal, libraryOf, READONLY_COPY_PREFIX, readonlyCopy } from './fcall-ro.js';
 import { configPlan } from './config.js';
 import {
   filtersRepliesOf,
@@ -141,6 +142,7 @@ export class Executor {
       }
       await flush();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
+      await this.fcallRoAnyFunction(conn, commands, replies);
       this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       await this.applyReplyFilters(conn, plan, replies);
@@ -324,6 +326,39 @@ export class Executor {
     const text = errorText(reply);
     if (text?.startsWith('NOPERM') && /'eval(_ro)?'/.test(text)) return errorReply(text.replace(/'eval(_ro)?'/, `'${name}'`));
     return reply;
+  }
+
+  /**
+   * FCALL_RO of a function without `no-writes`: the real service runs it read-only, Redis refuses it. Such
+   * calls are run again on a temporary copy of the library flagged `no-writes` (fcall-ro.ts), after the
+   * rest of the request (like the JSON library's reload).
+   */
+  private async fcallRoAnyFunction(conn: RedisConnection, commands: Arg[][], replies: Buffer[]): Promise<void> {
+    for (let i = 0; i < commands.length && i < replies.length; i++) {
+      if (!isWriteFlagRefusal(commands[i], replies[i])) continue;
+      // One copy at a time: two copies of a library cannot be loaded together (function names are global).
+      const turn = this.readonlyCopies.then(() => this.fcallRoOnCopy(conn, commands[i], replies, i));
+      this.readonlyCopies = turn.catch(() => undefined);
+      await turn;
+    }
+  }
+
+  private readonlyCopies: Promise<void> = Promise.resolve();
+
+  /** Runs one FCALL_RO again on a `no-writes` copy of its function's library, deleted afterwards. */
+  private async fcallRoOnCopy(conn: RedisConnection, command: Arg[], replies: Buffer[], i: number): Promise<void> {
+    const fn = String(command[1]);
+    const [list] = await this.principals.admin((c) => c.send([['FUNCTION', 'LIST', 'WITHCODE']]));
+    const lib = libraryOf(list, fn);
+    if (!lib) return;
+    const copy = READONLY_COPY_PREFIX + lib.name;
+    const [loaded] = await this.principals.admin((c) => c.send([['FUNCTION', 'LOAD', 'REPLACE', readonlyCopy(lib.name, lib.code)]]));
+    if (errorText(loaded)) return; // a library the copy cannot be made of: Redis' refusal stands
+    try {
+      [replies[i]] = await this.send(conn, [['FCALL_RO', READONLY_COPY_PREFIX + fn, ...command.slice(2)]]);
+    } finally {
+      await this.principals.admin((c) => c.send([['FUNCTION', 'DELETE', copy]]));
+    }
   }
 
   /** Deletes hash fields whose expiry time came, before a request runs (field-expiry.ts). */
