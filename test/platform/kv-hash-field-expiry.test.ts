@@ -3,7 +3,9 @@
 // hash-field-expiry-cases.ts and compares each raw reply with Redis 8.8.0's, recorded in
 // fixtures/hash-field-expiry.redis8.json; the rest checks what a fixture cannot: fields vanishing on time
 // (lazily and actively), the Read Only token, pipelines, the proxy, and a restart.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
@@ -139,5 +141,29 @@ describe('hash-field expiration: tokens, pipelines, transactions', () => {
     const tx = await kv(p, '/multi-exec', { body: JSON.stringify([['HEXPIRE', 'pl:h', '10', 'FIELDS', '1', 'a']]) });
     expect(tx.status).toBe(400);
     expect(tx.json.error).toMatch(/^ERR 'hexpire' needs hash-field expiration/);
+  });
+});
+
+describe('hash-field expiration: a restart on a data directory', () => {
+  it('keeps the expiry times, and a time that came while stopped deletes the field at the start', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-hfe-'));
+    try {
+      let q = await startTestPlatform({ dataDir: dir });
+      const run = (args: string[]) => command(q, args).then((r) => r.json);
+      await run(['HSET', 'rs:h', 'keep', '1', 'soon', '2', 'plain', '3']);
+      expect(await run(['HEXPIREAT', 'rs:h', '4102444800', 'FIELDS', '1', 'keep'])).toEqual({ result: [1] });
+      expect(await run(['HPEXPIRE', 'rs:h', '400', 'FIELDS', '1', 'soon'])).toEqual({ result: [1] });
+      await q.stop();
+      await new Promise((r) => setTimeout(r, 500));
+      q = await startTestPlatform({ dataDir: dir, token: q.token, readonlyToken: q.readonlyToken });
+      try {
+        expect(await run(['HEXPIRETIME', 'rs:h', 'FIELDS', '3', 'keep', 'soon', 'plain'])).toEqual({ result: [4102444800, -2, -1] });
+        expect(await run(['HGETALL', 'rs:h'])).toEqual({ result: ['keep', '1', 'plain', '3'] });
+      } finally {
+        await q.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
