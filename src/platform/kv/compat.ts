@@ -17,8 +17,7 @@ export function parseServerVersion(info: string): ServerVersion {
 
 /** Whether the data store runs this (lowercase) command itself; false for commands compat.ts does not know. */
 export function runsNatively(name: string, server: ServerVersion): boolean {
-  const since = NATIVE_SINCE[name];
-  return since !== undefined && atLeast(server, since);
+  return Object.hasOwn(NATIVE_SINCE, name) && atLeast(server, NATIVE_SINCE[name]);
 }
 
 function atLeast(v: ServerVersion, min: ServerVersion): boolean {

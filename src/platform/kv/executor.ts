@@ -312,7 +312,7 @@ export class Executor {
       const error = clientSetinfoError(command);
       return { kind: 'reply', reply: error ? errorReply(error) : Buffer.from('+OK\r\n') };
     }
-    const arity = FIELD_EXPIRY_ARITY[name];
+    const arity = Object.hasOwn(FIELD_EXPIRY_ARITY, name) ? FIELD_EXPIRY_ARITY[name] : undefined; // not 'constructor'
     if (arity === undefined || !this.fieldExpiry || runsNatively(name, this.serverVersion)) return undefined;
     if (command.length < -arity) return { kind: 'reply', reply: errorReply(`ERR wrong number of arguments for '${name}' command`) };
     // A transaction cannot wait for the emulation's steps: HGETEX/HSETEX without a TTL still run there (compat.ts).
