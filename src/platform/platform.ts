@@ -9,6 +9,8 @@ import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded-server.
 import { openDataDir, usesDataDir, type OpenDataDir, type StoreRole } from './data-dir.js';
 import { InternalStore } from './internal-store.js';
 import { FieldExpiry } from './kv/field-expiry.js';
+import { KeyspaceSetting } from './kv/config.js';
+import type { Arg } from '../resp/request-writer.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
 import { JsonLibrary } from './kv/json/library.js';
@@ -71,8 +73,12 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const jsonLibrary = new JsonLibrary(dataStore);
     await jsonLibrary.load();
     // Hash-field expiration where the data store lacks it (Redis < 7.4): times kept in the internal store.
-    const fieldExpiry = new FieldExpiry(internal, (commands) => principals.admin((conn) => conn.send(commands)));
-    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary, fieldExpiry);
+    const admin = (commands: Arg[][]) => principals.admin((conn) => conn.send(commands));
+    const fieldExpiry = new FieldExpiry(internal, admin);
+    // notify-keyspace-events set through the platform is set again at each start (the server keeps no config).
+    const keyspace = new KeyspaceSetting(internal, admin);
+    await keyspace.restore();
+    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary, fieldExpiry, keyspace);
     await executor.init();
     if (!executor.hasNativeFieldExpiry) {
       await fieldExpiry.init();

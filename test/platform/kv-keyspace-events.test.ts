@@ -2,10 +2,13 @@
 // `CONFIG SET notify-keyspace-events <flags>` over REST, then `__keyspace@0__:<key>` and
 // `__keyevent@0__:<event>` messages on the /subscribe and /psubscribe streams, and through the proxy to a
 // RESP client's PSUBSCRIBE. The oracle is a direct redis-server running the same commands.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { globMatches } from '../../src/platform/kv/config.js';
-import { command, kv } from '../helpers/platform.js';
+import { command, kv, startTestPlatform } from '../helpers/platform.js';
 import { openEventStream } from '../helpers/sse.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -184,5 +187,26 @@ describe('globMatches (CONFIG GET patterns, as Redis matches them)', () => {
     for (const yes of ['*', 'notify-*', 'NOTIFY-*', '*events', 'notify?keyspace?events', '[mn]otify-*', '[^a]otify-*', 'notify\\-*'])
       expect(globMatches(yes, name), yes).toBe(true);
     for (const no of ['notify', 'maxmemory', '[^n]otify-*', 'notify-keyspace-event', '?']) expect(globMatches(no, name), no).toBe(false);
+  });
+});
+
+describe('the setting across a restart', () => {
+  it('is set again when the platform starts on the same data directory', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-notify-'));
+    try {
+      let q = await startTestPlatform({ dataDir: dir });
+      expect((await command(q, ['CONFIG', 'SET', 'notify-keyspace-events', 'Egx'])).json).toEqual({ result: 'OK' });
+      await q.stop();
+      q = await startTestPlatform({ dataDir: dir, token: q.token, readonlyToken: q.readonlyToken });
+      try {
+        expect((await command(q, ['CONFIG', 'GET', 'notify-keyspace-events'])).json).toEqual({
+          result: ['notify-keyspace-events', 'gxE'],
+        });
+      } finally {
+        await q.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

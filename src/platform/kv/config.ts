@@ -3,6 +3,8 @@
 // it is the only parameter CONFIG GET shows. The data store then publishes Redis' own keyspace and keyevent
 // notifications, which reach the /subscribe and /psubscribe event streams like any other message.
 import type { Arg } from '../../resp/request-writer.js';
+import { arrayElements } from '../../resp/reply-scanner.js';
+import type { InternalStore } from '../internal-store.js';
 
 export type ConfigPlan = { command: Arg[] } | { error: string };
 
@@ -63,4 +65,43 @@ export function configPlan(command: Arg[]): ConfigPlan | undefined {
     return { command: ['CONFIG', 'GET', shown ? NOTIFY_PARAMETER : NO_PARAMETER] };
   }
   return undefined;
+}
+
+const SETTING_KEY = 'respgate:notify-keyspace-events';
+
+/**
+ * Keeps the notify-keyspace-events a user set through the platform in the internal store, and sets it
+ * again when the platform starts (the embedded server has no configuration file to keep it in).
+ */
+export class KeyspaceSetting {
+  constructor(
+    private readonly internal: InternalStore,
+    private readonly admin: (commands: Arg[][]) => Promise<Buffer[]>,
+  ) {}
+
+  /** At start: the kept value, if one was ever set through the platform. */
+  async restore(): Promise<void> {
+    const conn = await this.internal.pool.shared();
+    const [kept] = await conn.send([['GET', SETTING_KEY]]);
+    if (kept[0] !== 0x24 || kept[1] === 0x2d) return;
+    await this.admin([['CONFIG', 'SET', NOTIFY_PARAMETER, bulkText(kept)]]);
+  }
+
+  /** After commands ran: when one of them set the parameter, the server's value is kept. */
+  async rememberIfSet(commands: Arg[][], replies: Buffer[]): Promise<void> {
+    const set = commands.some(
+      (c, i) => c.length >= 4 && text(c[0]).toLowerCase() === 'config' && text(c[1]).toLowerCase() === 'set' && replies[i]?.[0] === 0x2b,
+    );
+    if (!set) return;
+    const [reply] = await this.admin([['CONFIG', 'GET', NOTIFY_PARAMETER]]);
+    const pair = arrayElements(reply);
+    if (!pair || pair.length !== 2) return;
+    const conn = await this.internal.pool.shared();
+    await conn.send([['SET', SETTING_KEY, bulkText(pair[1])]]);
+  }
+}
+
+function bulkText(reply: Buffer): string {
+  const headerEnd = reply.indexOf(13);
+  return reply.toString('latin1', headerEnd + 2, reply.length - 2);
 }

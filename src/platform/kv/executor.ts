@@ -13,7 +13,7 @@ import { compatMayChange, compatPlan, parseServerVersion, runsNatively, type Ser
 import { FIELD_EXPIRY_ARITY, READS_EXPIRY, type FieldExpiry } from './field-expiry.js';
 import { clientSetinfoError } from './field-expiry-args.js';
 import { isWriteFlagRefusal, libraryOf, READONLY_COPY_PREFIX, readonlyCopy } from './fcall-ro.js';
-import { configPlan } from './config.js';
+import { configPlan, type KeyspaceSetting } from './config.js';
 import {
   filtersRepliesOf,
   replyFilterFor,
@@ -69,6 +69,8 @@ export class Executor {
     private readonly jsonLibrary?: JsonLibrary,
     /** Hash-field expiration for a data store without it (undefined: such commands answer an error). */
     private readonly fieldExpiry?: FieldExpiry,
+    /** Where a notify-keyspace-events set through the platform is kept for the next start. */
+    private readonly keyspace?: KeyspaceSetting,
   ) {}
 
   /** The data store's version: commands it has natively are not emulated (compat.ts). */
@@ -143,6 +145,7 @@ export class Executor {
       await flush();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
       await this.fcallRoAnyFunction(conn, commands, replies);
+      await this.keyspace?.rememberIfSet(commands, replies);
       this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       await this.applyReplyFilters(conn, plan, replies);
@@ -225,6 +228,7 @@ export class Executor {
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       const items = (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r));
       await this.afterWrites(commands, planned, items);
+      await this.keyspace?.rememberIfSet(commands, items);
       return { replies: items, wrote };
     } finally {
       principal.pool.release(conn, clean);
