@@ -24,8 +24,8 @@ import { lookupFullName } from '../src/commands/table.js';
 /** What the local platform does with each command newer than Redis 7.0.15 (src/platform/kv/compat.ts). */
 const NEWER_ON_PLATFORM: Record<string, string> = {
   hgetdel: 'emulated (one Lua script: HMGET + HDEL)',
-  hgetex: 'without EX/PX/EXAT/PXAT: HMGET; with them: error, needs hash-field expiration',
-  hsetex: 'without EX/PX/EXAT/PXAT: emulated (one Lua script, FNX/FXX); with them: error, needs hash-field expiration',
+  hgetex: 'emulated with field TTLs (field-expiry.ts; inside /multi-exec only without EX/PX/EXAT/PXAT)',
+  hsetex: 'emulated with field TTLs (field-expiry.ts; inside /multi-exec only without EX/PX/EXAT/PXAT)',
   xackdel: 'emulated (one Lua script, KEEPREF/DELREF/ACKED)',
   xdelex: 'emulated (one Lua script, KEEPREF/DELREF/ACKED)',
 };
@@ -111,7 +111,14 @@ function proxyNotes(spec: CommandSpec): string {
   return notes.join('; ');
 }
 
+/** Commands the platform answers itself although their rule refuses them (src/platform/kv/executor.ts). */
+const PLATFORM_ANSWERS: Record<string, string> = {
+  'client|setinfo': 'yes: checked as Redis checks it, then OK (a REST request has no connection to name)',
+  'config|set': 'only notify-keyspace-events (as the service); other parameters: no (operator)',
+};
+
 function platformCell(spec: CommandSpec): string {
+  if (PLATFORM_ANSWERS[spec.name]) return PLATFORM_ANSWERS[spec.name];
   const rule = spec.platform;
   if (!rule) return 'yes';
   if (rule.when === 'block-option') return `yes; with BLOCK: no (${rule.kind})`;
@@ -217,7 +224,7 @@ export function renderCompatDoc(): string {
       NEWER_ON_PLATFORM[d.name] ??
       (spec?.platform ? platformCell(spec) : undefined) ??
       (hashTtl(d)
-        ? 'error: needs hash-field expiration (Redis 7.4+), start the platform on a newer server'
+        ? 'emulated: field TTLs beside the data, lazy and active expiry (field-expiry.ts); refused inside /multi-exec'
         : d.name.startsWith('search.')
           ? "error: unknown command (Upstash Redis Search is the service's own)"
           : `error from redis-server 7.0.15 (unknown command); runs on Redis ${d.docs.since ?? 'newer'}+`);

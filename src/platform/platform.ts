@@ -8,6 +8,9 @@ import { parseRedisUrl, type RedisEndpoint } from './redis/connection.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from './redis/embedded-server.js';
 import { openDataDir, usesDataDir, type OpenDataDir, type StoreRole } from './data-dir.js';
 import { InternalStore } from './internal-store.js';
+import { FieldExpiry } from './kv/field-expiry.js';
+import { KeyspaceSetting } from './kv/config.js';
+import type { Arg } from '../resp/request-writer.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
 import { JsonLibrary } from './kv/json/library.js';
@@ -67,11 +70,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const principals = new Principals(dataStore, internal);
     cleanups.push(() => principals.close());
     await principals.init(config.token, config.readonlyToken);
-    // JSON.* runs as a Redis function library in the data store (docs/json.md).
-    const jsonLibrary = new JsonLibrary(dataStore);
-    await jsonLibrary.load();
-    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary);
-    await executor.init();
+    const executor = await startExecutor(dataStore, principals, internal, cleanups);
     const kv = new KvHandler(principals, executor, internal, config, log);
 
     let baseUrl = '';
@@ -204,6 +203,31 @@ function webConsole(config: PlatformConfig, principals: Principals, queue: Queue
 }
 
 /** Options of an embedded store that keeps its data in the data directory (none: a throw-away one). */
+/** The key-value executor with what it runs beside the data store's own commands. */
+async function startExecutor(
+  dataStore: RedisEndpoint,
+  principals: Principals,
+  internal: InternalStore,
+  cleanups: Array<() => Promise<void>>,
+): Promise<Executor> {
+  // JSON.* runs as a Redis function library in the data store (docs/json.md).
+  const jsonLibrary = new JsonLibrary(dataStore);
+  await jsonLibrary.load();
+  // Hash-field expiration where the data store lacks it (Redis < 7.4): times kept in the internal store.
+  const admin = (commands: Arg[][]) => principals.admin((conn) => conn.send(commands));
+  const fieldExpiry = new FieldExpiry(internal, admin);
+  // notify-keyspace-events set through the platform is set again at each start (the server keeps no config).
+  const keyspace = new KeyspaceSetting(internal, admin);
+  await keyspace.restore();
+  const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary, fieldExpiry, keyspace);
+  await executor.init();
+  if (!executor.hasNativeFieldExpiry) {
+    await fieldExpiry.init();
+    cleanups.push(async () => fieldExpiry.close());
+  }
+  return executor;
+}
+
 function kept(dataDir: OpenDataDir | undefined, role: StoreRole): { dataDir?: string; pidFile?: string } {
   if (!dataDir) return {};
   const { dir, pidFile } = dataDir.store(role);

@@ -30,18 +30,19 @@ describe('commands newer than Redis 7.0.15, emulated atomically', () => {
     });
   });
 
-  it('HSETEX and HGETEX without a field TTL; with one, an error that says what is needed', async () => {
+  it('HSETEX and HGETEX, with and without a field TTL (emulated: kv-hash-field-expiry.test.ts)', async () => {
     expect(await redis.hsetex('c:hx', { conditional: 'FNX' }, { a: 'v1', b: 'v2' })).toBe(1);
     expect(await redis.hsetex('c:hx', { conditional: 'FNX' }, { a: 'v9' })).toBe(0);
     expect(await redis.hsetex('c:hx', { conditional: 'FXX' }, { a: 'v5', z: 'v1' })).toBe(0);
     expect(await redis.hsetex('c:hx', { conditional: 'FXX' }, { a: 'v5' })).toBe(1);
     expect(await redis.hgetex('c:hx', { persist: true }, 'a', 'b')).toEqual({ a: 'v5', b: 'v2' });
-    const ttl = await command(p, ['HSETEX', 'c:hx', 'EX', '10', 'FIELDS', '1', 'a', '1']);
-    expect(ttl.status).toBe(400);
-    expect(ttl.json.error).toMatch(/^ERR 'hsetex' needs hash-field expiration \(Redis 8\.0\+\).*--redis-server/);
-    expect((await command(p, ['HEXPIRE', 'c:hx', '10', 'FIELDS', '1', 'a'])).json.error).toMatch(
-      /^ERR 'hexpire' needs hash-field expiration \(Redis 7\.4\+\)/,
-    );
+    expect((await command(p, ['HSETEX', 'c:hx', 'EX', '10', 'FIELDS', '1', 'a', '1'])).json).toEqual({ result: 1 });
+    expect((await command(p, ['HTTL', 'c:hx', 'FIELDS', '2', 'a', 'b'])).json).toEqual({ result: [10, -1] });
+    expect(await redis.hgetex('c:hx', { persist: true }, 'a')).toEqual({ a: 1 }); // the SDK parses numbers
+    expect((await command(p, ['HEXPIRE', 'c:hx', '10', 'FIELDS', '1', 'a'])).json).toEqual({ result: [1] });
+    // Inside /multi-exec the emulation cannot run: the error says what is needed.
+    const tx = await kv(p, '/multi-exec', { body: JSON.stringify([['HSETEX', 'c:hx', 'EX', '10', 'FIELDS', '1', 'a', '1']]) });
+    expect(tx.json.error).toMatch(/^ERR 'hsetex' needs hash-field expiration \(Redis 8\.0\+\).*--redis-server/);
   });
 
   it('BITOP DIFF, DIFF1, ANDOR and ONE', async () => {
@@ -127,5 +128,53 @@ describe('a newer data store runs its own commands', () => {
     expect(compatPlan(['BITOP', 'ONE', 'd', 'a'], [8, 2, 0])).toBeUndefined();
     // The leniencies stay: they are the real service's behaviour, not missing commands.
     expect(compatPlan(['COPY', 'a', 'a'], [8, 2, 0])).toMatchObject({ command: expect.arrayContaining(['EVAL']) });
+  });
+});
+
+describe('XREADGROUP NOACK and FCALL_RO as the real service runs them', () => {
+  it('XREADGROUP … NOACK delivers and leaves nothing behind: no pending entry, no consumer it created', async () => {
+    await redis.xadd('c:nq', '1-1', { a: '1' });
+    await redis.xadd('c:nq', '1-2', { a: '2' });
+    await redis.xgroup('c:nq', { type: 'CREATE', group: 'g', id: '0' });
+    const read = await command(p, ['XREADGROUP', 'GROUP', 'g', 'new', 'COUNT', '1', 'NOACK', 'STREAMS', 'c:nq', '>']);
+    expect(read.json).toEqual({ result: [['c:nq', [['1-1', ['a', '1']]]]] });
+    expect((await command(p, ['XINFO', 'CONSUMERS', 'c:nq', 'g'])).json).toEqual({ result: [] });
+    expect((await command(p, ['XPENDING', 'c:nq', 'g'])).json.result[0]).toBe(0);
+    // A consumer that existed before the NOACK read stays (only what the read created goes).
+    await command(p, ['XGROUP', 'CREATECONSUMER', 'c:nq', 'g', 'old']);
+    await command(p, ['XREADGROUP', 'GROUP', 'g', 'old', 'NOACK', 'STREAMS', 'c:nq', '>']);
+    const consumers = (await command(p, ['XINFO', 'CONSUMERS', 'c:nq', 'g'])).json.result as unknown[][];
+    expect(consumers.map((c) => [c[1], c[3]])).toEqual([['old', 0]]);
+    // Without NOACK, Redis' own behaviour; errors are Redis' own; BLOCK is still refused.
+    await command(p, ['XREADGROUP', 'GROUP', 'g', 'acks', 'STREAMS', 'c:nq', '0']);
+    expect((await command(p, ['XREADGROUP', 'GROUP', 'nog', 'x', 'NOACK', 'STREAMS', 'c:nq', '>'])).json.error).toMatch(/^NOGROUP /);
+    expect((await command(p, ['XREADGROUP', 'GROUP', 'g', 'x', 'NOACK', 'STREAMS', 'c:nq'])).json.error).toMatch(/^ERR Unbalanced/);
+    expect((await command(p, ['XREADGROUP', 'GROUP', 'g', 'x', 'BLOCK', '10', 'NOACK', 'STREAMS', 'c:nq', '>'])).json.error).toMatch(
+      /^ERR blocking command 'xreadgroup' is not supported over REST/,
+    );
+  });
+
+  it('FCALL_RO runs any function read-only: reads work, writes fail as in a read-only script', async () => {
+    const code = [
+      '#!lua name=c_lib',
+      "redis.register_function('c_get', function(keys) return redis.call('GET', keys[1]) end)",
+      "redis.register_function{function_name='c_set', callback=function(keys, args) return redis.call('SET', keys[1], args[1]) end, description='writes'}",
+      "redis.register_function{function_name='c_ro', callback=function(keys) return redis.call('STRLEN', keys[1]) end, flags={'no-writes'}}",
+    ].join('\n');
+    expect((await command(p, ['FUNCTION', 'LOAD', 'REPLACE', code])).json).toEqual({ result: 'c_lib' });
+    await redis.set('c:fk', 'hello');
+    expect((await command(p, ['FCALL_RO', 'c_get', '1', 'c:fk'])).json).toEqual({ result: 'hello' });
+    expect(await redis.functions.callRo('c_get', ['c:fk'])).toBe('hello');
+    expect((await command(p, ['FCALL_RO', 'c_ro', '1', 'c:fk'])).json).toEqual({ result: 5 });
+    const write = await command(p, ['FCALL_RO', 'c_set', '1', 'c:fk', 'x']);
+    expect(write.status).toBe(400);
+    expect(write.json.error).toMatch(/Write commands are not allowed from read-only scripts/);
+    expect(await redis.get('c:fk')).toBe('hello');
+    // The Read Only token too; FCALL still writes; the temporary copy is never left behind.
+    expect((await command(p, ['FCALL_RO', 'c_get', '1', 'c:fk'], { token: p.readonlyToken })).json).toEqual({ result: 'hello' });
+    expect((await command(p, ['FCALL', 'c_set', '1', 'c:fk', 'x'])).json).toEqual({ result: 'OK' });
+    const libs = (await command(p, ['FUNCTION', 'LIST'])).json.result as unknown[][];
+    expect(libs.map((l) => l[1])).toEqual(['c_lib']);
+    expect((await command(p, ['FCALL_RO', 'nosuch', '0'])).json.error).toBe('ERR Function not found');
   });
 });

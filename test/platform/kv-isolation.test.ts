@@ -53,8 +53,9 @@ describe('keyspace isolation', () => {
 
 describe('secrets of the data store', () => {
   it('CONFIG GET reveals no password', async () => {
+    // Only notify-keyspace-events is shown, as on the real service (kv-keyspace-events.test.ts).
     const r = await command(p, ['CONFIG', 'GET', 'requirepass']);
-    expect(r.json).toEqual({ result: ['requirepass', ''] });
+    expect(r.json).toEqual({ result: [] });
     const all = (await command(p, ['CONFIG', 'GET', '*'])).json.result as string[];
     expect(all.join('\n')).not.toContain(p.token);
   });

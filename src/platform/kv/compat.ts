@@ -15,6 +15,11 @@ export function parseServerVersion(info: string): ServerVersion {
   return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [7, 0, 15];
 }
 
+/** Whether the data store runs this (lowercase) command itself; false for commands compat.ts does not know. */
+export function runsNatively(name: string, server: ServerVersion): boolean {
+  return Object.hasOwn(NATIVE_SINCE, name) && atLeast(server, NATIVE_SINCE[name]);
+}
+
 function atLeast(v: ServerVersion, min: ServerVersion): boolean {
   for (let i = 0; i < 3; i++) if (v[i] !== min[i]) return v[i] > min[i];
   return true;
@@ -168,6 +173,48 @@ for i = 4, #ARGV do
 end
 return out`;
 
+// XREADGROUP … NOACK as the real service runs it: the entries are delivered and nothing is left behind,
+// not even the consumer when this read created it (the SDK's xreadgroup test: XINFO CONSUMERS is empty
+// after a NOACK read). ARGV: group, consumer, then the command's arguments after XREADGROUP.
+const NOACK_SCRIPT = `local group, consumer = ARGV[1], ARGV[2]
+local existed = {}
+for i, key in ipairs(KEYS) do
+  existed[i] = false
+  local consumers = redis.pcall('XINFO', 'CONSUMERS', key, group)
+  if type(consumers) == 'table' and not consumers.err then
+    for _, c in ipairs(consumers) do
+      for j = 1, #c, 2 do if c[j] == 'name' and c[j + 1] == consumer then existed[i] = true end end
+    end
+  end
+end
+local args = {}
+for i = 3, #ARGV do args[#args + 1] = ARGV[i] end
+local reply = redis.pcall('XREADGROUP', unpack(args))
+if type(reply) == 'table' and reply.err then return reply end
+for i, key in ipairs(KEYS) do
+  if not existed[i] then redis.pcall('XGROUP', 'DELCONSUMER', key, group, consumer) end
+end
+return reply`;
+
+/** XREADGROUP GROUP g c [COUNT n] NOACK STREAMS k… id…: the NOACK script; undefined without NOACK or when malformed. */
+function xreadgroupNoack(command: Arg[]): CompatPlan | undefined {
+  if (command.length < 7 || upper(command[1]) !== 'GROUP') return undefined;
+  let noack = false;
+  let streams = -1;
+  for (let i = 4; i < command.length; i++) {
+    const opt = upper(command[i]);
+    if (opt === 'NOACK') noack = true;
+    else if (opt === 'STREAMS') {
+      streams = i;
+      break;
+    } else if (opt === 'COUNT') i++;
+    else return undefined;
+  }
+  const rest = streams < 0 ? [] : command.slice(streams + 1);
+  if (!noack || rest.length === 0 || rest.length % 2 !== 0) return undefined; // Redis answers its own errors
+  return evalPlan(NOACK_SCRIPT, rest.slice(0, rest.length / 2), [command[2], command[3], ...command.slice(1)]);
+}
+
 function evalPlan(script: string, keys: Arg[], args: Arg[]): CompatPlan {
   return { command: ['EVAL', script, String(keys.length), ...keys, ...args] };
 }
@@ -195,7 +242,7 @@ function streamDelete(args: Arg[], name: 'xdelex' | 'xackdel'): CompatPlan {
 const COMPAT_NAMES: ReadonlySet<string> = new Set([
   ...Object.keys(NATIVE_SINCE),
   ...FIELD_TTL,
-  ...['copy', 'xtrim', 'xadd', 'hgetdel', 'hgetex', 'hsetex', 'bitop', 'xdelex', 'xackdel'],
+  ...['copy', 'xtrim', 'xadd', 'hgetdel', 'hgetex', 'hsetex', 'bitop', 'xdelex', 'xackdel', 'xreadgroup'],
 ]);
 
 /** Whether compatPlan may change a command of this lowercase name; when false it always returns undefined. */
@@ -229,6 +276,8 @@ export function compatPlan(command: Arg[], server: ServerVersion = [7, 0, 15]): 
     case 'xtrim':
     case 'xadd':
       return exactTrim(command);
+    case 'xreadgroup':
+      return xreadgroupNoack(command);
     case 'hgetdel': {
       if (command.length < 5) return { error: arityError(name) };
       const f = fieldsBlock(command, 2, name);

@@ -9,7 +9,11 @@ import { ConnectionLostError, errorText, type RedisConnection } from '../redis/c
 import type { Principal, Principals } from './principals.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, rewritesJsonName, translateJsonError } from './json/rewrite.js';
-import { compatMayChange, compatPlan, parseServerVersion, type ServerVersion } from './compat.js';
+import { compatMayChange, compatPlan, parseServerVersion, runsNatively, type ServerVersion } from './compat.js';
+import { FIELD_EXPIRY_ARITY, READS_EXPIRY, type FieldExpiry } from './field-expiry.js';
+import { clientSetinfoError } from './field-expiry-args.js';
+import { isWriteFlagRefusal, libraryOf, READONLY_COPY_PREFIX, readonlyCopy } from './fcall-ro.js';
+import { configPlan, type KeyspaceSetting } from './config.js';
 import {
   filtersRepliesOf,
   replyFilterFor,
@@ -47,7 +51,9 @@ type Planned =
       filter?: ReplyFilter;
     }
   | { kind: 'reply'; reply: Buffer }
-  | { kind: 'resttoken'; user: Arg; password: Arg };
+  | { kind: 'resttoken'; user: Arg; password: Arg }
+  /** A hash-field expiration command emulated by field-expiry.ts (a data store older than Redis 7.4/8). */
+  | { kind: 'field-expiry'; command: Arg[]; name: string; write: boolean };
 
 /** Replies, and whether any command that ran may have changed data (for the sync token). */
 export interface RunResult {
@@ -61,6 +67,10 @@ export class Executor {
     /** ACL users the platform relies on; database users may not change them. */
     private readonly reservedUsers: readonly string[],
     private readonly jsonLibrary?: JsonLibrary,
+    /** Hash-field expiration for a data store without it (undefined: such commands answer an error). */
+    private readonly fieldExpiry?: FieldExpiry,
+    /** Where a notify-keyspace-events set through the platform is kept for the next start. */
+    private readonly keyspace?: KeyspaceSetting,
   ) {}
 
   /** The data store's version: commands it has natively are not emulated (compat.ts). */
@@ -79,6 +89,11 @@ export class Executor {
     this.nativeJson = /^\*1\r\n\*[1-9]/.test(jsonSet.toString('latin1')); // an entry, not a nil
   }
 
+  /** Whether the data store has hash-field expiration itself (Redis 7.4+); else field-expiry.ts emulates it. */
+  get hasNativeFieldExpiry(): boolean {
+    return runsNatively('hexpire', this.serverVersion);
+  }
+
   /** Whether the data store has its own JSON.* (RedisJSON). */
   private nativeJson = false;
 
@@ -95,9 +110,10 @@ export class Executor {
 
   /** One command or a non-atomic pipeline. */
   async run(principal: Principal, commands: Arg[][]): Promise<RunResult> {
+    await this.expireDueFields();
     const plan = commands.map((c) => this.plan(c, false));
     const exclusive = plan.some((p) => p.kind === 'redis' && p.exclusive);
-    const wrote = plan.some((p) => p.kind === 'redis' && p.write);
+    const wrote = plan.some((p) => (p.kind === 'redis' || p.kind === 'field-expiry') && p.write);
     const conn = exclusive ? await this.acquire(principal) : await this.shared(principal);
     let clean = true;
     try {
@@ -111,7 +127,10 @@ export class Executor {
         if (batch.length === 0) return;
         const sent = batch;
         batch = [];
+        const from = replies.length;
         for (const r of await this.send(conn, sent)) replies.push(r);
+        // Before the next emulated command: it must see what these did to fields with a TTL.
+        await this.afterWrites(commands, plan, replies, from);
       };
       for (const item of plan) {
         if (item.kind === 'redis') {
@@ -120,10 +139,13 @@ export class Executor {
           continue;
         }
         await flush();
-        replies.push(item.kind === 'reply' ? item.reply : await this.restToken(item.user, item.password));
+        if (item.kind === 'field-expiry') replies.push(await this.runFieldExpiry(conn, item.command, item.name));
+        else replies.push(item.kind === 'reply' ? item.reply : await this.restToken(item.user, item.password));
       }
       await flush();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
+      await this.fcallRoAnyFunction(conn, commands, replies);
+      await this.keyspace?.rememberIfSet(commands, replies);
       this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       await this.applyReplyFilters(conn, plan, replies);
@@ -151,6 +173,8 @@ export class Executor {
       kind = plainKindOf(lookupCommand(name)) ?? null;
       if (this.plainKinds.size < 4096) this.plainKinds.set(name, kind);
     }
+    // While hash fields have expiry times, writes take the general path, whose hooks keep those times right.
+    if (kind === 'write' && this.fieldExpiry?.active) return undefined;
     return kind ?? undefined;
   };
 
@@ -158,6 +182,7 @@ export class Executor {
 
   /** A pipeline of plain commands (plainKind), already RESP: the replies' bytes back to back. */
   async runPlain(principal: Principal, resp: Buffer, count: number): Promise<Buffer> {
+    await this.expireDueFields();
     const conn = await this.shared(principal);
     try {
       return await conn.sendEncodedJoined(resp, count);
@@ -168,6 +193,7 @@ export class Executor {
 
   /** MULTI … EXEC on a connection of its own; discarded whole when any command is refused or fails to queue. */
   async transaction(principal: Principal, commands: Arg[][]): Promise<TransactionResult> {
+    await this.expireDueFields();
     let wrote = false;
     for (const command of commands) {
       const planned = this.plan(command, true);
@@ -200,7 +226,10 @@ export class Executor {
       if (execError) return { error: execError };
       this.revokeChangedUsers(commands);
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
-      return { replies: (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
+      const items = (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r));
+      await this.afterWrites(commands, planned, items);
+      await this.keyspace?.rememberIfSet(commands, items);
+      return { replies: items, wrote };
     } finally {
       principal.pool.release(conn, clean);
     }
@@ -230,6 +259,8 @@ export class Executor {
         ...(json.library ? {} : { fallback: command }),
       };
     }
+    const emulated = this.fieldExpiryPlan(command, inTransaction);
+    if (emulated) return emulated;
     const compat = compatPlan(command, this.serverVersion);
     if (compat && 'error' in compat) return { kind: 'reply', reply: errorReply(compat.error) };
     if (compat) {
@@ -243,6 +274,10 @@ export class Executor {
         json: String(command[0]).toLowerCase(),
       };
     }
+    // CONFIG SET notify-keyspace-events (the one parameter the service lets users change) and CONFIG GET.
+    const config = configPlan(command);
+    if (config && 'error' in config) return { kind: 'reply', reply: errorReply(config.error) };
+    if (config) return { kind: 'redis', command: config.command, write: false, exclusive: false };
     const spec = resolveCommand(command);
     const refusal = platformRefusal(command, spec ?? null);
     if (refusal) return { kind: 'reply', reply: errorReply(refusal) };
@@ -268,6 +303,85 @@ export class Executor {
       write: spec !== undefined && !spec.flags.has('readonly'),
       exclusive: spec !== undefined && EXCLUSIVE.has(spec.name),
     };
+  }
+
+  /**
+   * Hash-field expiration commands the data store lacks (field-expiry.ts), and CLIENT SETINFO (checked as
+   * Redis checks it, then OK: a REST request has no connection to name). Undefined for other commands.
+   */
+  private fieldExpiryPlan(command: Arg[], inTransaction: boolean): Planned | undefined {
+    if (command.length === 0 || command[0].length > 12) return undefined;
+    const name = String(command[0]).toLowerCase();
+    if (name === 'client' && !inTransaction && command.length >= 2 && String(command[1]).toLowerCase() === 'setinfo') {
+      const error = clientSetinfoError(command);
+      return { kind: 'reply', reply: error ? errorReply(error) : Buffer.from('+OK\r\n') };
+    }
+    const arity = Object.hasOwn(FIELD_EXPIRY_ARITY, name) ? FIELD_EXPIRY_ARITY[name] : undefined; // not 'constructor'
+    if (arity === undefined || !this.fieldExpiry || runsNatively(name, this.serverVersion)) return undefined;
+    if (command.length < -arity) return { kind: 'reply', reply: errorReply(`ERR wrong number of arguments for '${name}' command`) };
+    // A transaction cannot wait for the emulation's steps: HGETEX/HSETEX without a TTL still run there (compat.ts).
+    if (inTransaction) return undefined;
+    return { kind: 'field-expiry', command, name, write: !READS_EXPIRY.has(name) };
+  }
+
+  private async runFieldExpiry(conn: RedisConnection, command: Arg[], name: string): Promise<Buffer> {
+    const reply = await this.fieldExpiry!.run(conn, (c, cmds) => this.send(c, cmds), command, name, READS_EXPIRY.has(name));
+    // The emulation runs scripts as the user: a refusal names the user's command, not EVAL.
+    const text = errorText(reply);
+    if (text?.startsWith('NOPERM') && /'eval(_ro)?'/.test(text)) return errorReply(text.replace(/'eval(_ro)?'/, `'${name}'`));
+    return reply;
+  }
+
+  /**
+   * FCALL_RO of a function without `no-writes`: the real service runs it read-only, Redis refuses it. Such
+   * calls are run again on a temporary copy of the library flagged `no-writes` (fcall-ro.ts), after the
+   * rest of the request (like the JSON library's reload).
+   */
+  private async fcallRoAnyFunction(conn: RedisConnection, commands: Arg[][], replies: Buffer[]): Promise<void> {
+    for (let i = 0; i < commands.length && i < replies.length; i++) {
+      if (!isWriteFlagRefusal(commands[i], replies[i])) continue;
+      // One copy at a time: two copies of a library cannot be loaded together (function names are global).
+      const turn = this.readonlyCopies.then(() => this.fcallRoOnCopy(conn, commands[i], replies, i));
+      this.readonlyCopies = turn.catch(() => undefined);
+      await turn;
+    }
+  }
+
+  private readonlyCopies: Promise<void> = Promise.resolve();
+
+  /** Runs one FCALL_RO again on a `no-writes` copy of its function's library, deleted afterwards. */
+  private async fcallRoOnCopy(conn: RedisConnection, command: Arg[], replies: Buffer[], i: number): Promise<void> {
+    const fn = String(command[1]);
+    const [list] = await this.principals.admin((c) => c.send([['FUNCTION', 'LIST', 'WITHCODE']]));
+    const lib = libraryOf(list, fn);
+    if (!lib) return;
+    const copy = READONLY_COPY_PREFIX + lib.name;
+    const [loaded] = await this.principals.admin((c) => c.send([['FUNCTION', 'LOAD', 'REPLACE', readonlyCopy(lib.name, lib.code)]]));
+    if (errorText(loaded)) return; // a library the copy cannot be made of: Redis' refusal stands
+    try {
+      [replies[i]] = await this.send(conn, [['FCALL_RO', READONLY_COPY_PREFIX + fn, ...command.slice(2)]]);
+    } finally {
+      await this.principals.admin((c) => c.send([['FUNCTION', 'DELETE', copy]]));
+    }
+  }
+
+  /** Deletes hash fields whose expiry time came, before a request runs (field-expiry.ts). */
+  private async expireDueFields(): Promise<void> {
+    if (!this.fieldExpiry?.active) return;
+    try {
+      await this.fieldExpiry.expireDue();
+    } catch (err) {
+      throw storeError(err);
+    }
+  }
+
+  /** Lets the field-expiry bookkeeping see what writes did (HSET clears a field's TTL, RENAME carries it …). */
+  private async afterWrites(commands: Arg[][], plan: Planned[], replies: Buffer[], from = 0): Promise<void> {
+    if (!this.fieldExpiry?.active) return;
+    for (let i = from; i < plan.length && i < replies.length; i++) {
+      const item = plan[i];
+      if (item.kind === 'redis' && item.write) await this.fieldExpiry.afterWrite(commands[i], replies[i]);
+    }
   }
 
   /**
