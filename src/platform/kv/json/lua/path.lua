@@ -319,10 +319,8 @@ select_nodes = function(steps, root)
   local function child(si, nv, parent, k, chain)
     walk(si + 1, nv, parent, k, { up = chain, k = k })
   end
-  -- RedisJSON's order (calc_full_scan in its json_path.rs): a pre-order depth-first walk, the node
-  -- itself first, then each child in document order with all of its descendants before the next child.
+  -- Descendants before the node itself: the order the real service returns (see docs/json.md).
   local function scan(si, x, xparent, xkey, chain)
-    walk(si + 1, x, xparent, xkey, chain)
     if type(x) == 'table' and x ~= NULL then
       if x.obj then
         for _, k in ipairs(x.keys) do scan(si, x.map[k], x, k, { up = chain, k = k }) end
@@ -330,6 +328,7 @@ select_nodes = function(steps, root)
         for i = 1, x.n do scan(si, x[i], x, i, { up = chain, k = i }) end
       end
     end
+    walk(si + 1, x, xparent, xkey, chain)
   end
   walk = function(si, v, parent, key, chain)
     local s = steps[si]
