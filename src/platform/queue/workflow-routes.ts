@@ -126,6 +126,17 @@ function runView(r: RunRecord, raw: RawStep[]): Record<string, unknown> {
     ...(r.result !== undefined ? { workflowRunResponse: r.result } : {}),
     ...(r.labels?.length ? { label: r.labels[0], labels: r.labels } : {}),
     ...(r.dlqId ? { dlqId: r.dlqId } : {}),
+    ...(r.callerIp ? { workflowRunCallerIp: r.callerIp } : {}),
+    ...(r.flowControlKey ? { flowControlKey: r.flowControlKey } : {}),
+    ...(r.invoker
+      ? {
+          invoker: {
+            workflowRunId: r.invoker.workflowRunId,
+            workflowUrl: r.invoker.workflowUrl,
+            workflowRunCreatedAt: r.invoker.workflowRunCreatedAt,
+          },
+        }
+      : {}),
     steps,
   };
 }

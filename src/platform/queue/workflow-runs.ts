@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { QueueError } from './errors.js';
 import type { QueuedMessage } from './message.js';
 import type { CallbackSettings, HeaderMap } from './publish-options.js';
+import { readInvokeRequest, type InvokerContext } from './workflow-invoke.js';
 
 export type RunState = 'RUN_STARTED' | 'RUN_SUCCESS' | 'RUN_FAILED' | 'RUN_CANCELED';
 
@@ -28,6 +29,14 @@ export interface RunRecord {
   /** The message that reached the DLQ and failed the run, and its DLQ entry. */
   failedMessageId?: string;
   dlqId?: string;
+  /** The run that started this one with context.invoke, resumed when this one ends. */
+  invoker?: InvokerContext;
+  callerIp?: string;
+  flowControlKey?: string;
+  /** The trigger's forwarded headers: every later step is delivered with them (the SDK sends them on the trigger only). */
+  headers?: HeaderMap;
+  /** The run this one was resumed or restarted from (POST /v2/workflows/dlq/resume|restart). */
+  resumedFrom?: string;
 }
 
 /** One entry of the step list delivered to the workflow endpoint (and of GET /v2/workflows/runs/{id}). */
@@ -71,6 +80,9 @@ const K = {
 const LOOKBACK_S = 7 * 86_400;
 
 export class WorkflowRuns {
+  /** Called once a run ended (success, failure or cancel): resumes its invoker, if any. */
+  onEnd?: (run: RunRecord) => Promise<void>;
+
   constructor(private readonly redis: Redis) {}
 
   async get(runId: string): Promise<RunRecord | undefined> {
@@ -106,6 +118,7 @@ export class WorkflowRuns {
       if (!run || run.state !== 'RUN_STARTED')
         throw new QueueError(400, `workflow run ${wf.runId} is ${run ? `over (${run.state})` : 'not found'}: no step can be added`);
       if (!m.failureCallback && run.failureCallback) m.failureCallback = run.failureCallback;
+      if (run.headers) m.header = withRunHeaders(run.headers, m.header);
       if (!retriesGiven) {
         m.maxRetries = run.maxRetries;
         if (!m.retryDelay && run.retryDelay) m.retryDelay = run.retryDelay;
@@ -115,6 +128,13 @@ export class WorkflowRuns {
 
   private async create(m: QueuedMessage): Promise<void> {
     const wf = m.workflow!;
+    // context.invoke: the body wraps the invoked run's payload and its invoker.
+    let invoker: InvokerContext | undefined;
+    if (wf.invoke) {
+      const request = readInvokeRequest(m.bodyBase64);
+      m.bodyBase64 = request.payload.toString('base64');
+      invoker = request.invoker;
+    }
     const run: RunRecord = {
       workflowRunId: wf.runId,
       workflowUrl: wf.url || m.url,
@@ -125,6 +145,10 @@ export class WorkflowRuns {
       ...(m.retryDelay ? { retryDelay: m.retryDelay } : {}),
       ...(m.failureCallback ? { failureCallback: m.failureCallback } : {}),
       ...(m.labels?.length ? { labels: m.labels } : {}),
+      ...(invoker ? { invoker } : {}),
+      callerIp: m.callerIp,
+      headers: m.header,
+      ...(m.flowControl ? { flowControlKey: m.flowControl.key } : {}),
     };
     const created = await this.redis.set(K.run(wf.runId), JSON.stringify(run), 'NX');
     if (created !== 'OK') throw new QueueError(400, `workflow run ${wf.runId} already exists: use another workflowRunId`);
@@ -173,7 +197,9 @@ export class WorkflowRuns {
   async end(runId: string, state: RunState, extra: Partial<RunRecord> = {}): Promise<boolean> {
     const run = await this.get(runId);
     if (!run || run.state !== 'RUN_STARTED') return false;
-    await this.put({ ...run, ...extra, state, completedAt: Date.now() });
+    const ended: RunRecord = { ...run, ...extra, state, completedAt: Date.now() };
+    await this.put(ended);
+    await this.onEnd?.(ended);
     return true;
   }
 
@@ -224,6 +250,12 @@ export class WorkflowRuns {
     if (taken) await this.redis.del(K.timeout(w.timeoutMessageId));
     return taken;
   }
+}
+
+/** The run's headers under the step's own (a name the step sets itself wins, compared without case). */
+function withRunHeaders(run: HeaderMap, own: HeaderMap): HeaderMap {
+  const names = new Set(Object.keys(own).map((n) => n.toLowerCase()));
+  return { ...Object.fromEntries(Object.entries(run).filter(([n]) => !names.has(n.toLowerCase()))), ...own };
 }
 
 const waiterField = (w: Waiter) => `${w.workflowRunId}|${w.timeoutMessageId}`;
