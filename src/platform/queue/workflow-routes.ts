@@ -5,22 +5,21 @@
 // GET /v2/waiters/{eventId}.
 import { readBody } from '../http-body.js';
 import { parseDuration } from './duration.js';
-import type { Engine } from './engine.js';
 import { badRequest, notFound } from './errors.js';
 import { callerIp, send, type Call } from './http-exchange.js';
 import type { Publisher } from './publisher.js';
-import type { RawStep, RunRecord, Waiter, WorkflowRuns } from './workflow-runs.js';
+import { workflowDlqRoute, type WorkflowDlqDeps } from './workflow-dlq.js';
+import type { FailureFunctionRecord, RawStep, RunRecord, Waiter } from './workflow-runs.js';
 
-export interface WorkflowRouteDeps {
-  runs: WorkflowRuns;
+export interface WorkflowRouteDeps extends WorkflowDlqDeps {
   publisher: Publisher;
-  engine: Engine;
   maxBodySize: number;
 }
 
 /** Answers a workflow endpoint; false when the path is none of them. */
 export async function workflowRoute(d: WorkflowRouteDeps, c: Call, method: string, parts: string[]): Promise<boolean> {
   const [, resource, a, b] = parts.map((p) => decodeURIComponent(p));
+  if (resource === 'workflows' && a === 'dlq') return workflowDlqRoute(d, c, method, b, parts[4] && decodeURIComponent(parts[4]));
   if (resource === 'workflows' && a === 'runs') {
     if (b && method === 'GET') return steps(d, c, b);
     if (b && method === 'DELETE') return endRun(d, c, b);
@@ -102,13 +101,15 @@ async function logs(d: WorkflowRouteDeps, c: Call): Promise<true> {
     );
   }
   const page = runs.slice(0, count);
-  const views = await Promise.all(page.map(async (r) => runView(r, await d.runs.steps(r.workflowRunId))));
+  const views = await Promise.all(
+    page.map(async (r) => runView(r, await d.runs.steps(r.workflowRunId), await d.runs.failureFunction(r.workflowRunId))),
+  );
   const more = runs.length > count;
   send(c.res, 200, { cursor: more ? String(page[page.length - 1].createdAt) : '', runs: views });
   return true;
 }
 
-function runView(r: RunRecord, raw: RawStep[]): Record<string, unknown> {
+function runView(r: RunRecord, raw: RawStep[], ff?: FailureFunctionRecord): Record<string, unknown> {
   const steps = raw.map((s, i) => {
     const body = Buffer.from(s.body, 'base64').toString('utf8');
     const step = i === 0 ? { stepId: 0, stepName: 'init', stepType: 'Initial', out: body, concurrent: 1 } : parseStep(body);
@@ -127,6 +128,7 @@ function runView(r: RunRecord, raw: RawStep[]): Record<string, unknown> {
     ...(r.labels?.length ? { label: r.labels[0], labels: r.labels } : {}),
     ...(r.dlqId ? { dlqId: r.dlqId } : {}),
     ...(r.callerIp ? { workflowRunCallerIp: r.callerIp } : {}),
+    ...(ff ? { failureFunction: { messageId: ff.messageId, url: ff.url, state: ff.state, ...(ff.dlqId ? { dlqId: ff.dlqId } : {}) } } : {}),
     ...(r.flowControlKey ? { flowControlKey: r.flowControlKey } : {}),
     ...(r.invoker
       ? {

@@ -47,6 +47,17 @@ export interface RawStep {
   createdAt: number;
 }
 
+/** The failure callback (failure function) of a failed run, as the logs and the workflow DLQ show it. */
+export interface FailureFunctionRecord {
+  messageId: string;
+  url: string;
+  state: 'CALLBACK_INPROGRESS' | 'CALLBACK_SUCCESS' | 'CALLBACK_FAIL';
+  /** Its own DLQ entry, once its retries are spent. */
+  dlqId?: string;
+  /** The message, to send it again (POST /v2/workflows/dlq/callback/{dlqId}). */
+  job: QueuedMessage;
+}
+
 /** A run waiting for an event (POST /v2/wait/{eventId}). */
 export interface Waiter {
   eventId: string;
@@ -72,6 +83,8 @@ const K = {
   runEvents: (runId: string) => `rq:wf:events:${runId}`,
   /** A waiter's timeout message → the waiter (its delivery ends the wait). */
   timeout: (messageId: string) => `rq:wf:timeout:${messageId}`,
+  /** The failure callback of a failed run: its message and state (CALLBACK_INPROGRESS, _SUCCESS, _FAIL). */
+  failureFunction: (runId: string) => `rq:wf:ff:${runId}`,
   /** An event notified for a run before the run waits for it (the SDK's lookback). */
   lookback: (runId: string, eventId: string) => `rq:wf:lookback:${runId}:${eventId}`,
 };
@@ -187,8 +200,9 @@ export class WorkflowRuns {
     return { body: Buffer.from(JSON.stringify(steps.slice(0, upTo + 1))), headers };
   }
 
-  /** A step that reached the DLQ fails its run (its failure callback, if any, is on its way). */
+  /** A step that reached the DLQ fails its run (its failure callback, if any, is on its way); a failed failure callback is CALLBACK_FAIL. */
   async fail(m: QueuedMessage, dlqId: string): Promise<void> {
+    if (m.workflow?.callType === 'failureCall') return this.failureCallbackDone(m, 'CALLBACK_FAIL', dlqId);
     if (m.workflow?.callType !== 'step') return;
     await this.end(m.workflow.runId, 'RUN_FAILED', { failedMessageId: m.messageId, dlqId });
   }
@@ -201,6 +215,42 @@ export class WorkflowRuns {
     await this.put(ended);
     await this.onEnd?.(ended);
     return true;
+  }
+
+  /**
+   * A new run copied from a failed one (resume or restart from the DLQ): same URL, payload and
+   * headers, the given settings, and the steps done so far that it keeps (none for a restart).
+   */
+  async copy(
+    from: RunRecord,
+    fields: Partial<RunRecord> & { workflowRunId: string; createdAt: number },
+    kept: RawStep[],
+  ): Promise<RunRecord> {
+    const { completedAt: _c, result: _r, failedMessageId: _f, dlqId: _d, invoker: _i, ...base } = from;
+    const run: RunRecord = { ...base, ...fields, state: 'RUN_STARTED', resumedFrom: from.workflowRunId };
+    if ((await this.redis.set(K.run(run.workflowRunId), JSON.stringify(run), 'NX')) !== 'OK')
+      throw new QueueError(400, `workflow run ${run.workflowRunId} already exists`);
+    await this.redis.zadd(K.runs, run.createdAt, run.workflowRunId);
+    for (const step of kept) await this.record(run.workflowRunId, step);
+    return run;
+  }
+
+  // --- failure function (the failure callback of a failed run)
+  async failureCallbackSent(m: QueuedMessage): Promise<void> {
+    if (!m.workflow) return;
+    const rec: FailureFunctionRecord = { messageId: m.messageId, url: m.url, state: 'CALLBACK_INPROGRESS', job: m };
+    await this.redis.set(K.failureFunction(m.workflow.runId), JSON.stringify(rec));
+  }
+
+  async failureCallbackDone(m: QueuedMessage, state: 'CALLBACK_SUCCESS' | 'CALLBACK_FAIL', dlqId?: string): Promise<void> {
+    const rec = m.workflow && (await this.failureFunction(m.workflow.runId));
+    if (!rec || rec.messageId !== m.messageId) return;
+    await this.redis.set(K.failureFunction(m.workflow!.runId), JSON.stringify({ ...rec, state, ...(dlqId ? { dlqId } : {}) }));
+  }
+
+  async failureFunction(runId: string): Promise<FailureFunctionRecord | undefined> {
+    const raw = await this.redis.get(K.failureFunction(runId));
+    return raw ? (JSON.parse(raw) as FailureFunctionRecord) : undefined;
   }
 
   // --- waitForEvent
