@@ -264,3 +264,56 @@ describe('the workflow DLQ', () => {
     expect(((await plain.json()) as { error: string }).error).toMatch(/is not a workflow message/);
   }, 40_000);
 });
+
+describe('webhooks (createWebhook / waitForWebhook)', () => {
+  it('a third party calls the webhook URL without a token; the run gets the request (method, headers, body)', async () => {
+    let hook: { webhookUrl: string; eventId: string } | undefined;
+    let got: unknown;
+    workflowAt('hooked', async (context) => {
+      const webhook = await context.createWebhook('make hook');
+      await context.run('hand out', () => {
+        hook = webhook;
+      });
+      const { request, timeout } = await context.waitForWebhook('wait hook', webhook, '1h');
+      await context.run('read', async () => {
+        got = { method: request?.method, signal: request?.headers.get('x-signal'), body: await request?.text(), timeout };
+      });
+    });
+    const { workflowRunId } = await client.trigger({ url: `${app.url}/wf/hooked`, body: '' });
+    const h = await until('the webhook', async () => hook);
+    expect(h.webhookUrl).toBe(`${p.url}/queue/v2/workflows/hooks/wf-user/${workflowRunId}/${h.eventId}`);
+    await until('the wait', async () => ((await client.getWaiters({ eventId: h.eventId })).length ? true : undefined));
+    // Someone else's user id, or a run that is not running: 404.
+    const wrong = await fetch(h.webhookUrl.replace('/wf-user/', '/other-user/'), { method: 'POST', body: 'x' });
+    expect(wrong.status).toBe(404);
+    const res = await fetch(h.webhookUrl, { method: 'PUT', headers: { 'X-Signal': 'go' }, body: 'the payload' });
+    expect(res.status).toBe(200);
+    await ended(workflowRunId);
+    expect(got).toEqual({ method: 'PUT', signal: 'go', body: 'the payload', timeout: false });
+    expect((await fetch(h.webhookUrl, { method: 'POST', body: 'late' })).status).toBe(404);
+  }, 30_000);
+
+  it('a call before the run waits is kept for its wait', async () => {
+    let hook: { webhookUrl: string; eventId: string } | undefined;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let got: unknown;
+    workflowAt('early-hook', async (context) => {
+      const webhook = await context.createWebhook('make hook');
+      await context.run('slow', async () => {
+        hook = webhook;
+        await gate;
+      });
+      const { request } = await context.waitForWebhook('wait hook', webhook, '1h');
+      await context.run('read', async () => {
+        got = await request?.text();
+      });
+    });
+    const { workflowRunId } = await client.trigger({ url: `${app.url}/wf/early-hook`, body: '' });
+    const h = await until('the webhook', async () => hook);
+    expect((await fetch(h.webhookUrl, { method: 'POST', body: 'early bird' })).status).toBe(200);
+    release();
+    await ended(workflowRunId);
+    expect(got).toBe('early bird');
+  }, 30_000);
+});

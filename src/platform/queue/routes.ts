@@ -22,6 +22,7 @@ import type { DlqEntry, LogEvent, QueueRecords, ScheduleRecord, UrlGroup } from 
 import type { Schedules } from './schedules.js';
 import { isWorkflowEntry, listWorkflowDlq } from './workflow-dlq.js';
 import { workflowRoute } from './workflow-routes.js';
+import { isWebhookPath, webhook } from './workflow-webhooks.js';
 import type { WorkflowRuns } from './workflow-runs.js';
 
 export interface RouteDeps {
@@ -62,6 +63,9 @@ export class QueueRoutes {
   async handle(req: http.IncomingMessage, res: http.ServerResponse, path: string, rawQuery: string): Promise<void> {
     const query = new URLSearchParams(rawQuery);
     try {
+      // A workflow webhook is called by third parties, without a token (its URL is the secret).
+      if (isWebhookPath(path))
+        return await webhook(this.workflowDeps(), { req, res, parts: [], query, rawPath: path, rawQuery }, this.d.token());
       const access = this.access(req, query);
       if (!access) throw new QueueError(401, UNAUTHORIZED);
       const parts = path.split('/').filter((p, i) => i > 0 || p !== '');
@@ -128,8 +132,7 @@ export class QueueRoutes {
       case 'wait':
       case 'notify':
       case 'waiters': {
-        const deps = { ...this.workflowDlqDeps(), publisher: this.d.publisher, maxBodySize: this.d.maxBodySize };
-        if (await workflowRoute(deps, c, method, parts)) return;
+        if (await workflowRoute(this.workflowDeps(), c, method, parts)) return;
         break;
       }
       case 'keys':
@@ -348,6 +351,10 @@ export class QueueRoutes {
 
   private workflowDlqDeps() {
     return { runs: this.d.workflows, records: this.d.records, engine: this.d.engine, billing: this.d.billing };
+  }
+
+  private workflowDeps() {
+    return { ...this.workflowDlqDeps(), publisher: this.d.publisher, maxBodySize: this.d.maxBodySize };
   }
 
   // --- dead letter queue

@@ -204,6 +204,22 @@ async function wait(d: WorkflowRouteDeps, c: Call, eventId: string): Promise<tru
 /** POST /v2/notify/[{runId}/]{eventId}: every run waiting for the event resumes with the body as its data. */
 async function notify(d: WorkflowRouteDeps, c: Call, runId: string | undefined, eventId: string): Promise<true> {
   const data = await readBody(c.req, d.maxBodySize);
+  send(c.res, 200, await notifyEvent(d, runId, eventId, data, callerIp(c.req)));
+  return true;
+}
+
+/**
+ * Resumes every run waiting for the event (only the named run's waiter, when a run is named) with
+ * `data` as its event data: `[{waiter, messageId}]`. Nobody waits yet but a run is named: the event
+ * is kept for that run's wait (the SDK's lookback).
+ */
+export async function notifyEvent(
+  d: WorkflowRouteDeps,
+  runId: string | undefined,
+  eventId: string,
+  data: Buffer,
+  caller: string,
+): Promise<Array<Record<string, unknown>>> {
   const answers: Array<Record<string, unknown>> = [];
   for (const w of await live(d, eventId)) {
     if (runId !== undefined && w.workflowRunId !== runId) continue;
@@ -216,17 +232,15 @@ async function notify(d: WorkflowRouteDeps, c: Call, runId: string | undefined, 
         destination: w.url,
         headers: headerPairs(w.timeoutHeaders),
         body: Buffer.from(JSON.stringify(step)),
-        callerIp: callerIp(c.req),
+        callerIp: caller,
       });
       answers.push({ waiter: waiterView(w), messageId: results[0].messageId });
     } catch (err) {
       answers.push({ waiter: waiterView(w), messageId: '', error: err instanceof Error ? err.message : String(err) });
     }
   }
-  // Nobody waits yet, but the notify names the run: the event is kept for its wait (lookback).
   if (answers.length === 0 && runId !== undefined) await d.runs.keepForLater(runId, eventId, data);
-  send(c.res, 200, answers);
-  return true;
+  return answers;
 }
 
 /** The waiters of an event whose deadline has not passed (a timed-out one was resumed by its timeout message). */
