@@ -317,3 +317,42 @@ describe('webhooks (createWebhook / waitForWebhook)', () => {
     expect(got).toBe('early bird');
   }, 30_000);
 });
+
+describe('the run logs', () => {
+  it('filter by label, creation time, caller, step message and run pairs; refuse unknown fields and bad values with 400', async () => {
+    workflowAt('logged', async (context) => {
+      await context.run('only', () => 1);
+    });
+    const one = await client.trigger({ url: `${app.url}/wf/logged`, body: '1', label: 'blue' });
+    const two = await client.trigger({ url: `${app.url}/wf/logged`, body: '2', label: 'green' });
+    const [a, b] = [await ended(one.workflowRunId), await ended(two.workflowRunId)];
+    const ids = async (filter: Record<string, unknown>) =>
+      (await client.logs({ filter: filter as never, count: 100 })).runs
+        .map((r) => r.workflowRunId)
+        .filter((id) => [a, b].some((x) => x.workflowRunId === id));
+    expect(await ids({ label: 'blue' })).toEqual([a.workflowRunId]);
+    expect(await ids({ label: ['blue', 'green'] })).toEqual([b.workflowRunId, a.workflowRunId]); // newest first
+    expect(await ids({ workflowCreatedAt: b.workflowRunCreatedAt })).toEqual([b.workflowRunId]);
+    expect(await ids({ callerIp: '127.0.0.1', label: 'green' })).toEqual([b.workflowRunId]);
+    expect(await ids({ messageId: b.steps[1].steps[0].messageId })).toEqual([b.workflowRunId]);
+    expect(await ids({ state: 'STEP_RETRY' })).toEqual([]);
+    expect(a).toMatchObject({ workflowRunCallerIp: '127.0.0.1', label: 'blue', labels: ['blue'] });
+    const pairs = await fetch(
+      `${p.url}/queue/v2/workflows/events?workflowRuns=${a.workflowRunId}@${a.workflowRunCreatedAt},${b.workflowRunId}@1`,
+      { headers: { Authorization: `Bearer ${TOKEN}` } },
+    );
+    expect(((await pairs.json()) as { runs: Array<{ workflowRunId: string }> }).runs.map((r) => r.workflowRunId)).toEqual([
+      a.workflowRunId,
+    ]);
+    for (const [query, error] of [
+      ['workflowRunID=x', /unknown query parameter 'workflowRunID'/],
+      ['state=DONE', /invalid state 'DONE'/],
+      ['fromDate=yesterday', /invalid fromDate 'yesterday'/],
+      ['workflowRuns=abc', /invalid workflowRuns item 'abc'/],
+    ] as const) {
+      const res = await fetch(`${p.url}/queue/v2/workflows/events?${query}`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toMatch(error);
+    }
+  }, 30_000);
+});

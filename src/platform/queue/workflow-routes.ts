@@ -9,6 +9,7 @@ import { badRequest, notFound } from './errors.js';
 import { callerIp, send, type Call } from './http-exchange.js';
 import type { Publisher } from './publisher.js';
 import { workflowDlqRoute, type WorkflowDlqDeps } from './workflow-dlq.js';
+import { runLogFilter } from './workflow-log-filters.js';
 import type { FailureFunctionRecord, RawStep, RunRecord, Waiter } from './workflow-runs.js';
 
 export interface WorkflowRouteDeps extends WorkflowDlqDeps {
@@ -88,18 +89,14 @@ async function logs(d: WorkflowRouteDeps, c: Call): Promise<true> {
   const count = Math.min(Number(c.query.get('count') ?? 10) || 10, 1000);
   const cursor = c.query.get('cursor');
   if (cursor && !/^\d+$/.test(cursor)) throw badRequest(`invalid cursor '${cursor}'`);
+  const keep = runLogFilter(c.query);
   const runId = c.query.get('workflowRunId');
-  const url = c.query.get('workflowUrl');
-  const state = c.query.get('state');
-  let runs: RunRecord[];
-  if (runId) {
-    const run = await d.runs.get(runId);
-    runs = run ? [run] : [];
-  } else {
-    runs = (await d.runs.list(cursor ? Number(cursor) : Number.MAX_SAFE_INTEGER, 10_000)).filter(
-      (r) => (url === null || r.workflowUrl.startsWith(url)) && (state === null || r.state === state),
-    );
-  }
+  const candidates =
+    runId && !runId.includes(',')
+      ? [await d.runs.get(runId)].filter((r): r is RunRecord => r !== undefined)
+      : await d.runs.list(cursor ? Number(cursor) : Number.MAX_SAFE_INTEGER, 10_000);
+  const runs: RunRecord[] = [];
+  for (const r of candidates) if (keep(r, await d.runs.steps(r.workflowRunId))) runs.push(r);
   const page = runs.slice(0, count);
   const views = await Promise.all(
     page.map(async (r) => runView(r, await d.runs.steps(r.workflowRunId), await d.runs.failureFunction(r.workflowRunId))),
