@@ -6,7 +6,6 @@
 // SDK's InvokeStepResponse; `body` is the route's result as the SDK sent it on DELETE).
 import { QueueError } from './errors.js';
 import type { HeaderMap } from './publish-options.js';
-import type { PublishRequest } from './publisher.js';
 
 /** The run that invoked another one, and what it needs to be resumed. */
 export interface InvokerContext {
@@ -42,8 +41,16 @@ export function readInvokeRequest(bodyBase64: string): { payload: Buffer; invoke
   };
 }
 
+/** A publish (publisher.ts's PublishRequest; not imported: the publisher imports the runs, which import this). */
+export interface InvokeResultPublish {
+  destination: string;
+  headers: Array<[string, string]>;
+  body: Buffer;
+  callerIp: string;
+}
+
 /** The publish that resumes the invoker once the invoked run ended (success, failure or cancel). */
-export function invokeResult(invoker: InvokerContext, outcome: { state: string; result?: string }, callerIp: string): PublishRequest {
+export function invokeResult(invoker: InvokerContext, outcome: { state: string; result?: string }, callerIp: string): InvokeResultPublish {
   const out = {
     body: outcome.state === 'RUN_SUCCESS' ? outcome.result : undefined,
     isFailed: outcome.state === 'RUN_FAILED',
