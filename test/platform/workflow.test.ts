@@ -2,8 +2,6 @@
 // generic `serve` behind a plain node http server on loopback, its Client for trigger, notify,
 // waiters, logs and cancel) run end to end against the real platform; deliveries are signed and
 // verified with the platform's keys by the SDK's Receiver.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client as QstashClient, Receiver } from '@upstash/qstash';
 import { Client as WorkflowClient, serve } from '@upstash/workflow';
 import { Redis as IORedis } from 'ioredis';
@@ -11,54 +9,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import type { RunningSideport } from '../../src/sideports/server.js';
 import { startTestPlatform } from '../helpers/platform.js';
+import { startWorkflowApp, until, type WorkflowApp } from '../helpers/workflow-app.js';
 import { queuePort } from '../sideports/harness.js';
 
 const SIGNING = { current: 'sig_wfCurrentKey00000000000000000', next: 'sig_wfNextKey0000000000000000000' };
 
 let p: RunningPlatform;
-let app: http.Server;
+let app: WorkflowApp;
 let appUrl: string;
 let client: WorkflowClient;
-const routes = new Map<string, (req: Request) => Promise<Response>>();
-
-/** Serves web-standard handlers (what `serve` returns) from a node http server, as a generic platform would. */
-async function startApp(): Promise<void> {
-  app = http.createServer((req, res) => {
-    void (async () => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) for (const x of Array.isArray(v) ? v : [v ?? '']) headers.append(k, x);
-      const request = new Request(`${appUrl}${req.url}`, {
-        method: req.method,
-        headers,
-        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
-      });
-      const route = routes.get(new URL(request.url).pathname);
-      const response = route ? await route(request) : new Response('no such route', { status: 404 });
-      res.writeHead(response.status, Object.fromEntries(response.headers));
-      res.end(Buffer.from(await response.arrayBuffer()));
-    })();
-  });
-  await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
-  appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
-}
+let routes: WorkflowApp['routes'];
 
 function workflowOptions() {
   return {
     qstashClient: new QstashClient({ baseUrl: `${p.url}/queue`, token: p.token }),
     receiver: new Receiver({ currentSigningKey: SIGNING.current, nextSigningKey: SIGNING.next }),
   };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function runLog(workflowRunId: string) {
@@ -69,10 +35,12 @@ async function runLog(workflowRunId: string) {
 beforeAll(async () => {
   p = await startTestPlatform({ signingKey: SIGNING.current, nextSigningKey: SIGNING.next, queueBackoffScale: 0.001 });
   client = new WorkflowClient({ baseUrl: `${p.url}/queue`, token: p.token });
-  await startApp();
+  app = await startWorkflowApp();
+  appUrl = app.url;
+  routes = app.routes;
 });
 afterAll(async () => {
-  await new Promise((r) => app?.close(r));
+  await app?.close();
   await p?.stop();
 });
 

@@ -309,6 +309,7 @@ export class Engine {
     const status = outcome.response?.status;
     if (status !== undefined && status >= 200 && status < 300) {
       if (m.callback) await this.publishCallback(m, 'callback', outcome, retried);
+      if (m.workflow?.callType === 'failureCall') await this.deps.workflows?.failureCallbackDone(m, 'CALLBACK_SUCCESS');
       this.event(m, 'DELIVERED', { responseStatus: status });
       if (m.scheduleId) await this.deps.records.scheduleMessageDone(m.scheduleId, m.messageId, 'SUCCESS');
       return;
@@ -423,6 +424,8 @@ export class Engine {
       sourceMessageId: m.messageId,
       ...(workflow ? { workflow: { ...workflow, init: false, callType: kind === 'callback' ? 'fromCallback' : 'failureCall' } } : {}),
     };
+    // A workflow run's failure function: its state shows in the run's logs and DLQ entry (kept before it can be delivered).
+    if (kind === 'failure-callback' && m.workflow?.callType === 'step') await this.deps.workflows?.failureCallbackSent(message);
     await this.add([message]);
     this.event(message, 'CREATED');
   }

@@ -41,7 +41,7 @@ const COMMON = [
 /** Accepted everywhere: the token in the query, and the SDK's removed `api` filter, which the service ignores. */
 const ALWAYS = ['qstash_token', 'queue_token', 'api'];
 const FIELDS: Record<ListEndpoint, string[]> = {
-  dlq: [...COMMON, 'messageId', 'responseStatus', 'dlqIds', 'cursor', 'count', 'order'],
+  dlq: [...COMMON, 'messageId', 'responseStatus', 'dlqIds', 'cursor', 'count', 'order', 'source'],
   messages: [...COMMON, 'messageIds', 'host', 'path', 'count'],
   logs: [...COMMON, 'messageId', 'messageIds', 'state', 'host', 'path', 'cursor', 'count'],
 };
@@ -59,6 +59,8 @@ export interface ListQuery {
   count?: number;
   cursor?: string;
   order: 'earliestFirst' | 'latestFirst';
+  /** DLQ only: `workflow` (the workflow SDK's dlq.list) keeps the entries of workflow steps, `qstash` the others. */
+  source?: 'workflow' | 'qstash';
 }
 
 export function parseListQuery(endpoint: ListEndpoint, q: URLSearchParams): ListQuery {
@@ -93,6 +95,9 @@ export function parseListQuery(endpoint: ListEndpoint, q: URLSearchParams): List
   for (const s of states) if (!LOG_STATES.includes(s)) throw badRequest(`invalid state '${s}': one of ${LOG_STATES.join(', ')}`);
   const order = q.get('order') ?? 'earliestFirst';
   if (order !== 'earliestFirst' && order !== 'latestFirst') throw badRequest(`invalid order '${order}': earliestFirst or latestFirst`);
+  const source = q.get('source') ?? undefined;
+  if (source !== undefined && source !== 'workflow' && source !== 'qstash')
+    throw badRequest(`invalid source '${source}': workflow or qstash`);
   const count = integer(q, 'count');
   if (count !== undefined && (count < 1 || (endpoint === 'messages' && count > COUNT_LIMIT.messages)))
     throw badRequest(`invalid count ${count}: between 1 and ${COUNT_LIMIT[endpoint]}`);
@@ -126,6 +131,7 @@ export function parseListQuery(endpoint: ListEndpoint, q: URLSearchParams): List
     ...(count !== undefined ? { count: Math.min(count, COUNT_LIMIT[endpoint]) } : {}),
     ...(cursor !== undefined ? { cursor } : {}),
     order,
+    ...(source !== undefined ? { source } : {}),
   };
 }
 

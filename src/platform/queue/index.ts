@@ -13,6 +13,7 @@ import { QueueRecords } from './records.js';
 import { QueueRoutes } from './routes.js';
 import { Schedules } from './schedules.js';
 import { Signer } from './signer.js';
+import { invokeResult } from './workflow-invoke.js';
 import { WorkflowRuns } from './workflow-runs.js';
 
 /** The queue area, with what the web console reads of it (src/platform/console/queue-inspect.ts). */
@@ -56,6 +57,16 @@ export async function startQueueArea(ctx: AreaContext): Promise<QueueArea> {
   });
   await engine.start(await records.listQueues());
   const publisher = new Publisher(records, engine, billing, workflows);
+  // A run started by context.invoke resumes its invoker when it ends.
+  workflows.onEnd = async (run) => {
+    if (!run.invoker) return;
+    await publisher.publish(invokeResult(run.invoker, run, run.callerIp ?? '127.0.0.1')).catch((err: unknown) => {
+      log.warn(
+        { err: String(err), run: run.workflowRunId, invoker: run.invoker?.workflowRunId },
+        'queue area: the invoking run could not be resumed',
+      );
+    });
+  };
   const schedules = new Schedules(connection, records, publisher, log);
   const routes = new QueueRoutes({
     token: () => config.queueToken || config.token,

@@ -42,6 +42,8 @@ export interface WorkflowTag {
   url: string;
   init: boolean;
   callType: string;
+  /** `Upstash-Workflow-Invoke: true`: a trigger sent by context.invoke (workflow-invoke.ts). */
+  invoke?: boolean;
 }
 
 export interface PublishOptions extends DeliverySettings {
@@ -193,6 +195,7 @@ function readWorkflowTag(h: PublishHeaders, prefix: string, fallbackUrl = ''): W
     url: h.get(`${prefix}Url`) ?? fallbackUrl,
     init: h.get(`${prefix}Init`) === 'true',
     callType: h.get(`${prefix}CallType`) ?? 'step',
+    ...(h.get(`${prefix}Invoke`) === 'true' ? { invoke: true } : {}),
   };
 }
 

@@ -7,7 +7,7 @@ import type http from 'node:http';
 import { BodyTooLargeError, readBody } from '../http-body.js';
 import { callerIp, destinationOf, rawHeaderPairs, readJson, send, urlResult, type Call } from './http-exchange.js';
 import { parseListQuery, stateMatches, type Filterable } from './filters.js';
-import { dlqView, groupView } from './views.js';
+import { compareKeys, dlqOrderKey, dlqView, groupView } from './views.js';
 import { flowControlRoute, globalParallelism, type FlowControlRouteDeps } from './flow-control-routes.js';
 import type { Billing } from '../account/billing.js';
 import type { Engine } from './engine.js';
@@ -20,7 +20,9 @@ import { checkUrl, PublishHeaders, readPublishOptions } from './publish-options.
 import { checkQueueName, type Publisher } from './publisher.js';
 import type { DlqEntry, LogEvent, QueueRecords, ScheduleRecord, UrlGroup } from './records.js';
 import type { Schedules } from './schedules.js';
+import { isWorkflowEntry, listWorkflowDlq } from './workflow-dlq.js';
 import { workflowRoute } from './workflow-routes.js';
+import { isWebhookPath, webhook } from './workflow-webhooks.js';
 import type { WorkflowRuns } from './workflow-runs.js';
 
 export interface RouteDeps {
@@ -61,6 +63,9 @@ export class QueueRoutes {
   async handle(req: http.IncomingMessage, res: http.ServerResponse, path: string, rawQuery: string): Promise<void> {
     const query = new URLSearchParams(rawQuery);
     try {
+      // A workflow webhook is called by third parties, without a token (its URL is the secret).
+      if (isWebhookPath(path))
+        return await webhook(this.workflowDeps(), { req, res, parts: [], query, rawPath: path, rawQuery }, this.d.token());
       const access = this.access(req, query);
       if (!access) throw new QueueError(401, UNAUTHORIZED);
       const parts = path.split('/').filter((p, i) => i > 0 || p !== '');
@@ -127,8 +132,7 @@ export class QueueRoutes {
       case 'wait':
       case 'notify':
       case 'waiters': {
-        const deps = { runs: this.d.workflows, publisher: this.d.publisher, engine: this.d.engine, maxBodySize: this.d.maxBodySize };
-        if (await workflowRoute(deps, c, method, parts)) return;
+        if (await workflowRoute(this.workflowDeps(), c, method, parts)) return;
         break;
       }
       case 'keys':
@@ -345,6 +349,14 @@ export class QueueRoutes {
     };
   }
 
+  private workflowDlqDeps() {
+    return { runs: this.d.workflows, records: this.d.records, engine: this.d.engine, billing: this.d.billing };
+  }
+
+  private workflowDeps() {
+    return { ...this.workflowDlqDeps(), publisher: this.d.publisher, maxBodySize: this.d.maxBodySize };
+  }
+
   // --- dead letter queue
   private async dlq(c: Call, method: string, a: string | undefined, b: string | undefined): Promise<void> {
     const r = this.d.records;
@@ -370,6 +382,8 @@ export class QueueRoutes {
       }
     } else {
       if (method === 'GET') {
+        // source=workflow (the workflow SDK's dlq.list): the workflow DLQ, with its filters.
+        if (c.query.get('source') === 'workflow') return send(c.res, 200, await listWorkflowDlq(this.workflowDlqDeps(), c.query));
         const { page, cursor } = await this.dlqSelection(c.query);
         return send(c.res, 200, { messages: page.map(dlqView), ...(cursor ? { cursor } : {}) });
       }
@@ -397,6 +411,7 @@ export class QueueRoutes {
     const sign = sel.order === 'earliestFirst' ? 1 : -1;
     const at = sel.cursor ? dlqOrderKey(sel.cursor) : undefined;
     const list = all
+      .filter((e) => sel.source === undefined || (sel.source === 'workflow') === isWorkflowEntry(e))
       .filter((e) => sel.keep(dlqFilterable(e), e.createdAt))
       .filter((e) => sel.responseStatus.length === 0 || sel.responseStatus.includes(e.responseStatus ?? 0))
       .filter((e) => at === undefined || sign * compareKeys(dlqOrderKey(e.dlqId), at) > 0)
@@ -525,14 +540,4 @@ const dlqNotFound = (id: string) => `message ${id} not found in the dead letter 
 /** The fields a DLQ filter looks at: the dead message's (its id, url, labels, caller...). */
 function dlqFilterable(e: DlqEntry): Filterable {
   return e.job as QueuedMessage;
-}
-
-/** DLQ ids are `<ms>-<n>`: their order is the order of arrival. */
-function dlqOrderKey(id: string): [number, number] {
-  const [ms, n] = id.split('-');
-  return [Number(ms), Number(n)];
-}
-
-function compareKeys(x: [number, number], y: [number, number]): number {
-  return x[0] - y[0] || x[1] - y[1];
 }

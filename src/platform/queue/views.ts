@@ -21,3 +21,13 @@ export function dlqView(e: DlqEntry) {
     ...(e.responseBodyBase64 !== undefined ? { responseBodyBase64: e.responseBodyBase64 } : {}),
   };
 }
+
+/** DLQ ids are `<ms>-<n>`: their order is the order of arrival. */
+export function dlqOrderKey(id: string): [number, number] {
+  const [ms, n] = id.split('-');
+  return [Number(ms), Number(n)];
+}
+
+export function compareKeys(x: [number, number], y: [number, number]): number {
+  return x[0] - y[0] || x[1] - y[1];
+}

@@ -5,22 +5,22 @@
 // GET /v2/waiters/{eventId}.
 import { readBody } from '../http-body.js';
 import { parseDuration } from './duration.js';
-import type { Engine } from './engine.js';
 import { badRequest, notFound } from './errors.js';
 import { callerIp, send, type Call } from './http-exchange.js';
 import type { Publisher } from './publisher.js';
-import type { RawStep, RunRecord, Waiter, WorkflowRuns } from './workflow-runs.js';
+import { workflowDlqRoute, type WorkflowDlqDeps } from './workflow-dlq.js';
+import { runLogFilter } from './workflow-log-filters.js';
+import type { FailureFunctionRecord, RawStep, RunRecord, Waiter } from './workflow-runs.js';
 
-export interface WorkflowRouteDeps {
-  runs: WorkflowRuns;
+export interface WorkflowRouteDeps extends WorkflowDlqDeps {
   publisher: Publisher;
-  engine: Engine;
   maxBodySize: number;
 }
 
 /** Answers a workflow endpoint; false when the path is none of them. */
 export async function workflowRoute(d: WorkflowRouteDeps, c: Call, method: string, parts: string[]): Promise<boolean> {
   const [, resource, a, b] = parts.map((p) => decodeURIComponent(p));
+  if (resource === 'workflows' && a === 'dlq') return workflowDlqRoute(d, c, method, b, parts[4] && decodeURIComponent(parts[4]));
   if (resource === 'workflows' && a === 'runs') {
     if (b && method === 'GET') return steps(d, c, b);
     if (b && method === 'DELETE') return endRun(d, c, b);
@@ -89,26 +89,24 @@ async function logs(d: WorkflowRouteDeps, c: Call): Promise<true> {
   const count = Math.min(Number(c.query.get('count') ?? 10) || 10, 1000);
   const cursor = c.query.get('cursor');
   if (cursor && !/^\d+$/.test(cursor)) throw badRequest(`invalid cursor '${cursor}'`);
+  const keep = runLogFilter(c.query);
   const runId = c.query.get('workflowRunId');
-  const url = c.query.get('workflowUrl');
-  const state = c.query.get('state');
-  let runs: RunRecord[];
-  if (runId) {
-    const run = await d.runs.get(runId);
-    runs = run ? [run] : [];
-  } else {
-    runs = (await d.runs.list(cursor ? Number(cursor) : Number.MAX_SAFE_INTEGER, 10_000)).filter(
-      (r) => (url === null || r.workflowUrl.startsWith(url)) && (state === null || r.state === state),
-    );
-  }
+  const candidates =
+    runId && !runId.includes(',')
+      ? [await d.runs.get(runId)].filter((r): r is RunRecord => r !== undefined)
+      : await d.runs.list(cursor ? Number(cursor) : Number.MAX_SAFE_INTEGER, 10_000);
+  const runs: RunRecord[] = [];
+  for (const r of candidates) if (keep(r, await d.runs.steps(r.workflowRunId))) runs.push(r);
   const page = runs.slice(0, count);
-  const views = await Promise.all(page.map(async (r) => runView(r, await d.runs.steps(r.workflowRunId))));
+  const views = await Promise.all(
+    page.map(async (r) => runView(r, await d.runs.steps(r.workflowRunId), await d.runs.failureFunction(r.workflowRunId))),
+  );
   const more = runs.length > count;
   send(c.res, 200, { cursor: more ? String(page[page.length - 1].createdAt) : '', runs: views });
   return true;
 }
 
-function runView(r: RunRecord, raw: RawStep[]): Record<string, unknown> {
+function runView(r: RunRecord, raw: RawStep[], ff?: FailureFunctionRecord): Record<string, unknown> {
   const steps = raw.map((s, i) => {
     const body = Buffer.from(s.body, 'base64').toString('utf8');
     const step = i === 0 ? { stepId: 0, stepName: 'init', stepType: 'Initial', out: body, concurrent: 1 } : parseStep(body);
@@ -126,6 +124,18 @@ function runView(r: RunRecord, raw: RawStep[]): Record<string, unknown> {
     ...(r.result !== undefined ? { workflowRunResponse: r.result } : {}),
     ...(r.labels?.length ? { label: r.labels[0], labels: r.labels } : {}),
     ...(r.dlqId ? { dlqId: r.dlqId } : {}),
+    ...(r.callerIp ? { workflowRunCallerIp: r.callerIp } : {}),
+    ...(ff ? { failureFunction: { messageId: ff.messageId, url: ff.url, state: ff.state, ...(ff.dlqId ? { dlqId: ff.dlqId } : {}) } } : {}),
+    ...(r.flowControlKey ? { flowControlKey: r.flowControlKey } : {}),
+    ...(r.invoker
+      ? {
+          invoker: {
+            workflowRunId: r.invoker.workflowRunId,
+            workflowUrl: r.invoker.workflowUrl,
+            workflowRunCreatedAt: r.invoker.workflowRunCreatedAt,
+          },
+        }
+      : {}),
     steps,
   };
 }
@@ -191,6 +201,22 @@ async function wait(d: WorkflowRouteDeps, c: Call, eventId: string): Promise<tru
 /** POST /v2/notify/[{runId}/]{eventId}: every run waiting for the event resumes with the body as its data. */
 async function notify(d: WorkflowRouteDeps, c: Call, runId: string | undefined, eventId: string): Promise<true> {
   const data = await readBody(c.req, d.maxBodySize);
+  send(c.res, 200, await notifyEvent(d, runId, eventId, data, callerIp(c.req)));
+  return true;
+}
+
+/**
+ * Resumes every run waiting for the event (only the named run's waiter, when a run is named) with
+ * `data` as its event data: `[{waiter, messageId}]`. Nobody waits yet but a run is named: the event
+ * is kept for that run's wait (the SDK's lookback).
+ */
+export async function notifyEvent(
+  d: WorkflowRouteDeps,
+  runId: string | undefined,
+  eventId: string,
+  data: Buffer,
+  caller: string,
+): Promise<Array<Record<string, unknown>>> {
   const answers: Array<Record<string, unknown>> = [];
   for (const w of await live(d, eventId)) {
     if (runId !== undefined && w.workflowRunId !== runId) continue;
@@ -203,17 +229,15 @@ async function notify(d: WorkflowRouteDeps, c: Call, runId: string | undefined, 
         destination: w.url,
         headers: headerPairs(w.timeoutHeaders),
         body: Buffer.from(JSON.stringify(step)),
-        callerIp: callerIp(c.req),
+        callerIp: caller,
       });
       answers.push({ waiter: waiterView(w), messageId: results[0].messageId });
     } catch (err) {
       answers.push({ waiter: waiterView(w), messageId: '', error: err instanceof Error ? err.message : String(err) });
     }
   }
-  // Nobody waits yet, but the notify names the run: the event is kept for its wait (lookback).
   if (answers.length === 0 && runId !== undefined) await d.runs.keepForLater(runId, eventId, data);
-  send(c.res, 200, answers);
-  return true;
+  return answers;
 }
 
 /** The waiters of an event whose deadline has not passed (a timed-out one was resumed by its timeout message). */

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { QueueError } from './errors.js';
 import type { QueuedMessage } from './message.js';
 import type { CallbackSettings, HeaderMap } from './publish-options.js';
+import { readInvokeRequest, type InvokerContext } from './workflow-invoke.js';
 
 export type RunState = 'RUN_STARTED' | 'RUN_SUCCESS' | 'RUN_FAILED' | 'RUN_CANCELED';
 
@@ -28,6 +29,14 @@ export interface RunRecord {
   /** The message that reached the DLQ and failed the run, and its DLQ entry. */
   failedMessageId?: string;
   dlqId?: string;
+  /** The run that started this one with context.invoke, resumed when this one ends. */
+  invoker?: InvokerContext;
+  callerIp?: string;
+  flowControlKey?: string;
+  /** The trigger's forwarded headers: every later step is delivered with them (the SDK sends them on the trigger only). */
+  headers?: HeaderMap;
+  /** The run this one was resumed or restarted from (POST /v2/workflows/dlq/resume|restart). */
+  resumedFrom?: string;
 }
 
 /** One entry of the step list delivered to the workflow endpoint (and of GET /v2/workflows/runs/{id}). */
@@ -36,6 +45,17 @@ export interface RawStep {
   body: string;
   callType: string;
   createdAt: number;
+}
+
+/** The failure callback (failure function) of a failed run, as the logs and the workflow DLQ show it. */
+export interface FailureFunctionRecord {
+  messageId: string;
+  url: string;
+  state: 'CALLBACK_INPROGRESS' | 'CALLBACK_SUCCESS' | 'CALLBACK_FAIL';
+  /** Its own DLQ entry, once its retries are spent. */
+  dlqId?: string;
+  /** The message, to send it again (POST /v2/workflows/dlq/callback/{dlqId}). */
+  job: QueuedMessage;
 }
 
 /** A run waiting for an event (POST /v2/wait/{eventId}). */
@@ -63,6 +83,8 @@ const K = {
   runEvents: (runId: string) => `rq:wf:events:${runId}`,
   /** A waiter's timeout message → the waiter (its delivery ends the wait). */
   timeout: (messageId: string) => `rq:wf:timeout:${messageId}`,
+  /** The failure callback of a failed run: its message and state (CALLBACK_INPROGRESS, _SUCCESS, _FAIL). */
+  failureFunction: (runId: string) => `rq:wf:ff:${runId}`,
   /** An event notified for a run before the run waits for it (the SDK's lookback). */
   lookback: (runId: string, eventId: string) => `rq:wf:lookback:${runId}:${eventId}`,
 };
@@ -71,6 +93,9 @@ const K = {
 const LOOKBACK_S = 7 * 86_400;
 
 export class WorkflowRuns {
+  /** Called once a run ended (success, failure or cancel): resumes its invoker, if any. */
+  onEnd?: (run: RunRecord) => Promise<void>;
+
   constructor(private readonly redis: Redis) {}
 
   async get(runId: string): Promise<RunRecord | undefined> {
@@ -106,6 +131,7 @@ export class WorkflowRuns {
       if (!run || run.state !== 'RUN_STARTED')
         throw new QueueError(400, `workflow run ${wf.runId} is ${run ? `over (${run.state})` : 'not found'}: no step can be added`);
       if (!m.failureCallback && run.failureCallback) m.failureCallback = run.failureCallback;
+      if (run.headers) m.header = withRunHeaders(run.headers, m.header);
       if (!retriesGiven) {
         m.maxRetries = run.maxRetries;
         if (!m.retryDelay && run.retryDelay) m.retryDelay = run.retryDelay;
@@ -115,6 +141,13 @@ export class WorkflowRuns {
 
   private async create(m: QueuedMessage): Promise<void> {
     const wf = m.workflow!;
+    // context.invoke: the body wraps the invoked run's payload and its invoker.
+    let invoker: InvokerContext | undefined;
+    if (wf.invoke) {
+      const request = readInvokeRequest(m.bodyBase64);
+      m.bodyBase64 = request.payload.toString('base64');
+      invoker = request.invoker;
+    }
     const run: RunRecord = {
       workflowRunId: wf.runId,
       workflowUrl: wf.url || m.url,
@@ -125,6 +158,10 @@ export class WorkflowRuns {
       ...(m.retryDelay ? { retryDelay: m.retryDelay } : {}),
       ...(m.failureCallback ? { failureCallback: m.failureCallback } : {}),
       ...(m.labels?.length ? { labels: m.labels } : {}),
+      ...(invoker ? { invoker } : {}),
+      callerIp: m.callerIp,
+      headers: m.header,
+      ...(m.flowControl ? { flowControlKey: m.flowControl.key } : {}),
     };
     const created = await this.redis.set(K.run(wf.runId), JSON.stringify(run), 'NX');
     if (created !== 'OK') throw new QueueError(400, `workflow run ${wf.runId} already exists: use another workflowRunId`);
@@ -163,8 +200,9 @@ export class WorkflowRuns {
     return { body: Buffer.from(JSON.stringify(steps.slice(0, upTo + 1))), headers };
   }
 
-  /** A step that reached the DLQ fails its run (its failure callback, if any, is on its way). */
+  /** A step that reached the DLQ fails its run (its failure callback, if any, is on its way); a failed failure callback is CALLBACK_FAIL. */
   async fail(m: QueuedMessage, dlqId: string): Promise<void> {
+    if (m.workflow?.callType === 'failureCall') return this.failureCallbackDone(m, 'CALLBACK_FAIL', dlqId);
     if (m.workflow?.callType !== 'step') return;
     await this.end(m.workflow.runId, 'RUN_FAILED', { failedMessageId: m.messageId, dlqId });
   }
@@ -173,8 +211,46 @@ export class WorkflowRuns {
   async end(runId: string, state: RunState, extra: Partial<RunRecord> = {}): Promise<boolean> {
     const run = await this.get(runId);
     if (!run || run.state !== 'RUN_STARTED') return false;
-    await this.put({ ...run, ...extra, state, completedAt: Date.now() });
+    const ended: RunRecord = { ...run, ...extra, state, completedAt: Date.now() };
+    await this.put(ended);
+    await this.onEnd?.(ended);
     return true;
+  }
+
+  /**
+   * A new run copied from a failed one (resume or restart from the DLQ): same URL, payload and
+   * headers, the given settings, and the steps done so far that it keeps (none for a restart).
+   */
+  async copy(
+    from: RunRecord,
+    fields: Partial<RunRecord> & { workflowRunId: string; createdAt: number },
+    kept: RawStep[],
+  ): Promise<RunRecord> {
+    const { completedAt: _c, result: _r, failedMessageId: _f, dlqId: _d, invoker: _i, ...base } = from;
+    const run: RunRecord = { ...base, ...fields, state: 'RUN_STARTED', resumedFrom: from.workflowRunId };
+    if ((await this.redis.set(K.run(run.workflowRunId), JSON.stringify(run), 'NX')) !== 'OK')
+      throw new QueueError(400, `workflow run ${run.workflowRunId} already exists`);
+    await this.redis.zadd(K.runs, run.createdAt, run.workflowRunId);
+    for (const step of kept) await this.record(run.workflowRunId, step);
+    return run;
+  }
+
+  // --- failure function (the failure callback of a failed run)
+  async failureCallbackSent(m: QueuedMessage): Promise<void> {
+    if (!m.workflow) return;
+    const rec: FailureFunctionRecord = { messageId: m.messageId, url: m.url, state: 'CALLBACK_INPROGRESS', job: m };
+    await this.redis.set(K.failureFunction(m.workflow.runId), JSON.stringify(rec));
+  }
+
+  async failureCallbackDone(m: QueuedMessage, state: 'CALLBACK_SUCCESS' | 'CALLBACK_FAIL', dlqId?: string): Promise<void> {
+    const rec = m.workflow && (await this.failureFunction(m.workflow.runId));
+    if (!rec || rec.messageId !== m.messageId) return;
+    await this.redis.set(K.failureFunction(m.workflow!.runId), JSON.stringify({ ...rec, state, ...(dlqId ? { dlqId } : {}) }));
+  }
+
+  async failureFunction(runId: string): Promise<FailureFunctionRecord | undefined> {
+    const raw = await this.redis.get(K.failureFunction(runId));
+    return raw ? (JSON.parse(raw) as FailureFunctionRecord) : undefined;
   }
 
   // --- waitForEvent
@@ -224,6 +300,12 @@ export class WorkflowRuns {
     if (taken) await this.redis.del(K.timeout(w.timeoutMessageId));
     return taken;
   }
+}
+
+/** The run's headers under the step's own (a name the step sets itself wins, compared without case). */
+function withRunHeaders(run: HeaderMap, own: HeaderMap): HeaderMap {
+  const names = new Set(Object.keys(own).map((n) => n.toLowerCase()));
+  return { ...Object.fromEntries(Object.entries(run).filter(([n]) => !names.has(n.toLowerCase()))), ...own };
 }
 
 const waiterField = (w: Waiter) => `${w.workflowRunId}|${w.timeoutMessageId}`;
