@@ -6,7 +6,8 @@ import type { Arg } from '../../resp/request-writer.js';
 import { errorReply } from '../../resp/protocol.js';
 import { arrayElements } from '../../resp/reply-scanner.js';
 import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
-import type { Principal, Principals } from './principals.js';
+import { READONLY_USER, type Principal, type Principals } from './principals.js';
+import { isSearchCommand, type SearchEngine } from './search/engine.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, rewritesJsonName, translateJsonError } from './json/rewrite.js';
 import { compatMayChange, compatPlan, parseServerVersion, type ServerVersion } from './compat.js';
@@ -47,7 +48,9 @@ type Planned =
       filter?: ReplyFilter;
     }
   | { kind: 'reply'; reply: Buffer }
-  | { kind: 'resttoken'; user: Arg; password: Arg };
+  | { kind: 'resttoken'; user: Arg; password: Arg }
+  /** A SEARCH.* command: the platform's search engine answers it (search/engine.ts). */
+  | { kind: 'search'; command: Arg[] };
 
 /** Replies, and whether any command that ran may have changed data (for the sync token). */
 export interface RunResult {
@@ -61,6 +64,7 @@ export class Executor {
     /** ACL users the platform relies on; database users may not change them. */
     private readonly reservedUsers: readonly string[],
     private readonly jsonLibrary?: JsonLibrary,
+    private readonly search?: SearchEngine,
   ) {}
 
   /** The data store's version: commands it has natively are not emulated (compat.ts). */
@@ -120,9 +124,16 @@ export class Executor {
           continue;
         }
         await flush();
-        replies.push(item.kind === 'reply' ? item.reply : await this.restToken(item.user, item.password));
+        replies.push(
+          item.kind === 'reply'
+            ? item.reply
+            : item.kind === 'search'
+              ? await this.search!.run(item.command, principal.user === READONLY_USER, false)
+              : await this.restToken(item.user, item.password),
+        );
       }
       await flush();
+      if (this.search && commands.some((c) => flushesData(resolveCommand(c)))) this.search.resyncAll();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
       this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
@@ -175,8 +186,12 @@ export class Executor {
       if (planned.kind === 'redis' && planned.write) wrote = true;
     }
     if (commands.length === 0) return { replies: [], wrote };
-    const planned = commands.map((c) => this.plan(c, true));
-    const sent = planned.map((p, i) => (p.kind === 'redis' ? p.command : commands[i]));
+    const all = commands.map((c) => this.plan(c, true));
+    // SEARCH.* commands are answered by the platform after EXEC, in their place (docs/platform-kv.md).
+    const searchAt = all.flatMap((p, i) => (p.kind === 'search' ? [i] : []));
+    const planned = all.filter((p) => p.kind !== 'search');
+    const kept = commands.filter((_, i) => all[i].kind !== 'search');
+    const sent = planned.map((p, i) => (p.kind === 'redis' ? p.command : kept[i]));
     const jsonNames = planned.map((p) => (p.kind === 'redis' ? p.json : undefined));
     const conn = await this.acquire(principal);
     let clean = false;
@@ -200,7 +215,10 @@ export class Executor {
       if (execError) return { error: execError };
       this.revokeChangedUsers(commands);
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
-      return { replies: (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r)), wrote };
+      const results = (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r));
+      if (this.search && commands.some((c) => flushesData(resolveCommand(c)))) this.search.resyncAll();
+      for (const i of searchAt) results.splice(i, 0, await this.search!.run(commands[i], principal.user === READONLY_USER, true));
+      return { replies: results, wrote };
     } finally {
       principal.pool.release(conn, clean);
     }
@@ -218,6 +236,7 @@ export class Executor {
       if (inTransaction) return { kind: 'reply', reply: errorReply('ERR ACL RESTTOKEN is not allowed inside a transaction') };
       return { kind: 'resttoken', user: command[2], password: command[3] };
     }
+    if (this.search && command.length > 0 && isSearchCommand(command[0])) return { kind: 'search', command };
     const json = rewriteJsonCommand(command);
     if (json && this.emulateJson) {
       return {
@@ -419,8 +438,15 @@ function storeError(err: unknown): Error {
 export function plainKindOf(spec: CommandSpec | undefined): 'read' | 'write' | undefined {
   if (!spec || spec.subcommands || spec.platform) return undefined;
   const name = spec.name;
+  // SEARCH.* are the platform's own; FLUSHALL/FLUSHDB make the search indexes read the data again.
+  if (name.startsWith('search.') || name === 'flushall' || name === 'flushdb') return undefined;
   if (name === 'acl' || EXCLUSIVE.has(name) || compatMayChange(name) || rewritesJsonName(name) || filtersRepliesOf(name)) return undefined;
   return spec.flags.has('readonly') ? 'read' : 'write';
+}
+
+/** FLUSHALL/FLUSHDB: Redis sends no keyspace notification for them, so the search indexes are rebuilt. */
+function flushesData(spec: CommandSpec | undefined): boolean {
+  return spec?.name === 'flushall' || spec?.name === 'flushdb';
 }
 
 /** FUNCTION FLUSH/DELETE/RESTORE may remove the JSON library: it is checked before the next JSON command. */
