@@ -5,6 +5,7 @@
 import type { Doc, Scalar } from './documents.js';
 import { Double, SearchError, type ReplyValue } from './reply.js';
 import { NUMERIC_TYPES, type FieldDef, type IndexDef } from './schema.js';
+import { engineOrder } from './term-order.js';
 
 type Spec = Record<string, unknown>;
 
@@ -133,6 +134,16 @@ export class Aggregator {
     entries = entries.filter(([k]) => included(k, args.include, args.exclude));
     const order = isObject(args.order) ? Object.entries(args.order)[0] : ['count', 'desc'];
     const [target, dir] = [String(order[0]), String(order[1]).toLowerCase() === 'asc' ? 1 : -1];
+    // Ascending keys, then the engine's order for ties of count (term-order.ts), then a stable sort.
+    entries.sort(([ka], [kb]) => (ka < kb ? -1 : ka > kb ? 1 : 0));
+    const tieOrder =
+      target === 'key'
+        ? undefined
+        : engineOrder(
+            field.type,
+            entries.map(([k]) => k),
+          );
+    if (tieOrder) entries = tieOrder.map((k) => [k, groups.get(k)!] as [Scalar, Doc[]]);
     entries.sort(([ka, da], [kb, db]) => {
       if (target === 'key') return (ka < kb ? -1 : ka > kb ? 1 : 0) * dir;
       return (da.length - db.length) * dir;

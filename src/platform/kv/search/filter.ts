@@ -245,13 +245,10 @@ export class FilterEvaluator {
     if (prefix && slop > 0) throw new SearchError('ERR $phrase accepts slop or prefix, not both');
     const terms = this.terms(field, value);
     this.note(field.name, terms);
-    if (prefix && terms.length > 0) {
-      // The last word as typed (lower-cased), not stemmed: it is a prefix of the indexed terms.
-      const words = value.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-      terms[terms.length - 1] = words[words.length - 1] ?? terms[terms.length - 1];
-    }
+    // The last word as typed (lower-cased) may also prefix the indexed terms.
+    const typed = value.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
     if (terms.length === 1 && !prefix) return termScores(this.index, field.name, terms[0]);
-    return phraseScores(this.index, field.name, terms, slop, prefix);
+    return phraseScores(this.index, field.name, terms, slop, prefix, typed[typed.length - 1]);
   }
 
   private range(field: FieldDef, range: Record<string, unknown>): Scores {

@@ -43,23 +43,34 @@ export function termsWithPrefix(index: SearchIndex, field: string, prefix: strin
  * total; the last term may be any dictionary term it prefixes (`prefix`). Scored by BM25 on the phrase
  * frequency with the summed idf of the terms.
  */
-export function phraseScores(index: SearchIndex, field: string, terms: string[], slop: number, prefix: boolean): Scores {
+export function phraseScores(
+  index: SearchIndex,
+  field: string,
+  terms: string[],
+  slop: number,
+  prefix: boolean,
+  lastAsTyped?: string,
+): Scores {
   const dict = index.terms.get(field);
   const out: Scores = new Map();
   if (!dict || terms.length === 0) return out;
-  const lastTerms = prefix ? termsWithPrefix(index, field, terms[terms.length - 1]) : [terms[terms.length - 1]];
+  const last = terms[terms.length - 1];
+  // A prefix may be given stemmed ("mous" of "mouse") or as typed ("headpho"): terms starting with either.
+  const lastTerms = prefix
+    ? [...new Set([...termsWithPrefix(index, field, last), ...(lastAsTyped ? termsWithPrefix(index, field, lastAsTyped) : [])])]
+    : [last];
   const lists: Postings[] = [];
   for (const t of terms.slice(0, -1)) {
     const p = dict.get(t);
     if (!p) return out;
     lists.push(p);
   }
-  const last = new Map<Doc, number[]>();
+  const lastPostings = new Map<Doc, number[]>();
   for (const t of lastTerms) {
-    for (const [doc, positions] of dict.get(t) ?? []) last.set(doc, [...(last.get(doc) ?? []), ...positions]);
+    for (const [doc, positions] of dict.get(t) ?? []) lastPostings.set(doc, [...(lastPostings.get(doc) ?? []), ...positions]);
   }
-  if (last.size === 0) return out;
-  lists.push(last);
+  if (lastPostings.size === 0) return out;
+  lists.push(lastPostings);
   const weight = lists.reduce((w, p) => w + idf(index, p), 0);
   const avg = index.averageLength(field);
   const [first, ...rest] = lists;
