@@ -128,7 +128,7 @@ export class Executor {
           item.kind === 'reply'
             ? item.reply
             : item.kind === 'search'
-              ? await this.search!.run(item.command, principal.user === READONLY_USER, false)
+              ? await this.search!.run(item.command, principal.user === READONLY_USER)
               : await this.restToken(item.user, item.password),
         );
       }
@@ -183,6 +183,9 @@ export class Executor {
     for (const command of commands) {
       const planned = this.plan(command, true);
       if (planned.kind === 'reply') return { error: errorText(planned.reply)! };
+      // As Redis refuses a badly formed command when queued: the transaction is not run.
+      const refused = planned.kind === 'search' ? this.search!.refusedInTransaction(command) : undefined;
+      if (refused) return { error: refused };
       if (planned.kind === 'redis' && planned.write) wrote = true;
     }
     if (commands.length === 0) return { replies: [], wrote };
@@ -217,7 +220,7 @@ export class Executor {
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       const results = (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r));
       if (this.search && commands.some((c) => flushesData(resolveCommand(c)))) this.search.resyncAll();
-      for (const i of searchAt) results.splice(i, 0, await this.search!.run(commands[i], principal.user === READONLY_USER, true));
+      for (const i of searchAt) results.splice(i, 0, await this.search!.run(commands[i], principal.user === READONLY_USER));
       return { replies: results, wrote };
     } finally {
       principal.pool.release(conn, clean);

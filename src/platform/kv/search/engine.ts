@@ -148,8 +148,19 @@ export class SearchEngine {
     return this.indexes.get(name) ?? this.indexes.get(this.aliases.get(name) ?? '');
   }
 
+  /** Why a SEARCH.* command cannot be queued in a transaction (arity; SEARCH.QUERY without NOCONTENT), if so. */
+  refusedInTransaction(command: Arg[]): string | undefined {
+    const spec = lookupCommand(String(command[0]).toLowerCase());
+    if (!spec) return `ERR unknown command '${String(command[0])}', with args beginning with: `;
+    if (!arityOk(spec, command.length)) return `ERR wrong number of arguments for '${spec.name}' command`;
+    if (spec.name === 'search.query' && !command.slice(3).some((a) => String(a).toUpperCase() === 'NOCONTENT')) {
+      return 'ERR SEARCH.QUERY inside MULTI requires NOCONTENT';
+    }
+    return undefined;
+  }
+
   /** Runs one SEARCH.* command and returns its RESP2 reply. */
-  async run(command: Arg[], readOnly: boolean, inTransaction: boolean): Promise<Buffer> {
+  async run(command: Arg[], readOnly: boolean): Promise<Buffer> {
     const sub = String(command[0]).toLowerCase().slice(7);
     const spec = lookupCommand(String(command[0]).toLowerCase());
     if (!spec) return errorReply(`ERR unknown command '${String(command[0])}', with args beginning with: `);
@@ -157,14 +168,14 @@ export class SearchEngine {
     if (readOnly && WRITES.has(sub)) return errorReply(`NOPERM this user has no permissions to run the '${spec.name}' command`);
     const args = command.slice(1).map((a) => (typeof a === 'string' ? a : a.toString('utf8')));
     try {
-      return encodeReply(await this.dispatch(sub, args, inTransaction));
+      return encodeReply(await this.dispatch(sub, args));
     } catch (err) {
       if (err instanceof SearchError) return errorReply(err.message);
       throw err;
     }
   }
 
-  private async dispatch(sub: string, args: string[], inTransaction: boolean): Promise<ReplyValue> {
+  private async dispatch(sub: string, args: string[]): Promise<ReplyValue> {
     switch (sub) {
       case 'create':
         return this.create(args);
@@ -175,7 +186,7 @@ export class SearchEngine {
       case 'query':
       case 'count':
       case 'aggregate':
-        return this.search(sub, args, inTransaction);
+        return this.search(sub, args);
       case 'waitindexing': {
         if (!this.resolve(args[0])) return 0;
         await this.settle();
@@ -255,14 +266,11 @@ export class SearchEngine {
     ];
   }
 
-  private async search(sub: string, args: string[], inTransaction: boolean): Promise<ReplyValue> {
+  private async search(sub: string, args: string[]): Promise<ReplyValue> {
     const index = this.resolve(args[0]);
     if (sub === 'count' && args.length !== 2) throw new SearchError("ERR wrong number of arguments for 'search.count' command");
     if (sub === 'aggregate' && args.length !== 3) throw new SearchError("ERR wrong number of arguments for 'search.aggregate' command");
     if (!index) return sub === 'count' ? -1 : null;
-    if (sub === 'query' && inTransaction && !args.slice(2).some((a) => a.toUpperCase() === 'NOCONTENT')) {
-      throw new SearchError('ERR SEARCH.QUERY inside MULTI requires NOCONTENT');
-    }
     await this.settle();
     if (sub === 'count') return runCount(index, args[1]);
     if (sub === 'query') return runQuery(index, args[1], args.slice(2));

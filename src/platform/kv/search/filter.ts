@@ -189,9 +189,14 @@ export class FilterEvaluator {
       union(out, phraseScores(this.index, field.name, terms, SMART.slop, false), SMART.slopPhrase);
       for (const t of terms) union(out, termScores(this.index, field.name, t), SMART.terms);
     }
-    words.forEach((w, i) => {
-      union(out, this.fuzzy(field, w, 1, true, false), SMART.fuzzy);
-      if (i === words.length - 1) union(out, this.fuzzy(field, w, 1, true, true), SMART.fuzzy);
+    // Typos are measured on the analysed term ("hedphones" → "hedphon" is 1 edit from "headphon") and on the
+    // word as typed (a partial word is a prefix of the indexed term, not of its stem).
+    terms.forEach((t, i) => {
+      const last = i === terms.length - 1;
+      for (const form of new Set([t, words[i] ?? t])) {
+        union(out, this.fuzzy(field, form, 1, true, false), SMART.fuzzy);
+        if (last) union(out, this.fuzzy(field, form, 1, true, true), SMART.fuzzy);
+      }
     });
     return out;
   }
@@ -226,7 +231,11 @@ export class FilterEvaluator {
     const prefix = opts!.prefix === true;
     const words = field.noTokenize ? [value.toLowerCase()] : (value.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
     if (words.length === 0) return new Map();
-    const [first, ...rest] = words.map((w) => this.fuzzy(field, w, distance, transpositions, prefix));
+    const [first, ...rest] = words.map((w) => {
+      const stemmed = this.terms(field, w)[0] ?? w;
+      const scores = this.fuzzy(field, w, distance, transpositions, prefix);
+      return stemmed === w ? scores : union(scores, this.fuzzy(field, stemmed, distance, transpositions, prefix));
+    });
     const out: Scores = new Map();
     for (const [doc, s] of first)
       if (rest.every((r) => r.has(doc)))
