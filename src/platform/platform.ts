@@ -10,7 +10,7 @@ import { openDataDir, usesDataDir, type OpenDataDir, type StoreRole } from './da
 import { InternalStore } from './internal-store.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
-import { SearchEngine } from './kv/search/engine.js';
+import { startSearch } from './kv/search/engine.js';
 import { JsonLibrary } from './kv/json/library.js';
 import { KvHandler, errorJson } from './kv/handler.js';
 import { openStreams } from './kv/events.js';
@@ -67,13 +67,9 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const principals = new Principals(dataStore, internal);
     cleanups.push(() => principals.close());
     await principals.init(config.token, config.readonlyToken);
-    // JSON.* runs as a Redis function library in the data store (docs/json.md).
+    // JSON.* runs as a Redis function library in the data store (docs/json.md); SEARCH.* in the platform (platform-kv.md).
     const jsonLibrary = new JsonLibrary(dataStore);
-    await jsonLibrary.load();
-    // Upstash Redis Search (SEARCH.*): indexes over the data store's keys (docs/platform-kv.md, Search).
-    const search = new SearchEngine(dataStore, internal);
-    await search.start();
-    cleanups.push(async () => search.stop());
+    const [, search] = await Promise.all([jsonLibrary.load(), startSearch(dataStore, internal, cleanups)]);
     const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary, search);
     await executor.init();
     const kv = new KvHandler(principals, executor, internal, config, log);

@@ -26,6 +26,18 @@ export function isSearchCommand(name: Arg): boolean {
   return name.length > 7 && String(name).slice(0, 7).toLowerCase() === 'search.';
 }
 
+/** Starts the search engine of the data store; its stop joins `cleanups`. */
+export async function startSearch(
+  data: RedisEndpoint,
+  internal: InternalStore,
+  cleanups: Array<() => Promise<void>>,
+): Promise<SearchEngine> {
+  const search = new SearchEngine(data, internal);
+  cleanups.push(async () => search.stop());
+  await search.start();
+  return search;
+}
+
 export class SearchEngine {
   private readonly indexes = new Map<string, SearchIndex>();
   private readonly aliases = new Map<string, string>();
