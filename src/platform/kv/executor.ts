@@ -133,7 +133,6 @@ export class Executor {
         );
       }
       await flush();
-      if (this.search && commands.some((c) => flushesData(resolveCommand(c)))) this.search.resyncAll();
       await this.fixJsonReplies(conn, plan, replies, jsonAt);
       this.revokeChangedUsers(plan.map((p) => (p.kind === 'redis' ? p.command : [])));
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
@@ -219,7 +218,6 @@ export class Executor {
       this.revokeChangedUsers(commands);
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       const results = (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r));
-      if (this.search && commands.some((c) => flushesData(resolveCommand(c)))) this.search.resyncAll();
       for (const i of searchAt) results.splice(i, 0, await this.search!.run(commands[i], principal.user === READONLY_USER));
       return { replies: results, wrote };
     } finally {
@@ -441,15 +439,10 @@ function storeError(err: unknown): Error {
 export function plainKindOf(spec: CommandSpec | undefined): 'read' | 'write' | undefined {
   if (!spec || spec.subcommands || spec.platform) return undefined;
   const name = spec.name;
-  // SEARCH.* are the platform's own; FLUSHALL/FLUSHDB make the search indexes read the data again.
-  if (name.startsWith('search.') || name === 'flushall' || name === 'flushdb') return undefined;
+  // SEARCH.* are answered by the platform's search engine.
+  if (name.startsWith('search.')) return undefined;
   if (name === 'acl' || EXCLUSIVE.has(name) || compatMayChange(name) || rewritesJsonName(name) || filtersRepliesOf(name)) return undefined;
   return spec.flags.has('readonly') ? 'read' : 'write';
-}
-
-/** FLUSHALL/FLUSHDB: Redis sends no keyspace notification for them, so the search indexes are rebuilt. */
-function flushesData(spec: CommandSpec | undefined): boolean {
-  return spec?.name === 'flushall' || spec?.name === 'flushdb';
 }
 
 /** FUNCTION FLUSH/DELETE/RESTORE may remove the JSON library: it is checked before the next JSON command. */

@@ -1,18 +1,15 @@
 // Keeps the indexes in step with the data store, as the service does: every write to a key an index covers
-// updates it, whatever wrote it (any command, a script, a transaction, expiry, eviction). redis-server's
-// keyspace notifications name each changed key (`__keyevent@<db>__:<event>` → key); the key is then read
-// again (type and value) and each index covering it takes the new document or drops the old one. Like the
-// service, indexing runs behind the writes; `barrier` (SEARCH.WAITINDEXING, and every query here) waits
-// until all writes acknowledged before it are indexed: a PING on the subscribing connection comes back
-// after every notification Redis queued before it.
+// updates it, whatever wrote it (any command, a script, a transaction, expiry, eviction, FLUSHALL).
+// redis-server's client-side-caching invalidations name each changed key; the key is then read again (type
+// and value) and each index covering it takes the new document or drops the old one. Like the service,
+// indexing runs behind the writes; `received` (SEARCH.WAITINDEXING, and every query here) waits until all
+// writes acknowledged before it are heard of: a PING on the tracking connection is answered after every
+// invalidation Redis queued before it.
 import { encodeCommands } from '../../../resp/request-writer.js';
 import { arrayElements } from '../../../resp/reply-scanner.js';
-import { RedisConnection, type RedisEndpoint } from '../../redis/connection.js';
+import { RedisConnection, errorText, type RedisEndpoint } from '../../redis/connection.js';
 import { JSON_MAGIC_LUA, rewriteJsonCommand } from '../json/rewrite.js';
 import { jsonSource, type Source } from './documents.js';
-
-/** The notification classes indexing needs: generic (DEL, RENAME, EXPIRE…), string, hash, expired, evicted. */
-export const NEEDED_EVENTS = 'Eg$hxe';
 
 export type KeyValue =
   { kind: 'hash'; source: Source } | { kind: 'json'; source: Source } | { kind: 'string'; source?: Source } | { kind: 'other' };
@@ -69,7 +66,13 @@ export async function readKeys(conn: RedisConnection, keys: string[]): Promise<M
   return out;
 }
 
-/** The subscription to the data store's keyspace notifications, reconnecting when the store comes back. */
+/**
+ * Hears of every changed key through client-side-caching invalidations: a RESP3 connection with
+ * `CLIENT TRACKING ON BCAST` (no prefix: every key) gets an `invalidate` push naming each key written,
+ * expired or evicted, and `invalidate` with no keys after FLUSHALL / FLUSHDB. Nothing of it shows to users
+ * (no subscription in PUBSUB, no change of notify-keyspace-events), and Redis queues the push before the
+ * reply of the write that caused it.
+ */
 export class KeyspaceListener {
   private conn: RedisConnection | undefined;
   private readonly pongs: Array<() => void> = [];
@@ -78,30 +81,43 @@ export class KeyspaceListener {
   constructor(
     private readonly endpoint: RedisEndpoint,
     private readonly onKey: (key: string) => void,
-    /** After a reconnection: notifications may have been missed, every index is read again. */
+    /** After FLUSHALL / FLUSHDB, and after a reconnection (invalidations may have been missed). */
     private readonly onResync: () => void,
   ) {}
 
   async start(): Promise<void> {
     const conn = await RedisConnection.open(this.endpoint);
-    const [config] = await conn.send([['CONFIG', 'GET', 'notify-keyspace-events']]);
-    const current = bulkText((arrayElements(config) ?? [])[1] ?? Buffer.from('$0\r\n\r\n')) ?? '';
-    const wanted = mergeFlags(current, NEEDED_EVENTS);
-    if (wanted !== current) await conn.send([['CONFIG', 'SET', 'notify-keyspace-events', wanted]]);
+    const [hello, tracking] = await conn.send([
+      ['HELLO', '3'],
+      ['CLIENT', 'TRACKING', 'ON', 'BCAST'],
+    ]);
+    const err = errorText(hello) ?? errorText(tracking);
+    if (err) {
+      conn.close();
+      throw new Error(`the data store refused client tracking, which search indexing needs (${err}); Redis 6 or newer is required`);
+    }
     conn.onPush = (reply) => this.receive(reply);
     conn.onClose = () => this.reconnect();
-    conn.writeRaw(encodeCommands([['PSUBSCRIBE', `__keyevent@${this.endpoint.db ?? 0}__:*`]]));
     this.conn = conn;
   }
 
   private receive(reply: Buffer): void {
-    const items = arrayElements(reply);
-    if (!items || items.length === 0) return;
-    const kind = bulkText(items[0]);
-    if (kind === 'pmessage' && items.length === 4) {
-      const key = bulkText(items[3]);
+    if (reply[0] === 0x2b /* + */) {
+      this.pongs.shift()?.(); // +PONG of received()
+      return;
+    }
+    if (reply[0] !== 0x3e /* > */) return;
+    const items = arrayElements(Buffer.concat([Buffer.from('*'), reply.subarray(1)]));
+    if (!items || items.length < 2 || bulkText(items[0]) !== 'invalidate') return;
+    const keys = arrayElements(items[1]);
+    if (!keys) {
+      this.onResync(); // FLUSHALL / FLUSHDB: a null key list
+      return;
+    }
+    for (const k of keys) {
+      const key = bulkText(k);
       if (key !== undefined) this.onKey(key);
-    } else if (kind === 'pong') this.pongs.shift()?.();
+    }
   }
 
   private reconnect(): void {
@@ -114,7 +130,7 @@ export class KeyspaceListener {
     }, 500).unref();
   }
 
-  /** Resolves once every notification of a write acknowledged before this call has been received. */
+  /** Resolves once every invalidation of a write acknowledged before this call has been received. */
   received(): Promise<void> {
     const conn = this.conn;
     if (!conn) return Promise.resolve();
@@ -128,14 +144,4 @@ export class KeyspaceListener {
     this.stopped = true;
     this.conn?.close();
   }
-}
-
-/** `notify-keyspace-events` flags with `needed` added (Redis accepts them in any order; `A` is `g$lshzxetd`). */
-export function mergeFlags(current: string, needed: string): string {
-  let flags = current;
-  for (const ch of needed) {
-    const covered = flags.includes(ch) || (flags.includes('A') && 'g$lshzxetd'.includes(ch));
-    if (!covered) flags += ch;
-  }
-  return flags;
 }
