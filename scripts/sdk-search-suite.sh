@@ -28,7 +28,7 @@ fi
 shift || true
 pkg=$work/packages/redis
 files=("$@")
-[ ${#files[@]} -eq 0 ] && files=(search.test.ts command-builder.test.ts schema-builder.test.ts utils.test.ts)
+[ ${#files[@]} -eq 0 ] && files=(search.test.ts search-typesafety.test.ts command-builder.test.ts schema-builder.test.ts utils.test.ts)
 
 cat >"$pkg/bun-test-shim.ts" <<'EOF'
 export { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, it } from 'vitest';
