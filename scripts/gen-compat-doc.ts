@@ -219,7 +219,7 @@ export function renderCompatDoc(): string {
       (hashTtl(d)
         ? 'error: needs hash-field expiration (Redis 7.4+), start the platform on a newer server'
         : d.name.startsWith('search.')
-          ? "error: unknown command (Upstash Redis Search is the service's own)"
+          ? "the platform's search engine (docs/platform-kv.md, Search)"
           : `error from redis-server 7.0.15 (unknown command); runs on Redis ${d.docs.since ?? 'newer'}+`);
     out.push(
       `| ${code(d.name.toUpperCase().replace('|', ' '))} | ${d.docs.since ?? 'service'} | ${spec?.route ?? 'unknown'} | ${platform} |`,
