@@ -62,14 +62,31 @@ export class SearchEngine {
     for (const [name, json] of pairsOf(defs)) this.indexes.set(name, new SearchIndex(JSON.parse(json) as IndexDef));
     for (const [alias, target] of pairsOf(aliases)) this.aliases.set(alias, target);
     this.reader = await RedisConnection.open(this.data);
-    this.listener = new KeyspaceListener(
-      this.data,
-      (key) => this.touch(key),
-      () => this.resyncAll(),
-    );
-    await this.listener.start();
+    if (this.indexes.size > 0) await this.listen();
     for (const index of this.indexes.values()) void this.scan(index);
   }
+
+  /**
+   * Starts hearing of changed keys, once the first index exists: a data store without indexes pays
+   * nothing for the search engine (no tracking work on its writes).
+   */
+  private listen(): Promise<void> {
+    this.listening ??= (async () => {
+      const listener = new KeyspaceListener(
+        this.data,
+        (key) => this.touch(key),
+        () => this.resyncAll(),
+      );
+      await listener.start();
+      this.listener = listener;
+    })().catch((err: Error) => {
+      this.listening = undefined;
+      throw new SearchError(`ERR ${err.message}`);
+    });
+    return this.listening;
+  }
+
+  private listening: Promise<void> | undefined;
 
   stop(): void {
     this.listener?.stop();
@@ -231,6 +248,7 @@ export class SearchEngine {
     }
     const [exists] = await this.reader!.send([['EXISTS', def.name]]);
     if (exists.toString('latin1') !== ':0\r\n') throw new SearchError(`ERR '${def.name}' is already used by a key that is not an index`);
+    await this.listen();
     await this.internalSend(['HSET', KEY.indexes, def.name, JSON.stringify(def)]);
     const index = new SearchIndex(def);
     this.indexes.set(def.name, index);
