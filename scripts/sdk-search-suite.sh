@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the official @upstash/redis SDK's own search tests (upstash/redis-js packages/redis/pkg/commands/search/
 # *.test.ts, written for `bun test`) unchanged against the local platform, with vitest: `bun:test` is mapped to
-# a small shim that re-exports vitest. Prints vitest's summary (passed / failed).
+# a small shim that re-exports vitest. Then the adapters' tests (packages/search-ioredis and search-redis: the
+# SDK's search API over ioredis and node-redis) against the proxy of the same dev stack. Prints vitest's summaries.
 #
 #   scripts/sdk-search-suite.sh /path/to/redis-js            # a checkout (work tree) of upstash/redis-js
 #   REDIS_JS_GIT=/path/to/redis-js.git scripts/sdk-search-suite.sh   # or a bare git directory (HEAD is used)
@@ -18,9 +19,9 @@ trap cleanup EXIT
 
 src=${1:-}
 if [ -n "${REDIS_JS_GIT:-}" ]; then
-  git --git-dir="$REDIS_JS_GIT" archive HEAD packages/redis | tar -x -C "$work" || { log "cannot read $REDIS_JS_GIT"; exit 1; }
+  git --git-dir="$REDIS_JS_GIT" archive HEAD packages/redis packages/search-ioredis packages/search-redis | tar -x -C "$work" || { log "cannot read $REDIS_JS_GIT"; exit 1; }
 elif [ -n "$src" ] && [ -d "$src/packages/redis/pkg" ]; then
-  mkdir -p "$work/packages" && cp -r "$src/packages/redis" "$work/packages/"
+  mkdir -p "$work/packages" && cp -r "$src/packages/redis" "$src/packages/search-ioredis" "$src/packages/search-redis" "$work/packages/"
 else
   log "give a redis-js checkout as the first argument, or REDIS_JS_GIT=<git dir>"
   exit 1
@@ -45,16 +46,31 @@ echo '{ "compilerOptions": { "target": "ES2022", "module": "ESNext", "moduleReso
 # The SDK's sources import uncrypto and vitest: resolve them from this repository's node_modules.
 ln -s "$root/node_modules" "$pkg/node_modules"
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port)
+proxy_port=$(free_port)
 token=sdk-search-$RANDOM$RANDOM
-"$root/bin/respgate" platform --ephemeral --http-port "$port" --token "$token" --log-level warn >"$work/platform.log" 2>&1 &
+"$root/bin/respgate" dev --ephemeral --http-port "$port" --port "$proxy_port" --vector-port "$(free_port)" --queue-port "$(free_port)" \
+  --token "$token" --log-level warn >"$work/dev.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
-  curl -s -o /dev/null -H "Authorization: Bearer $token" "http://127.0.0.1:$port/ping" && break
+  grep -q ready "$work/dev.log" 2>/dev/null && break
   sleep 0.1
 done
+grep -q ready "$work/dev.log" || { log "respgate dev did not start:"; cat "$work/dev.log" >&2; exit 1; }
 
 paths=()
 for f in "${files[@]}"; do paths+=("pkg/commands/search/$f"); done
 (cd "$pkg" && UPSTASH_REDIS_REST_URL="http://127.0.0.1:$port" UPSTASH_REDIS_REST_TOKEN="$token" \
   "$root/node_modules/.bin/vitest" run --config vitest.config.mts "${paths[@]}")
+rc=$?
+
+# The adapters (ioredis, node-redis) drive the same search API through the proxy.
+for adapter in "$work/packages/search-ioredis" "$work/packages/search-redis"; do
+  [ -d "$adapter/test" ] || continue
+  echo '{ "compilerOptions": { "target": "ES2022", "module": "ESNext", "moduleResolution": "bundler", "strict": true } }' >"$adapter/tsconfig.json"
+  rm -f "$adapter/vitest.config.mts"
+  ln -s "$root/node_modules" "$adapter/node_modules"
+  (cd "$adapter" && REDIS_URL="redis://127.0.0.1:$proxy_port" "$root/node_modules/.bin/vitest" run --root . test) || rc=1
+done
+exit $rc
