@@ -61,7 +61,7 @@ export class SearchEngine {
     ]);
     for (const [name, json] of pairsOf(defs)) this.indexes.set(name, new SearchIndex(JSON.parse(json) as IndexDef));
     for (const [alias, target] of pairsOf(aliases)) this.aliases.set(alias, target);
-    this.reader = await RedisConnection.open(this.data);
+    await this.connection();
     if (this.indexes.size > 0) await this.listen();
     for (const index of this.indexes.values()) void this.scan(index);
   }
@@ -122,11 +122,15 @@ export class SearchEngine {
       let values;
       try {
         values = await readKeys(
-          this.reader!,
+          await this.connection(),
           batch.map(([k]) => k),
         );
       } catch {
-        return; // the data store is gone: the listener's reconnection reads everything again
+        // The data store is gone: the next use opens a new connection, and the listener's reconnection
+        // reads everything again.
+        this.reader?.close();
+        this.reader = undefined;
+        return;
       }
       for (const [key, only] of batch) {
         const value = values.get(key);
@@ -157,6 +161,12 @@ export class SearchEngine {
     } finally {
       conn.close();
     }
+  }
+
+  /** The connection that reads documents (opened again after the data store went away). */
+  private async connection(): Promise<RedisConnection> {
+    this.reader ??= await RedisConnection.open(this.data);
+    return this.reader;
   }
 
   /** Every write acknowledged before this call is indexed once it resolves. */
@@ -246,7 +256,7 @@ export class SearchEngine {
         existsOk ? `ERR index '${def.name}' exists with another configuration` : `ERR index '${def.name}' already exists`,
       );
     }
-    const [exists] = await this.reader!.send([['EXISTS', def.name]]);
+    const [exists] = await (await this.connection()).send([['EXISTS', def.name]]);
     if (exists.toString('latin1') !== ':0\r\n') throw new SearchError(`ERR '${def.name}' is already used by a key that is not an index`);
     await this.listen();
     await this.internalSend(['HSET', KEY.indexes, def.name, JSON.stringify(def)]);
