@@ -361,6 +361,32 @@ describe('SEARCH.* over REST', () => {
     });
   });
 
+  it('SKIPINITIALSCAN leaves existing keys out until SEARCH.REINDEX; DESCRIBE through an alias names the target', async () => {
+    await command(p, ['HSET', 'late:1', 'title', 'already here']);
+    expect(
+      (await command(p, ['SEARCH.CREATE', 'late', 'ON', 'HASH', 'PREFIX', '1', 'late:', 'SKIPINITIALSCAN', 'SCHEMA', 'title', 'TEXT']))
+        .json,
+    ).toEqual({
+      result: 1,
+    });
+    await command(p, ['HSET', 'late:2', 'title', 'written after']);
+    expect((await command(p, ['SEARCH.COUNT', 'late', '{}'])).json).toEqual({ result: 1 });
+    expect((await command(p, ['SEARCH.REINDEX', 'late'])).json).toEqual({ result: 1 });
+    expect((await command(p, ['SEARCH.COUNT', 'late', '{}'])).json).toEqual({ result: 2 });
+    expect((await command(p, ['SEARCH.REINDEX', 'missing'])).json).toEqual({ result: 0 });
+    await command(p, ['SEARCH.ALIASADD', 'late-alias', 'late']);
+    await command(p, ['SEARCH.ALIASADD', 'dangling', 'not-yet']);
+    expect((await command(p, ['SEARCH.DESCRIBE', 'late-alias'])).json.result.slice(0, 2)).toEqual(['name', 'late']);
+    expect((await command(p, ['SEARCH.LISTALIASES'])).json.result).toEqual(
+      expect.arrayContaining([
+        ['late-alias', 'late'],
+        ['dangling', 'not-yet'],
+      ]),
+    );
+    expect((await command(p, ['SEARCH.DROP', 'late'])).json).toEqual({ result: 1 });
+    expect((await command(p, ['SEARCH.QUERY', 'late-alias', '{}'])).json).toEqual({ result: null });
+  });
+
   it('the Read Only token may query but not create or drop', async () => {
     const ro = { token: p.readonlyToken };
     expect((await command(p, ['SEARCH.COUNT', 'rest', '{}'], ro)).json).toEqual({ result: 4 });

@@ -2,7 +2,7 @@
 // ranges, $phrase, $fuzzy, $regex, $boost) and boolean clauses ($must/$and, $should/$or, $mustNot), evaluated
 // into matching documents with relevance scores. Terms that matched are kept per field for HIGHLIGHT.
 import { queryTerms } from './analyzer.js';
-import { parseDate, type Doc, type Scalar } from './documents.js';
+import { parseDate, type Scalar } from './documents.js';
 import type { SearchIndex } from './inverted-index.js';
 import { SearchError } from './reply.js';
 import { NUMERIC_TYPES, type FieldDef } from './schema.js';
@@ -315,5 +315,3 @@ function equalScalar(field: FieldDef, indexed: Scalar, value: unknown): boolean 
     }
   }
 }
-
-export type { Doc };

@@ -1,13 +1,12 @@
 // SEARCH.QUERY and SEARCH.COUNT on one index: filter, order, page, and each result as
 // `[key, score, content]` (content `[["$", json]]` for JSON/STRING indexes, `[[field, value], …]` for hashes;
 // `[key, score]` with NOCONTENT).
-import { words } from './analyzer.js';
+import { stemmerFor, words } from './analyzer.js';
 import { valuesAt, type Doc, type Scalar } from './documents.js';
 import { FilterEvaluator } from './filter.js';
 import type { SearchIndex } from './inverted-index.js';
 import { applyScoreFunc, parseQueryOptions, type QueryOptions } from './query-options.js';
 import { Double, type ReplyValue } from './reply.js';
-import { stemmerFor } from './analyzer.js';
 import { sourceOf, type FieldDef } from './schema.js';
 
 function numeric(v: Scalar | undefined): number | undefined {
