@@ -63,7 +63,7 @@ export class SearchEngine {
     for (const [alias, target] of pairsOf(aliases)) this.aliases.set(alias, target);
     await this.connection();
     if (this.indexes.size > 0) await this.listen();
-    for (const index of this.indexes.values()) void this.scan(index);
+    for (const index of this.indexes.values()) this.scan(index).catch(() => undefined); // settle waits for it
   }
 
   /**
@@ -97,7 +97,7 @@ export class SearchEngine {
   resyncAll(): void {
     for (const index of this.indexes.values()) {
       index.clear();
-      void this.scan(index);
+      this.scan(index).catch(() => undefined);
     }
   }
 
@@ -145,8 +145,17 @@ export class SearchEngine {
     }
   }
 
-  /** Queues every key under the index's prefixes (the initial scan, SEARCH.REINDEX). */
-  private async scan(index: SearchIndex): Promise<void> {
+  /** Scans under way: queries wait for them (settle), so an index being rebuilt never answers half. */
+  private readonly scans = new Set<Promise<void>>();
+
+  /** Queues every key under the index's prefixes (the initial scan, SEARCH.REINDEX, after FLUSHALL). */
+  private scan(index: SearchIndex): Promise<void> {
+    const run = this.scanKeys(index).finally(() => this.scans.delete(run));
+    this.scans.add(run);
+    return run;
+  }
+
+  private async scanKeys(index: SearchIndex): Promise<void> {
     const conn = await RedisConnection.open(this.data);
     try {
       for (const prefix of index.def.prefixes) {
@@ -172,6 +181,7 @@ export class SearchEngine {
   /** Every write acknowledged before this call is indexed once it resolves. */
   private async settle(): Promise<void> {
     await this.listener?.received();
+    while (this.scans.size > 0) await Promise.allSettled([...this.scans]);
     await this.processing;
     // A batch that failed (the store went away) leaves its keys dirty: one more pass, then answer.
     if (this.dirty.size > 0) {
@@ -210,7 +220,8 @@ export class SearchEngine {
       return encodeReply(await this.dispatch(sub, args));
     } catch (err) {
       if (err instanceof SearchError) return errorReply(err.message);
-      throw err;
+      // The data store or the internal store failed under the command: a clear error, not a 500.
+      return errorReply(`ERR the search engine could not complete the command (${(err as Error)?.message ?? String(err)})`);
     }
   }
 
