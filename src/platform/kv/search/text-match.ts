@@ -69,6 +69,7 @@ export function phraseScores(
   for (const t of lastTerms) {
     for (const [doc, positions] of dict.get(t) ?? []) lastPostings.set(doc, [...(lastPostings.get(doc) ?? []), ...positions]);
   }
+  if (lastTerms.length > 1) for (const positions of lastPostings.values()) positions.sort((a, b) => a - b);
   if (lastPostings.size === 0) return out;
   lists.push(lastPostings);
   const weight = lists.reduce((w, p) => w + idf(index, p), 0);
@@ -94,7 +95,7 @@ function countPhrase(starts: number[], rest: number[][], slop: number): number {
     let moves = 0;
     let ok = true;
     for (const positions of rest) {
-      const next = positions.filter((p) => p > pos).sort((a, b) => a - b)[0];
+      const next = firstAfter(positions, pos);
       if (next === undefined) {
         ok = false;
         break;
@@ -105,6 +106,18 @@ function countPhrase(starts: number[], rest: number[][], slop: number): number {
     if (ok && moves <= slop) count++;
   }
   return count;
+}
+
+/** The first of ascending `positions` greater than `pos` (binary search). */
+function firstAfter(positions: number[], pos: number): number | undefined {
+  let lo = 0;
+  let hi = positions.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (positions[mid] > pos) hi = mid;
+    else lo = mid + 1;
+  }
+  return positions[lo];
 }
 
 /**
