@@ -226,7 +226,7 @@ export function renderCompatDoc(): string {
       (hashTtl(d)
         ? 'emulated: field TTLs beside the data, lazy and active expiry (field-expiry.ts); refused inside /multi-exec'
         : d.name.startsWith('search.')
-          ? "error: unknown command (Upstash Redis Search is the service's own)"
+          ? "the platform's search engine (docs/platform-kv.md, Search)"
           : `error from redis-server 7.0.15 (unknown command); runs on Redis ${d.docs.since ?? 'newer'}+`);
     out.push(
       `| ${code(d.name.toUpperCase().replace('|', ' '))} | ${d.docs.since ?? 'service'} | ${spec?.route ?? 'unknown'} | ${platform} |`,

@@ -13,6 +13,7 @@ import { KeyspaceSetting } from './kv/config.js';
 import type { Arg } from '../resp/request-writer.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
 import { Executor } from './kv/executor.js';
+import { startSearch } from './kv/search/engine.js';
 import { JsonLibrary } from './kv/json/library.js';
 import { KvHandler, errorJson } from './kv/handler.js';
 import { openStreams } from './kv/events.js';
@@ -210,16 +211,16 @@ async function startExecutor(
   internal: InternalStore,
   cleanups: Array<() => Promise<void>>,
 ): Promise<Executor> {
-  // JSON.* runs as a Redis function library in the data store (docs/json.md).
+  // JSON.* runs as a Redis function library in the data store (docs/json.md); SEARCH.* in the platform (platform-kv.md).
   const jsonLibrary = new JsonLibrary(dataStore);
-  await jsonLibrary.load();
+  const [, search] = await Promise.all([jsonLibrary.load(), startSearch(dataStore, internal, cleanups)]);
   // Hash-field expiration where the data store lacks it (Redis < 7.4): times kept in the internal store.
   const admin = (commands: Arg[][]) => principals.admin((conn) => conn.send(commands));
   const fieldExpiry = new FieldExpiry(internal, admin);
   // notify-keyspace-events set through the platform is set again at each start (the server keeps no config).
   const keyspace = new KeyspaceSetting(internal, admin);
   await keyspace.restore();
-  const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary, fieldExpiry, keyspace);
+  const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary, fieldExpiry, keyspace, search);
   await executor.init();
   if (!executor.hasNativeFieldExpiry) {
     await fieldExpiry.init();

@@ -6,7 +6,8 @@ import type { Arg } from '../../resp/request-writer.js';
 import { errorReply } from '../../resp/protocol.js';
 import { arrayElements } from '../../resp/reply-scanner.js';
 import { ConnectionLostError, errorText, type RedisConnection } from '../redis/connection.js';
-import type { Principal, Principals } from './principals.js';
+import { READONLY_USER, type Principal, type Principals } from './principals.js';
+import { isSearchCommand, type SearchEngine } from './search/engine.js';
 import { isFunctionMissing, type JsonLibrary } from './json/library.js';
 import { rewriteJsonCommand, rewritesJsonName, translateJsonError } from './json/rewrite.js';
 import { compatMayChange, compatPlan, parseServerVersion, runsNatively, type ServerVersion } from './compat.js';
@@ -53,7 +54,9 @@ type Planned =
   | { kind: 'reply'; reply: Buffer }
   | { kind: 'resttoken'; user: Arg; password: Arg }
   /** A hash-field expiration command emulated by field-expiry.ts (a data store older than Redis 7.4/8). */
-  | { kind: 'field-expiry'; command: Arg[]; name: string; write: boolean };
+  | { kind: 'field-expiry'; command: Arg[]; name: string; write: boolean }
+  /** A SEARCH.* command: the platform's search engine answers it (search/engine.ts). */
+  | { kind: 'search'; command: Arg[] };
 
 /** Replies, and whether any command that ran may have changed data (for the sync token). */
 export interface RunResult {
@@ -71,6 +74,7 @@ export class Executor {
     private readonly fieldExpiry?: FieldExpiry,
     /** Where a notify-keyspace-events set through the platform is kept for the next start. */
     private readonly keyspace?: KeyspaceSetting,
+    private readonly search?: SearchEngine,
   ) {}
 
   /** The data store's version: commands it has natively are not emulated (compat.ts). */
@@ -140,6 +144,7 @@ export class Executor {
         }
         await flush();
         if (item.kind === 'field-expiry') replies.push(await this.runFieldExpiry(conn, item.command, item.name));
+        else if (item.kind === 'search') replies.push(await this.search!.run(item.command, principal.user === READONLY_USER));
         else replies.push(item.kind === 'reply' ? item.reply : await this.restToken(item.user, item.password));
       }
       await flush();
@@ -198,11 +203,18 @@ export class Executor {
     for (const command of commands) {
       const planned = this.plan(command, true);
       if (planned.kind === 'reply') return { error: errorText(planned.reply)! };
+      // As Redis refuses a badly formed command when queued: the transaction is not run.
+      const refused = planned.kind === 'search' ? this.search!.refusedInTransaction(command) : undefined;
+      if (refused) return { error: refused };
       if (planned.kind === 'redis' && planned.write) wrote = true;
     }
     if (commands.length === 0) return { replies: [], wrote };
-    const planned = commands.map((c) => this.plan(c, true));
-    const sent = planned.map((p, i) => (p.kind === 'redis' ? p.command : commands[i]));
+    const all = commands.map((c) => this.plan(c, true));
+    // SEARCH.* commands are answered by the platform after EXEC, in their place (docs/platform-kv.md).
+    const searchAt = all.flatMap((p, i) => (p.kind === 'search' ? [i] : []));
+    const planned = all.filter((p) => p.kind !== 'search');
+    const kept = commands.filter((_, i) => all[i].kind !== 'search');
+    const sent = planned.map((p, i) => (p.kind === 'redis' ? p.command : kept[i]));
     const jsonNames = planned.map((p) => (p.kind === 'redis' ? p.json : undefined));
     const conn = await this.acquire(principal);
     let clean = false;
@@ -227,6 +239,7 @@ export class Executor {
       this.revokeChangedUsers(commands);
       if (commands.some((c) => removesFunctions(resolveCommand(c)))) this.jsonLibraryPresent = false;
       const items = (arrayElements(exec) ?? []).map((r, i) => (jsonNames[i] ? translateJsonError(r, jsonNames[i]!) : r));
+      for (const i of searchAt) items.splice(i, 0, await this.search!.run(commands[i], principal.user === READONLY_USER));
       await this.afterWrites(commands, planned, items);
       await this.keyspace?.rememberIfSet(commands, items);
       return { replies: items, wrote };
@@ -247,6 +260,7 @@ export class Executor {
       if (inTransaction) return { kind: 'reply', reply: errorReply('ERR ACL RESTTOKEN is not allowed inside a transaction') };
       return { kind: 'resttoken', user: command[2], password: command[3] };
     }
+    if (this.search && command.length > 0 && isSearchCommand(command[0])) return { kind: 'search', command };
     const json = rewriteJsonCommand(command);
     if (json && this.emulateJson) {
       return {
@@ -533,6 +547,8 @@ function storeError(err: unknown): Error {
 export function plainKindOf(spec: CommandSpec | undefined): 'read' | 'write' | undefined {
   if (!spec || spec.subcommands || spec.platform) return undefined;
   const name = spec.name;
+  // SEARCH.* are answered by the platform's search engine.
+  if (name.startsWith('search.')) return undefined;
   if (name === 'acl' || EXCLUSIVE.has(name) || compatMayChange(name) || rewritesJsonName(name) || filtersRepliesOf(name)) return undefined;
   return spec.flags.has('readonly') ? 'read' : 'write';
 }
