@@ -54,12 +54,13 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     dataDir?.close(); // after the servers wrote their last bytes
   };
   try {
-    const dataStore = config.redisUrl
-      ? parseRedisUrl(config.redisUrl)
+    const embeddedData = config.redisUrl
+      ? undefined
       : await embed(embedded, { binary: config.redisServerBinary, databases: 1, ...kept(dataDir, 'kv') }, log, 'data');
+    const dataStore = embeddedData?.endpoint ?? parseRedisUrl(config.redisUrl!);
     const internalEndpoint = config.internalRedisUrl
       ? parseRedisUrl(config.internalRedisUrl)
-      : await embed(embedded, { binary: config.redisServerBinary, ...kept(dataDir, 'internal') }, log, 'internal');
+      : (await embed(embedded, { binary: config.redisServerBinary, ...kept(dataDir, 'internal') }, log, 'internal')).endpoint;
 
     const internal = new InternalStore(internalEndpoint);
     cleanups.push(() => internal.close());
@@ -70,7 +71,11 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     // JSON.* runs as a Redis function library in the data store (docs/json.md).
     const jsonLibrary = new JsonLibrary(dataStore);
     await jsonLibrary.load();
-    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary);
+    // A kept embedded store saves its ACL users (ACL SETUSER …) to its ACL file, so they survive a restart.
+    const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary, {
+      saveAclChanges: embeddedData?.aclFile === true,
+      log,
+    });
     await executor.init();
     const kv = new KvHandler(principals, executor, internal, config, log);
 
@@ -215,9 +220,9 @@ async function embed(
   opts: Parameters<typeof startEmbeddedRedis>[0],
   log: Logger,
   role: string,
-): Promise<RedisEndpoint> {
+): Promise<EmbeddedRedis> {
   const r = await startEmbeddedRedis(opts);
   list.push(r);
   log.debug({ role, port: r.endpoint.port }, 'embedded redis-server started');
-  return r.endpoint;
+  return r;
 }
