@@ -58,12 +58,13 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     dataDir?.close(); // after the servers wrote their last bytes
   };
   try {
-    const dataStore = config.redisUrl
-      ? parseRedisUrl(config.redisUrl)
+    const embeddedData = config.redisUrl
+      ? undefined
       : await embed(embedded, { binary: config.redisServerBinary, databases: 1, ...kept(dataDir, 'kv') }, log, 'data');
+    const dataStore = embeddedData?.endpoint ?? parseRedisUrl(config.redisUrl!);
     const internalEndpoint = config.internalRedisUrl
       ? parseRedisUrl(config.internalRedisUrl)
-      : await embed(embedded, { binary: config.redisServerBinary, ...kept(dataDir, 'internal') }, log, 'internal');
+      : (await embed(embedded, { binary: config.redisServerBinary, ...kept(dataDir, 'internal') }, log, 'internal')).endpoint;
 
     const internal = new InternalStore(internalEndpoint);
     cleanups.push(() => internal.close());
@@ -71,7 +72,9 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const principals = new Principals(dataStore, internal);
     cleanups.push(() => principals.close());
     await principals.init(config.token, config.readonlyToken);
-    const executor = await startExecutor(dataStore, principals, internal, cleanups);
+    // A kept embedded store saves its ACL users (ACL SETUSER …) to its ACL file, so they survive a restart.
+    const acl = { saveAclChanges: embeddedData?.aclFile === true, log };
+    const executor = await startExecutor(dataStore, principals, internal, cleanups, acl);
     const kv = new KvHandler(principals, executor, internal, config, log);
 
     let baseUrl = '';
@@ -210,6 +213,7 @@ async function startExecutor(
   principals: Principals,
   internal: InternalStore,
   cleanups: Array<() => Promise<void>>,
+  acl: ConstructorParameters<typeof Executor>[6],
 ): Promise<Executor> {
   // JSON.* runs as a Redis function library in the data store (docs/json.md); SEARCH.* in the platform (platform-kv.md).
   const jsonLibrary = new JsonLibrary(dataStore);
@@ -220,7 +224,15 @@ async function startExecutor(
   // notify-keyspace-events set through the platform is set again at each start (the server keeps no config).
   const keyspace = new KeyspaceSetting(internal, admin);
   await keyspace.restore();
-  const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary, fieldExpiry, keyspace, search);
+  const executor = new Executor(
+    principals,
+    [dataStore.username ?? 'default', READONLY_USER],
+    jsonLibrary,
+    fieldExpiry,
+    keyspace,
+    search,
+    acl,
+  );
   await executor.init();
   if (!executor.hasNativeFieldExpiry) {
     await fieldExpiry.init();
@@ -240,9 +252,9 @@ async function embed(
   opts: Parameters<typeof startEmbeddedRedis>[0],
   log: Logger,
   role: string,
-): Promise<RedisEndpoint> {
+): Promise<EmbeddedRedis> {
   const r = await startEmbeddedRedis(opts);
   list.push(r);
   log.debug({ role, port: r.endpoint.port }, 'embedded redis-server started');
-  return r.endpoint;
+  return r;
 }

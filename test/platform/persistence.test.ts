@@ -144,6 +144,46 @@ describe('the dev stack keeps its data', () => {
     }
   }, 90_000);
 
+  it('ACL users made with ACL SETUSER, and their REST tokens, survive a SIGTERM and a kill -9', async () => {
+    const dataDir = path.join(scratch, 'acl');
+    const aclFile = path.join(dataDir, 'kv', 'users.acl');
+    const command = (s: Stack, args: string[], token = TOKEN) =>
+      fetch(s.url, { method: 'POST', body: JSON.stringify(args), headers: { Authorization: `Bearer ${token}` } }).then(async (res) => ({
+        status: res.status,
+        body: (await res.json()) as { result?: unknown; error?: string },
+      }));
+    let s = await startStack(dataDir);
+    try {
+      expect((await command(s, ['ACL', 'SETUSER', 'alice', 'on', '>alice-pw', '~app:*', '+@all'])).body).toEqual({ result: 'OK' });
+      expect((await command(s, ['ACL', 'SETUSER', 'bob', 'on', '>bob-pw', '~*', '+@read'])).body).toEqual({ result: 'OK' });
+      const aliceToken = (await command(s, ['ACL', 'RESTTOKEN', 'alice', 'alice-pw'])).body.result as string;
+      expect((await command(s, ['SET', 'app:k', 'v'], aliceToken)).body).toEqual({ result: 'OK' });
+      // The file is the server's own ACL SAVE output (hashed passwords), private to the user.
+      await until(() => existsSync(aclFile) && readFileSync(aclFile, 'utf8').includes('user bob'), 'users.acl to list bob', 5000);
+      expect(readFileSync(aclFile, 'utf8')).not.toContain('alice-pw');
+
+      await stopRespgate(s.child);
+      s = await startStack(dataDir);
+      expect((await command(s, ['GET', 'app:k'], aliceToken)).body).toEqual({ result: 'v' });
+      const refused = await command(s, ['SET', 'other', 'v'], aliceToken);
+      expect(refused.body.error).toMatch(/^NOPERM/);
+      expect((await command(s, ['ACL', 'RESTTOKEN', 'bob', 'bob-pw'])).body.result).toEqual(expect.any(String));
+      expect((await command(s, ['ACL', 'DELUSER', 'bob'])).body).toEqual({ result: 1 });
+      await until(() => !readFileSync(aclFile, 'utf8').includes('user bob'), 'users.acl without bob', 5000);
+
+      await kill9(s.child);
+      s = await startStack(dataDir);
+      expect((await command(s, ['ACL', 'RESTTOKEN', 'bob', 'bob-pw'])).body.error).toMatch(
+        /^ERR Wrong password or user "bob" does not exist/,
+      );
+      expect((await command(s, ['GET', 'app:k'], aliceToken)).body).toEqual({ result: 'v' });
+      // The platform's own token still works: the default user's password is this start's.
+      expect((await command(s, ['ACL', 'WHOAMI'])).body).toEqual({ result: 'default' });
+    } finally {
+      await stopRespgate(s.child);
+    }
+  }, 90_000);
+
   it('a second stack on the same data directory gets a clear error and changes nothing', async () => {
     const dataDir = path.join(scratch, 'locked');
     const s = await startStack(dataDir);

@@ -1,6 +1,7 @@
 // Runs Area B commands for a principal on redis-server and returns one raw RESP2 reply per
 // command. Commands the REST service does not offer are answered with an error reply in place
 // (from the command table's platform policy); ACL RESTTOKEN is answered by the platform.
+import type { Logger } from '../../logger.js';
 import { lookupCommand, platformRefusal, resolveCommand, type CommandSpec } from '../../commands/table.js';
 import type { Arg } from '../../resp/request-writer.js';
 import { errorReply } from '../../resp/protocol.js';
@@ -75,6 +76,8 @@ export class Executor {
     /** Where a notify-keyspace-events set through the platform is kept for the next start. */
     private readonly keyspace?: KeyspaceSetting,
     private readonly search?: SearchEngine,
+    /** A kept embedded data store: ACL SAVE after ACL SETUSER/DELUSER (its ACL file survives restarts). */
+    private readonly acl: { saveAclChanges: boolean; log?: Logger } = { saveAclChanges: false },
   ) {}
 
   /** The data store's version: commands it has natively are not emulated (compat.ts). */
@@ -486,11 +489,26 @@ export class Executor {
 
   /** ACL SETUSER/DELUSER may change or remove a user's password: its tokens must be checked again. */
   private revokeChangedUsers(commands: Arg[][]): void {
+    let changed = false;
     for (const command of commands) {
       if (command.length < 3 || String(command[0]).toLowerCase() !== 'acl') continue;
       const sub = String(command[1]).toLowerCase();
       if (sub === 'setuser') this.principals.revokeUser(String(command[2]));
       else if (sub === 'deluser') for (const user of command.slice(2)) this.principals.revokeUser(String(user));
+      else continue;
+      changed = true;
+    }
+    if (changed && this.acl.saveAclChanges) void this.saveAcl();
+  }
+
+  /** ACL SAVE on the platform's own connection: the users a client changed are in the ACL file before the next stop. */
+  private async saveAcl(): Promise<void> {
+    try {
+      const [reply] = await this.principals.admin((conn) => conn.send([['ACL', 'SAVE']]));
+      if (reply[0] === 0x2d)
+        this.acl.log?.error({ error: reply.toString('latin1').trim() }, 'ACL SAVE failed: ACL users changed now may be lost at restart');
+    } catch (err) {
+      this.acl.log?.error({ error: String(err) }, 'ACL SAVE failed: ACL users changed now may be lost at restart');
     }
   }
 

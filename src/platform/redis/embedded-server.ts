@@ -2,11 +2,11 @@
 // stop) or keeping its data in a given directory (append-only file, fsync every second). Either way the
 // server ends with this process (process-guard.ts).
 import { type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { errorText, RedisConnection, type RedisEndpoint } from './connection.js';
 import {
   currentProcess,
@@ -20,6 +20,8 @@ import {
 
 export interface EmbeddedRedis {
   endpoint: RedisEndpoint;
+  /** The server keeps its ACL users in a file of the data directory: ACL SAVE after each change keeps them. */
+  aclFile: boolean;
   stop(): Promise<void>;
 }
 
@@ -60,9 +62,10 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /** The redis-server arguments; its config comes from stdin ('-') so the password never appears on a command line. */
-function serverArgs(port: number, dir: string, persistent: boolean, databases: number): string[] {
+function serverArgs(port: number, dir: string, persistent: boolean, databases: number, aclFile: string | undefined): string[] {
   return [
     '-',
+    ...(aclFile ? ['--aclfile', aclFile] : []),
     ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--daemonize', 'no'],
     ...['--databases', String(databases), '--logfile', '', '--loglevel', 'warning'],
     // No RDB snapshots either way: a kept store is its append-only file alone (one format to check and load).
@@ -90,9 +93,10 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
     else rmSync(dir, { recursive: true, force: true });
   };
   await reclaim(pidFile); // a server of a start that died, still holding this directory's files
+  const aclFile = persistent && password !== undefined ? prepareAclFile(dir, password) : undefined;
   for (let attempt = 0; ; attempt++) {
     const port = options.port ?? (await freePort());
-    const child = spawnTiedToParent(binary, serverArgs(port, dir, persistent, options.databases ?? 16), {
+    const child = spawnTiedToParent(binary, serverArgs(port, dir, persistent, options.databases ?? 16, aclFile), {
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group: Ctrl+C in a terminal (SIGINT to the whole foreground group) reaches only
       // respgate, which stops its users of the store first and the server last.
@@ -101,15 +105,16 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
     // setpriv execs redis-server in place: the pid and its start time are the server's.
     if (child.pid !== undefined) writeProcessFile(pidFile, { pid: child.pid, startTime: processStartTime(child.pid) });
     child.stdin!.on('error', () => undefined);
-    // An ACL user directive rather than requirepass: CONFIG GET requirepass then reveals nothing.
-    child.stdin!.end(password === undefined ? '' : `user default on >${password} ~* &* +@all\n`);
+    // An ACL user directive rather than requirepass: CONFIG GET requirepass then reveals nothing. A kept
+    // store has it in its ACL file instead (Redis refuses users in both places).
+    child.stdin!.end(password === undefined || aclFile ? '' : `user default on >${password} ~* &* +@all\n`);
     const output = collectOutput(child);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
     const endpoint: RedisEndpoint = { host: '127.0.0.1', port, password };
     const ready = await waitUntilReady(port, password, exited, spawnError);
     if (ready === true) {
-      return { endpoint, stop: () => stopChild(child, exited, discard, persistent ? 10_000 : 3000) };
+      return { endpoint, aclFile: aclFile !== undefined, stop: () => stopChild(child, exited, discard, persistent ? 10_000 : 3000) };
     }
     child.kill('SIGKILL');
     await Promise.race([exited, spawnError]); // a binary that is not found never emits 'exit'
@@ -126,6 +131,24 @@ export async function startEmbeddedRedis(options: EmbeddedRedisOptions = {}): Pr
     }
     // The port was taken between choosing and binding: try another one.
   }
+}
+
+/**
+ * The ACL file of a kept store (`users.acl`, 0600): the users that database clients created with ACL
+ * SETUSER, as the server's ACL SAVE wrote them, and the `default` user with this start's password (a
+ * SHA-256 hash, as ACL SAVE writes passwords), replacing the last start's.
+ */
+function prepareAclFile(dir: string, password: string): string {
+  const file = path.join(dir, 'users.acl');
+  const kept = existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '' && !/^user default /.test(line))
+    : [];
+  const hash = createHash('sha256').update(password).digest('hex');
+  writeFileSync(file, [`user default on #${hash} ~* &* +@all`, ...kept].join('\n') + '\n', { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return file;
 }
 
 function isNotFound(ready: true | Error | string, output: string): boolean {
