@@ -19,11 +19,14 @@ import { startVectorArea } from './vector/index.js';
 import { startQueueArea } from './queue/index.js';
 import { startAccountArea } from './account/index.js';
 import { ConsoleHandler } from './console/handler.js';
+import { ExtraDatabases } from './databases.js';
 import { DEFAULT_INDEXES } from './vector/config.js';
 
 export interface RunningPlatform {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 */
   url: string;
+  /** Key-value databases: 0 at `url`, n at `${url}/db/${n}` (--databases). */
+  databases: number;
   port: number;
   token: string;
   readonlyToken: string;
@@ -52,10 +55,16 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     for (const e of embedded) await e.stop();
     dataDir?.close(); // after the servers wrote their last bytes
   };
+  // Databases 1 … n-1 at /db/<n> (databases.ts): the data store's numbered databases; a --redis-url
+  // that names another database than 0 keeps database 0 only (its numbers would overlap).
+  const urlDb = config.redisUrl ? (parseRedisUrl(config.redisUrl).db ?? 0) : 0;
+  if (urlDb !== 0 && (config.databases ?? 1) > 1)
+    log.warn({ db: urlDb }, '--redis-url names a database other than 0: the platform serves database 0 only (--databases 1)');
+  const databaseCount = urlDb !== 0 ? 1 : Math.max(1, config.databases ?? 1);
   try {
     const dataStore = config.redisUrl
       ? parseRedisUrl(config.redisUrl)
-      : await embed(embedded, { binary: config.redisServerBinary, databases: 1, ...kept(dataDir, 'kv') }, log, 'data');
+      : await embed(embedded, { binary: config.redisServerBinary, databases: databaseCount, ...kept(dataDir, 'kv') }, log, 'data');
     const internalEndpoint = config.internalRedisUrl
       ? parseRedisUrl(config.internalRedisUrl)
       : await embed(embedded, { binary: config.redisServerBinary, ...kept(dataDir, 'internal') }, log, 'internal');
@@ -72,6 +81,8 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     const executor = new Executor(principals, [dataStore.username ?? 'default', READONLY_USER], jsonLibrary);
     await executor.init();
     const kv = new KvHandler(principals, executor, internal, config, log);
+    const extraDatabases = new ExtraDatabases(databaseCount, dataStore, internal, jsonLibrary, config, log);
+    cleanups.push(() => extraDatabases.close());
 
     let baseUrl = '';
     const areaContext: AreaContext = { config, log, internal, internalEndpoint, baseUrl: () => baseUrl };
@@ -135,7 +146,12 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       }
       const prefix = AREA_PREFIXES.find((p) => path === p || path.startsWith(p + '/'));
       res.on('finish', () => platformRequests.inc({ area: prefix?.slice(1) ?? 'kv', status: String(res.statusCode) }));
-      const handled = prefix ? areas.get(prefix)!.handle(req, res, path.slice(prefix.length), query) : kv.handle(req, res, path, query);
+      const inDb = prefix ? undefined : extraDatabases.route(path);
+      const handled = prefix
+        ? areas.get(prefix)!.handle(req, res, path.slice(prefix.length), query)
+        : inDb
+          ? extraDatabases.handle(req, res, inDb.db, inDb.path, query)
+          : kv.handle(req, res, path, query);
       handled.catch((err) => {
         log.error({ err: String(err?.stack ?? err) }, 'request failed');
         if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
@@ -170,6 +186,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     log.debug({ port }, 'platform listening');
     return {
       url: baseUrl,
+      databases: databaseCount,
       port,
       token: config.token,
       readonlyToken: config.readonlyToken,

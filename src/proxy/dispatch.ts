@@ -10,6 +10,7 @@ import { lower } from '../resp/args.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { planBlocking } from './blocking.js';
+import { checkCopyDb, databaseOf } from './databases.js';
 import type { PushState, ReplyMode } from '../server/context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type ProxyLocalContext } from './local/index.js';
@@ -31,6 +32,13 @@ export interface DispatchTarget {
   readonly transaction: Transaction;
   readonly pushes: PushState;
   readonly local: ProxyLocalContext;
+  /** The selected database (SELECT). */
+  db: number;
+  /**
+   * A command for database `db` is next: undefined when it may go now, or a promise of the moment the
+   * connection's items for another database are answered (databases.ts, Session.useDatabase).
+   */
+  useDatabase(db: number): Promise<void> | undefined;
   /** QUIT: stop reading, write what is owed, then close. */
   closeAfterReplies(): void;
   /**
@@ -115,9 +123,19 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
       paused.then(() => NO_REPLY_YET),
       () => dispatch(t, args, startedAt),
     );
-  if (t.transaction.open) return inTransaction(t, spec, args, startedAt);
+  // COPY … DB: in place, out of range, or refused across databases (databases.ts).
+  const sent = spec.name === 'copy' ? checkCopyDb(args, t.db, (i) => t.local.server.databases.has(i)) : args;
+  if (Buffer.isBuffer(sent)) return reject(t, spec, sent);
+  if (t.transaction.open) return inTransaction(t, spec, sent, startedAt);
+  // SELECT n: a command waits until the connection's commands for another database are answered.
+  const switching = t.useDatabase(databaseOf(spec, t.db));
+  if (switching)
+    return t.defer(
+      switching.then(() => NO_REPLY_YET),
+      () => dispatch(t, args, startedAt),
+    );
   const route = routeOf(spec, args);
-  runRoute(t, spec, args, startedAt, route);
+  runRoute(t, spec, sent, startedAt, route);
   // MONITOR shows what ran, as the client sent it, once its reply has its place (Redis' call() feeds the
   // monitors after the command); a refusal runs nothing (monitor.ts).
   if (route !== 'refused') t.local.server.monitors.feed(t.local.conn, spec, args);
@@ -161,7 +179,7 @@ function ran(t: DispatchTarget, name: string, startedAt: number, reply: Buffer, 
 
 /** WATCH: reads the keys' fingerprints upstream, in order with the connection's commands (transaction.ts). */
 function watch(t: DispatchTarget, args: Buffer[], startedAt: number): void {
-  const call = t.transaction.watch(args.slice(1));
+  const call = t.transaction.watch(args.slice(1), t.db);
   if (Buffer.isBuffer(call)) return ran(t, 'watch', startedAt, call);
   forward(t, 'watch', call.command, startedAt, undefined, call.record);
 }
@@ -251,20 +269,30 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
         (s, a) => runLocalCommand(t.local, s, a),
         () => t.protocol,
         (name, reply) => stats.ran(name, 0, reply),
+        t,
       );
       if (Buffer.isBuffer(exec)) {
         ran(t, 'exec', startedAt, exec);
         return showExec(t, spec, args, exec[0] === 0x2d);
       }
-      t.pending.push({
-        kind: 'transaction',
-        commands: exec.commands,
-        parts: exec.parts,
-        slot: t.replies.take(),
-        watch: exec.watch,
-        protocol: exec.protocol,
-        readAt: startedAt,
-      });
+      const queue = () =>
+        t.pending.push({
+          kind: 'transaction',
+          commands: exec.commands,
+          parts: exec.parts,
+          slot: t.replies.take(),
+          watch: exec.watch,
+          protocol: exec.protocol,
+          readAt: startedAt,
+        });
+      // Its database's upstream runs it, after the connection's commands for another database.
+      const switching = t.useDatabase(exec.db);
+      if (switching)
+        t.defer(
+          switching.then(() => NO_REPLY_YET),
+          queue,
+        );
+      else queue();
       showExec(t, spec, args, false);
     }
   }

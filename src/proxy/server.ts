@@ -7,7 +7,8 @@ import { observedCounter, observedGauge } from '../metrics.js';
 import { EventStreamClient } from '../upstream/event-stream.js';
 import { KvClient } from '../upstream/kv-client.js';
 import { ClientAuth } from '../server/auth.js';
-import { Batcher } from './batcher.js';
+import { Batcher, type BatcherOptions } from './batcher.js';
+import { Databases } from './databases.js';
 import { CommandStats } from '../server/command-stats.js';
 import { ClientCost } from './client-cost.js';
 import type { ProxyContext, ProxyServerState } from './context.js';
@@ -48,16 +49,18 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   if (config.aclUsers && passThrough) {
     throw new Error("--acl-users needs --upstream-token: the proxy asks the upstream for the users' tokens with it (ACL RESTTOKEN)");
   }
-  const client = new KvClient({
-    url: config.upstreamUrl,
-    token: config.upstreamToken,
-    timeoutMs: config.upstreamTimeoutMs,
-    connections: config.upstreamConnections,
-    maxRequestBytes: config.maxRequestBytes,
-    format: config.upstreamFormat,
-    upstreamMaxRequestBytes: config.upstreamMaxRequestBytes,
-    ca: config.upstreamCa,
-  });
+  const kvClient = (url: string, token: string) =>
+    new KvClient({
+      url,
+      token,
+      timeoutMs: config.upstreamTimeoutMs,
+      connections: config.upstreamConnections,
+      maxRequestBytes: config.maxRequestBytes,
+      format: config.upstreamFormat,
+      upstreamMaxRequestBytes: config.upstreamMaxRequestBytes,
+      ca: config.upstreamCa,
+    });
+  const client = kvClient(config.upstreamUrl, config.upstreamToken);
   const auth = new ClientAuth(client, {
     requirepass: config.requirepass,
     passThrough,
@@ -88,7 +91,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   });
   const clientCost = new ClientCost();
   registerClientCost(clientCost);
-  const batcher = new Batcher(client, {
+  const batcherOptions: BatcherOptions = {
     cost: clientCost,
     maxBatch: config.maxBatch,
     maxInFlight: config.upstreamConnections,
@@ -97,7 +100,26 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       watch.observe(commands, replies);
       explainRequestSizeErrors(replies);
     },
+  };
+  const batcher = new Batcher(client, batcherOptions);
+  // SELECT n: database 0 is this upstream; the others get their own client and batcher on first use.
+  const databases = new Databases({ index: 0, batcher, keyspaceDb: 0, close: async () => undefined }, config.databases, (db) => {
+    const dbClient = kvClient(db.url, db.token ?? config.upstreamToken);
+    return {
+      index: db.index,
+      batcher: new Batcher(dbClient, batcherOptions),
+      keyspaceDb: db.keyspaceDb ?? 0,
+      close: () => dbClient.close(),
+    };
   });
+  const upstreamStats = {
+    get calls() {
+      return databases.stats.get('calls');
+    },
+    get commands() {
+      return databases.stats.get('commands');
+    },
+  };
   const slowlog = new Slowlog(config.slowlogLogSlowerThanUs, config.slowlogMaxLen);
   const server: ProxyServerState = {
     connections: sessions,
@@ -105,7 +127,8 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       return live.listeners?.accepted ?? 0;
     },
     startedAt: Date.now(),
-    stats: batcher.stats,
+    stats: upstreamStats,
+    databases,
     requirepass: config.requirepass,
     slowlog,
     settings: config,
@@ -118,7 +141,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   };
   const ctx: ProxyContext = {
     config,
-    batcher,
+    databases,
     log,
     pushUpstream: { client: events, log, confirmTimeoutMs: config.upstreamTimeoutMs },
     host: { limits: config, log, readBuffer: createReadBuffer(), authRequired: auth.required },
@@ -136,8 +159,8 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     },
   };
   observedGauge('respgate_proxy_connections', 'Client connections open on the proxy', () => sessions().size);
-  observedCounter('respgate_proxy_upstream_calls_total', 'Upstream /pipeline calls made by the batcher', () => batcher.stats.calls);
-  observedCounter('respgate_proxy_forwarded_commands_total', 'Commands sent upstream by the batcher', () => batcher.stats.commands);
+  observedCounter('respgate_proxy_upstream_calls_total', 'Upstream /pipeline calls made by the batcher', () => upstreamStats.calls);
+  observedCounter('respgate_proxy_forwarded_commands_total', 'Commands sent upstream by the batcher', () => upstreamStats.commands);
   const started = await startListeners(
     {
       host: config.host,
@@ -166,6 +189,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   const upstreamChecked = passThrough ? Promise.resolve(true) : watch.start();
   const release = async () => {
     await events.close();
+    await databases.close();
     await client.close();
   };
   return {

@@ -8,20 +8,49 @@ import { errorReply, OK, reply, SYNTAX, textReply } from '../../server/replies.j
 import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from '../../server/commands/help.js';
 import { buildInfo, resetInfoStats } from './info.js';
 import { checkProxyParam, isProxyParam, proxyParamValues, setProxyParam } from './proxy-params.js';
+import type { Credential } from '../../upstream/kv-client.js';
+import type { Databases } from '../databases.js';
 import type { ProxyHandler, ProxyServerState } from '../context.js';
 
 const INFO_KEYSPACE = [Buffer.from('INFO'), Buffer.from('keyspace')];
 
-export const info: ProxyHandler = ({ conn, server }, args) => {
+export const info: ProxyHandler = ({ conn, server, drained }, args) => {
   const sections = args.slice(1).map(lower);
   const wantsKeyspace = sections.length === 0 || sections.some((s) => ['keyspace', 'all', 'everything', 'default'].includes(s));
   // The protocol of the connection when the command ran (a HELLO after it must not change its reply).
   const protocol = conn.protocol;
   const render = (keyspaceLine: string | undefined) => textReply(protocol, buildInfo(sections, { server, conn, keyspaceLine }));
   if (!wantsKeyspace) return render(undefined);
-  // The key count comes from the upstream, in this connection's order of commands.
-  return { kind: 'forward', args: INFO_KEYSPACE, transform: (upstream) => render(keyspaceFrom(upstream)) };
+  const databases = server.databases;
+  if (databases.count > 1 && conn.queuedCommands < 0) {
+    // A line per database with keys: every database is asked, after this connection's earlier commands.
+    return {
+      kind: 'defer',
+      run: () =>
+        drained()
+          .then(() => keyspaceOfAll(databases, conn.credential))
+          .then(render),
+    };
+  }
+  // The key count comes from the upstream, in this connection's order of commands (inside EXEC: its database's).
+  const db = conn.db;
+  const upstreamDb = databases.has(db) ? databases.get(db).keyspaceDb : 0;
+  return { kind: 'forward', args: INFO_KEYSPACE, transform: (upstream) => render(keyspaceFrom(upstream, upstreamDb, db)) };
 };
+
+/** The keyspace lines of every database, `db<n>:` each, in order; undefined when none has keys. */
+async function keyspaceOfAll(databases: Databases, credential: Credential | undefined): Promise<string | undefined> {
+  const indexes = databases.indexes();
+  const lines = await Promise.all(
+    indexes.map(async (index) => {
+      const db = databases.get(index);
+      const [reply] = await db.batcher.poll([INFO_KEYSPACE], credential);
+      return keyspaceFrom(reply, db.keyspaceDb, index);
+    }),
+  );
+  const present = lines.filter((l) => l !== undefined);
+  return present.length > 0 ? present.join('\r\n') : undefined;
+}
 
 export const command: ProxyHandler = ({ conn }, args) => {
   const proto = conn.protocol;
@@ -53,7 +82,8 @@ export const config: ProxyHandler = ({ conn, server }, args) => {
     resetInfoStats(server);
     return OK;
   }
-  return configGet(conn.protocol, args.slice(2), { ...CONFIG_VALUES, ...proxyParamValues(server) });
+  const databases = String(Math.max(...server.databases.indexes()) + 1);
+  return configGet(conn.protocol, args.slice(2), { ...CONFIG_VALUES, databases, ...proxyParamValues(server) });
 };
 
 /**
@@ -202,9 +232,9 @@ function configGet(protocol: Protocol, patterns: Buffer[], values: Record<string
   });
 }
 
-/** The `db0:…` line of the upstream's INFO keyspace answer, if it has one. */
-function keyspaceFrom(upstream: Buffer): string | undefined {
+/** The `db<upstreamDb>:…` line of the upstream's INFO keyspace answer, if it has one, named `db<shownAs>:`. */
+function keyspaceFrom(upstream: Buffer, upstreamDb = 0, shownAs = 0): string | undefined {
   if (upstream[0] !== 0x24) return undefined;
-  const m = /^db0:[^\r\n]*/m.exec(upstream.toString('latin1'));
-  return m ? m[0] : undefined;
+  const m = new RegExp(`^db${upstreamDb}:([^\r\n]*)`, 'm').exec(upstream.toString('latin1'));
+  return m ? `db${shownAs}:${m[1]}` : undefined;
 }
