@@ -79,7 +79,12 @@ export class Session extends RespConnection implements Connection, BatchSource, 
       this.batchDb = db;
       return undefined;
     }
-    return new Promise((resolve) => this.drainWaiters.push(resolve));
+    return new Promise((resolve) =>
+      this.drainWaiters.push(() => {
+        this.batchDb = db;
+        resolve();
+      }),
+    );
   }
 
   /** Resolves once nothing of this connection waits for or is in an upstream call (INFO keyspace of every database). */
