@@ -5,7 +5,8 @@
 // its error and checks that nothing ran.
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RawClient, replayOnBoth, startStack, type DifferentialSide, type Stack } from '../helpers/stack.js';
+import { command, kv, startTestPlatform } from '../helpers/platform.js';
+import { RawClient, replayOnBoth, startStack, startTestProxy, type DifferentialSide, type Stack } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
 
 let stack: Stack;
@@ -341,5 +342,72 @@ describe('a raw burst with every kind of item across databases', () => {
     ];
     const [o, p] = await replayOnBoth(side, commands, true);
     expect(text(p)).toEqual(text(o));
+  });
+});
+
+describe('databases that are separate REST databases (--database N=URL,TOKEN)', () => {
+  it('sends each database to its own upstream with its token, lists both in INFO keyspace, and keeps pub/sub on database 0', async () => {
+    const other = await startTestPlatform();
+    const proxy = await startTestProxy(stack.platform, { databases: [{ index: 1, url: other.url, token: other.token }] });
+    const c = await RawClient.connect(proxy.port);
+    opened.push(c);
+    try {
+      expect(
+        text(await c.call(['SELECT', '0'], ['SET', 'where', 'main'], ['SELECT', '1'], ['SET', 'where', 'other'], ['SET', 'more', '1'])),
+      ).toEqual(Array(5).fill('+OK\r\n'));
+      // Each upstream has its own keys (its database 0).
+      expect((await command(stack.platform, ['GET', 'where'])).json).toEqual({ result: 'main' });
+      expect((await command(other, ['GET', 'where'])).json).toEqual({ result: 'other' });
+      expect((await command(other, ['DBSIZE'])).json).toEqual({ result: 2 });
+      const [info] = await c.call(['INFO', 'keyspace']);
+      expect(info.toString()).toMatch(/# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb1:keys=2,expires=0,avg_ttl=0\r\n/);
+      expect(text(await c.call(['SELECT', '2'], ['CONFIG', 'GET', 'databases']))).toEqual([
+        '-ERR DB index is out of range\r\n',
+        '*2\r\n$9\r\ndatabases\r\n$1\r\n2\r\n',
+      ]);
+      // PUBLISH on database 1 goes to database 0's upstream, where the subscriptions are (pub/sub is global in Redis).
+      const sub = new IORedis({ port: proxy.port, lazyConnect: true });
+      await sub.connect();
+      const got: string[] = [];
+      sub.on('message', (_ch, m) => got.push(m));
+      await sub.subscribe('events');
+      expect(text(await c.call(['PUBLISH', 'events', 'from-db1']))).toEqual([':1\r\n']);
+      await until(() => got.length === 1);
+      expect(got).toEqual(['from-db1']);
+      sub.disconnect();
+    } finally {
+      await proxy.stop();
+      await other.stop();
+    }
+  });
+});
+
+describe("the local platform's databases (/db/<n>)", () => {
+  it('serves database n as a complete Area B at <base>/db/<n>, the root staying database 0; other numbers answer 404', async () => {
+    const p = stack.platform;
+    const post = (path: string, args: string[], token?: string) =>
+      kv(p, path, { method: 'POST', body: JSON.stringify(args), ...(token === undefined ? {} : { token }) });
+    expect((await post('/db/3', ['SET', 'rest', 'three'])).json).toEqual({ result: 'OK' });
+    expect((await post('/db/3/', ['GET', 'rest'])).json).toEqual({ result: 'three' });
+    expect((await post('/', ['GET', 'rest'])).json).toEqual({ result: null });
+    // The path forms and /pipeline work under the prefix, with the same tokens (Read Only included).
+    expect((await kv(p, '/db/3/get/rest')).json).toEqual({ result: 'three' });
+    expect((await kv(p, '/db/3/get/rest', { token: p.readonlyToken })).json).toEqual({ result: 'three' });
+    expect(
+      (
+        await post('/db/3/pipeline', [
+          ['INCR', 'n'],
+          ['INCR', 'n'],
+        ] as unknown as string[])
+      ).json,
+    ).toEqual([{ result: 1 }, { result: 2 }]);
+    expect((await kv(p, '/db/3/get/rest', { token: 'wrong' })).status).toBe(401);
+    // Through the proxy: the same keys on SELECT 3.
+    const [, value] = await side.proxy.call(['SELECT', '3'], ['GET', 'rest']);
+    await side.proxy.call(['SELECT', '0']);
+    expect(value.toString()).toBe('$5\r\nthree\r\n');
+    const out = await post('/db/16', ['PING']);
+    expect(out.status).toBe(404);
+    expect(out.json.error).toMatch(/^ERR DB index is out of range: this platform has databases 0 to 15/);
   });
 });
