@@ -11,7 +11,19 @@ import { Executor } from './kv/executor.js';
 import { KvHandler } from './kv/handler.js';
 import type { JsonLibrary } from './kv/json/library.js';
 import { Principals, READONLY_USER } from './kv/principals.js';
-import type { RedisEndpoint } from './redis/connection.js';
+import { parseRedisUrl, type RedisEndpoint } from './redis/connection.js';
+
+/**
+ * Databases 1 … n-1 are the data store's numbered databases; a --redis-url that names another database
+ * than 0 keeps database 0 only (their numbers would overlap).
+ */
+export function databaseCountOf(config: PlatformConfig, log: Logger): number {
+  const urlDb = config.redisUrl ? (parseRedisUrl(config.redisUrl).db ?? 0) : 0;
+  if (urlDb === 0) return Math.max(1, config.databases ?? 1);
+  if ((config.databases ?? 1) > 1)
+    log.warn({ db: urlDb }, '--redis-url names a database other than 0: the platform serves database 0 only (--databases 1)');
+  return 1;
+}
 
 const DB_PATH = /^\/db\/(\d{1,4})(\/.*)?$/;
 
@@ -29,16 +41,17 @@ export class ExtraDatabases {
     private readonly log: Logger,
   ) {}
 
-  /** The database and the path within it of `/db/<n>/…`; undefined for another path. */
-  route(path: string): { db: number; path: string } | undefined {
+  /** The handler of `/db/<n>/…` and the path within it; undefined for another path (database 0's). */
+  route(path: string): { handler: { handle: KvHandler['handle'] }; path: string } | undefined {
     if (this.count <= 1 || !path.startsWith('/db/')) return undefined;
     const m = DB_PATH.exec(path);
     if (!m) return undefined;
-    return { db: Number(m[1]), path: m[2] ?? '/' };
+    const db = Number(m[1]);
+    return { handler: { handle: (req, res, within, query) => this.handle(req, res, db, within, query) }, path: m[2] ?? '/' };
   }
 
   /** Serves a request of database `db` (1 … count-1; another number answers 404 in Area B's JSON). */
-  async handle(req: IncomingMessage, res: ServerResponse, db: number, path: string, query: string): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, db: number, path: string, query: string): Promise<void> {
     if (db < 1 || db >= this.count) {
       res.writeHead(404, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ error: `ERR DB index is out of range: this platform has databases 0 to ${this.count - 1} (--databases)` }));

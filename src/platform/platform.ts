@@ -19,7 +19,7 @@ import { startVectorArea } from './vector/index.js';
 import { startQueueArea } from './queue/index.js';
 import { startAccountArea } from './account/index.js';
 import { ConsoleHandler } from './console/handler.js';
-import { ExtraDatabases } from './databases.js';
+import { databaseCountOf, ExtraDatabases } from './databases.js';
 import { DEFAULT_INDEXES } from './vector/config.js';
 
 export interface RunningPlatform {
@@ -55,12 +55,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     for (const e of embedded) await e.stop();
     dataDir?.close(); // after the servers wrote their last bytes
   };
-  // Databases 1 … n-1 at /db/<n> (databases.ts): the data store's numbered databases; a --redis-url
-  // that names another database than 0 keeps database 0 only (its numbers would overlap).
-  const urlDb = config.redisUrl ? (parseRedisUrl(config.redisUrl).db ?? 0) : 0;
-  if (urlDb !== 0 && (config.databases ?? 1) > 1)
-    log.warn({ db: urlDb }, '--redis-url names a database other than 0: the platform serves database 0 only (--databases 1)');
-  const databaseCount = urlDb !== 0 ? 1 : Math.max(1, config.databases ?? 1);
+  const databaseCount = databaseCountOf(config, log);
   try {
     const dataStore = config.redisUrl
       ? parseRedisUrl(config.redisUrl)
@@ -97,15 +92,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       cleanups.push(() => area.stop());
     }
 
-    const consoleHandler = new ConsoleHandler({
-      session: async (token) => {
-        const p = await principals.resolve(token);
-        if (!p) return undefined;
-        return { role: p.user === READONLY_USER ? 'readonly' : token === config.token ? 'standard' : 'acl', user: p.user };
-      },
-      vectorIndexes: (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name),
-    });
-
+    const consoleHandler = webConsole(principals, config);
     cleanups.push(async () => consoleHandler.close());
 
     observedGauge(
@@ -146,12 +133,10 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       }
       const prefix = AREA_PREFIXES.find((p) => path === p || path.startsWith(p + '/'));
       res.on('finish', () => platformRequests.inc({ area: prefix?.slice(1) ?? 'kv', status: String(res.statusCode) }));
-      const inDb = prefix ? undefined : extraDatabases.route(path);
+      const db = prefix ? undefined : extraDatabases.route(path);
       const handled = prefix
         ? areas.get(prefix)!.handle(req, res, path.slice(prefix.length), query)
-        : inDb
-          ? extraDatabases.handle(req, res, inDb.db, inDb.path, query)
-          : kv.handle(req, res, path, query);
+        : (db?.handler ?? kv).handle(req, res, db?.path ?? path, query);
       handled.catch((err) => {
         log.error({ err: String(err?.stack ?? err) }, 'request failed');
         if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
@@ -228,4 +213,16 @@ async function embed(
   list.push(r);
   log.debug({ role, port: r.endpoint.port }, 'embedded redis-server started');
   return r.endpoint;
+}
+
+/** The web console: a token logs in as its role (docs/console.md). */
+function webConsole(principals: Principals, config: PlatformConfig): ConsoleHandler {
+  return new ConsoleHandler({
+    session: async (token) => {
+      const p = await principals.resolve(token);
+      if (!p) return undefined;
+      return { role: p.user === READONLY_USER ? 'readonly' : token === config.token ? 'standard' : 'acl', user: p.user };
+    },
+    vectorIndexes: (config.vectorIndexes ?? DEFAULT_INDEXES).map((i) => i.name),
+  });
 }

@@ -1,7 +1,7 @@
 // The proxy port's wiring: builds one ProxyContext (batcher, upstream clients, client authentication,
 // limits) and starts the shared listeners (server/listener.ts: TCP, TLS with --tls-port, maxclients,
 // the idle timeout, the drain on SIGTERM), which give each accepted client a Session.
-import { checkExposure, resolveProxyConfig, type ProxyConfig } from '../config.js';
+import { checkExposure, resolveProxyConfig, type ProxyConfig, type ResolvedProxyConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { observedCounter, observedGauge } from '../metrics.js';
 import { EventStreamClient } from '../upstream/event-stream.js';
@@ -49,18 +49,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   if (config.aclUsers && passThrough) {
     throw new Error("--acl-users needs --upstream-token: the proxy asks the upstream for the users' tokens with it (ACL RESTTOKEN)");
   }
-  const kvClient = (url: string, token: string) =>
-    new KvClient({
-      url,
-      token,
-      timeoutMs: config.upstreamTimeoutMs,
-      connections: config.upstreamConnections,
-      maxRequestBytes: config.maxRequestBytes,
-      format: config.upstreamFormat,
-      upstreamMaxRequestBytes: config.upstreamMaxRequestBytes,
-      ca: config.upstreamCa,
-    });
-  const client = kvClient(config.upstreamUrl, config.upstreamToken);
+  const client = kvClient(config, config.upstreamUrl, config.upstreamToken);
   const auth = new ClientAuth(client, {
     requirepass: config.requirepass,
     passThrough,
@@ -101,25 +90,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       explainRequestSizeErrors(replies);
     },
   };
-  const batcher = new Batcher(client, batcherOptions);
-  // SELECT n: database 0 is this upstream; the others get their own client and batcher on first use.
-  const databases = new Databases({ index: 0, batcher, keyspaceDb: 0, close: async () => undefined }, config.databases, (db) => {
-    const dbClient = kvClient(db.url, db.token ?? config.upstreamToken);
-    return {
-      index: db.index,
-      batcher: new Batcher(dbClient, batcherOptions),
-      keyspaceDb: db.keyspaceDb ?? 0,
-      close: () => dbClient.close(),
-    };
-  });
-  const upstreamStats = {
-    get calls() {
-      return databases.stats.get('calls');
-    },
-    get commands() {
-      return databases.stats.get('commands');
-    },
-  };
+  const { databases, upstreamStats } = openDatabases(config, client, batcherOptions);
   const slowlog = new Slowlog(config.slowlogLogSlowerThanUs, config.slowlogMaxLen);
   const server: ProxyServerState = {
     connections: sessions,
@@ -234,4 +205,41 @@ function connectionState(s: Session): ConnectionState {
   if (s.pushes.subscriptionCount > 0) return 'subscribed';
   if (s.queuedCommands >= 0) return 'multi';
   return 'normal';
+}
+
+function kvClient(config: ResolvedProxyConfig, url: string, token: string): KvClient {
+  return new KvClient({
+    url,
+    token,
+    timeoutMs: config.upstreamTimeoutMs,
+    connections: config.upstreamConnections,
+    maxRequestBytes: config.maxRequestBytes,
+    format: config.upstreamFormat,
+    upstreamMaxRequestBytes: config.upstreamMaxRequestBytes,
+    ca: config.upstreamCa,
+  });
+}
+
+/** SELECT n: database 0 is the main upstream; the others get their own client and batcher on first use. */
+function openDatabases(config: ResolvedProxyConfig, client: KvClient, batcherOptions: BatcherOptions) {
+  const batcher = new Batcher(client, batcherOptions);
+  const databases = new Databases({ index: 0, batcher, keyspaceDb: 0, close: async () => undefined }, config.databases, (db) => {
+    const dbClient = kvClient(config, db.url, db.token ?? config.upstreamToken);
+    return {
+      index: db.index,
+      batcher: new Batcher(dbClient, batcherOptions),
+      keyspaceDb: db.keyspaceDb ?? 0,
+      close: () => dbClient.close(),
+    };
+  });
+  // INFO stats and /metrics: the upstream calls of every database.
+  const upstreamStats = {
+    get calls() {
+      return databases.stats.get('calls');
+    },
+    get commands() {
+      return databases.stats.get('commands');
+    },
+  };
+  return { databases, upstreamStats };
 }
