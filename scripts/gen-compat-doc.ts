@@ -142,6 +142,7 @@ function platformCell(spec: CommandSpec): string {
   if (!rule) return 'yes';
   if (rule.when === 'block-option') return `yes; with BLOCK: no (${rule.kind})`;
   if (rule.when === 'db-option') return `yes; with DB other than 0: no (${rule.kind})`;
+  if (rule.when === 'not-notify') return `notify-keyspace-events only; other parameters: no (${rule.kind})`;
   return `no (${rule.kind})`;
 }
 

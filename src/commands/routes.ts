@@ -165,8 +165,11 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
 export type PlatformRefusalKind =
   'blocking' | 'transaction' | 'connection' | 'cluster' | 'pubsub' | 'monitor' | 'operator' | 'database' | 'debugger';
 
-/** When a rule applies: always, or only when the command has a given argument. */
-export type PlatformCondition = 'always' | 'block-option' | 'db-option';
+/**
+ * When a rule applies: always, or only when the command has a given argument; `not-notify`: unless
+ * every parameter it sets is `notify-keyspace-events`, the one the service lets CONFIG SET change.
+ */
+export type PlatformCondition = 'always' | 'block-option' | 'db-option' | 'not-notify';
 
 export interface PlatformRule {
   kind: PlatformRefusalKind;
@@ -252,7 +255,7 @@ export const platformRules: Readonly<Record<string, PlatformRule>> = {
   psync: rule('operator'),
   replconf: rule('operator'),
   migrate: rule('operator'),
-  'config|set': rule('operator'),
+  'config|set': rule('operator', 'not-notify'),
   'config|rewrite': rule('operator'),
   'config|resetstat': rule('operator'),
   save: rule('operator'),

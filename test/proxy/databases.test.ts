@@ -411,3 +411,49 @@ describe("the local platform's databases (/db/<n>)", () => {
     expect(out.json.error).toMatch(/^ERR DB index is out of range: this platform has databases 0 to 15/);
   });
 });
+
+describe('keyspace notifications (CONFIG SET notify-keyspace-events, which the service allows)', () => {
+  it('turns them on upstream; a subscriber gets the events of its database as from redis-server; other parameters stay refused', async () => {
+    const events: Record<'oracle' | 'proxy', string[]> = { oracle: [], proxy: [] };
+    const subs: IORedis[] = [];
+    try {
+      for (const [name, port] of [
+        ['oracle', stack.oracle.endpoint.port],
+        ['proxy', stack.proxy.port],
+      ] as const) {
+        const sub = new IORedis({ port, lazyConnect: true });
+        subs.push(sub);
+        await sub.connect();
+        sub.on('pmessage', (_p, ch, m) => events[name].push(`${ch} ${m}`));
+        await sub.psubscribe('__key*@9__:*');
+      }
+      const [o, p] = await replayOnBoth(
+        side,
+        [
+          ['CONFIG', 'SET', 'notify-keyspace-events', 'KEA'],
+          ['CONFIG', 'GET', 'notify-keyspace-events'],
+          ['CONFIG', 'GET', 'notify-*'],
+          ['SELECT', '9'],
+          ['SET', 'nk', '1'],
+          ['LPUSH', 'nl', 'a'],
+          ['DEL', 'nk'],
+          ['SELECT', '0'],
+          ['SET', 'elsewhere', '1'],
+          ['CONFIG', 'SET', 'notify-keyspace-events', ''],
+          ['CONFIG', 'GET', 'notify-keyspace-events'],
+        ],
+        false,
+      );
+      expect(text(p)).toEqual(text(o));
+      await until(() => events.proxy.length >= 6 && events.oracle.length >= 6);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(events.proxy).toEqual(events.oracle);
+      expect(events.proxy).toContain('__keyevent@9__:lpush nl');
+      const [refused] = text(await side.proxy.call(['CONFIG', 'SET', 'notify-keyspace-events', 'KEA', 'maxmemory', '1']));
+      expect(refused).toMatch(/^-ERR command 'config\|set' is not supported by respgate/);
+    } finally {
+      for (const s of subs) s.disconnect();
+      await replayOnBoth(side, [['CONFIG', 'SET', 'notify-keyspace-events', '']], false);
+    }
+  });
+});

@@ -1,7 +1,7 @@
 // What clients read about the server during their handshake: INFO, COMMAND, CONFIG GET, MODULE.
 import { globToRegExp } from '../../commands/glob.js';
 import { commandDocsReply, commandInfoReply } from '../../commands/introspection.js';
-import { allCommands, allCommandsAndSubcommands } from '../../commands/table.js';
+import { allCommands, allCommandsAndSubcommands, setsOnlyNotify } from '../../commands/table.js';
 import { lower } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
 import { errorReply, OK, reply, SYNTAX, textReply } from '../../server/replies.js';
@@ -75,7 +75,14 @@ export const command: ProxyHandler = ({ conn }, args) => {
 export const config: ProxyHandler = ({ conn, server }, args) => {
   const sub = lower(args[1]);
   if (sub === 'help') return helpReply(conn.protocol, CONFIG_HELP);
-  if (sub === 'set') return configSet(server, args);
+  if (sub === 'set') {
+    // Keyspace notifications are the upstream's, and the service lets CONFIG SET turn them on.
+    if (setsOnlyNotify(args))
+      return conn.queuedCommands < 0
+        ? { kind: 'forward', args, transform: (reply) => reply }
+        : errorReply("ERR respgate cannot run 'config|set' of notify-keyspace-events inside MULTI: it goes to the upstream");
+    return configSet(server, args);
+  }
   if (sub === 'resetstat') {
     // The proxy's own statistics (INFO stats and commandstats, errorstats, SLOWLOG untouched as in Redis);
     // the upstream's are the service's.
@@ -83,8 +90,32 @@ export const config: ProxyHandler = ({ conn, server }, args) => {
     return OK;
   }
   const databases = String(Math.max(...server.databases.indexes()) + 1);
-  return configGet(conn.protocol, args.slice(2), { ...CONFIG_VALUES, databases, ...proxyParamValues(server) });
+  const values = { ...CONFIG_VALUES, databases, ...proxyParamValues(server) };
+  const patterns = args.slice(2);
+  const protocol = conn.protocol;
+  if (conn.queuedCommands >= 0 || !patterns.some(asksNotify)) return configGet(protocol, patterns, values);
+  // notify-keyspace-events is the upstream's value (CONFIG SET above), read in this connection's order.
+  return {
+    kind: 'forward',
+    args: CONFIG_GET_NOTIFY,
+    transform: (upstream) => configGet(protocol, patterns, { ...values, [NOTIFY]: notifyValue(upstream) }),
+  };
 };
+
+const NOTIFY = 'notify-keyspace-events';
+const CONFIG_GET_NOTIFY = [Buffer.from('CONFIG'), Buffer.from('GET'), Buffer.from(NOTIFY)];
+
+/** Whether a CONFIG GET pattern names notify-keyspace-events. */
+function asksNotify(pattern: Buffer): boolean {
+  const text = pattern.toString('latin1');
+  return /[[*?]/.test(text) ? globToRegExp(text, true).test(NOTIFY) : text.toLowerCase() === NOTIFY;
+}
+
+/** The value in the upstream's `*2 notify-keyspace-events <value>` answer ('' when it has none). */
+function notifyValue(upstream: Buffer): string {
+  const m = /^\*2\r\n\$\d+\r\nnotify-keyspace-events\r\n\$\d+\r\n([^\r\n]*)\r\n$/.exec(upstream.toString('latin1'));
+  return m ? m[1] : '';
+}
 
 /**
  * Parameters that only choose how Redis encodes a value in memory (listpack or hashtable, intset,
