@@ -7,7 +7,7 @@
 // databases configured pays for the ones its clients select.
 import type { DatabaseUpstream } from '../config.js';
 import type { CommandSpec } from '../commands/table.js';
-import { lower } from '../resp/args.js';
+import { lower, parseLongLong } from '../resp/args.js';
 import { errorReply } from '../server/replies.js';
 import type { Batcher } from './batcher.js';
 
@@ -98,10 +98,11 @@ export function databaseOf(spec: CommandSpec, selected: number): number {
 export function checkCopyDb(args: Buffer[], selected: number, has: (index: number) => boolean): Buffer[] | Buffer {
   for (let i = 3; i < args.length - 1; i++) {
     if (lower(args[i]) !== 'db') continue;
-    const text = args[i + 1].toString('latin1');
-    // A value that is no integer keeps the upstream's own parse error (`ERR value is not an integer …`).
-    if (!/^-?\d{1,18}$/.test(text)) return args;
-    const target = Number(text);
+    // A value that is no integer (string2ll: no leading zeros, signs or spaces) keeps the upstream's own
+    // parse error (`ERR value is not an integer or out of range`).
+    const parsed = parseLongLong(args[i + 1]);
+    if (parsed === undefined) return args;
+    const target = Number(parsed);
     if (target === selected) return [...args.slice(0, i), ...args.slice(i + 2)];
     if (!has(target)) return DB_OUT_OF_RANGE;
     return errorReply(
