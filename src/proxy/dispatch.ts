@@ -73,9 +73,9 @@ export function dispatch(t: DispatchTarget, args: Buffer[], readAt: number): voi
   // CLIENT REPLY OFF / SKIP (networking.c): the command ran, its reply is not written. ON answers +OK.
   const mode = t.replyMode;
   if (mode === 'on') return;
-  // RESP3: (un)subscribe confirmations are push frames, which Redis 7.0 writes even when replies
-  // are off (CLIENT_PUSHING); the command still counts as the one SKIP skips.
-  const pushed = t.protocol === 3 && PUSH_CONFIRMED.has(lower(args[0]));
+  // (Un)subscribe confirmations are written even when replies are off, in RESP2 as in RESP3 (pubsub.c
+  // addReplyPubsubSubscribed sets CLIENT_PUSHING); the command still counts as the one SKIP skips.
+  const pushed = PUSH_CONFIRMED.has(lower(args[0]));
   if (mode === 'skip-next')
     t.replyMode = 'skip'; // SKIP: its own reply, then the next command's
   else if (mode === 'skip') t.replyMode = 'on';
