@@ -70,6 +70,8 @@ const NO_REPLY_YET = Buffer.alloc(0);
 export function dispatch(t: DispatchTarget, args: Buffer[], readAt: number): void {
   const from = t.replies.nextPosition;
   dispatchCommand(t, args, readAt);
+  // A command held back (CLIENT PAUSE, a database switch) runs later through here: CLIENT REPLY applies then.
+  if (justHeld) return void (justHeld = false);
   // CLIENT REPLY OFF / SKIP (networking.c): the command ran, its reply is not written. ON answers +OK.
   const mode = t.replyMode;
   if (mode === 'on') return;
@@ -80,6 +82,21 @@ export function dispatch(t: DispatchTarget, args: Buffer[], readAt: number): voi
     t.replyMode = 'skip'; // SKIP: its own reply, then the next command's
   else if (mode === 'skip') t.replyMode = 'on';
   if (!pushed) t.replies.silence(from);
+}
+
+/** Whether dispatchCommand just held its command back (read and cleared by dispatch, in the same turn). */
+let justHeld = false;
+
+/**
+ * Runs the command once `ready` resolves, before the requests read after it (Connection.defer takes an
+ * empty reply position now); CLIENT REPLY applies when it runs, not now.
+ */
+function holdUntil(t: DispatchTarget, ready: Promise<void>, args: Buffer[], startedAt: number): void {
+  t.defer(
+    ready.then(() => NO_REPLY_YET),
+    () => dispatch(t, args, startedAt),
+  );
+  justHeld = true;
 }
 
 function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): void {
@@ -118,22 +135,14 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
   }
   // CLIENT PAUSE (local/pause.ts): the command, and the connection's later ones, wait for its end.
   const paused = t.local.server.pause.until(t, spec, t.pushes.monitoring);
-  if (paused)
-    return t.defer(
-      paused.then(() => NO_REPLY_YET),
-      () => dispatch(t, args, startedAt),
-    );
+  if (paused) return holdUntil(t, paused, args, startedAt);
   // COPY … DB: in place, out of range, or refused across databases (databases.ts).
   const sent = spec.name === 'copy' ? checkCopyDb(args, t.db, (i) => t.local.server.databases.has(i)) : args;
   if (Buffer.isBuffer(sent)) return reject(t, spec, sent);
   if (t.transaction.open) return inTransaction(t, spec, sent, startedAt);
   // SELECT n: a command waits until the connection's commands for another database are answered.
   const switching = t.useDatabase(databaseOf(spec, t.db));
-  if (switching)
-    return t.defer(
-      switching.then(() => NO_REPLY_YET),
-      () => dispatch(t, args, startedAt),
-    );
+  if (switching) return holdUntil(t, switching, args, startedAt);
   const route = routeOf(spec, args);
   runRoute(t, spec, sent, startedAt, route);
   // MONITOR shows what ran, as the client sent it, once its reply has its place (Redis' call() feeds the

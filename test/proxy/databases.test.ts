@@ -5,6 +5,7 @@
 // its error and checks that nothing ran.
 import { Redis as IORedis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { encodeCommands } from '../../src/resp/request-writer.js';
 import { command, kv, startTestPlatform } from '../helpers/platform.js';
 import { RawClient, replayOnBoth, startStack, startTestProxy, type DifferentialSide, type Stack } from '../helpers/stack.js';
 import { until } from '../helpers/wait.js';
@@ -122,6 +123,40 @@ describe('SELECT', () => {
     await s.proxy.call(['SELECT', '4']);
     const [list] = await side.proxy.call(['CLIENT', 'LIST']);
     expect(list.toString()).toMatch(/ db=4 /);
+  });
+
+  it('switches databases under CLIENT REPLY OFF and SKIP as redis-server does', async () => {
+    // Only the replies after CLIENT REPLY ON are written, and SKIP silences the SELECT after it.
+    const commands = [
+      ['CLIENT', 'REPLY', 'OFF'],
+      ['SET', 'r', '0'],
+      ['SELECT', '1'],
+      ['SET', 'r', '1'],
+      ['CLIENT', 'REPLY', 'ON'],
+      ['SELECT', '2'],
+      ['CLIENT', 'REPLY', 'SKIP'],
+      ['SET', 'r', '2'],
+      ['GET', 'r'],
+      ['SELECT', '1'],
+      ['GET', 'r'],
+      ['SELECT', '0'],
+      ['GET', 'r'],
+      // SKIP, then a command that waits (PUBLISH goes to database 0's upstream, after database 1's SET).
+      ['SELECT', '1'],
+      ['SET', 'r', 'x'],
+      ['CLIENT', 'REPLY', 'SKIP'],
+      ['PUBLISH', 'ch', 'm'],
+      ['GET', 'r'],
+    ];
+    const bytes = encodeCommands(commands);
+    for (const c of [side.oracle, side.proxy]) c.write(bytes);
+    const [o, p] = await Promise.all([side.oracle.replies(10), side.proxy.replies(10)]);
+    expect(text(p)).toEqual(text(o));
+    // ON's +OK, SELECT 2, then SKIP silences SET r 2 (which waits for database 1's SET): GET r (2), SELECT 1, GET r (1), SELECT 0, GET r (0).
+    expect(text(p)).toEqual([
+      ...['+OK\r\n', '+OK\r\n', '$1\r\n2\r\n', '+OK\r\n', '$1\r\n1\r\n', '+OK\r\n', '$1\r\n0\r\n'],
+      ...['+OK\r\n', '+OK\r\n', '$1\r\nx\r\n'],
+    ]);
   });
 
   it('CONFIG GET databases counts them as redis-server does', async () => {
