@@ -21,6 +21,32 @@ import { jsonCommandData } from '../src/commands/json-commands.js';
 import { NEWER_REDIS_VERSION, newerCommandData, newerSubcommandData } from '../src/commands/newer-commands.js';
 import { lookupFullName } from '../src/commands/table.js';
 
+/** SELECT n and what cannot cross databases over REST (src/proxy/databases.ts). */
+const SEVERAL_DATABASES = [
+  '### Several databases (SELECT n)',
+  '',
+  'Database 0 is the upstream (`--upstream-url`); database n is the REST database given with `--database n=URL[,TOKEN]`',
+  "(the dev stack serves 16, its platform's `<base>/db/<n>`). A connection's selected database decides the upstream of its",
+  "commands, transactions, WATCH and blocking commands; each database has its own batcher, and a connection's commands stay",
+  'in order across SELECTs (a command for another database waits until the earlier ones are answered). `SELECT` of a number',
+  "that is not configured answers Redis' `ERR DB index is out of range`; RESET goes back to 0, HELLO and AUTH keep the",
+  'database, as in Redis. Pub/sub is global in Redis: SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and PUBLISH, SPUBLISH, PUBSUB use',
+  "database 0's upstream whatever the selected database (a PUBLISH inside a script or a transaction runs where they run: on",
+  "the dev stack, one redis-server, it reaches every subscriber; on separate hosted databases only database 0's). CLIENT LIST",
+  'shows `db=n`, MONITOR `[n addr]`, INFO keyspace a line per database with keys (asking every configured database), CONFIG',
+  'GET databases the highest number + 1.',
+  '',
+  'What one REST call cannot do across two databases is refused with an error that says so:',
+  '',
+  '| command | answer |',
+  '|---|---|',
+  "| MOVE, SWAPDB | `ERR command 'move' is not supported by respgate: it moves data between databases, …` |",
+  '| COPY src dst DB n (n another configured database) | `ERR COPY to another database is not supported by respgate: …`; DB of the selected database copies in place; DB of an unconfigured number: `ERR DB index is out of range` |',
+  '| MULTI … SELECT m … EXEC with commands for two databases, or WATCH in one database and EXEC in another | `EXECABORT Transaction discarded because of: respgate cannot run one transaction in several databases …`: nothing runs, the connection stays on its database |',
+  '',
+  'A SELECT inside MULTI that moves the whole transaction to one database runs as in Redis.',
+];
+
 /** What the local platform does with each command newer than Redis 7.0.15 (src/platform/kv/compat.ts). */
 const NEWER_ON_PLATFORM: Record<string, string> = {
   hgetdel: 'emulated (one Lua script: HMGET + HDEL)',
@@ -123,6 +149,7 @@ function platformCell(spec: CommandSpec): string {
   if (!rule) return 'yes';
   if (rule.when === 'block-option') return `yes; with BLOCK: no (${rule.kind})`;
   if (rule.when === 'db-option') return `yes; with DB other than 0: no (${rule.kind})`;
+  if (rule.when === 'not-notify') return `notify-keyspace-events only; other parameters: no (${rule.kind})`;
   return `no (${rule.kind})`;
 }
 
@@ -176,6 +203,8 @@ export function renderCompatDoc(): string {
   out.push('');
   out.push('XREAD and XREADGROUP are forwarded, or emulated as blocking commands when they have a BLOCK argument.');
   out.push('');
+  for (const line of SEVERAL_DATABASES) out.push(line);
+  out.push('');
   out.push('## REST platform');
   out.push('');
   out.push(
@@ -193,7 +222,7 @@ export function renderCompatDoc(): string {
   out.push('Blocking commands would hold a connection of the server for their whole timeout; WATCH needs a connection of its');
   out.push('own (send transactions to `/multi-exec`); connection commands have no connection to act on; pub/sub and MONITOR');
   out.push('have their own event-stream endpoints; operator commands would let a database user stop, reconfigure or escape');
-  out.push('the server; only database 0 exists.');
+  out.push('the server; only database 0 exists at a base URL (the platform serves database n at `<base>/db/<n>`).');
   out.push('');
 
   out.push('## Beyond Redis 7.0.15');

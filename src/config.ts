@@ -18,6 +18,8 @@ export interface PlatformConfig {
   redisServerBinary: string;
   /** Largest accepted request body (and path) in bytes. */
   maxRequestSize: number;
+  /** Key-value databases: 0 at the base URL, the others at /db/<n> (platform/databases.ts); default 1. */
+  databases?: number;
   /** Commands per UTC day; 0 = no limit. */
   dailyRequestLimit: number;
   logLevel: string;
@@ -173,6 +175,19 @@ export interface TlsListenerConfig {
 export type UpstreamFormat = 'auto' | 'resp2' | 'json';
 export const UPSTREAM_FORMATS: readonly UpstreamFormat[] = ['auto', 'resp2', 'json'];
 
+/** A database other than 0 behind the proxy (--database N=URL[,TOKEN]; proxy/databases.ts). */
+export interface DatabaseUpstream {
+  index: number;
+  url: string;
+  /** Its REST token; undefined = the main upstream's token. */
+  token?: string;
+  /**
+   * The database number under which the upstream reports its keys in INFO keyspace: 0 for a REST
+   * database of its own (the hosted service), N for the local platform's /db/N (one redis-server).
+   */
+  keyspaceDb?: number;
+}
+
 export interface ProxyConfig {
   host: string;
   port: number;
@@ -210,6 +225,8 @@ export interface ProxyConfig {
   authCacheMs?: number;
   shutdownGraceMs?: number;
   tls?: TlsListenerConfig;
+  /** Databases other than 0 (SELECT n); database 0 is `upstreamUrl`. */
+  databases?: DatabaseUpstream[];
 }
 
 type OptionalKeys = 'requirepass' | 'upstreamCa' | 'tls';
@@ -236,6 +253,7 @@ export function resolveProxyConfig(config: ProxyConfig): ResolvedProxyConfig {
     maxQueryBufferBytes: PROXY_DEFAULTS.maxQueryBufferBytes,
     authCacheMs: PROXY_DEFAULTS.authCacheMs,
     shutdownGraceMs: PROXY_DEFAULTS.shutdownGraceMs,
+    databases: [],
     ...withoutUndefined(config),
   };
 }

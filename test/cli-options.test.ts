@@ -10,7 +10,7 @@ import { addOptions, withoutEmpty, type OptionTable } from '../src/cli/option-sp
 import { ENV, FLAG, ROLE_OPTIONS } from '../src/cli/options.js';
 import { platformConfig } from '../src/cli/platform-config.js';
 import { buildProgram } from '../src/cli/program.js';
-import { proxyConfig } from '../src/cli/proxy-config.js';
+import { databasesOf, proxyConfig } from '../src/cli/proxy-config.js';
 import { ConfigError } from '../src/config.js';
 
 const saved = { ...process.env };
@@ -52,6 +52,39 @@ describe('the option table', () => {
     expect(() => parse(ROLE_OPTIONS.vector, ['--vector-index', 'h/vector/a'])).toThrow(
       new ConfigError("--vector-index: 'h/vector/a' is not an http(s) URL; give URL[,TOKEN]"),
     );
+  });
+
+  it('reads --database N=URL[,TOKEN] (repeatable, or RESPGATE_DATABASE entries) and --databases, with errors naming the flag', () => {
+    expect(parse(ROLE_OPTIONS.proxy, []).database).toBeUndefined();
+    expect(
+      parse(ROLE_OPTIONS.proxy, ['--database', '2=https://b.example,tok,en', '--database', '15=http://127.0.0.1:8079/db/15']).database,
+    ).toEqual([
+      { index: 2, url: 'https://b.example', token: 'tok,en' },
+      { index: 15, url: 'http://127.0.0.1:8079/db/15' },
+    ]);
+    expect(parse(ROLE_OPTIONS.proxy, [], { RESPGATE_DATABASE: '1=http://h/a,t1 3=http://h/b' }).database).toEqual([
+      { index: 1, url: 'http://h/a', token: 't1' },
+      { index: 3, url: 'http://h/b' },
+    ]);
+    expect(() => parse(ROLE_OPTIONS.proxy, ['--database', 'https://b.example'])).toThrow(
+      new ConfigError("--database: 'https://b.example' is not N=URL[,TOKEN] (e.g. 2=https://other.upstash.io,TOKEN)"),
+    );
+    expect(() => parse(ROLE_OPTIONS.proxy, ['--database', '0=https://b.example'])).toThrow(
+      new ConfigError('--database: database 0 is the main upstream (--upstream-url); number the others from 1'),
+    );
+    expect(() => parse(ROLE_OPTIONS.proxy, ['--database', '2=redis://b:6379'])).toThrow(
+      new ConfigError("--database: 'redis://b:6379' is not an http(s) URL; give URL[,TOKEN]"),
+    );
+    expect(() =>
+      databasesOf([
+        { index: 2, url: 'http://a' },
+        { index: 2, url: 'http://b' },
+      ]),
+    ).toThrow(new ConfigError('--database 2 is given twice'));
+    expect(parse(ROLE_OPTIONS.dev, []).databases).toBe(16);
+    expect(parse(ROLE_OPTIONS.platform, ['--databases', '4']).databases).toBe(4);
+    expect(parse(ROLE_OPTIONS.platform, [], { RESPGATE_DATABASES: '1' }).databases).toBe(1);
+    expect(() => parse(ROLE_OPTIONS.platform, ['--databases', '0'])).toThrow(new ConfigError('--databases must be from 1 to 1000, got 0'));
   });
 
   it('gives defaults parsed like given values, and shows them as written', () => {

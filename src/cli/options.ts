@@ -43,6 +43,28 @@ function indexList(value: string, flag: string): { url: string; token?: string }
     });
 }
 
+/** An integer from `min` to `max`. */
+function rangeInt(value: string, flag: string, min: number, max: number): number {
+  const n = parseInteger(value, flag);
+  if (n < min || n > max) throw new ConfigError(`${flag} must be from ${min} to ${max}, got ${value}`);
+  return n;
+}
+
+/** `N=URL[,TOKEN]` entries of --database (several separated by spaces, as an environment variable holds them). */
+function databaseList(value: string, flag: string): { index: number; url: string; token?: string }[] {
+  return value
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((entry) => {
+      const m = /^(\d{1,9})=(.*)$/s.exec(entry);
+      if (!m) throw new ConfigError(`${flag}: '${entry.split(',')[0]}' is not N=URL[,TOKEN] (e.g. 2=https://other.upstash.io,TOKEN)`);
+      const index = Number(m[1]);
+      if (index === 0) throw new ConfigError(`${flag}: database 0 is the main upstream (--upstream-url); number the others from 1`);
+      const [{ url, token }] = indexList(m[2], flag);
+      return token ? { index, url, token } : { index, url };
+    });
+}
+
 const TLS_AUTH_CLIENTS = ['yes', 'no', 'optional'] as const;
 
 const BIND = 'address to bind (loopback by default: nothing is exposed to the network)';
@@ -82,6 +104,12 @@ const PLATFORM = {
   redisServer: option('--redis-server <path>', 'RESPGATE_REDIS_SERVER', 'redis-server executable for the embedded stores', {
     default: DEFAULTS.redisServerBinary,
   }),
+  databases: option(
+    '--databases <n>',
+    'RESPGATE_DATABASES',
+    "key-value databases, like redis-server databases: 0 at the base URL, 1 to n-1 at <base>/db/<n> (the dev stack's proxy serves them to SELECT)",
+    { default: '16', parse: (v, flag) => rangeInt(v, flag, 1, 1000) },
+  ),
   maxRequestSize: option('--max-request-size <size>', 'RESPGATE_MAX_REQUEST_SIZE', 'largest accepted REST request (bytes, or with kb/mb)', {
     default: sizeText(DEFAULTS.maxRequestSize),
     parse: parseSize,
@@ -187,6 +215,12 @@ const PROXY_REMOTE = {
     '--upstream-token <token>',
     'RESPGATE_UPSTREAM_TOKEN',
     'REST token of the key-value database (falls back to UPSTASH_REDIS_REST_TOKEN)',
+  ),
+  database: option(
+    '--database <n=url[,token]>',
+    'RESPGATE_DATABASE',
+    "another database clients reach with SELECT n (or redis://…/n): its REST URL, and its token when not --upstream-token's; database 0 is --upstream-url; repeatable (the variable: entries separated by spaces)",
+    { parse: databaseList, repeatable: true },
   ),
   logLevel,
   metricsPort: option(

@@ -20,6 +20,7 @@ function platformConfigOf(f: PlatformFlags): PlatformConfig {
     internalRedisUrl: f.internalRedisUrl,
     redisServerBinary: f.redisServer,
     maxRequestSize: f.maxRequestSize,
+    databases: f.databases,
     dailyRequestLimit: f.dailyRequestLimit,
     logLevel: f.logLevel,
     dataDir: resolveDataDir({ dataDir: f.dataDir, ephemeral: f.ephemeral }),

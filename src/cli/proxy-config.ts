@@ -1,6 +1,6 @@
 // Flags → the proxy's configuration (respgate proxy and respgate dev): each flag's value is parsed
 // by the option table; what is checked here is what no single flag can check alone.
-import { ConfigError, type ProxyConfig } from '../config.js';
+import { ConfigError, type DatabaseUpstream, type ProxyConfig } from '../config.js';
 import { ENV, FLAG, type ProxyFlags } from './options.js';
 
 /** The password of --requirepass or --requirepass-file (not both). */
@@ -72,4 +72,14 @@ export function upstreamUrlOf(value: string | undefined): string {
     );
   }
   return value.replace(/\/+$/, '');
+}
+
+/** --database entries: each number once, its URL an http(s) REST URL (database 0 is --upstream-url). */
+export function databasesOf(entries: readonly DatabaseUpstream[] | undefined): DatabaseUpstream[] {
+  const seen = new Set<number>();
+  for (const e of entries ?? []) {
+    if (seen.has(e.index)) throw new ConfigError(`${FLAG.database} ${e.index} is given twice`);
+    seen.add(e.index);
+  }
+  return [...(entries ?? [])];
 }

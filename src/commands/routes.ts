@@ -46,7 +46,8 @@ export function proxyRefusalText(fullname: string, reason: string): string {
   return `ERR command '${fullname}' is not supported by respgate: ${reason}`;
 }
 
-const ONE_DB = 'only database 0 exists behind the proxy (the REST upstream has a single database)';
+const ONE_DB =
+  'it moves data between databases, and each database behind the proxy is a separate REST database (SELECT n reaches --database n): one REST call reaches only one';
 const MANAGED_CONFIG = "the upstream's configuration is managed by the service; configure respgate with its flags";
 const MANAGED_PERSISTENCE = 'persistence is managed by the upstream service';
 const REPLICATION = 'replication is managed by the upstream service; respgate cannot act as a replica or a master';
@@ -60,7 +61,9 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   echo: local(),
   quit: local(),
   reset: local('resets the proxy connection: MULTI, subscriptions, MONITOR, protocol, name, auth'),
-  select: local('SELECT 0 succeeds; other indexes fail with ERR DB index is out of range (one database)'),
+  select: local(
+    'SELECT 0 is the upstream; SELECT n a database configured with --database n (the dev stack has 16); other numbers fail with ERR DB index is out of range',
+  ),
   client: local("about the proxy's own client connections"),
   'client|kill': local(
     'closes matching connections of this proxy (its own clients, as CLIENT LIST shows them): ip:port, or ID, TYPE, USER, ADDR, LADDR, SKIPME',
@@ -162,8 +165,11 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
 export type PlatformRefusalKind =
   'blocking' | 'transaction' | 'connection' | 'cluster' | 'pubsub' | 'monitor' | 'operator' | 'database' | 'debugger';
 
-/** When a rule applies: always, or only when the command has a given argument. */
-export type PlatformCondition = 'always' | 'block-option' | 'db-option';
+/**
+ * When a rule applies: always, or only when the command has a given argument; `not-notify`: unless
+ * every parameter it sets is `notify-keyspace-events`, the one the service lets CONFIG SET change.
+ */
+export type PlatformCondition = 'always' | 'block-option' | 'db-option' | 'not-notify';
 
 export interface PlatformRule {
   kind: PlatformRefusalKind;
@@ -249,7 +255,7 @@ export const platformRules: Readonly<Record<string, PlatformRule>> = {
   psync: rule('operator'),
   replconf: rule('operator'),
   migrate: rule('operator'),
-  'config|set': rule('operator'),
+  'config|set': rule('operator', 'not-notify'),
   'config|rewrite': rule('operator'),
   'config|resetstat': rule('operator'),
   save: rule('operator'),

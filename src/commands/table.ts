@@ -283,6 +283,13 @@ export function hasOtherDbOption(args: readonly (string | Buffer)[]): boolean {
   return false;
 }
 
+/** CONFIG SET of `notify-keyspace-events` only (keyspace notifications, which the service lets users turn on). */
+export function setsOnlyNotify(args: readonly (string | Buffer)[]): boolean {
+  if (args.length < 4 || args.length % 2 !== 0) return false;
+  for (let i = 2; i < args.length; i += 2) if (args[i].toString().toLowerCase() !== 'notify-keyspace-events') return false;
+  return true;
+}
+
 /**
  * The proxy route for these arguments: `spec.route`, except XREAD/XREADGROUP with BLOCK, which are
  * `blocking`. `spec` must be `resolveCommand(args)`.
@@ -302,6 +309,7 @@ export function platformRefusal(args: readonly (string | Buffer)[], resolved?: C
   const { kind, when } = spec.platform;
   if (when === 'block-option' && !hasBlockOption(args)) return undefined;
   if (when === 'db-option' && !hasOtherDbOption(args)) return undefined;
+  if (when === 'not-notify' && setsOnlyNotify(args)) return undefined;
   return platformRefusalText(kind, spec.name);
 }
 

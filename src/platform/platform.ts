@@ -23,12 +23,15 @@ import { startVectorArea } from './vector/index.js';
 import { startQueueArea, type QueueArea } from './queue/index.js';
 import { startAccountArea } from './account/index.js';
 import { ConsoleHandler } from './console/handler.js';
+import { databaseCountOf, ExtraDatabases } from './databases.js';
 import { DEFAULT_INDEXES } from './vector/config.js';
 import { safeEqual } from '../safe-equal.js';
 
 export interface RunningPlatform {
   /** Base URL of Area B, e.g. http://127.0.0.1:8079 */
   url: string;
+  /** Key-value databases: 0 at `url`, n at `${url}/db/${n}` (--databases). */
+  databases: number;
   port: number;
   token: string;
   readonlyToken: string;
@@ -57,10 +60,11 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     for (const e of embedded) await e.stop();
     dataDir?.close(); // after the servers wrote their last bytes
   };
+  const databaseCount = databaseCountOf(config, log);
   try {
     const embeddedData = config.redisUrl
       ? undefined
-      : await embed(embedded, { binary: config.redisServerBinary, databases: 1, ...kept(dataDir, 'kv') }, log, 'data');
+      : await embed(embedded, { binary: config.redisServerBinary, databases: databaseCount, ...kept(dataDir, 'kv') }, log, 'data');
     const dataStore = embeddedData?.endpoint ?? parseRedisUrl(config.redisUrl!);
     const internalEndpoint = config.internalRedisUrl
       ? parseRedisUrl(config.internalRedisUrl)
@@ -74,8 +78,10 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     await principals.init(config.token, config.readonlyToken);
     // A kept embedded store saves its ACL users (ACL SETUSER …) to its ACL file, so they survive a restart.
     const acl = { saveAclChanges: embeddedData?.aclFile === true, log };
-    const executor = await startExecutor(dataStore, principals, internal, cleanups, acl);
+    const { executor, jsonLibrary } = await startExecutor(dataStore, principals, internal, cleanups, acl);
     const kv = new KvHandler(principals, executor, internal, config, log);
+    const extraDatabases = new ExtraDatabases(databaseCount, dataStore, internal, jsonLibrary, config, log);
+    cleanups.push(() => extraDatabases.close());
 
     let baseUrl = '';
     const areaContext: AreaContext = { config, log, internal, internalEndpoint, baseUrl: () => baseUrl };
@@ -131,7 +137,10 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       }
       const prefix = AREA_PREFIXES.find((p) => path === p || path.startsWith(p + '/'));
       res.on('finish', () => platformRequests.inc({ area: prefix?.slice(1) ?? 'kv', status: String(res.statusCode) }));
-      const handled = prefix ? areas.get(prefix)!.handle(req, res, path.slice(prefix.length), query) : kv.handle(req, res, path, query);
+      const db = prefix ? undefined : extraDatabases.route(path);
+      const handled = prefix
+        ? areas.get(prefix)!.handle(req, res, path.slice(prefix.length), query)
+        : (db?.handler ?? kv).handle(req, res, db?.path ?? path, query);
       handled.catch((err) => {
         log.error({ err: String(err?.stack ?? err) }, 'request failed');
         if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'application/json' });
@@ -166,6 +175,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     log.debug({ port }, 'platform listening');
     return {
       url: baseUrl,
+      databases: databaseCount,
       port,
       token: config.token,
       readonlyToken: config.readonlyToken,
@@ -191,6 +201,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
 }
 
 /** The web console (docs/console.md): a token's role as the KV API resolves it, and the queue area with its tokens. */
+/** The web console: a token logs in as its role (docs/console.md). */
 function webConsole(config: PlatformConfig, principals: Principals, queue: QueueArea): ConsoleHandler {
   return new ConsoleHandler({
     session: async (token) => {
@@ -206,7 +217,6 @@ function webConsole(config: PlatformConfig, principals: Principals, queue: Queue
   });
 }
 
-/** Options of an embedded store that keeps its data in the data directory (none: a throw-away one). */
 /** The key-value executor with what it runs beside the data store's own commands. */
 async function startExecutor(
   dataStore: RedisEndpoint,
@@ -214,7 +224,7 @@ async function startExecutor(
   internal: InternalStore,
   cleanups: Array<() => Promise<void>>,
   acl: ConstructorParameters<typeof Executor>[6],
-): Promise<Executor> {
+): Promise<{ executor: Executor; jsonLibrary: JsonLibrary }> {
   // JSON.* runs as a Redis function library in the data store (docs/json.md); SEARCH.* in the platform (platform-kv.md).
   const jsonLibrary = new JsonLibrary(dataStore);
   const [, search] = await Promise.all([jsonLibrary.load(), startSearch(dataStore, internal, cleanups)]);
@@ -238,9 +248,10 @@ async function startExecutor(
     await fieldExpiry.init();
     cleanups.push(async () => fieldExpiry.close());
   }
-  return executor;
+  return { executor, jsonLibrary };
 }
 
+/** Options of an embedded store that keeps its data in the data directory (none: a throw-away one). */
 function kept(dataDir: OpenDataDir | undefined, role: StoreRole): { dataDir?: string; pidFile?: string } {
   if (!dataDir) return {};
   const { dir, pidFile } = dataDir.store(role);
@@ -258,3 +269,4 @@ async function embed(
   log.debug({ role, port: r.endpoint.port }, 'embedded redis-server started');
   return r;
 }
+

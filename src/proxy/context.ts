@@ -8,18 +8,22 @@ import type { ConnectionHost } from '../server/connection.js';
 import type { Connection, ReplyPort, ServerState } from '../server/context.js';
 import type { EventStreamClient } from '../upstream/event-stream.js';
 import type { Credential } from '../upstream/kv-client.js';
-import type { Batcher } from './batcher.js';
+import type { Databases } from './databases.js';
 import type { ClientCost } from './client-cost.js';
 
 /** The proxy port as its own parts see it: what every port shares, and what only the proxy keeps. */
 export interface ProxyServerState extends ServerState {
   /** What each client and command costs upstream (INFO clientcost, /metrics). */
   readonly clientCost: ClientCost;
+  /** The databases SELECT chooses from (databases.ts). */
+  readonly databases: Databases;
 }
 
 /** What a command the proxy answers itself receives: the shared handlers' context, with the proxy's state. */
 export interface ProxyLocalContext extends LocalContext {
   server: ProxyServerState;
+  /** Resolves once the connection's earlier commands are answered (INFO keyspace asks every database after them). */
+  drained(): Promise<void>;
 }
 
 /** A command the proxy port answers itself (INFO, CONFIG …); the shared ones (SHARED_COMMANDS) fit too. */
@@ -50,7 +54,8 @@ export interface PushUpstream {
 /** Everything a connection needs from the proxy that accepted it, built once by server.ts. */
 export interface ProxyContext {
   readonly config: ResolvedProxyConfig;
-  readonly batcher: Batcher;
+  /** Each database's batcher; a connection uses its selected database's (session.ts). */
+  readonly databases: Databases;
   readonly log: Logger;
   readonly pushUpstream: PushUpstream;
   readonly server: ProxyServerState;

@@ -10,6 +10,7 @@ import { lower } from '../resp/args.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { planBlocking } from './blocking.js';
+import { checkCopyDb, databaseOf } from './databases.js';
 import type { PushState, ReplyMode } from '../server/context.js';
 import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type ProxyLocalContext } from './local/index.js';
@@ -31,6 +32,13 @@ export interface DispatchTarget {
   readonly transaction: Transaction;
   readonly pushes: PushState;
   readonly local: ProxyLocalContext;
+  /** The selected database (SELECT). */
+  db: number;
+  /**
+   * A command for database `db` is next: undefined when it may go now, or a promise of the moment the
+   * connection's items for another database are answered (databases.ts, Session.useDatabase).
+   */
+  useDatabase(db: number): Promise<void> | undefined;
   /** QUIT: stop reading, write what is owed, then close. */
   closeAfterReplies(): void;
   /**
@@ -62,16 +70,33 @@ const NO_REPLY_YET = Buffer.alloc(0);
 export function dispatch(t: DispatchTarget, args: Buffer[], readAt: number): void {
   const from = t.replies.nextPosition;
   dispatchCommand(t, args, readAt);
+  // A command held back (CLIENT PAUSE, a database switch) runs later through here: CLIENT REPLY applies then.
+  if (justHeld) return void (justHeld = false);
   // CLIENT REPLY OFF / SKIP (networking.c): the command ran, its reply is not written. ON answers +OK.
   const mode = t.replyMode;
   if (mode === 'on') return;
-  // RESP3: (un)subscribe confirmations are push frames, which Redis 7.0 writes even when replies
-  // are off (CLIENT_PUSHING); the command still counts as the one SKIP skips.
-  const pushed = t.protocol === 3 && PUSH_CONFIRMED.has(lower(args[0]));
+  // (Un)subscribe confirmations are written even when replies are off, in RESP2 as in RESP3 (pubsub.c
+  // addReplyPubsubSubscribed sets CLIENT_PUSHING); the command still counts as the one SKIP skips.
+  const pushed = PUSH_CONFIRMED.has(lower(args[0]));
   if (mode === 'skip-next')
     t.replyMode = 'skip'; // SKIP: its own reply, then the next command's
   else if (mode === 'skip') t.replyMode = 'on';
   if (!pushed) t.replies.silence(from);
+}
+
+/** Whether dispatchCommand just held its command back (read and cleared by dispatch, in the same turn). */
+let justHeld = false;
+
+/**
+ * Runs the command once `ready` resolves, before the requests read after it (Connection.defer takes an
+ * empty reply position now); CLIENT REPLY applies when it runs, not now.
+ */
+function holdUntil(t: DispatchTarget, ready: Promise<void>, args: Buffer[], startedAt: number): void {
+  t.defer(
+    ready.then(() => NO_REPLY_YET),
+    () => dispatch(t, args, startedAt),
+  );
+  justHeld = true;
 }
 
 function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): void {
@@ -110,14 +135,16 @@ function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): 
   }
   // CLIENT PAUSE (local/pause.ts): the command, and the connection's later ones, wait for its end.
   const paused = t.local.server.pause.until(t, spec, t.pushes.monitoring);
-  if (paused)
-    return t.defer(
-      paused.then(() => NO_REPLY_YET),
-      () => dispatch(t, args, startedAt),
-    );
-  if (t.transaction.open) return inTransaction(t, spec, args, startedAt);
+  if (paused) return holdUntil(t, paused, args, startedAt);
+  // COPY … DB: in place, out of range, or refused across databases (databases.ts).
+  const sent = spec.name === 'copy' ? checkCopyDb(args, t.db, (i) => t.local.server.databases.has(i)) : args;
+  if (Buffer.isBuffer(sent)) return reject(t, spec, sent);
+  if (t.transaction.open) return inTransaction(t, spec, sent, startedAt);
+  // SELECT n: a command waits until the connection's commands for another database are answered.
+  const switching = t.useDatabase(databaseOf(spec, t.db));
+  if (switching) return holdUntil(t, switching, args, startedAt);
   const route = routeOf(spec, args);
-  runRoute(t, spec, args, startedAt, route);
+  runRoute(t, spec, sent, startedAt, route);
   // MONITOR shows what ran, as the client sent it, once its reply has its place (Redis' call() feeds the
   // monitors after the command); a refusal runs nothing (monitor.ts).
   if (route !== 'refused') t.local.server.monitors.feed(t.local.conn, spec, args);
@@ -161,7 +188,7 @@ function ran(t: DispatchTarget, name: string, startedAt: number, reply: Buffer, 
 
 /** WATCH: reads the keys' fingerprints upstream, in order with the connection's commands (transaction.ts). */
 function watch(t: DispatchTarget, args: Buffer[], startedAt: number): void {
-  const call = t.transaction.watch(args.slice(1));
+  const call = t.transaction.watch(args.slice(1), t.db);
   if (Buffer.isBuffer(call)) return ran(t, 'watch', startedAt, call);
   forward(t, 'watch', call.command, startedAt, undefined, call.record);
 }
@@ -251,20 +278,30 @@ function inTransaction(t: DispatchTarget, spec: CommandSpec, args: Buffer[], sta
         (s, a) => runLocalCommand(t.local, s, a),
         () => t.protocol,
         (name, reply) => stats.ran(name, 0, reply),
+        t,
       );
       if (Buffer.isBuffer(exec)) {
         ran(t, 'exec', startedAt, exec);
         return showExec(t, spec, args, exec[0] === 0x2d);
       }
-      t.pending.push({
-        kind: 'transaction',
-        commands: exec.commands,
-        parts: exec.parts,
-        slot: t.replies.take(),
-        watch: exec.watch,
-        protocol: exec.protocol,
-        readAt: startedAt,
-      });
+      const queue = () =>
+        t.pending.push({
+          kind: 'transaction',
+          commands: exec.commands,
+          parts: exec.parts,
+          slot: t.replies.take(),
+          watch: exec.watch,
+          protocol: exec.protocol,
+          readAt: startedAt,
+        });
+      // Its database's upstream runs it, after the connection's commands for another database.
+      const switching = t.useDatabase(exec.db);
+      if (switching)
+        t.defer(
+          switching.then(() => NO_REPLY_YET),
+          queue,
+        );
+      else queue();
       showExec(t, spec, args, false);
     }
   }

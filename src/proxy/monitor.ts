@@ -33,7 +33,7 @@ export class MonitorHub implements Monitors {
   /** A command ran (or started): every monitor gets its line, unless Redis hides it (admin commands). */
   feed(conn: Connection, spec: CommandSpec, args: Buffer[]): void {
     if (this.monitors.size === 0 || spec.flags.has('admin')) return;
-    const line = monitorLine(conn.address, args, spec);
+    const line = monitorLine(conn.address, args, spec, undefined, conn.db);
     for (const m of this.monitors) {
       if (m.open) m.push(line);
       else this.monitors.delete(m);
@@ -58,17 +58,18 @@ export class MonitorHub implements Monitors {
 
 const REDACTED = Buffer.from('(redacted)');
 
-/** `+<sec>.<usec> [0 <addr>] "arg" …\r\n`, Redis' replicationFeedMonitors line. */
+/** `+<sec>.<usec> [<db> <addr>] "arg" …\r\n`, Redis' replicationFeedMonitors line (`db`: the client's selected database after the command). */
 export function monitorLine(
   address: string,
   args: Buffer[],
   spec?: CommandSpec,
   nowMs = performance.timeOrigin + performance.now(),
+  db = 0,
 ): Buffer {
   const sec = Math.floor(nowMs / 1000);
   const usec = Math.floor((nowMs - sec * 1000) * 1000);
   const shown = spec ? redacted(spec.name, args) : args;
-  return Buffer.from(`+${sec}.${String(usec).padStart(6, '0')} [0 ${address}] ${shown.map(quote).join(' ')}\r\n`, 'latin1');
+  return Buffer.from(`+${sec}.${String(usec).padStart(6, '0')} [${db} ${address}] ${shown.map(quote).join(' ')}\r\n`, 'latin1');
 }
 
 /** AUTH's arguments, and HELLO's AUTH username and password, as Redis hides them (redactClientCommandArgument; MONITOR, SLOWLOG). */

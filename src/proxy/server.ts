@@ -1,13 +1,14 @@
 // The proxy port's wiring: builds one ProxyContext (batcher, upstream clients, client authentication,
 // limits) and starts the shared listeners (server/listener.ts: TCP, TLS with --tls-port, maxclients,
 // the idle timeout, the drain on SIGTERM), which give each accepted client a Session.
-import { checkExposure, resolveProxyConfig, type ProxyConfig } from '../config.js';
+import { checkExposure, resolveProxyConfig, type ProxyConfig, type ResolvedProxyConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { observedCounter, observedGauge } from '../metrics.js';
 import { EventStreamClient } from '../upstream/event-stream.js';
 import { KvClient } from '../upstream/kv-client.js';
 import { ClientAuth } from '../server/auth.js';
-import { Batcher } from './batcher.js';
+import { Batcher, type BatcherOptions } from './batcher.js';
+import { Databases } from './databases.js';
 import { CommandStats } from '../server/command-stats.js';
 import { ClientCost } from './client-cost.js';
 import type { ProxyContext, ProxyServerState } from './context.js';
@@ -48,16 +49,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   if (config.aclUsers && passThrough) {
     throw new Error("--acl-users needs --upstream-token: the proxy asks the upstream for the users' tokens with it (ACL RESTTOKEN)");
   }
-  const client = new KvClient({
-    url: config.upstreamUrl,
-    token: config.upstreamToken,
-    timeoutMs: config.upstreamTimeoutMs,
-    connections: config.upstreamConnections,
-    maxRequestBytes: config.maxRequestBytes,
-    format: config.upstreamFormat,
-    upstreamMaxRequestBytes: config.upstreamMaxRequestBytes,
-    ca: config.upstreamCa,
-  });
+  const client = kvClient(config, config.upstreamUrl, config.upstreamToken);
   const auth = new ClientAuth(client, {
     requirepass: config.requirepass,
     passThrough,
@@ -88,7 +80,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   });
   const clientCost = new ClientCost();
   registerClientCost(clientCost);
-  const batcher = new Batcher(client, {
+  const batcherOptions: BatcherOptions = {
     cost: clientCost,
     maxBatch: config.maxBatch,
     maxInFlight: config.upstreamConnections,
@@ -97,7 +89,8 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       watch.observe(commands, replies);
       explainRequestSizeErrors(replies);
     },
-  });
+  };
+  const { databases, upstreamStats } = openDatabases(config, client, batcherOptions);
   const slowlog = new Slowlog(config.slowlogLogSlowerThanUs, config.slowlogMaxLen);
   const server: ProxyServerState = {
     connections: sessions,
@@ -105,7 +98,8 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       return live.listeners?.accepted ?? 0;
     },
     startedAt: Date.now(),
-    stats: batcher.stats,
+    stats: upstreamStats,
+    databases,
     requirepass: config.requirepass,
     slowlog,
     settings: config,
@@ -118,7 +112,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   };
   const ctx: ProxyContext = {
     config,
-    batcher,
+    databases,
     log,
     pushUpstream: { client: events, log, confirmTimeoutMs: config.upstreamTimeoutMs },
     host: { limits: config, log, readBuffer: createReadBuffer(), authRequired: auth.required },
@@ -136,8 +130,8 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     },
   };
   observedGauge('respgate_proxy_connections', 'Client connections open on the proxy', () => sessions().size);
-  observedCounter('respgate_proxy_upstream_calls_total', 'Upstream /pipeline calls made by the batcher', () => batcher.stats.calls);
-  observedCounter('respgate_proxy_forwarded_commands_total', 'Commands sent upstream by the batcher', () => batcher.stats.commands);
+  observedCounter('respgate_proxy_upstream_calls_total', 'Upstream /pipeline calls made by the batcher', () => upstreamStats.calls);
+  observedCounter('respgate_proxy_forwarded_commands_total', 'Commands sent upstream by the batcher', () => upstreamStats.commands);
   const started = await startListeners(
     {
       host: config.host,
@@ -166,6 +160,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   const upstreamChecked = passThrough ? Promise.resolve(true) : watch.start();
   const release = async () => {
     await events.close();
+    await databases.close();
     await client.close();
   };
   return {
@@ -210,4 +205,41 @@ function connectionState(s: Session): ConnectionState {
   if (s.pushes.subscriptionCount > 0) return 'subscribed';
   if (s.queuedCommands >= 0) return 'multi';
   return 'normal';
+}
+
+function kvClient(config: ResolvedProxyConfig, url: string, token: string): KvClient {
+  return new KvClient({
+    url,
+    token,
+    timeoutMs: config.upstreamTimeoutMs,
+    connections: config.upstreamConnections,
+    maxRequestBytes: config.maxRequestBytes,
+    format: config.upstreamFormat,
+    upstreamMaxRequestBytes: config.upstreamMaxRequestBytes,
+    ca: config.upstreamCa,
+  });
+}
+
+/** SELECT n: database 0 is the main upstream; the others get their own client and batcher on first use. */
+function openDatabases(config: ResolvedProxyConfig, client: KvClient, batcherOptions: BatcherOptions) {
+  const batcher = new Batcher(client, batcherOptions);
+  const databases = new Databases({ index: 0, batcher, keyspaceDb: 0, close: async () => undefined }, config.databases, (db) => {
+    const dbClient = kvClient(config, db.url, db.token ?? config.upstreamToken);
+    return {
+      index: db.index,
+      batcher: new Batcher(dbClient, batcherOptions),
+      keyspaceDb: db.keyspaceDb ?? 0,
+      close: () => dbClient.close(),
+    };
+  });
+  // INFO stats and /metrics: the upstream calls of every database.
+  const upstreamStats = {
+    get calls() {
+      return databases.stats.get('calls');
+    },
+    get commands() {
+      return databases.stats.get('commands');
+    },
+  };
+  return { databases, upstreamStats };
 }

@@ -50,7 +50,7 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   ) {
     super(socket, id, ctx.host, onClosed as (c: RespConnection) => void);
     this.pushes = createPushState(this, ctx.pushUpstream);
-    this.local = { conn: this, server: ctx.server };
+    this.local = { conn: this, server: ctx.server, drained: () => this.drained() };
   }
 
   protected handle(args: Buffer[], readAt: number): void {
@@ -58,7 +58,38 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   }
 
   protected afterRead(): void {
-    if (this.pending.length > 0 && !this.inFlight) this.ctx.batcher.enqueue(this);
+    if (this.pending.length > 0 && !this.inFlight) this.ctx.databases.get(this.batchDb).batcher.enqueue(this);
+  }
+
+  // ---- the database of its upstream items (databases.ts) ----
+
+  /** The database whose batcher the pending and in-flight items go to; it changes only when there are none. */
+  private batchDb = 0;
+  /** Commands waiting for the items of another database to be answered first. */
+  private drainWaiters: Array<() => void> = [];
+
+  /**
+   * A command for database `db` is next: undefined when it may be queued now; otherwise the items
+   * of the database in use are answered first (the promise resolves then), so per-connection order
+   * holds across databases without the batcher knowing of them.
+   */
+  useDatabase(db: number): Promise<void> | undefined {
+    if (db === this.batchDb) return undefined;
+    if (!this.busy) {
+      this.batchDb = db;
+      return undefined;
+    }
+    return new Promise((resolve) =>
+      this.drainWaiters.push(() => {
+        this.batchDb = db;
+        resolve();
+      }),
+    );
+  }
+
+  /** Resolves once nothing of this connection waits for or is in an upstream call (INFO keyspace of every database). */
+  drained(): Promise<void> {
+    return this.busy ? new Promise((resolve) => this.drainWaiters.push(resolve)) : Promise.resolve();
   }
 
   /**
@@ -126,6 +157,7 @@ export class Session extends RespConnection implements Connection, BatchSource, 
 
   afterBatch(): void {
     this.writeAndResume();
+    if (this.drainWaiters.length > 0 && !this.busy) for (const resolve of this.drainWaiters.splice(0)) resolve();
   }
 
   runBlocking(item: BlockingItem, release: () => void): void {
@@ -138,12 +170,13 @@ export class Session extends RespConnection implements Connection, BatchSource, 
     // The shared pollers use the proxy's own token; a client with a token of its own (pass-through, ACL
     // users) polls on its own, so a token never polls for another.
     const credential = this.credential;
+    const batcher = this.ctx.databases.get(this.batchDb).batcher;
     const blocking = credential
       ? {
           wait: (plan: typeof item.plan, ms: number, done: (reply: Buffer) => void) =>
-            runBlocking(plan, (commands) => this.ctx.batcher.poll(commands, credential), ms, done),
+            runBlocking(plan, (commands) => batcher.poll(commands, credential), ms, done),
         }
-      : this.ctx.batcher.blocking;
+      : batcher.blocking;
     this.blocking = blocking.wait(item.plan, this.ctx.config.blockPollIntervalMs, (reply) => {
       this.blocking = undefined;
       // A RESP3 connection times out with RESP3's null.
@@ -173,6 +206,7 @@ export class Session extends RespConnection implements Connection, BatchSource, 
 
   protected closed(): void {
     this.pending.length = 0; // not yet sent: never sent
+    this.drainWaiters.length = 0;
     this.blocking?.cancel(); // a blocking command stops polling
     this.blocking = undefined;
     this.transaction.discard();

@@ -45,7 +45,19 @@ export interface ExecCall {
   watch: WatchedKeys | undefined;
   /** The protocol at EXEC, for the null EXEC of a changed watched key. */
   protocol: Protocol;
+  /** The database whose upstream runs it (SELECT before or inside MULTI). */
+  db: number;
 }
+
+/** The connection's selected database, which a SELECT queued in MULTI changes while EXEC runs. */
+export interface SelectedDb {
+  db: number;
+}
+
+/** WATCH in one database and EXEC in another, or SELECT inside MULTI between commands of two databases. */
+export const CROSS_DB_EXEC = errorReply(
+  'EXECABORT Transaction discarded because of: respgate cannot run one transaction in several databases (SELECT between its commands, or WATCH in another database): each database is a separate REST database',
+);
 
 /** WATCH: the upstream call that reads the fingerprints, and what turns its reply into WATCH's reply. */
 export interface WatchCall {
@@ -60,6 +72,8 @@ export class Transaction {
   private failed = false;
   /** Keys watched since the last EXEC, DISCARD, UNWATCH or RESET (Redis' c->watched_keys). */
   private watched: WatchedKeys | undefined;
+  /** The database of the watched keys; -1 when WATCH ran in several. */
+  private watchedDb = 0;
 
   get open(): boolean {
     return this.queue !== undefined;
@@ -75,6 +89,7 @@ export class Transaction {
     this.queue = undefined;
     this.failed = false;
     this.watched = undefined;
+    this.watchedDb = 0;
   }
 
   /**
@@ -82,7 +97,9 @@ export class Transaction {
    * with the connection's other commands); a Buffer (+OK) when every key is watched already. A WATCH
    * whose read fails answers the upstream's error and makes the next EXEC fail (null), as a change would.
    */
-  watch(keys: Buffer[]): WatchCall | Buffer {
+  watch(keys: Buffer[], db = 0): WatchCall | Buffer {
+    if (this.watched === undefined) this.watchedDb = db;
+    else if (this.watchedDb !== db) this.watchedDb = -1;
     const watched = (this.watched ??= { keys: [], fingerprints: [], broken: false });
     const fresh = keys.filter((k, i) => !watched.keys.some((w) => w.equals(k)) && keys.findIndex((o) => o.equals(k)) === i);
     if (fresh.length === 0) return OK;
@@ -127,6 +144,7 @@ export class Transaction {
         return errorReply('ERR DISCARD without MULTI');
       default: // unwatch (WATCH goes through watch())
         this.watched = undefined;
+        this.watchedDb = 0;
         return OK;
     }
   }
@@ -186,9 +204,23 @@ export class Transaction {
    * CLIENT INFO shows); the others make one /multi-exec call, returned here. A Buffer when nothing
    * goes upstream: EXECABORT, the empty array, or the array of local replies.
    */
-  exec(runLocal: (spec: CommandSpec, args: Buffer[]) => LocalResult, protocolNow: () => Protocol, ran?: PartCounter): Buffer | ExecCall {
+  exec(
+    runLocal: (spec: CommandSpec, args: Buffer[]) => LocalResult,
+    protocolNow: () => Protocol,
+    ran?: PartCounter,
+    selected: SelectedDb = { db: 0 },
+  ): Buffer | ExecCall {
     const queue = this.queue!;
     const watch = this.watched;
+    const dbBefore = selected.db;
+    // The one database of its upstream commands (pub/sub ones go wherever the others go).
+    let execDb = watch === undefined ? undefined : this.watchedDb;
+    let crossDb = execDb === -1;
+    const noteDb = (spec: CommandSpec) => {
+      if (spec.flags.has('pubsub')) return;
+      if (execDb === undefined) execDb = selected.db;
+      else if (execDb !== selected.db) crossDb = true;
+    };
     if (this.failed || (queue.length === 0 && watch === undefined)) {
       const reply = this.failed ? EXECABORT : EMPTY_EXEC;
       this.discard();
@@ -215,6 +247,7 @@ export class Transaction {
           protocol: protocolNow(),
           transform: undefined,
         });
+        noteDb(q.spec);
         commands.push(q.send ?? q.args);
         continue;
       }
@@ -224,6 +257,7 @@ export class Transaction {
       } else if (result.kind === 'forward') {
         // The command needs an upstream answer (INFO's keyspace line): it joins the transaction.
         parts.push({ name: q.spec.name, index: commands.length, shape: 'bulk', protocol: 2, transform: result.transform });
+        noteDb(q.spec);
         commands.push(result.args);
       } else if (result.kind === 'defer') {
         // The answer needs the upstream (a token or ACL user to check): not run inside EXEC.
@@ -239,7 +273,13 @@ export class Transaction {
       }
     }
     if (this.queue === queue) this.discard();
-    return commands.length === 0 && watch === undefined ? execArray(parts, [], ran) : { commands, parts, watch, protocol };
+    if (crossDb) {
+      // Nothing went upstream: the transaction fails as a whole, and the connection stays where it was.
+      selected.db = dbBefore;
+      return CROSS_DB_EXEC;
+    }
+    if (commands.length === 0 && watch === undefined) return execArray(parts, [], ran);
+    return { commands, parts, watch, protocol, db: execDb ?? selected.db };
   }
 
   private reject(reply: Buffer): InMulti {

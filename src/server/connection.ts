@@ -59,6 +59,8 @@ export abstract class RespConnection implements ReplyPort {
   libName = '';
   libVersion = '';
   protocol: Protocol = 2;
+  /** SELECT; a port with one database leaves it 0. */
+  db = 0;
   authenticated: boolean;
   /** The client's own upstream token (pass-through, ACL users); undefined = the configured one. */
   credential: Credential | undefined;

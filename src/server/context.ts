@@ -69,6 +69,8 @@ export interface Connection {
   libName: string;
   libVersion: string;
   protocol: Protocol;
+  /** The selected database (SELECT; CLIENT LIST's `db=`, MONITOR's `[db addr]`); always 0 on a side port. */
+  db: number;
   readonly authenticated: boolean;
   /** AUTH, HELLO AUTH, RESET. */
   setAuthenticated(value: boolean): void;
@@ -95,6 +97,8 @@ export interface ServerState {
   readonly startedAt: number;
   /** Upstream calls and forwarded commands (INFO stats; a side port counts its requests). */
   readonly stats: { readonly calls: number; readonly commands: number };
+  /** The databases SELECT may choose (the proxy's); undefined = database 0 only. */
+  readonly databases?: { has(index: number): boolean; readonly count: number };
   /** The password clients must give with AUTH; undefined = none. */
   readonly requirepass: string | undefined;
   /** Client authentication (password, pass-through tokens, ACL users). */

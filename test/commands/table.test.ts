@@ -191,7 +191,7 @@ describe('proxy routes', () => {
     expect(spec('cluster|info').refusal).toBe(CLUSTER_DISABLED_ERROR);
     expect(spec('readonly').refusal).toBe(CLUSTER_DISABLED_ERROR);
     expect(spec('swapdb').refusal).toBe(
-      "ERR command 'swapdb' is not supported by respgate: only database 0 exists behind the proxy (the REST upstream has a single database)",
+      "ERR command 'swapdb' is not supported by respgate: it moves data between databases, and each database behind the proxy is a separate REST database (SELECT n reaches --database n): one REST call reaches only one",
     );
   });
 

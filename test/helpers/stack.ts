@@ -6,6 +6,7 @@ import { createLogger } from '../../src/logger.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import type { ProxyConfig } from '../../src/config.js';
+import { platformDatabases } from '../../src/proxy/databases.js';
 import { startProxy, type RunningProxy } from '../../src/proxy/server.js';
 import { encodeCommands } from '../../src/resp/request-writer.js';
 import { scanReply } from '../../src/resp/reply-scanner.js';
@@ -20,12 +21,16 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(proxyOverrides: Partial<ProxyConfig> = {}): Promise<Stack> {
-  const platform = await startTestPlatform();
+/**
+ * `databases`: the platform's (its /db/<n> bases, each the proxy's database n, as in the dev stack) and
+ * the oracle's; 1 by default, like the hosted service.
+ */
+export async function startStack(proxyOverrides: Partial<ProxyConfig> = {}, { databases = 1 } = {}): Promise<Stack> {
+  const platform = await startTestPlatform({ databases });
   let proxy: RunningProxy | undefined;
   try {
-    proxy = await startTestProxy(platform, proxyOverrides);
-    const started = { proxy, oracle: tracked(await startEmbeddedRedis({ databases: 1, password: null })) };
+    proxy = await startTestProxy(platform, { databases: platformDatabases(platform.url, platform.databases), ...proxyOverrides });
+    const started = { proxy, oracle: tracked(await startEmbeddedRedis({ databases, password: null })) };
     return {
       platform,
       ...started,

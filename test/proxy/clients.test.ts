@@ -1,6 +1,7 @@
 // Real clients through the proxy: redis-cli (one-shot, --pipe, --scan, --bigkeys, commands on stdin),
 // redis-benchmark (default tests, pipelined), ioredis 5 (ready check, auto-pipelining), node-redis 6
-// (RESP 2, and its RESP3 default) and redis-py (Debian's python3-redis).
+// (RESP 2, and its RESP3 default) and redis-py (Debian's python3-redis); each of the three also with a
+// database number in its URL (redis://…/3).
 // Where the output depends on the server, the same client run against the oracle redis-server is
 // the expectation.
 import { Redis as IORedis } from 'ioredis';
@@ -14,7 +15,8 @@ let port: number;
 let oraclePort: number;
 
 beforeAll(async () => {
-  stack = await startStack();
+  // 16 databases, as the dev stack and redis-server have (redis://…/3 below).
+  stack = await startStack({}, { databases: 16 });
   port = stack.proxy.port;
   oraclePort = stack.oracle.endpoint.port;
 });
@@ -382,4 +384,79 @@ print(json.dumps(out))
       info: '7.0.15',
     });
   });
+});
+
+describe('a database number in the URL (redis://host:port/3)', () => {
+  /** What database 3 and database 0 hold after a client wrote through `url`, and its connection's CLIENT INFO db=. */
+  async function written(p: number, key: string): Promise<{ db3: string; db0: string }> {
+    const raw = await RawClient.connect(p);
+    try {
+      const [, db3, , db0] = await raw.call(['SELECT', '3'], ['GET', key], ['SELECT', '0'], ['GET', key]);
+      return { db3: db3.toString(), db0: db0.toString() };
+    } finally {
+      raw.close();
+    }
+  }
+
+  it('ioredis selects it at connect and runs commands, pipelines and MULTI there, as against redis-server', async () => {
+    for (const p of [port, oraclePort]) {
+      const redis = new IORedis(`redis://127.0.0.1:${p}/3`, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+      try {
+        await redis.del('url:io');
+        expect(await redis.set('url:io', 'three')).toBe('OK');
+        expect(await redis.pipeline().incr('url:io:n').incr('url:io:n').exec()).toEqual([
+          [null, 1],
+          [null, 2],
+        ]);
+        expect(await redis.multi().get('url:io').del('url:io:n').exec()).toEqual([
+          [null, 'three'],
+          [null, 1],
+        ]);
+        expect(await redis.client('INFO')).toMatch(/ db=3 /);
+      } finally {
+        redis.disconnect();
+      }
+      expect(await written(p, 'url:io')).toEqual({ db3: '$5\r\nthree\r\n', db0: '$-1\r\n' });
+    }
+  });
+
+  it('node-redis (RESP3 by default) selects it at connect and runs commands and MULTI there, as against redis-server', async () => {
+    for (const p of [port, oraclePort]) {
+      const client = createClient({ url: `redis://127.0.0.1:${p}/3`, socket: { reconnectStrategy: false } });
+      client.on('error', () => undefined);
+      await client.connect();
+      try {
+        await client.del('url:nr');
+        expect(await client.set('url:nr', 'three')).toBe('OK');
+        expect(await client.multi().get('url:nr').incr('url:nr:n').del('url:nr:n').exec()).toEqual(['three', 1, 1]);
+        expect(String(await client.sendCommand(['CLIENT', 'INFO']))).toMatch(/ db=3 /);
+      } finally {
+        client.destroy();
+      }
+      expect(await written(p, 'url:nr')).toEqual({ db3: '$5\r\nthree\r\n', db0: '$-1\r\n' });
+    }
+  });
+
+  it('redis-py (from_url) selects it at connect and runs commands, a pipeline and a transaction there, as against redis-server', async () => {
+    const python = pythonWithRedis().python;
+    const script = `
+import json, sys, redis
+r = redis.Redis.from_url('redis://127.0.0.1:%s/3' % sys.argv[1])
+out = {}
+r.delete('url:py', 'url:py:n')
+out['set'] = r.set('url:py', 'three')
+p = r.pipeline(transaction=True)
+p.get('url:py'); p.incr('url:py:n'); p.incr('url:py:n')
+out['multi'] = [x.decode() if isinstance(x, bytes) else x for x in p.execute()]
+r.delete('url:py:n')
+out['db'] = r.client_info()['db']
+print(json.dumps(out))
+`;
+    for (const p of [port, oraclePort]) {
+      const result = await run(python, ['-c', script, String(p)], { timeoutMs: 60_000 });
+      expect(result.stderr).toBe('');
+      expect(JSON.parse(result.stdout)).toEqual({ set: true, multi: ['three', 1, 2], db: 3 });
+      expect(await written(p, 'url:py')).toEqual({ db3: '$5\r\nthree\r\n', db0: '$-1\r\n' });
+    }
+  }, 300_000);
 });

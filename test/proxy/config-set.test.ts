@@ -64,7 +64,7 @@ describe('CONFIG SET', () => {
 // Found by Redis' own suite (unit/keyspace): a DB index that is no integer is Redis' parse error,
 // not the REST refusal of other databases.
 describe('COPY … DB', () => {
-  it('answers as redis-server for an index that is no integer, and refuses another database', async () => {
+  it('answers as redis-server for an index that is no integer, and for a database the proxy does not have', async () => {
     const commands = [
       ['SET', 'copy:a', 'v'],
       ['COPY', 'copy:a', 'copy:b', 'DB', 'notanumber'],
@@ -73,6 +73,8 @@ describe('COPY … DB', () => {
       ['GET', 'copy:b'],
     ];
     expect(await replies(stack.proxy.port, ...commands)).toEqual(await replies(stack.oracle.endpoint.port, ...commands));
-    expect((await replies(stack.proxy.port, ['COPY', 'copy:a', 'copy:d', 'DB', '1']))[0]).toMatch(/^-ERR .*only database 0/);
+    // A database the proxy does not have: Redis' range error, as from a redis-server with one database.
+    const other = [['COPY', 'copy:a', 'copy:d', 'DB', '1']];
+    expect(await replies(stack.proxy.port, ...other)).toEqual(await replies(stack.oracle.endpoint.port, ...other));
   });
 });

@@ -83,9 +83,9 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
   },
   'swapdb-refused': {
     designed: true,
-    why: 'SWAPDB is refused by design (routes.ts: one database behind the proxy)',
+    why: 'SWAPDB is refused by design (routes.ts: each database behind the proxy is a separate REST database)',
     proxy:
-      "-ERR command 'swapdb' is not supported by respgate: only database 0 exists behind the proxy (the REST upstream has a single database)\r\n",
+      "-ERR command 'swapdb' is not supported by respgate: it moves data between databases, and each database behind the proxy is a separate REST database (SELECT n reaches --database n): one REST call reaches only one\r\n",
   },
   'save-refused': {
     designed: true,
@@ -94,9 +94,9 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
   },
   'move-refused': {
     designed: true,
-    why: 'MOVE is refused by design (routes.ts: one database behind the proxy); the oracle (databases 1) answers its own range error',
+    why: 'MOVE is refused by design (routes.ts: each database behind the proxy is a separate REST database); the oracle (databases 1) answers its own range error',
     proxy:
-      "-ERR command 'move' is not supported by respgate: only database 0 exists behind the proxy (the REST upstream has a single database)\r\n",
+      "-ERR command 'move' is not supported by respgate: it moves data between databases, and each database behind the proxy is a separate REST database (SELECT n reaches --database n): one REST call reaches only one\r\n",
   },
 };
 

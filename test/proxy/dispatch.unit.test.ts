@@ -25,6 +25,7 @@ import { Slowlog } from '../../src/server/slowlog.js';
 import type { Credential, TransactionOutcome } from '../../src/upstream/kv-client.js';
 import type { WatchedKeys } from '../../src/upstream/script-transaction.js';
 import { defaultOutputBufferLimits } from '../../src/server/output-limits.js';
+import { Databases } from '../../src/proxy/databases.js';
 import { until } from '../helpers/wait.js';
 
 /** The client's side of the socket: every write, in order. */
@@ -92,6 +93,7 @@ class FakeConnection implements DispatchTarget, Connection, BatchSource, PushPor
   readonly pushes: PushState;
   readonly local: ProxyLocalContext;
   protocol: Protocol = 2;
+  db = 0;
   authenticated = true;
   lastCommand = '';
   replyMode: ReplyMode = 'on';
@@ -112,7 +114,11 @@ class FakeConnection implements DispatchTarget, Connection, BatchSource, PushPor
 
   constructor(server: ProxyServerState) {
     this.pushes = createPushState(this, undefined);
-    this.local = { conn: this, server };
+    this.local = { conn: this, server, drained: () => Promise.resolve() };
+  }
+
+  useDatabase(): undefined {
+    return undefined; // one database here
   }
 
   setAuthenticated(value: boolean): void {
@@ -178,6 +184,9 @@ function setup() {
     acceptedConnections: 1,
     startedAt: Date.now(),
     stats: batcher.stats,
+    databases: new Databases({ index: 0, batcher, keyspaceDb: 0, close: async () => undefined }, [], () => {
+      throw new Error('one database');
+    }),
     requirepass: undefined,
     auth: new ClientAuth(undefined, { requirepass: undefined, passThrough: false, aclUsers: false, cacheMs: 0 }),
     slowlog: new Slowlog(10_000, 128),

@@ -73,25 +73,6 @@ describe('keyspace notifications through the proxy, against redis-server', () =>
     r.close();
   });
 
-  it('CONFIG SET of an upstream and a proxy parameter together: all or nothing', async () => {
-    const r = await RawClient.connect(stack.proxy.port);
-    const before = text(await r.call(['CONFIG', 'GET', 'slowlog-max-len']))[0];
-    // The proxy's own value is bad: nothing is sent upstream, nothing changes.
-    expect(text(await r.call(['CONFIG', 'SET', 'notify-keyspace-events', 'KA', 'slowlog-max-len', 'x']))[0]).toMatch(
-      /^-ERR CONFIG SET failed \(possibly related to argument 'slowlog-max-len'\)/,
-    );
-    expect(text(await r.call(['CONFIG', 'GET', 'notify-keyspace-events']))[0]).toBe('*2\r\n$22\r\nnotify-keyspace-events\r\n$0\r\n\r\n');
-    // The upstream refuses its value: the proxy's own is not changed either.
-    expect(text(await r.call(['CONFIG', 'SET', 'notify-keyspace-events', 'KQ', 'slowlog-max-len', '77']))[0]).toMatch(/^-ERR/);
-    expect(text(await r.call(['CONFIG', 'GET', 'slowlog-max-len']))[0]).toBe(before);
-    // Both good: both change.
-    expect(text(await r.call(['CONFIG', 'SET', 'notify-keyspace-events', 'KA', 'slowlog-max-len', '77']))).toEqual(['+OK\r\n']);
-    expect(text(await r.call(['CONFIG', 'GET', 'slowlog-max-len']))[0]).toBe('*2\r\n$15\r\nslowlog-max-len\r\n$2\r\n77\r\n');
-    expect(text(await r.call(['CONFIG', 'GET', 'notify-keyspace-events']))[0]).toBe('*2\r\n$22\r\nnotify-keyspace-events\r\n$2\r\nAK\r\n');
-    await r.call(['CONFIG', 'SET', 'notify-keyspace-events', '', 'slowlog-max-len', '128']);
-    r.close();
-  });
-
   it('keyspace and keyevent events of SET (KEA)', async () => {
     const out = await onBoth('KEA', [['SET', 'foo', 'bar']], 2);
     expect(out.proxy).toEqual(out.oracle);

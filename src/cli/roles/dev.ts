@@ -4,6 +4,7 @@ import { ConfigError, generateToken, type PlatformConfig } from '../../config.js
 import { createLogger, type Logger } from '../../logger.js';
 import { startPlatform, type RunningPlatform } from '../../platform/platform.js';
 import { DEFAULT_INDEXES } from '../../platform/vector/config.js';
+import { platformDatabases } from '../../proxy/databases.js';
 import { startProxy, type RunningProxy } from '../../proxy/server.js';
 import { startQueueSideport } from '../../sideports/queue-port.js';
 import type { RunningSideport } from '../../sideports/server.js';
@@ -22,7 +23,9 @@ export async function run(flags: DevFlags): Promise<void> {
   const platform = await startPlatform(config, log);
   let proxy: RunningProxy;
   try {
-    proxy = await startProxy(proxyConfig(flags, platform.url, platform.token), log);
+    // SELECT n reaches the platform's database n (<url>/db/<n>), like a redis-server's 16 databases.
+    const databases = platformDatabases(platform.url, platform.databases);
+    proxy = await startProxy({ ...proxyConfig(flags, platform.url, platform.token), databases }, log);
     await proxy.upstreamChecked;
     // The web console's Proxy page asks the proxy over RESP, as any client would.
     platform.attachProxy({ host: proxy.host, port: proxy.port, password: sideportPlan.requirepass });

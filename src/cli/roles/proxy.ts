@@ -6,7 +6,7 @@ import { startMetricsServer } from '../../metrics.js';
 import { startProxy } from '../../proxy/server.js';
 import { proxyBanner } from '../banner.js';
 import type { ProxyRoleFlags } from '../options.js';
-import { proxyConfig, upstreamUrlOf } from '../proxy-config.js';
+import { databasesOf, proxyConfig, upstreamUrlOf } from '../proxy-config.js';
 import { waitForSignal } from '../signals.js';
 
 export async function run(flags: ProxyRoleFlags): Promise<void> {
@@ -14,7 +14,7 @@ export async function run(flags: ProxyRoleFlags): Promise<void> {
   // No upstream token: pass-through, each client authenticates with its own token (docs/security.md).
   const token = flags.upstreamToken || process.env.UPSTASH_REDIS_REST_TOKEN || '';
   const log = createLogger(flags.logLevel);
-  const config = proxyConfig(flags, url, token);
+  const config = { ...proxyConfig(flags, url, token), databases: databasesOf(flags.database) };
   const proxy = await startProxy(config, log);
   const readiness = async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem });
   // The Proxy page of the web console, on the operations port, behind the proxy's own AUTH (docs/console.md).

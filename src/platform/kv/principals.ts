@@ -37,6 +37,9 @@ export const READONLY_ACL = [
   '+punsubscribe',
   '+ssubscribe',
   '+sunsubscribe',
+  // Its connections to the platform's database n (/db/<n>, platform/databases.ts) select it; REST
+  // clients cannot send SELECT (the platform refuses connection commands).
+  '+select',
 ];
 
 export class Principals {

@@ -1,29 +1,56 @@
 // What clients read about the server during their handshake: INFO, COMMAND, CONFIG GET, MODULE.
 import { globToRegExp } from '../../commands/glob.js';
 import { commandDocsReply, commandInfoReply } from '../../commands/introspection.js';
-import { allCommands, allCommandsAndSubcommands } from '../../commands/table.js';
+import { allCommands, allCommandsAndSubcommands, setsOnlyNotify } from '../../commands/table.js';
 import { lower } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
-import { arrayElements } from '../../resp/reply-scanner.js';
-import type { LocalResult } from '../../server/commands/handler.js';
 import { errorReply, OK, reply, SYNTAX, textReply } from '../../server/replies.js';
 import { COMMAND_HELP, CONFIG_HELP, helpReply, MODULE_HELP } from '../../server/commands/help.js';
 import { buildInfo, resetInfoStats } from './info.js';
 import { checkProxyParam, isProxyParam, proxyParamValues, setProxyParam } from './proxy-params.js';
+import type { Credential } from '../../upstream/kv-client.js';
+import type { Databases } from '../databases.js';
 import type { ProxyHandler, ProxyServerState } from '../context.js';
 
 const INFO_KEYSPACE = [Buffer.from('INFO'), Buffer.from('keyspace')];
 
-export const info: ProxyHandler = ({ conn, server }, args) => {
+export const info: ProxyHandler = ({ conn, server, drained }, args) => {
   const sections = args.slice(1).map(lower);
   const wantsKeyspace = sections.length === 0 || sections.some((s) => ['keyspace', 'all', 'everything', 'default'].includes(s));
   // The protocol of the connection when the command ran (a HELLO after it must not change its reply).
   const protocol = conn.protocol;
   const render = (keyspaceLine: string | undefined) => textReply(protocol, buildInfo(sections, { server, conn, keyspaceLine }));
   if (!wantsKeyspace) return render(undefined);
-  // The key count comes from the upstream, in this connection's order of commands.
-  return { kind: 'forward', args: INFO_KEYSPACE, transform: (upstream) => render(keyspaceFrom(upstream)) };
+  const databases = server.databases;
+  if (databases.count > 1 && conn.queuedCommands < 0) {
+    // A line per database with keys: every database is asked, after this connection's earlier commands.
+    return {
+      kind: 'defer',
+      run: () =>
+        drained()
+          .then(() => keyspaceOfAll(databases, conn.credential))
+          .then(render),
+    };
+  }
+  // The key count comes from the upstream, in this connection's order of commands (inside EXEC: its database's).
+  const db = conn.db;
+  const upstreamDb = databases.has(db) ? databases.get(db).keyspaceDb : 0;
+  return { kind: 'forward', args: INFO_KEYSPACE, transform: (upstream) => render(keyspaceFrom(upstream, upstreamDb, db)) };
 };
+
+/** The keyspace lines of every database, `db<n>:` each, in order; undefined when none has keys. */
+async function keyspaceOfAll(databases: Databases, credential: Credential | undefined): Promise<string | undefined> {
+  const indexes = databases.indexes();
+  const lines = await Promise.all(
+    indexes.map(async (index) => {
+      const db = databases.get(index);
+      const [reply] = await db.batcher.poll([INFO_KEYSPACE], credential);
+      return keyspaceFrom(reply, db.keyspaceDb, index);
+    }),
+  );
+  const present = lines.filter((l) => l !== undefined);
+  return present.length > 0 ? present.join('\r\n') : undefined;
+}
 
 export const command: ProxyHandler = ({ conn }, args) => {
   const proto = conn.protocol;
@@ -48,76 +75,46 @@ export const command: ProxyHandler = ({ conn }, args) => {
 export const config: ProxyHandler = ({ conn, server }, args) => {
   const sub = lower(args[1]);
   if (sub === 'help') return helpReply(conn.protocol, CONFIG_HELP);
-  if (sub === 'set') return withUpstreamParams(args, (local, apply) => configSet(server, local, apply));
+  if (sub === 'set') {
+    // Keyspace notifications are the upstream's, and the service lets CONFIG SET turn them on.
+    if (setsOnlyNotify(args))
+      return conn.queuedCommands < 0
+        ? { kind: 'forward', args, transform: (reply) => reply }
+        : errorReply("ERR respgate cannot run 'config|set' of notify-keyspace-events inside MULTI: it goes to the upstream");
+    return configSet(server, args);
+  }
   if (sub === 'resetstat') {
     // The proxy's own statistics (INFO stats and commandstats, errorstats, SLOWLOG untouched as in Redis);
     // the upstream's are the service's.
     resetInfoStats(server);
     return OK;
   }
+  const databases = String(Math.max(...server.databases.indexes()) + 1);
+  const values = { ...CONFIG_VALUES, databases, ...proxyParamValues(server) };
   const patterns = args.slice(2);
   const protocol = conn.protocol;
-  const values = { ...CONFIG_VALUES, ...proxyParamValues(server) };
-  const upstream = patterns.filter((p) => UPSTREAM_PARAMS.some((name) => matchesParam(p, name)));
-  if (upstream.length === 0) return configGet(protocol, patterns, values);
-  // The upstream's own value (keyspace notifications: the service's documented CONFIG GET), in this
-  // connection's order of commands; a pattern that only happens to match gets '' if the upstream refuses.
-  const names = UPSTREAM_PARAMS.filter((name) => upstream.some((p) => matchesParam(p, name)));
+  if (conn.queuedCommands >= 0 || !patterns.some(asksNotify)) return configGet(protocol, patterns, values);
+  // notify-keyspace-events is the upstream's value (CONFIG SET above), read in this connection's order.
   return {
     kind: 'forward',
-    args: [Buffer.from('CONFIG'), Buffer.from('GET'), ...names.map((n) => Buffer.from(n))],
-    transform: (reply) => {
-      if (reply[0] === 0x2d && upstream.some((p) => !/[[*?]/.test(p.toString('latin1')))) return reply;
-      return configGet(protocol, patterns, { ...values, ...configPairs(reply) });
-    },
+    args: CONFIG_GET_NOTIFY,
+    transform: (upstream) => configGet(protocol, patterns, { ...values, [NOTIFY]: notifyValue(upstream) }),
   };
 };
 
-/**
- * Parameters that belong to the upstream and that the service lets a client change: keyspace
- * notifications (Upstash documents `CONFIG SET notify-keyspace-events` over REST; the events then
- * come over the pub/sub streams like any message). CONFIG GET and SET of them go upstream.
- */
-const UPSTREAM_PARAMS = ['notify-keyspace-events'];
+const NOTIFY = 'notify-keyspace-events';
+const CONFIG_GET_NOTIFY = [Buffer.from('CONFIG'), Buffer.from('GET'), Buffer.from(NOTIFY)];
 
-function matchesParam(pattern: Buffer, name: string): boolean {
+/** Whether a CONFIG GET pattern names notify-keyspace-events. */
+function asksNotify(pattern: Buffer): boolean {
   const text = pattern.toString('latin1');
-  return /[[*?]/.test(text) ? globToRegExp(text, true).test(name) : text.toLowerCase() === name;
+  return /[[*?]/.test(text) ? globToRegExp(text, true).test(NOTIFY) : text.toLowerCase() === NOTIFY;
 }
 
-/** The name/value pairs of an upstream CONFIG GET reply (RESP2 array of bulk strings). */
-function configPairs(reply: Buffer): Record<string, string> {
-  const items = (arrayElements(reply) ?? []).map((el) =>
-    el[0] === 0x24 ? el.subarray(el.indexOf(10) + 1, el.length - 2).toString('latin1') : '',
-  );
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < items.length; i += 2) out[items[i].toLowerCase()] = items[i + 1];
-  return out;
-}
-
-/**
- * CONFIG SET with upstream parameters among its pairs: those go upstream as one CONFIG SET; the
- * proxy's own are checked first and applied only when the upstream said OK (all or nothing, as Redis).
- */
-function withUpstreamParams(args: Buffer[], local: (args: Buffer[], apply: boolean) => Buffer): LocalResult {
-  if (args.length < 4 || args.length % 2 !== 0) return local(args, true);
-  const upstreamPairs: Buffer[] = [];
-  const localArgs: Buffer[] = args.slice(0, 2);
-  for (let i = 2; i + 1 < args.length; i += 2) {
-    if (UPSTREAM_PARAMS.includes(lower(args[i]))) upstreamPairs.push(args[i], args[i + 1]);
-    else localArgs.push(args[i], args[i + 1]);
-  }
-  if (upstreamPairs.length === 0) return local(args, true);
-  const names = upstreamPairs.filter((_, i) => i % 2 === 0).map(lower);
-  if (new Set(names).size !== names.length)
-    return errorReply(`ERR CONFIG SET failed (possibly related to argument '${names[0]}') - duplicate parameter`);
-  const checked = localArgs.length > 2 ? local(localArgs, false) : OK;
-  if (checked !== OK) return checked;
-  return {
-    kind: 'forward',
-    args: [args[0], args[1], ...upstreamPairs],
-    transform: (reply) => (reply.equals(OK) && localArgs.length > 2 ? local(localArgs, true) : reply),
-  };
+/** The value in the upstream's `*2 notify-keyspace-events <value>` answer ('' when it has none). */
+function notifyValue(upstream: Buffer): string {
+  const m = /^\*2\r\n\$\d+\r\nnotify-keyspace-events\r\n\$\d+\r\n([^\r\n]*)\r\n$/.exec(upstream.toString('latin1'));
+  return m ? m[1] : '';
 }
 
 /**
@@ -152,7 +149,7 @@ const MANAGED_CONFIG_REFUSAL = errorReply(
  * parameters are checked (an integer, memory units for the byte sizes) and change nothing; all or
  * nothing, as in Redis.
  */
-function configSet(server: ProxyServerState, args: Buffer[], apply: boolean): Buffer {
+function configSet(server: ProxyServerState, args: Buffer[]): Buffer {
   if (args.length % 2 !== 0) return SYNTAX;
   const seen = new Set<string>();
   const changes: Array<[string, unknown]> = [];
@@ -178,7 +175,7 @@ function configSet(server: ProxyServerState, args: Buffer[], apply: boolean): Bu
     if (!memory && !/^-?\d+$/.test(value))
       return errorReply(`ERR CONFIG SET failed (possibly related to argument '${name}') - argument couldn't be parsed into an integer`);
   }
-  if (apply) for (const [name, value] of changes) setProxyParam(server, name, value);
+  for (const [name, value] of changes) setProxyParam(server, name, value);
   return OK;
 }
 
@@ -266,9 +263,9 @@ function configGet(protocol: Protocol, patterns: Buffer[], values: Record<string
   });
 }
 
-/** The `db0:…` line of the upstream's INFO keyspace answer, if it has one. */
-function keyspaceFrom(upstream: Buffer): string | undefined {
+/** The `db<upstreamDb>:…` line of the upstream's INFO keyspace answer, if it has one, named `db<shownAs>:`. */
+function keyspaceFrom(upstream: Buffer, upstreamDb = 0, shownAs = 0): string | undefined {
   if (upstream[0] !== 0x24) return undefined;
-  const m = /^db0:[^\r\n]*/m.exec(upstream.toString('latin1'));
-  return m ? m[0] : undefined;
+  const m = new RegExp(`^db${upstreamDb}:([^\r\n]*)`, 'm').exec(upstream.toString('latin1'));
+  return m ? `db${shownAs}:${m[1]}` : undefined;
 }

@@ -8,7 +8,7 @@ export function clientLine(c: Connection): string {
   const now = Date.now();
   return (
     `id=${c.id} addr=${c.address} laddr=${c.localAddress} fd=${c.fd} ` +
-    `name=${c.name} age=${Math.floor((now - c.createdAt) / 1000)} idle=${Math.max(0, Math.floor((now - c.lastInteractionAt) / 1000))} flags=${clientFlags(c)} db=0 ` +
+    `name=${c.name} age=${Math.floor((now - c.createdAt) / 1000)} idle=${Math.max(0, Math.floor((now - c.lastInteractionAt) / 1000))} flags=${clientFlags(c)} db=${c.db} ` +
     `sub=${c.pushes.channelCount} psub=${c.pushes.patternCount} ssub=${c.pushes.shardCount} multi=${c.queuedCommands} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 ` +
     `events=r cmd=${c.lastCommand} user=default redir=-1 resp=${c.protocol}\n`
   );

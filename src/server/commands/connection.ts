@@ -22,18 +22,22 @@ export const reset: Handler = ({ conn, server }) => {
   conn.discardTransaction();
   conn.pushes.reset();
   conn.protocol = 2;
+  conn.db = 0; // clearClientConnectionState: selectDb(c, 0)
   conn.name = '';
   conn.setAuthenticated(!server.auth.required);
   conn.credential = undefined;
   return RESET;
 };
 
-export const select: Handler = (_ctx, args) => {
+export const select: Handler = ({ conn, server }, args) => {
   // server.c selectCommand: getIntFromObjectOrReply (string2ll, then the C int range).
   const id = parseLongLong(args[1]);
   if (id === undefined) return NOT_INTEGER;
   if (id < -2147483648n || id > 2147483647n) return errorReply('ERR value is out of range, value must between -2147483648 and 2147483647');
-  return id === 0n ? OK : errorReply('ERR DB index is out of range');
+  const index = Number(id);
+  if (!(server.databases ? server.databases.has(index) : index === 0)) return errorReply('ERR DB index is out of range');
+  conn.db = index;
+  return OK;
 };
 
 export const auth: Handler = ({ conn, server }, args) => {
