@@ -9,7 +9,7 @@ import { VectorStore } from './store.js';
 import { VectorIndex } from './vector-index.js';
 
 /** HNSW parameters: recall@10 ≥ 0.95 on random vectors (test/platform/vector-hnsw.test.ts, bench/vector.bench.ts). */
-export const DEFAULT_TUNING: SearchTuning = { hnswThreshold: 10_000, connectivity: 16, expansionAdd: 64, expansionSearch: 128 };
+export const DEFAULT_TUNING: SearchTuning = { hnswThreshold: 20_000, connectivity: 16, expansionAdd: 64, expansionSearch: 128 };
 
 function denseEmbedderFor(cfg: VectorIndexConfig, ctx: AreaContext): DenseEmbedder | undefined {
   if (cfg.denseEmbedder === 'local') return new LocalLexicalEmbedder(cfg.dimension!);

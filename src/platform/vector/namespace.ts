@@ -3,7 +3,8 @@
 // Exact search answers small namespaces, vectors not yet in the graph, and selective filters.
 import usearch, { type Index as UsearchIndex, type Matches, type MetricKind } from 'usearch';
 import type { Metadata, Predicate } from './filter.js';
-import { denseScore, idf, norm, scoreFromDistance, type Metric, type Scored, type SparseVector } from './scores.js';
+import { candidatesFor, quantized, quantizeInto } from './int8-rows.js';
+import { denseScore, idf, norm, type Metric, type Scored, type SparseVector } from './scores.js';
 
 export interface VectorRecord {
   id: string;
@@ -40,6 +41,8 @@ export class Namespace {
   private freeSlots: number[] = [];
   private matrix: Float32Array;
   private norms: Float32Array;
+  /** COSINE only: the matrix in int8, one scale per row (int8-rows.ts), what native scans read. */
+  private matrix8: Int8Array | undefined;
   private readonly postings = new Map<number, Map<number, number>>();
   private graph: UsearchIndex | undefined;
   /** Slots whose dense vector is not in the graph yet. */
@@ -48,8 +51,9 @@ export class Namespace {
   private lastSlice = 0;
   private idleWaiters: Array<() => void> = [];
   private sortedIds: string[] | undefined;
-  /** Reused buffer for the rows a filter lets through (native filtered scans). */
+  /** Reused buffers for the rows a filter lets through (native filtered scans). */
   private scratch = new Float32Array(0);
+  private scratch8 = new Int8Array(0);
   private closed = false;
 
   constructor(
@@ -60,6 +64,7 @@ export class Namespace {
   ) {
     this.matrix = new Float32Array(Math.max(1, dimension) * 64);
     this.norms = new Float32Array(64);
+    if (metric === 'COSINE') this.matrix8 = new Int8Array(this.matrix.length);
   }
 
   get size(): number {
@@ -163,24 +168,35 @@ export class Namespace {
     let wanted = predicate ? Math.max(100, Math.ceil((10 * k) / this.estimateSelectivity(predicate))) : k;
     // A deep graph search costs more than scanning the records that pass a selective filter.
     if (wanted > MAX_FILTERED_GRAPH_K) return this.exactDense(q, k, predicate, undefined);
-    let out: Scored[];
+    // The graph's distances are approximate (usearch's cosine too): its candidates are re-scored exactly.
+    wanted = Math.max(wanted, candidatesFor(k));
+    let slots: number[];
     for (;;) {
       const found = graph.search(q, Math.min(wanted, graph.size()), 1);
-      out = [];
+      slots = [];
       for (let i = 0; i < found.keys.length; i++) {
         const slot = Number(found.keys[i]);
         const rec = this.bySlot[slot];
         if (!rec || this.pending.has(slot)) continue;
         if (predicate && !predicate(rec.metadata)) continue;
-        out.push({ key: slot, score: scoreFromDistance(this.metric, found.distances[i]) });
+        slots.push(slot);
       }
-      if (!predicate || out.length >= k || found.keys.length >= graph.size()) break;
+      if (!predicate || slots.length >= k || found.keys.length >= graph.size()) break;
       // A selective filter: widen the graph search a few times, then scan exactly.
       wanted *= 4;
       if (wanted > MAX_FILTERED_GRAPH_K) return this.exactDense(q, k, predicate, undefined);
     }
+    const out = this.rescore(q, k, slots);
     if (this.pending.size > 0) out.push(...this.exactDense(q, k, predicate, this.pending));
     return topOf(out, k);
+  }
+
+  /** The k best of `slots` by the exact score (float32 steps, as the service computes). */
+  private rescore(q: Float32Array, k: number, slots: Iterable<number>): Scored[] {
+    const qNorm = norm(q);
+    const top = new TopK(k);
+    for (const slot of slots) top.offer(slot, denseScore(this.metric, q, this.matrix, slot * this.dimension, qNorm, this.norms[slot]));
+    return top.sorted();
   }
 
   /** Share of records passing a filter, from a random sample of 256 (at least 1/1000, so wanted stays finite). */
@@ -223,24 +239,25 @@ export class Namespace {
     return top.sorted();
   }
 
-  /** usearch's SIMD brute force over the whole matrix; free rows are asked for too, then dropped. */
+  /**
+   * usearch's SIMD brute force over the whole matrix (int8 for COSINE) for a few candidates, re-scored
+   * exactly; free rows are asked for too, then dropped.
+   */
   private nativeExact(q: Float32Array, k: number): Scored[] {
     const rows = this.bySlot.length;
-    const count = Math.min(rows, k + this.freeSlots.length);
-    const found = usearch.exactSearch(
-      this.matrix.subarray(0, rows * this.dimension),
-      ownBuffer(q),
-      this.dimension,
-      count,
-      USEARCH_METRIC[this.metric],
-      1,
+    const count = Math.min(rows, candidatesFor(k) + this.freeSlots.length);
+    const d = this.dimension;
+    const found = (
+      this.matrix8
+        ? usearch.exactSearch(this.matrix8.subarray(0, rows * d), quantized(q), d, count, USEARCH_METRIC[this.metric], 1)
+        : usearch.exactSearch(this.matrix.subarray(0, rows * d), ownBuffer(q), d, count, USEARCH_METRIC[this.metric], 1)
     ) as Matches;
-    const out: Scored[] = [];
-    for (let i = 0; i < found.keys.length && out.length < k; i++) {
+    const slots: number[] = [];
+    for (let i = 0; i < found.keys.length; i++) {
       const slot = Number(found.keys[i]);
-      if (this.bySlot[slot]?.hasDense) out.push({ key: slot, score: scoreFromDistance(this.metric, found.distances[i]) });
+      if (this.bySlot[slot]?.hasDense) slots.push(slot);
     }
-    return out;
+    return this.rescore(q, k, slots);
   }
 
   /** Slots of the dense records passing a filter. */
@@ -257,20 +274,37 @@ export class Namespace {
   private nativeExactOver(q: Float32Array, k: number, slots: number[]): Scored[] {
     const d = this.dimension;
     if (slots.length === 0) return [];
-    if (this.scratch.length < slots.length * d) this.scratch = new Float32Array(slots.length * d * 2);
-    slots.forEach((slot, row) => this.scratch.set(this.matrix.subarray(slot * d, (slot + 1) * d), row * d));
-    const found = usearch.exactSearch(
-      this.scratch.subarray(0, slots.length * d),
-      ownBuffer(q),
-      d,
-      Math.min(k, slots.length),
-      USEARCH_METRIC[this.metric],
-      1,
-    ) as Matches;
-    const out: Scored[] = [];
-    for (let i = 0; i < found.keys.length; i++)
-      out.push({ key: slots[Number(found.keys[i])], score: scoreFromDistance(this.metric, found.distances[i]) });
-    return out;
+    const count = Math.min(candidatesFor(k), slots.length);
+    let found: Matches;
+    if (this.matrix8) {
+      if (this.scratch8.length < slots.length * d) this.scratch8 = new Int8Array(slots.length * d * 2);
+      const m8 = this.matrix8;
+      slots.forEach((slot, row) => this.scratch8.set(m8.subarray(slot * d, (slot + 1) * d), row * d));
+      found = usearch.exactSearch(
+        this.scratch8.subarray(0, slots.length * d),
+        quantized(q),
+        d,
+        count,
+        USEARCH_METRIC[this.metric],
+        1,
+      ) as Matches;
+    } else {
+      if (this.scratch.length < slots.length * d) this.scratch = new Float32Array(slots.length * d * 2);
+      slots.forEach((slot, row) => this.scratch.set(this.matrix.subarray(slot * d, (slot + 1) * d), row * d));
+      found = usearch.exactSearch(
+        this.scratch.subarray(0, slots.length * d),
+        ownBuffer(q),
+        d,
+        count,
+        USEARCH_METRIC[this.metric],
+        1,
+      ) as Matches;
+    }
+    return this.rescore(
+      q,
+      k,
+      Array.from(found.keys, (key) => slots[Number(key)]),
+    );
   }
 
   // ---- sparse search ----
@@ -309,8 +343,14 @@ export class Namespace {
       const grownNorms = new Float32Array(grown.length / Math.max(1, d));
       grownNorms.set(this.norms);
       this.norms = grownNorms;
+      if (this.matrix8) {
+        const grown8 = new Int8Array(grown.length);
+        grown8.set(this.matrix8);
+        this.matrix8 = grown8;
+      }
     }
     this.matrix.set(v, slot * d);
+    if (this.matrix8) quantizeInto(this.matrix8, slot * d, v);
     this.norms[slot] = norm(v);
     if (this.graph) this.enqueue(slot);
     else if (this.records.size >= this.tuning.hnswThreshold) this.startGraph();

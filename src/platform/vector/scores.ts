@@ -41,12 +41,6 @@ export function denseScore(metric: Metric, q: Float32Array, data: Float32Array, 
   return denom === 0 ? 0.5 : F(F(1 + F(s / denom)) / 2);
 }
 
-/** The service's score from a usearch distance (cos: 1-cos, ip: 1-dot, l2sq: squared distance). */
-export function scoreFromDistance(metric: Metric, distance: number): number {
-  if (metric === 'EUCLIDEAN') return 1 / (1 + distance);
-  return (1 + (1 - distance)) / 2;
-}
-
 /** BM25-style inverse document frequency, ln(1 + (N − n + 0.5)/(n + 0.5)), that scales the query's weights. */
 export function idf(totalDocs: number, docsWithTerm: number): number {
   return Math.log(1 + (totalDocs - docsWithTerm + 0.5) / (docsWithTerm + 0.5));
