@@ -58,7 +58,7 @@ export function sendError(res: http.ServerResponse, status: number, message: str
 /**
  * One operation called in the platform's own process, without HTTP (the dev stack's vector side port):
  * the same tokens, checks, results and errors (VectorError, with the status the HTTP answer would have).
- * Bodies and results are copied, so neither side keeps a reference into the other's objects.
+ * Written bodies and all results are copied, so neither side keeps a reference into the other's objects.
  */
 export type LocalVectorCall = (index: string, op: string, namespace: string | undefined, body: unknown, token: string) => Promise<unknown>;
 
@@ -103,7 +103,9 @@ export class VectorHttpApi {
       if (namespace !== undefined && !op.namespaced) throw new VectorError(404, `${opName} takes no namespace in its path`);
       if (op.access === 'write' && access === 'read')
         throw new VectorError(403, `The ${opName} operation is not allowed with the read-only token; use the index's standard token`);
-      return structuredClone(await op.run(entry.index, namespace ?? '', structuredClone(body), new URLSearchParams()));
+      // A write may keep parts of its body (metadata); a read keeps nothing of it, so only writes copy it.
+      const input = op.access === 'write' ? structuredClone(body) : body;
+      return structuredClone(await op.run(entry.index, namespace ?? '', input, new URLSearchParams()));
     } catch (err) {
       status = err instanceof VectorError ? err.status : 500;
       throw err;
