@@ -169,6 +169,10 @@ export class VectorClient {
     return this.post('delete-namespace', namespace, {});
   }
 
+  renameNamespace(namespace: string, newNamespace: string, deleteExisting = false): Promise<{ renamed: boolean }> {
+    return this.post('rename-namespace', undefined, { namespace, newNamespace, deleteExisting });
+  }
+
   close(): Promise<void> {
     return this.rest.close();
   }

@@ -5,7 +5,7 @@ import { candidatesFor, quantized } from '../../src/platform/vector/int8-rows.js
 import { DEFAULT_TUNING } from '../../src/platform/vector/index.js';
 import { Namespace } from '../../src/platform/vector/namespace.js';
 import { parseFilter } from '../../src/platform/vector/filter.js';
-import { denseScore, norm } from '../../src/platform/vector/scores.js';
+import { denseScore, squares } from '../../src/platform/vector/scores.js';
 
 const D = 384;
 const N = 4000;
@@ -42,11 +42,11 @@ describe('native COSINE scans on int8 rows, re-scored', () => {
 
   /** Every live record scored in JavaScript, best first. */
   function bruteForce(q: Float32Array, k: number, keep: (i: number) => boolean = () => true) {
-    const qn = norm(q);
+    const qn = squares(q);
     const all: { key: number; score: number }[] = [];
     vectors.forEach((v, i) => {
       const rec = ns.records.get(`v${i}`);
-      if (rec && keep(i)) all.push({ key: rec.slot, score: denseScore('COSINE', q, v, 0, qn, norm(v)) });
+      if (rec && keep(i)) all.push({ key: rec.slot, score: denseScore('COSINE', q, v, 0, qn, squares(v)) });
     });
     return all.sort((a, b) => b.score - a.score || a.key - b.key).slice(0, k);
   }

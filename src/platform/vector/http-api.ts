@@ -29,6 +29,7 @@ const OPERATIONS: Record<string, Operation> = {
   delete: { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns, b) => ix.delete(ns, b) },
   reset: { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns, _b, q) => ix.reset(q.has('all') ? undefined : ns) },
   'delete-namespace': { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns) => ix.deleteNamespace(ns) },
+  'rename-namespace': { access: 'write', methods: ['POST'], namespaced: false, run: (ix, _ns, b) => ix.renameNamespace(b) },
   query: { access: 'read', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.query(ns, b, false) },
   'query-data': { access: 'read', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.query(ns, b, true) },
   fetch: { access: 'read', methods: ['GET'], namespaced: true, run: (ix, ns, b) => ix.fetch(ns, b) },

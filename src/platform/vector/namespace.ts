@@ -4,7 +4,7 @@
 import usearch, { type Index as UsearchIndex, type Matches, type MetricKind } from 'usearch';
 import type { Metadata, Predicate } from './filter.js';
 import { candidatesFor, quantized, quantizeInto } from './int8-rows.js';
-import { denseScore, idf, norm, type Metric, type Scored, type SparseVector } from './scores.js';
+import { denseScore, idf, squares, type Metric, type Scored, type SparseVector } from './scores.js';
 
 export interface VectorRecord {
   id: string;
@@ -40,7 +40,8 @@ export class Namespace {
   private bySlot: (VectorRecord | undefined)[] = [];
   private freeSlots: number[] = [];
   private matrix: Float32Array;
-  private norms: Float32Array;
+  /** Each row's sum of squares (float32 steps), COSINE's denominator. */
+  private squares: Float32Array;
   /** COSINE only: the matrix in int8, one scale per row (int8-rows.ts), what native scans read. */
   private matrix8: Int8Array | undefined;
   private readonly postings = new Map<number, Map<number, number>>();
@@ -50,20 +51,21 @@ export class Namespace {
   private indexing = false;
   private lastSlice = 0;
   private idleWaiters: Array<() => void> = [];
-  private sortedIds: string[] | undefined;
+  private orderedIds: string[] | undefined;
   /** Reused buffers for the rows a filter lets through (native filtered scans). */
   private scratch = new Float32Array(0);
   private scratch8 = new Int8Array(0);
   private closed = false;
 
   constructor(
-    readonly name: string,
+    /** Changed by rename-namespace. */
+    public name: string,
     private readonly dimension: number,
     readonly metric: Metric,
     private readonly tuning: SearchTuning,
   ) {
     this.matrix = new Float32Array(Math.max(1, dimension) * 64);
-    this.norms = new Float32Array(64);
+    this.squares = new Float32Array(64);
     if (metric === 'COSINE') this.matrix8 = new Int8Array(this.matrix.length);
   }
 
@@ -87,7 +89,7 @@ export class Namespace {
     return this.graph !== undefined;
   }
 
-  /** Inserts or replaces a record. */
+  /** Inserts or replaces a record; a replaced id keeps its place in the order (range walks it). */
   put(
     id: string,
     dense: Float32Array | undefined,
@@ -95,14 +97,15 @@ export class Namespace {
     metadata: Metadata | undefined,
     data: string | undefined,
   ): void {
-    this.remove(id);
+    const old = this.records.get(id);
+    if (old) this.release(old);
+    else this.orderedIds = undefined;
     const slot = this.freeSlots.pop() ?? this.bySlot.length;
     const rec: VectorRecord = { id, slot, hasDense: dense !== undefined, sparse, metadata, data };
-    this.records.set(id, rec);
+    this.records.set(id, rec); // a Map keeps a key's first place when its value is replaced
     this.bySlot[slot] = rec;
     if (dense) this.setDense(slot, dense);
     if (sparse) this.addPostings(slot, sparse);
-    this.sortedIds = undefined;
   }
 
   /** Changes the vectors of a record in place (update). */
@@ -123,12 +126,17 @@ export class Namespace {
     const rec = this.records.get(id);
     if (!rec) return false;
     this.records.delete(id);
+    this.release(rec);
+    this.orderedIds = undefined;
+    return true;
+  }
+
+  /** Frees a record's slot, its graph node and its postings. */
+  private release(rec: VectorRecord): void {
     this.bySlot[rec.slot] = undefined;
     if (rec.hasDense) this.dropFromGraph(rec.slot);
     if (rec.sparse) this.removePostings(rec.slot, rec.sparse);
     this.freeSlots.push(rec.slot);
-    this.sortedIds = undefined;
-    return true;
   }
 
   /** Forgets every record (reset); the graph is dropped whole, not emptied vector by vector. */
@@ -139,7 +147,7 @@ export class Namespace {
     this.postings.clear();
     this.bySlot = [];
     this.freeSlots = [];
-    this.sortedIds = undefined;
+    this.orderedIds = undefined;
   }
 
   close(): void {
@@ -150,10 +158,13 @@ export class Namespace {
     return rec.hasDense ? this.matrix.subarray(rec.slot * this.dimension, (rec.slot + 1) * this.dimension) : undefined;
   }
 
-  /** Ids in ascending order (range and prefix fetch walk them). */
+  /**
+   * Ids in the order they were first upserted (range and prefix fetch walk them): vector-js's range test
+   * expects id-0 … id-3 first of id-0 … id-19, which neither byte order nor random order gives.
+   */
   ids(): string[] {
-    this.sortedIds ??= [...this.records.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return this.sortedIds;
+    this.orderedIds ??= [...this.records.keys()];
+    return this.orderedIds;
   }
 
   // ---- dense search ----
@@ -193,9 +204,9 @@ export class Namespace {
 
   /** The k best of `slots` by the exact score (float32 steps, as the service computes). */
   private rescore(q: Float32Array, k: number, slots: Iterable<number>): Scored[] {
-    const qNorm = norm(q);
+    const qSquares = squares(q);
     const top = new TopK(k);
-    for (const slot of slots) top.offer(slot, denseScore(this.metric, q, this.matrix, slot * this.dimension, qNorm, this.norms[slot]));
+    for (const slot of slots) top.offer(slot, denseScore(this.metric, q, this.matrix, slot * this.dimension, qSquares, this.squares[slot]));
     return top.sorted();
   }
 
@@ -225,11 +236,11 @@ export class Namespace {
       }
       return this.nativeExactOver(q, k, slots);
     }
-    const qNorm = norm(q);
+    const qSquares = squares(q);
     const top = new TopK(k);
     const visit = (rec: VectorRecord) => {
       if (!rec.hasDense || (predicate && !predicate(rec.metadata))) return;
-      top.offer(rec.slot, denseScore(this.metric, q, this.matrix, rec.slot * this.dimension, qNorm, this.norms[rec.slot]));
+      top.offer(rec.slot, denseScore(this.metric, q, this.matrix, rec.slot * this.dimension, qSquares, this.squares[rec.slot]));
     };
     const slots = only ?? this.bySlot.keys();
     for (const slot of slots) {
@@ -340,9 +351,9 @@ export class Namespace {
       const grown = new Float32Array(Math.max((slot + 1) * d, this.matrix.length * 2));
       grown.set(this.matrix);
       this.matrix = grown;
-      const grownNorms = new Float32Array(grown.length / Math.max(1, d));
-      grownNorms.set(this.norms);
-      this.norms = grownNorms;
+      const grownSquares = new Float32Array(grown.length / Math.max(1, d));
+      grownSquares.set(this.squares);
+      this.squares = grownSquares;
       if (this.matrix8) {
         const grown8 = new Int8Array(grown.length);
         grown8.set(this.matrix8);
@@ -351,7 +362,7 @@ export class Namespace {
     }
     this.matrix.set(v, slot * d);
     if (this.matrix8) quantizeInto(this.matrix8, slot * d, v);
-    this.norms[slot] = norm(v);
+    this.squares[slot] = squares(v);
     if (this.graph) this.enqueue(slot);
     else if (this.records.size >= this.tuning.hnswThreshold) this.startGraph();
   }
