@@ -70,6 +70,35 @@ describe('vector persistence', () => {
     }
   });
 
+  it('a renamed namespace comes back under its new name (rename-namespace moves the stored records)', async () => {
+    const vec = Array.from({ length: 384 }, (_, i) => Math.cos(i));
+    const rename = (p: RunningPlatform, body: unknown) =>
+      fetch(`${p.url}/vector/dense/rename-namespace`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      });
+    let p = await start();
+    try {
+      await open(p, 'dense').upsert({ id: 'r1', vector: vec }, { namespace: 'before' });
+      await open(p, 'dense').upsert({ id: 'r2', vector: vec }, { namespace: 'taken' });
+      expect(await (await rename(p, { namespace: 'before', newNamespace: 'taken', deleteExisting: true })).json()).toEqual({
+        result: { renamed: true },
+      });
+    } finally {
+      await p.stop();
+    }
+    p = await start();
+    try {
+      const names = await open(p, 'dense').listNamespaces();
+      expect(names).toContain('taken');
+      expect(names).not.toContain('before');
+      expect(await open(p, 'dense').fetch(['r1', 'r2'], { namespace: 'taken' })).toEqual([{ id: 'r1' }, null]);
+    } finally {
+      await p.stop();
+    }
+  });
+
   it('keeps its keys under respgate:vector: and refuses a restart that changes an index dimension', async () => {
     const client = new IORedis({ port: internal.endpoint.port, password: internal.endpoint.password, lazyConnect: true });
     await client.connect();
