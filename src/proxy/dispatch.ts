@@ -69,9 +69,8 @@ const NO_REPLY_YET = Buffer.alloc(0);
 /** `readAt`: performance.now() when the bytes of the command were read (one stamp per socket read). */
 export function dispatch(t: DispatchTarget, args: Buffer[], readAt: number): void {
   const from = t.replies.nextPosition;
-  dispatchCommand(t, args, readAt);
   // A command held back (CLIENT PAUSE, a database switch) runs later through here: CLIENT REPLY applies then.
-  if (justHeld) return void (justHeld = false);
+  if (dispatchCommand(t, args, readAt) === HELD) return;
   // CLIENT REPLY OFF / SKIP (networking.c): the command ran, its reply is not written. ON answers +OK.
   const mode = t.replyMode;
   if (mode === 'on') return;
@@ -84,22 +83,22 @@ export function dispatch(t: DispatchTarget, args: Buffer[], readAt: number): voi
   if (!pushed) t.replies.silence(from);
 }
 
-/** Whether dispatchCommand just held its command back (read and cleared by dispatch, in the same turn). */
-let justHeld = false;
+/** What dispatchCommand answers when it held its command back to run later. */
+const HELD = 'held';
 
 /**
  * Runs the command once `ready` resolves, before the requests read after it (Connection.defer takes an
  * empty reply position now); CLIENT REPLY applies when it runs, not now.
  */
-function holdUntil(t: DispatchTarget, ready: Promise<void>, args: Buffer[], startedAt: number): void {
+function holdUntil(t: DispatchTarget, ready: Promise<void>, args: Buffer[], startedAt: number): typeof HELD {
   t.defer(
     ready.then(() => NO_REPLY_YET),
     () => dispatch(t, args, startedAt),
   );
-  justHeld = true;
+  return HELD;
 }
 
-function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): void {
+function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): typeof HELD | void {
   const stats = t.local.server.commandStats;
   const check = checkCommand(args);
   if (!check.ok) {
