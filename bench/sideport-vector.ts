@@ -1,131 +1,367 @@
-// Vector side port vs the REST API it calls: what the RESP layer costs for upserts (VADD) and queries (VSIM).
+// Vector side port vs the platform's REST API vs Redis 8 (issue 21's speed goal), on the same data.
 //
-//   npx tsx bench/sideport-vector.ts              # 2 000 vectors of 384 dimensions, 300 queries, 3 runs
-//   npx tsx bench/sideport-vector.ts --quick      # 500 vectors, 100 queries, 1 run
+//   npx tsx bench/sideport-vector.ts                         # 10 000 vectors of 384 dimensions, 2 000 queries, 3 runs
+//   npx tsx bench/sideport-vector.ts --compare /tmp/vs-base  # the same, also against another checkout (interleaved)
+//   npx tsx bench/sideport-vector.ts --redis8 /path/redis-server --ef 200,500   # and a Redis 8 at those EF values
+//   npx tsx bench/sideport-vector.ts --quick                 # 2 000 vectors, 300 queries, 1 run
+//   (--vectors N, --queries N, --runs N override the sizes; --profile DIR writes the servers' CPU profiles,
+//   --only vsim|rest measures one kind of query)
 //
-// The platform runs as its own process (`bin/respgate platform`, one dense 384-d COSINE index); the side
-// port runs in this process in front of it, as in the dev stack. Each run empties the index, then:
-//   upsert  REST: one record per /upsert call, 8 in flight | side port: VADD pipelined on one connection,
-//           vectors as VALUES text and as FP32 blobs (consecutive VADDs of a connection become one /fetch,
-//           to tell added from updated, and one /upsert per 1000)
-//   query   latency, one at a time: REST /query topK 10 | VSIM … COUNT 10
-//           throughput, 8 in flight: the same calls
-// Medians over the runs are printed as a Markdown table (bench/README.md records them).
-import type { ChildProcess } from 'node:child_process';
+// Each checkout runs as `respgate dev` (one process: the platform with one dense 384-d COSINE index and the
+// vector side port in front of it, as a user runs it; the proxy idles). Per run and target:
+//   VADD   10 000 FP32 VADDs into an empty key, pipelined 200 at a time, on 1 connection, then again on 8
+//          (each its share); then, for the platform, the time until the graph holds every vector
+//          (pendingVectorCount 0: Redis indexes before it answers VADD).
+//   VSIM   2 000 `VSIM key VALUES 384 … COUNT 10` one at a time on 1 connection, then 8 connections in a
+//          closed loop; p50/p99 of the latencies; recall@10 against exact brute force (cosine, float64).
+//   REST   the same queries as /query (topK 10) on the same index and data, 1 and 8 connections.
+//   CPU    the server process's CPU time per query (from /proc), to tell server cost from waiting.
+// Targets take turns in every run (the order rotates), since the 2-core machine is shared. Medians of the
+// runs are printed as a Markdown table; the runs' own figures go to stderr.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis as IORedis } from 'ioredis';
 import { Pool } from 'undici';
-import { createLogger } from '../src/logger.js';
-import { startPlatformProcess } from './platform-process.js';
-import { startVectorSideport } from '../src/sideports/vector-port.js';
+import { freePort } from '../src/platform/redis/embedded-server.js';
+import { cpuUs, log, median, startUntilReady, stop, type Proc } from './process-stack.js';
 
 const args = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
 const quick = args.includes('--quick');
-const VECTORS = quick ? 500 : 2000;
-const QUERIES = quick ? 100 : 300;
-const RUNS = quick ? 1 : 3;
+const VECTORS = Number(flag('--vectors') ?? (quick ? 2000 : 10_000));
+const QUERIES = Number(flag('--queries') ?? (quick ? 300 : 2000));
+const RUNS = Number(flag('--runs') ?? (quick ? 1 : 3));
+const REDIS8 = flag('--redis8');
+const EFS = (flag('--ef') ?? '500').split(',').map(Number);
+const COMPARE = flag('--compare');
+/** Writes a CPU profile of each respgate process into this directory (node --cpu-prof). */
+const PROFILE = flag('--profile');
+/** Only the side port's queries (vsim) or only REST's (rest): for profiles. */
+const ONLY = flag('--only');
 const DIM = 384;
+const K = 10;
+const WIDE = 8;
+const WINDOW = 200;
 const TOKEN = 'bench-token';
-const IN_FLIGHT = 8;
+const KEY = 'bench';
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+// ---- data: i.i.d. uniform unit vectors (the issue's "random 384-dimensional vectors")
+// mulberry32: the LCG used before (seed * 1103515245 in float64) lost precision past 2^53 and cycled,
+// so half the vectors were duplicates of others.
 let seed = 42;
-const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-const vector = () => {
-  const v = Array.from({ length: DIM }, () => rand() * 2 - 1);
+function rand(): number {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+}
+function unitVector(): Float32Array {
+  const v = Float32Array.from({ length: DIM }, () => rand() * 2 - 1);
   const n = Math.hypot(...v);
   return v.map((x) => Number((x / n).toFixed(6)));
-};
+}
+const data = Array.from({ length: VECTORS }, unitVector);
+const queries = Array.from({ length: QUERIES }, unitVector);
+const blobs = data.map((v) => Buffer.from(v.buffer));
+const vsimArgs = queries.map((q) => [KEY, 'VALUES', String(DIM), ...Array.from(q, String), 'COUNT', String(K)]);
+const restBodies = queries.map((q) => JSON.stringify({ vector: Array.from(q), topK: K }));
 
-function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
-  return startPlatformProcess(TOKEN, [{ name: 'bench', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' }]);
+/**
+ * Exact top K of every query by cosine, in float64 (usearch's own f32 cosine is approximate: its top 10
+ * agrees with the exact one only ~96 % of the time on these vectors, so it is no ground truth).
+ */
+function groundTruth(): Set<string>[] {
+  const norms = data.map((v) => Math.hypot(...v));
+  return queries.map((q) => {
+    const best: { i: number; s: number }[] = [];
+    for (let i = 0; i < VECTORS; i++) {
+      const v = data[i];
+      let dot = 0;
+      for (let j = 0; j < DIM; j++) dot += q[j] * v[j];
+      const s = dot / norms[i];
+      if (best.length < K || s > best[K - 1].s) {
+        best.push({ i, s });
+        best.sort((a, b) => b.s - a.s);
+        if (best.length > K) best.pop();
+      }
+    }
+    return new Set(best.map((b) => String(b.i)));
+  });
 }
 
-/** Runs `count` tasks with at most `width` in flight; returns the elapsed ms. */
-async function inFlight(count: number, width: number, task: (i: number) => Promise<unknown>): Promise<number> {
+const recall = (truth: Set<string>[], answers: string[][]) =>
+  answers.reduce((hits, a, i) => hits + a.filter((id) => truth[i].has(id)).length, 0) / (answers.length * K);
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+
+/** Runs `count` tasks with at most `width` in flight (task gets the index and its lane); returns elapsed ms. */
+async function inFlight(count: number, width: number, task: (i: number, lane: number) => Promise<unknown>): Promise<number> {
   const start = performance.now();
   let next = 0;
   await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < count) await task(next++);
+    Array.from({ length: width }, async (_, lane) => {
+      while (next < count) await task(next++, lane);
     }),
   );
   return performance.now() - start;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+// ---- targets
+
+interface Target {
+  name: string;
+  pid: number;
+  port: number;
+  /** Extra VSIM arguments (Redis: EF). */
+  vsimExtra: string[];
+  /** The platform's REST /query, when the target has one. */
+  rest?: { one: Pool; wide: Pool; url: string };
+  stop(): Promise<void>;
+}
+
+async function startDev(dir: string, name: string): Promise<Target> {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'respgate-vbench-'));
+  const config = path.join(tmp, 'indexes.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ defaults: false, indexes: [{ name: 'bench', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' }] }),
+  );
+  const [http, port, proxy] = [await freePort(), await freePort(), await freePort()];
+  const proc: Proc = await startUntilReady(
+    process.execPath,
+    [
+      ...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', PROFILE] : []),
+      path.join(dir, 'bin/respgate'),
+      'dev',
+      '--ephemeral',
+      '--http-port',
+      String(http),
+      '--port',
+      String(proxy),
+      '--vector-port',
+      String(port),
+      '--queue-port',
+      'off',
+      '--token',
+      TOKEN,
+      '--vector-config',
+      config,
+      '--vector-index',
+      'bench',
+      '--log-level',
+      'warn',
+    ],
+    /Vector side port/,
+  );
+  const url = `http://127.0.0.1:${http}`;
+  log(`${name}: respgate dev (pid ${proc.pid}) from ${dir}: side port :${port}, platform ${url}`);
+  const one = new Pool(url, { connections: 1 });
+  const wide = new Pool(url, { connections: WIDE });
+  return {
+    name,
+    pid: proc.pid,
+    port,
+    vsimExtra: [],
+    rest: { one, wide, url },
+    stop: async () => {
+      await Promise.all([one.close(), wide.close()]);
+      await stop(proc);
+    },
+  };
+}
+
+async function startRedis8(bin: string): Promise<Omit<Target, 'name' | 'vsimExtra'>> {
+  const port = await freePort();
+  const proc = await startUntilReady(
+    bin,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    /Ready to accept/,
+  );
+  log(`Redis 8: ${bin} (pid ${proc.pid}) on :${port}`);
+  return { pid: proc.pid, port, stop: () => stop(proc) };
+}
+
+async function rest(pool: Pool, body: string): Promise<string[]> {
+  const res = await pool.request({
+    path: `/vector/bench/query/${KEY}`,
+    method: 'POST',
+    body,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+  });
+  const json = (await res.body.json()) as { result?: { id: string }[]; error?: string };
+  if (res.statusCode !== 200) throw new Error(`query: ${json.error}`);
+  return json.result!.map((r) => r.id);
+}
+
+async function vadd(clients: IORedis[]): Promise<number> {
+  await clients[0].del(KEY);
+  const share = Math.ceil(VECTORS / clients.length);
+  const start = performance.now();
+  await Promise.all(
+    clients.map(async (c, lane) => {
+      const end = Math.min(VECTORS, (lane + 1) * share);
+      for (let from = lane * share; from < end; from += WINDOW) {
+        const batch = [];
+        for (let i = from; i < Math.min(end, from + WINDOW); i++) batch.push(c.call('VADD', KEY, 'FP32', blobs[i], String(i)));
+        await Promise.all(batch);
+      }
+    }),
+  );
+  return VECTORS / ((performance.now() - start) / 1000);
+}
+
+/** Waits until the platform's graph holds every vector; returns the seconds waited. */
+async function indexed(t: Target): Promise<number> {
+  const start = performance.now();
+  for (;;) {
+    const res = await t.rest!.one.request({ path: '/vector/bench/info', method: 'GET', headers: { authorization: `Bearer ${TOKEN}` } });
+    const info = (await res.body.json()) as { result: { pendingVectorCount: number; vectorCount: number } };
+    if (info.result.vectorCount !== VECTORS) throw new Error(`${t.name}: ${info.result.vectorCount} vectors, expected ${VECTORS}`);
+    if (info.result.pendingVectorCount === 0) return (performance.now() - start) / 1000;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+type Row = Record<string, number>;
+
+/** One pass of the queries: 1 connection (latencies, recall) then 8; server CPU per query. */
+async function queryPass(
+  label: string,
+  pid: number,
+  ask: (i: number, lane: number, width: number) => Promise<string[]>,
+  truth: Set<string>[],
+  row: Row,
+): Promise<void> {
+  const lat: number[] = [];
+  const answers: string[][] = [];
+  let cpu = cpuUs(pid);
+  const oneMs = await inFlight(QUERIES, 1, async (i) => {
+    const t = performance.now();
+    answers[i] = await ask(i, 0, 1);
+    lat.push(performance.now() - t);
+  });
+  row[`${label} 1 conn, q/s`] = QUERIES / (oneMs / 1000);
+  row[`${label} 1 conn p50, ms`] = pct(lat, 0.5);
+  row[`${label} 1 conn p99, ms`] = pct(lat, 0.99);
+  row[`${label} server CPU per query (1 conn), µs`] = (cpuUs(pid) - cpu) / QUERIES;
+  row[`${label} recall@10`] = recall(truth, answers);
+  const wideLat: number[] = [];
+  cpu = cpuUs(pid);
+  const wideMs = await inFlight(QUERIES, WIDE, async (i, lane) => {
+    const t = performance.now();
+    await ask(i, lane, WIDE);
+    wideLat.push(performance.now() - t);
+  });
+  row[`${label} 8 conns, q/s`] = QUERIES / (wideMs / 1000);
+  row[`${label} 8 conns p50, ms`] = pct(wideLat, 0.5);
+  row[`${label} 8 conns p99, ms`] = pct(wideLat, 0.99);
+  row[`${label} server CPU per query (8 conns), µs`] = (cpuUs(pid) - cpu) / QUERIES;
+}
+
+const names = (reply: unknown) => (reply as Buffer[]).map(String);
+
+async function measureDev(t: Target, truth: Set<string>[]): Promise<Row> {
+  const row: Row = {};
+  const clients = Array.from({ length: WIDE }, () => new IORedis({ port: t.port }));
+  try {
+    row['VADD FP32 1 conn, vectors/s'] = await vadd(clients.slice(0, 1));
+    row['VADD FP32 8 conns, vectors/s'] = await vadd(clients);
+    row['graph complete after VADD, s'] = await indexed(t);
+    if (ONLY !== 'rest')
+      await queryPass('VSIM', t.pid, (i, lane) => clients[lane].callBuffer('VSIM', ...vsimArgs[i]).then(names), truth, row);
+    if (ONLY !== 'vsim')
+      await queryPass('REST /query', t.pid, (i, _lane, width) => rest(width === 1 ? t.rest!.one : t.rest!.wide, restBodies[i]), truth, row);
+  } finally {
+    for (const c of clients) c.disconnect();
+  }
+  row['VSIM / REST, 1 conn'] = row['VSIM 1 conn, q/s'] / row['REST /query 1 conn, q/s'];
+  row['VSIM / REST, 8 conns'] = row['VSIM 8 conns, q/s'] / row['REST /query 8 conns, q/s'];
+  return row;
+}
+
+async function measureRedis(t: Omit<Target, 'name' | 'vsimExtra'>, truth: Set<string>[]): Promise<Record<string, Row>> {
+  const clients = Array.from({ length: WIDE }, () => new IORedis({ port: t.port }));
+  const out: Record<string, Row> = {};
+  try {
+    const adds: Row = {};
+    adds['VADD FP32 1 conn, vectors/s'] = await vadd(clients.slice(0, 1));
+    adds['VADD FP32 8 conns, vectors/s'] = await vadd(clients);
+    for (const ef of EFS) {
+      const row: Row = { ...adds };
+      await queryPass(
+        'VSIM',
+        t.pid,
+        (i, lane) => clients[lane].callBuffer('VSIM', ...vsimArgs[i], 'EF', String(ef)).then(names),
+        truth,
+        row,
+      );
+      out[`Redis 8 EF ${ef}`] = row;
+    }
+  } finally {
+    for (const c of clients) c.disconnect();
+  }
+  return out;
+}
 
 async function main(): Promise<void> {
-  const platform = await startPlatform();
-  const base = `${platform.url}/vector/bench`;
-  const pool = new Pool(platform.url, { connections: IN_FLIGHT });
-  const rest = async (op: string, body: unknown) => {
-    const res = await pool.request({
-      path: `/vector/bench/${op}`,
-      method: 'POST',
-      body: JSON.stringify(body),
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    });
-    const json = (await res.body.json()) as { result?: unknown; error?: string };
-    if (res.statusCode !== 200) throw new Error(`${op}: ${json.error}`);
-    return json.result;
-  };
-  const port = await startVectorSideport({ host: '127.0.0.1', port: 0, url: base, token: TOKEN }, createLogger('silent'));
-  const clients = Array.from({ length: IN_FLIGHT }, () => new IORedis({ port: port.port }));
-  const data = Array.from({ length: VECTORS }, vector);
-  const queries = Array.from({ length: QUERIES }, vector);
-  const rows: Record<string, number[]> = {};
-  const add = (k: string, v: number) => (rows[k] ??= []).push(v);
-
-  for (let run = 0; run < RUNS; run++) {
-    await rest('reset', {});
-    const restUpsert = await inFlight(VECTORS, IN_FLIGHT, (i) => rest('upsert', [{ id: `r${i}`, vector: data[i] }]));
-    add('upsert REST (1 record per call, 8 in flight), vectors/s', VECTORS / (restUpsert / 1000));
-    const pipe = clients[0].pipeline();
-    data.forEach((v, i) => pipe.call('VADD', 'side', 'VALUES', String(DIM), ...v.map(String), `s${i}`));
-    const t0 = performance.now();
-    const results = await pipe.exec();
-    const sideUpsert = performance.now() - t0;
-    if (results!.some(([err]) => err)) throw results!.find(([err]) => err)![0];
-    add('upsert side port (VADD … VALUES 384 …, pipelined), vectors/s', VECTORS / (sideUpsert / 1000));
-    const blobs = clients[1].pipeline();
-    data.forEach((v, i) => blobs.call('VADD', 'blob', 'FP32', Buffer.from(new Float32Array(v).buffer), `b${i}`));
-    const t1 = performance.now();
-    const blobResults = await blobs.exec();
-    const blobUpsert = performance.now() - t1;
-    if (blobResults!.some(([err]) => err)) throw blobResults!.find(([err]) => err)![0];
-    add('upsert side port (VADD … FP32 blob, pipelined), vectors/s', VECTORS / (blobUpsert / 1000));
-
-    const restLat: number[] = [];
-    const sideLat: number[] = [];
-    for (const q of queries) {
-      let t = performance.now();
-      await rest('query', { vector: q, topK: 10 });
-      restLat.push(performance.now() - t);
-      t = performance.now();
-      await clients[0].call('VSIM', 'side', 'VALUES', String(DIM), ...q.map(String), 'COUNT', '10');
-      sideLat.push(performance.now() - t);
-    }
-    add('query REST latency p50, ms', pct(restLat, 0.5));
-    add('query REST latency p99, ms', pct(restLat, 0.99));
-    add('query side port (VSIM) latency p50, ms', pct(sideLat, 0.5));
-    add('query side port (VSIM) latency p99, ms', pct(sideLat, 0.99));
-    const restQ = await inFlight(QUERIES, IN_FLIGHT, (i) => rest('query', { vector: queries[i], topK: 10 }));
-    add('query REST, 8 in flight, queries/s', QUERIES / (restQ / 1000));
-    const sideQ = await inFlight(QUERIES, IN_FLIGHT, (i) =>
-      clients[i % IN_FLIGHT].call('VSIM', 'side', 'VALUES', String(DIM), ...queries[i].map(String), 'COUNT', '10'),
-    );
-    add('query side port (VSIM), 8 clients, queries/s', QUERIES / (sideQ / 1000));
-    process.stderr.write(`run ${run + 1}/${RUNS} done\n`);
-  }
-
-  process.stdout.write(
-    `\n${VECTORS} vectors of ${DIM} dimensions, ${QUERIES} queries, median of ${RUNS} run(s)\n\n| measure | value |\n|---|---|\n`,
+  log(
+    `${VECTORS} vectors × ${DIM}, ${QUERIES} queries, ${RUNS} run(s); load average ${(await import('node:os'))
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
   );
-  for (const [k, v] of Object.entries(rows)) process.stdout.write(`| ${k} | ${median(v).toFixed(k.includes('ms') ? 2 : 0)} |\n`);
-  for (const c of clients) c.disconnect();
-  await port.stop();
-  await pool.close();
-  platform.child.kill('SIGTERM');
+  const truth = groundTruth();
+  const targets: Target[] = [await startDev(root, 'this build')];
+  if (COMPARE) targets.push(await startDev(path.resolve(COMPARE), `--compare ${COMPARE}`));
+  const redis = REDIS8 ? await startRedis8(REDIS8) : undefined;
+  const results: Record<string, Row[]> = {};
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      const order = [...targets.keys()].map((k) => targets[(k + run) % targets.length]);
+      for (const t of order) {
+        const row = await measureDev(t, truth);
+        (results[t.name] ??= []).push(row);
+        log(`run ${run + 1} ${t.name}: ${JSON.stringify(row, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(3)) : v))}`);
+      }
+      if (redis) {
+        for (const [name, row] of Object.entries(await measureRedis(redis, truth))) {
+          (results[name] ??= []).push(row);
+          log(`run ${run + 1} ${name}: ${JSON.stringify(row, (_k, v: unknown) => (typeof v === 'number' ? Number(v.toFixed(3)) : v))}`);
+        }
+      }
+    }
+  } finally {
+    for (const t of targets) await t.stop();
+    await redis?.stop();
+  }
+  printTable(results);
+  log(
+    `load average at the end ${(await import('node:os'))
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
+}
+
+function printTable(results: Record<string, Row[]>): void {
+  const cols = Object.keys(results);
+  const measures = [...new Set(cols.flatMap((c) => results[c].flatMap((r) => Object.keys(r))))];
+  const digits = (m: string) => (m.includes('recall') || m.includes(' / ') ? 3 : m.endsWith('ms') || m.endsWith(', s') ? 2 : 0);
+  let out = `\n${VECTORS} vectors of ${DIM} dimensions, ${QUERIES} queries, median of ${RUNS} run(s)\n\n`;
+  out += `| measure | ${cols.join(' | ')} |\n|---|${cols.map(() => '---').join('|')}|\n`;
+  for (const m of measures) {
+    const cells = cols.map((c) => {
+      const xs = results[c].map((r) => r[m]).filter((x) => x !== undefined);
+      return xs.length ? median(xs).toFixed(digits(m)) : '';
+    });
+    out += `| ${m} | ${cells.join(' | ')} |\n`;
+  }
+  process.stdout.write(out);
 }
 
 main().catch((err) => {

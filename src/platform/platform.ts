@@ -15,7 +15,8 @@ import { KvHandler, errorJson } from './kv/handler.js';
 import { openStreams } from './kv/events.js';
 import { answerHealth, metricsText, observedGauge, platformRequests } from '../metrics.js';
 import type { AreaContext, AreaServer } from './area.js';
-import { startVectorArea } from './vector/index.js';
+import { startVectorArea, type VectorAreaServer } from './vector/index.js';
+import type { LocalVectorCall } from './vector/http-api.js';
 import { startQueueArea, type QueueArea } from './queue/index.js';
 import { startAccountArea } from './account/index.js';
 import { ConsoleHandler } from './console/handler.js';
@@ -38,6 +39,8 @@ export interface RunningPlatform {
   dataDirNotes: string[];
   /** Banner lines of the other areas (vector, queue, account), in that order, then the web console's. */
   areaBanner: string[];
+  /** The vector area's operations called in this process, without HTTP (the dev stack's vector side port). */
+  vectorLocal: LocalVectorCall;
   stop(): Promise<void>;
 }
 
@@ -77,12 +80,14 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     let baseUrl = '';
     const areaContext: AreaContext = { config, log, internal, internalEndpoint, baseUrl: () => baseUrl };
     const areas = new Map<string, AreaServer>();
+    let vectorArea: VectorAreaServer | undefined;
     for (const [prefix, start] of [
       ['/vector', startVectorArea],
       ['/queue', startQueueArea],
       ['/account', startAccountArea],
     ] as const) {
       const area = await start(areaContext);
+      if (prefix === '/vector') vectorArea = area as VectorAreaServer;
       areas.set(prefix, area);
       cleanups.push(() => area.stop());
     }
@@ -170,6 +175,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       dataDir: dataDir?.root,
       dataDirNotes: dataDir?.notes ?? [],
       attachProxy: (endpoint) => consoleHandler.attachProxy(endpoint),
+      vectorLocal: vectorArea!.invoke,
       areaBanner: [
         ...[...areas.values()].flatMap((a) => a.banner?.() ?? []),
         `  Web console                   ${baseUrl}/console/   (log in with a token above)`,

@@ -1,6 +1,6 @@
 // The vector side port: the vector-set commands in front of one Area C index.
 import type { Logger } from '../logger.js';
-import { VectorClient } from '../upstream/vector-client.js';
+import { VectorClient, type LocalVectorApi } from '../upstream/vector-client.js';
 import { startSideport, type RunningSideport, type SideportOptions } from './server.js';
 import { vectorCommands } from './vector/commands.js';
 
@@ -15,16 +15,18 @@ export interface VectorSideportOptions {
   /** The index's REST URL (…/vector/<index> on the local platform). */
   url: string;
   token: string;
+  /** The dev stack: the index's operations called in-process instead of over HTTP (upstream/vector-client.ts). */
+  local?: LocalVectorApi;
   /** More indexes, of other dimensions: a key lives in the index of its first VADD's dimension. */
-  more?: { url: string; token: string }[];
+  more?: { url: string; token: string; local?: LocalVectorApi }[];
   /** How an index of another dimension is added (named in VADD's error for a dimension no index has). */
   addHint?: string;
   timeoutMs?: number;
 }
 
 export async function startVectorSideport(options: VectorSideportOptions, log: Logger): Promise<RunningSideport> {
-  const clients = [{ url: options.url, token: options.token }, ...(options.more ?? [])].map(
-    (i) => new VectorClient({ url: i.url, token: i.token, timeoutMs: options.timeoutMs }),
+  const clients = [{ url: options.url, token: options.token, local: options.local }, ...(options.more ?? [])].map(
+    (i) => new VectorClient({ url: i.url, token: i.token, timeoutMs: options.timeoutMs, local: i.local }),
   );
   const closeAll = async () => void (await Promise.all(clients.map((c) => c.close())));
   try {

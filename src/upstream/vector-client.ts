@@ -1,7 +1,7 @@
 // HTTP client of Area C (Upstash Vector REST API): one method per endpoint, JSON in and out.
 // Every call is a POST with a JSON body, as @upstash/vector sends them; a namespace is the optional
 // last path segment ("" = the default namespace).
-import { bearerRestClient, RestClient, segment, type BearerClientOptions } from './rest-json.js';
+import { bearerRestClient, RestClient, RestError, segment, type BearerClientOptions } from './rest-json.js';
 
 export interface SparseVector {
   indices: number[];
@@ -61,15 +61,26 @@ export interface IndexInfo {
   namespaces: Record<string, { vectorCount: number; pendingVectorCount: number }>;
 }
 
-export type VectorClientOptions = BearerClientOptions;
+/**
+ * The index's operations called in this very process (the dev stack: its platform and side port share
+ * it): the operation, the namespace (undefined: none in the path) and the body, no HTTP in between.
+ * A refusal rejects with an error carrying the HTTP `status` the REST answer would have had.
+ */
+export type LocalVectorApi = (op: string, namespace: string | undefined, body: unknown) => Promise<unknown>;
+
+export interface VectorClientOptions extends BearerClientOptions {
+  local?: LocalVectorApi;
+}
 
 const ns = (namespace: string) => (namespace === '' ? '' : `/${segment(namespace)}`);
 
 export class VectorClient {
   private readonly rest: RestClient;
+  private readonly local: LocalVectorApi | undefined;
 
   constructor(options: VectorClientOptions) {
     this.rest = bearerRestClient('vector service', options);
+    this.local = options.local;
   }
 
   get origin(): string {
@@ -77,12 +88,23 @@ export class VectorClient {
   }
 
   private async post<T>(op: string, namespace: string | undefined, body: unknown): Promise<T> {
+    if (this.local) return this.callLocal<T>(this.local, op, namespace, body);
     const answer = await this.rest.call<{ result: T }>({
       method: 'POST',
       path: `/${op}${namespace === undefined ? '' : ns(namespace)}`,
       json: body ?? {},
     });
     return answer && typeof answer === 'object' && 'result' in answer ? answer.result : (answer as T);
+  }
+
+  /** The same call in-process: the service's refusals become the RestError the HTTP answer would give. */
+  private async callLocal<T>(local: LocalVectorApi, op: string, namespace: string | undefined, body: unknown): Promise<T> {
+    try {
+      return (await local(op, namespace, body ?? {})) as T;
+    } catch (err) {
+      const status = (err as { status?: unknown }).status;
+      throw new RestError((err as Error).message ?? String(err), typeof status === 'number' ? status : 500, 'vector service');
+    }
   }
 
   upsert(namespace: string, records: VectorRecord[]): Promise<string> {
@@ -144,7 +166,11 @@ export class VectorClient {
   }
 
   deleteNamespace(namespace: string): Promise<string> {
-    return this.post(`delete-namespace/${segment(namespace)}`, undefined, {});
+    return this.post('delete-namespace', namespace, {});
+  }
+
+  renameNamespace(namespace: string, newNamespace: string, deleteExisting = false): Promise<{ renamed: boolean }> {
+    return this.post('rename-namespace', undefined, { namespace, newNamespace, deleteExisting });
   }
 
   close(): Promise<void> {

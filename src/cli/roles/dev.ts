@@ -102,14 +102,18 @@ async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatfor
   };
   try {
     if (plan.vectorPort !== undefined) {
-      const [url, ...more] = plan.vectorIndexes.map((name) => `${platform.url}/vector/${name}`);
+      // The side port calls its platform in-process: the same operations without an HTTP round trip (issue 21).
+      const [first, ...more] = plan.vectorIndexes.map((name) => ({
+        url: `${platform.url}/vector/${name}`,
+        token: plan.vectorToken,
+        local: (op: string, ns: string | undefined, body: unknown) => platform.vectorLocal(name, op, ns, body, plan.vectorToken),
+      }));
       const vector = {
         ...listener,
         ...plan.vectorListener,
         port: plan.vectorPort,
-        url,
-        token: plan.vectorToken,
-        more: more.map((u) => ({ url: u, token: plan.vectorToken })),
+        ...first,
+        more,
         addHint: `${FLAG.vectorIndex} <name> (an index of that dimension, added with ${FLAG.vectorConfig})`,
       };
       started.push(await startVectorSideport(vector, log));

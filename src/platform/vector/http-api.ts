@@ -1,6 +1,7 @@
 // HTTP face of the vector area: /vector/<index>/<operation>[/<namespace>], bearer tokens (Standard and
 // Read Only), methods, JSON bodies and the service's error shape {"error": "...", "status": n}.
 import type http from 'node:http';
+import { platformRequests } from '../../metrics.js';
 import { safeEqual } from '../../safe-equal.js';
 import { readBody, BodyTooLargeError } from '../http-body.js';
 import { VectorError, type VectorIndex } from './vector-index.js';
@@ -28,6 +29,7 @@ const OPERATIONS: Record<string, Operation> = {
   delete: { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns, b) => ix.delete(ns, b) },
   reset: { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns, _b, q) => ix.reset(q.has('all') ? undefined : ns) },
   'delete-namespace': { access: 'write', methods: ['DELETE'], namespaced: true, run: (ix, ns) => ix.deleteNamespace(ns) },
+  'rename-namespace': { access: 'write', methods: ['POST'], namespaced: false, run: (ix, _ns, b) => ix.renameNamespace(b) },
   query: { access: 'read', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.query(ns, b, false) },
   'query-data': { access: 'read', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.query(ns, b, true) },
   fetch: { access: 'read', methods: ['GET'], namespaced: true, run: (ix, ns, b) => ix.fetch(ns, b) },
@@ -54,6 +56,13 @@ export function sendError(res: http.ServerResponse, status: number, message: str
   sendJson(res, status, { error: message, status });
 }
 
+/**
+ * One operation called in the platform's own process, without HTTP (the dev stack's vector side port):
+ * the same tokens, checks, results and errors (VectorError, with the status the HTTP answer would have).
+ * Written bodies and all results are copied, so neither side keeps a reference into the other's objects.
+ */
+export type LocalVectorCall = (index: string, op: string, namespace: string | undefined, body: unknown, token: string) => Promise<unknown>;
+
 export class VectorHttpApi {
   constructor(
     private readonly indexes: Map<string, { index: VectorIndex; tokens: IndexTokens }>,
@@ -78,6 +87,32 @@ export class VectorHttpApi {
       throw err;
     } finally {
       this.inFlight--;
+    }
+  }
+
+  /** LocalVectorCall: what route() does after reading the body, on a body that is already a value. */
+  async invoke(indexName: string, opName: string, namespace: string | undefined, body: unknown, token: string): Promise<unknown> {
+    this.inFlight++;
+    let status = 200;
+    try {
+      const entry = this.indexes.get(indexName);
+      if (!entry) throw new VectorError(404, `Index '${indexName}' does not exist on this platform`);
+      const access = accessOf(token, entry.tokens);
+      if (!access) throw new VectorError(401, 'Unauthorized: the token is not valid for this index');
+      const op = OPERATIONS[opName];
+      if (!op) throw new VectorError(404, `Unknown operation '${opName}'; the vector API has ${Object.keys(OPERATIONS).join(', ')}`);
+      if (namespace !== undefined && !op.namespaced) throw new VectorError(404, `${opName} takes no namespace in its path`);
+      if (op.access === 'write' && access === 'read')
+        throw new VectorError(403, `The ${opName} operation is not allowed with the read-only token; use the index's standard token`);
+      // A write may keep parts of its body (metadata); a read keeps nothing of it, so only writes copy it.
+      const input = op.access === 'write' ? structuredClone(body) : body;
+      return structuredClone(await op.run(entry.index, namespace ?? '', input, new URLSearchParams()));
+    } catch (err) {
+      status = err instanceof VectorError ? err.status : 500;
+      throw err;
+    } finally {
+      this.inFlight--;
+      platformRequests.inc({ area: 'vector', status: String(status) });
     }
   }
 
@@ -142,11 +177,17 @@ export class VectorHttpApi {
       req.resume();
       throw new VectorError(401, 'Unauthorized: send the index token as "Authorization: Bearer <token>"');
     }
-    if (safeEqual(m[1], tokens.token)) return 'write';
-    if (safeEqual(m[1], tokens.readonlyToken)) return 'read';
+    const access = accessOf(m[1], tokens);
+    if (access) return access;
     req.resume();
     throw new VectorError(401, 'Unauthorized: the token is not valid for this index');
   }
+}
+
+function accessOf(token: string, tokens: IndexTokens): Access | undefined {
+  if (safeEqual(token, tokens.token)) return 'write';
+  if (safeEqual(token, tokens.readonlyToken)) return 'read';
+  return undefined;
 }
 
 function decodeSegment(s: string): string {

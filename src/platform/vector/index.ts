@@ -3,13 +3,13 @@
 import type { AreaContext, AreaServer } from '../area.js';
 import { DEFAULT_INDEXES, type VectorIndexConfig } from './config.js';
 import { Bm25Embedder, LocalLexicalEmbedder, OpenAiEmbedder, type DenseEmbedder } from './embedders.js';
-import { VectorHttpApi, type IndexTokens } from './http-api.js';
+import { VectorHttpApi, type IndexTokens, type LocalVectorCall } from './http-api.js';
 import type { SearchTuning } from './namespace.js';
 import { VectorStore } from './store.js';
 import { VectorIndex } from './vector-index.js';
 
 /** HNSW parameters: recall@10 ≥ 0.95 on random vectors (test/platform/vector-hnsw.test.ts, bench/vector.bench.ts). */
-export const DEFAULT_TUNING: SearchTuning = { hnswThreshold: 10_000, connectivity: 16, expansionAdd: 64, expansionSearch: 128 };
+export const DEFAULT_TUNING: SearchTuning = { hnswThreshold: 20_000, connectivity: 16, expansionAdd: 64, expansionSearch: 128 };
 
 function denseEmbedderFor(cfg: VectorIndexConfig, ctx: AreaContext): DenseEmbedder | undefined {
   if (cfg.denseEmbedder === 'local') return new LocalLexicalEmbedder(cfg.dimension!);
@@ -25,7 +25,12 @@ function denseEmbedderFor(cfg: VectorIndexConfig, ctx: AreaContext): DenseEmbedd
   return undefined;
 }
 
-export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
+/** The vector area, and its operations called in-process (the dev stack's side port). */
+export interface VectorAreaServer extends AreaServer {
+  invoke: LocalVectorCall;
+}
+
+export async function startVectorArea(ctx: AreaContext): Promise<VectorAreaServer> {
   const configs = ctx.config.vectorIndexes ?? DEFAULT_INDEXES;
   // Assigned once below; the tuning's busy hook reads it when requests arrive, after it is set.
   // eslint-disable-next-line prefer-const
@@ -53,6 +58,7 @@ export async function startVectorArea(ctx: AreaContext): Promise<AreaServer> {
   const served = api;
   return {
     handle: (req, res, path, query) => served.handle(req, res, path, query),
+    invoke: (index, op, namespace, body, token) => served.invoke(index, op, namespace, body, token),
     banner() {
       const lines = ['  Vector indexes (@upstash/vector: Index.fromEnv() after pasting the two lines of an index)'];
       for (const [name, { index, tokens }] of indexes) {

@@ -3,7 +3,8 @@
 // Exact search answers small namespaces, vectors not yet in the graph, and selective filters.
 import usearch, { type Index as UsearchIndex, type Matches, type MetricKind } from 'usearch';
 import type { Metadata, Predicate } from './filter.js';
-import { denseScore, idf, norm, scoreFromDistance, type Metric, type Scored, type SparseVector } from './scores.js';
+import { candidatesFor, quantized, quantizeInto } from './int8-rows.js';
+import { denseScore, idf, squares, type Metric, type Scored, type SparseVector } from './scores.js';
 
 export interface VectorRecord {
   id: string;
@@ -39,7 +40,10 @@ export class Namespace {
   private bySlot: (VectorRecord | undefined)[] = [];
   private freeSlots: number[] = [];
   private matrix: Float32Array;
-  private norms: Float32Array;
+  /** Each row's sum of squares (float32 steps), COSINE's denominator. */
+  private squares: Float32Array;
+  /** COSINE only: the matrix in int8, one scale per row (int8-rows.ts), what native scans read. */
+  private matrix8: Int8Array | undefined;
   private readonly postings = new Map<number, Map<number, number>>();
   private graph: UsearchIndex | undefined;
   /** Slots whose dense vector is not in the graph yet. */
@@ -47,19 +51,22 @@ export class Namespace {
   private indexing = false;
   private lastSlice = 0;
   private idleWaiters: Array<() => void> = [];
-  private sortedIds: string[] | undefined;
-  /** Reused buffer for the rows a filter lets through (native filtered scans). */
+  private orderedIds: string[] | undefined;
+  /** Reused buffers for the rows a filter lets through (native filtered scans). */
   private scratch = new Float32Array(0);
+  private scratch8 = new Int8Array(0);
   private closed = false;
 
   constructor(
-    readonly name: string,
+    /** Changed by rename-namespace. */
+    public name: string,
     private readonly dimension: number,
     readonly metric: Metric,
     private readonly tuning: SearchTuning,
   ) {
     this.matrix = new Float32Array(Math.max(1, dimension) * 64);
-    this.norms = new Float32Array(64);
+    this.squares = new Float32Array(64);
+    if (metric === 'COSINE') this.matrix8 = new Int8Array(this.matrix.length);
   }
 
   get size(): number {
@@ -82,7 +89,7 @@ export class Namespace {
     return this.graph !== undefined;
   }
 
-  /** Inserts or replaces a record. */
+  /** Inserts or replaces a record; a replaced id keeps its place in the order (range walks it). */
   put(
     id: string,
     dense: Float32Array | undefined,
@@ -90,14 +97,15 @@ export class Namespace {
     metadata: Metadata | undefined,
     data: string | undefined,
   ): void {
-    this.remove(id);
+    const old = this.records.get(id);
+    if (old) this.release(old);
+    else this.orderedIds = undefined;
     const slot = this.freeSlots.pop() ?? this.bySlot.length;
     const rec: VectorRecord = { id, slot, hasDense: dense !== undefined, sparse, metadata, data };
-    this.records.set(id, rec);
+    this.records.set(id, rec); // a Map keeps a key's first place when its value is replaced
     this.bySlot[slot] = rec;
     if (dense) this.setDense(slot, dense);
     if (sparse) this.addPostings(slot, sparse);
-    this.sortedIds = undefined;
   }
 
   /** Changes the vectors of a record in place (update). */
@@ -118,12 +126,17 @@ export class Namespace {
     const rec = this.records.get(id);
     if (!rec) return false;
     this.records.delete(id);
+    this.release(rec);
+    this.orderedIds = undefined;
+    return true;
+  }
+
+  /** Frees a record's slot, its graph node and its postings. */
+  private release(rec: VectorRecord): void {
     this.bySlot[rec.slot] = undefined;
     if (rec.hasDense) this.dropFromGraph(rec.slot);
     if (rec.sparse) this.removePostings(rec.slot, rec.sparse);
     this.freeSlots.push(rec.slot);
-    this.sortedIds = undefined;
-    return true;
   }
 
   /** Forgets every record (reset); the graph is dropped whole, not emptied vector by vector. */
@@ -134,7 +147,7 @@ export class Namespace {
     this.postings.clear();
     this.bySlot = [];
     this.freeSlots = [];
-    this.sortedIds = undefined;
+    this.orderedIds = undefined;
   }
 
   close(): void {
@@ -145,10 +158,13 @@ export class Namespace {
     return rec.hasDense ? this.matrix.subarray(rec.slot * this.dimension, (rec.slot + 1) * this.dimension) : undefined;
   }
 
-  /** Ids in ascending order (range and prefix fetch walk them). */
+  /**
+   * Ids in the order they were first upserted (range and prefix fetch walk them): vector-js's range test
+   * expects id-0 … id-3 first of id-0 … id-19, which neither byte order nor random order gives.
+   */
   ids(): string[] {
-    this.sortedIds ??= [...this.records.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return this.sortedIds;
+    this.orderedIds ??= [...this.records.keys()];
+    return this.orderedIds;
   }
 
   // ---- dense search ----
@@ -163,24 +179,35 @@ export class Namespace {
     let wanted = predicate ? Math.max(100, Math.ceil((10 * k) / this.estimateSelectivity(predicate))) : k;
     // A deep graph search costs more than scanning the records that pass a selective filter.
     if (wanted > MAX_FILTERED_GRAPH_K) return this.exactDense(q, k, predicate, undefined);
-    let out: Scored[];
+    // The graph's distances are approximate (usearch's cosine too): its candidates are re-scored exactly.
+    wanted = Math.max(wanted, candidatesFor(k));
+    let slots: number[];
     for (;;) {
       const found = graph.search(q, Math.min(wanted, graph.size()), 1);
-      out = [];
+      slots = [];
       for (let i = 0; i < found.keys.length; i++) {
         const slot = Number(found.keys[i]);
         const rec = this.bySlot[slot];
         if (!rec || this.pending.has(slot)) continue;
         if (predicate && !predicate(rec.metadata)) continue;
-        out.push({ key: slot, score: scoreFromDistance(this.metric, found.distances[i]) });
+        slots.push(slot);
       }
-      if (!predicate || out.length >= k || found.keys.length >= graph.size()) break;
+      if (!predicate || slots.length >= k || found.keys.length >= graph.size()) break;
       // A selective filter: widen the graph search a few times, then scan exactly.
       wanted *= 4;
       if (wanted > MAX_FILTERED_GRAPH_K) return this.exactDense(q, k, predicate, undefined);
     }
+    const out = this.rescore(q, k, slots);
     if (this.pending.size > 0) out.push(...this.exactDense(q, k, predicate, this.pending));
     return topOf(out, k);
+  }
+
+  /** The k best of `slots` by the exact score (float32 steps, as the service computes). */
+  private rescore(q: Float32Array, k: number, slots: Iterable<number>): Scored[] {
+    const qSquares = squares(q);
+    const top = new TopK(k);
+    for (const slot of slots) top.offer(slot, denseScore(this.metric, q, this.matrix, slot * this.dimension, qSquares, this.squares[slot]));
+    return top.sorted();
   }
 
   /** Share of records passing a filter, from a random sample of 256 (at least 1/1000, so wanted stays finite). */
@@ -209,11 +236,11 @@ export class Namespace {
       }
       return this.nativeExactOver(q, k, slots);
     }
-    const qNorm = norm(q);
+    const qSquares = squares(q);
     const top = new TopK(k);
     const visit = (rec: VectorRecord) => {
       if (!rec.hasDense || (predicate && !predicate(rec.metadata))) return;
-      top.offer(rec.slot, denseScore(this.metric, q, this.matrix, rec.slot * this.dimension, qNorm, this.norms[rec.slot]));
+      top.offer(rec.slot, denseScore(this.metric, q, this.matrix, rec.slot * this.dimension, qSquares, this.squares[rec.slot]));
     };
     const slots = only ?? this.bySlot.keys();
     for (const slot of slots) {
@@ -223,24 +250,25 @@ export class Namespace {
     return top.sorted();
   }
 
-  /** usearch's SIMD brute force over the whole matrix; free rows are asked for too, then dropped. */
+  /**
+   * usearch's SIMD brute force over the whole matrix (int8 for COSINE) for a few candidates, re-scored
+   * exactly; free rows are asked for too, then dropped.
+   */
   private nativeExact(q: Float32Array, k: number): Scored[] {
     const rows = this.bySlot.length;
-    const count = Math.min(rows, k + this.freeSlots.length);
-    const found = usearch.exactSearch(
-      this.matrix.subarray(0, rows * this.dimension),
-      ownBuffer(q),
-      this.dimension,
-      count,
-      USEARCH_METRIC[this.metric],
-      1,
+    const count = Math.min(rows, candidatesFor(k) + this.freeSlots.length);
+    const d = this.dimension;
+    const found = (
+      this.matrix8
+        ? usearch.exactSearch(this.matrix8.subarray(0, rows * d), quantized(q), d, count, USEARCH_METRIC[this.metric], 1)
+        : usearch.exactSearch(this.matrix.subarray(0, rows * d), ownBuffer(q), d, count, USEARCH_METRIC[this.metric], 1)
     ) as Matches;
-    const out: Scored[] = [];
-    for (let i = 0; i < found.keys.length && out.length < k; i++) {
+    const slots: number[] = [];
+    for (let i = 0; i < found.keys.length; i++) {
       const slot = Number(found.keys[i]);
-      if (this.bySlot[slot]?.hasDense) out.push({ key: slot, score: scoreFromDistance(this.metric, found.distances[i]) });
+      if (this.bySlot[slot]?.hasDense) slots.push(slot);
     }
-    return out;
+    return this.rescore(q, k, slots);
   }
 
   /** Slots of the dense records passing a filter. */
@@ -257,20 +285,37 @@ export class Namespace {
   private nativeExactOver(q: Float32Array, k: number, slots: number[]): Scored[] {
     const d = this.dimension;
     if (slots.length === 0) return [];
-    if (this.scratch.length < slots.length * d) this.scratch = new Float32Array(slots.length * d * 2);
-    slots.forEach((slot, row) => this.scratch.set(this.matrix.subarray(slot * d, (slot + 1) * d), row * d));
-    const found = usearch.exactSearch(
-      this.scratch.subarray(0, slots.length * d),
-      ownBuffer(q),
-      d,
-      Math.min(k, slots.length),
-      USEARCH_METRIC[this.metric],
-      1,
-    ) as Matches;
-    const out: Scored[] = [];
-    for (let i = 0; i < found.keys.length; i++)
-      out.push({ key: slots[Number(found.keys[i])], score: scoreFromDistance(this.metric, found.distances[i]) });
-    return out;
+    const count = Math.min(candidatesFor(k), slots.length);
+    let found: Matches;
+    if (this.matrix8) {
+      if (this.scratch8.length < slots.length * d) this.scratch8 = new Int8Array(slots.length * d * 2);
+      const m8 = this.matrix8;
+      slots.forEach((slot, row) => this.scratch8.set(m8.subarray(slot * d, (slot + 1) * d), row * d));
+      found = usearch.exactSearch(
+        this.scratch8.subarray(0, slots.length * d),
+        quantized(q),
+        d,
+        count,
+        USEARCH_METRIC[this.metric],
+        1,
+      ) as Matches;
+    } else {
+      if (this.scratch.length < slots.length * d) this.scratch = new Float32Array(slots.length * d * 2);
+      slots.forEach((slot, row) => this.scratch.set(this.matrix.subarray(slot * d, (slot + 1) * d), row * d));
+      found = usearch.exactSearch(
+        this.scratch.subarray(0, slots.length * d),
+        ownBuffer(q),
+        d,
+        count,
+        USEARCH_METRIC[this.metric],
+        1,
+      ) as Matches;
+    }
+    return this.rescore(
+      q,
+      k,
+      Array.from(found.keys, (key) => slots[Number(key)]),
+    );
   }
 
   // ---- sparse search ----
@@ -306,12 +351,18 @@ export class Namespace {
       const grown = new Float32Array(Math.max((slot + 1) * d, this.matrix.length * 2));
       grown.set(this.matrix);
       this.matrix = grown;
-      const grownNorms = new Float32Array(grown.length / Math.max(1, d));
-      grownNorms.set(this.norms);
-      this.norms = grownNorms;
+      const grownSquares = new Float32Array(grown.length / Math.max(1, d));
+      grownSquares.set(this.squares);
+      this.squares = grownSquares;
+      if (this.matrix8) {
+        const grown8 = new Int8Array(grown.length);
+        grown8.set(this.matrix8);
+        this.matrix8 = grown8;
+      }
     }
     this.matrix.set(v, slot * d);
-    this.norms[slot] = norm(v);
+    if (this.matrix8) quantizeInto(this.matrix8, slot * d, v);
+    this.squares[slot] = squares(v);
     if (this.graph) this.enqueue(slot);
     else if (this.records.size >= this.tuning.hnswThreshold) this.startGraph();
   }

@@ -13,19 +13,28 @@ export interface SparseVector {
 
 const F = Math.fround;
 
-/** Euclidean norm with float32 products and sums, as the service computes. */
-export function norm(a: ArrayLike<number>, offset = 0, length = a.length): number {
+/** Sum of squares with float32 products and sums, as the service computes (COSINE's denominators). */
+export function squares(a: ArrayLike<number>, offset = 0, length = a.length): number {
   let s = 0;
   for (let i = offset; i < offset + length; i++) s = F(s + F(a[i] * a[i]));
-  return F(Math.sqrt(s));
+  return s;
 }
 
 /**
  * Dense score in 0..1, 1 = most similar: COSINE (1+cos)/2, EUCLIDEAN 1/(1+squared distance), DOT_PRODUCT
  * (1+dot)/2. Every step in float32 like the service's: vector-js's expected DBSF score 0.617851 comes out
- * only so (small differences between near scores are magnified by the fusion).
+ * only so (small differences between near scores are magnified by the fusion). COSINE divides by
+ * sqrt(|q|² · |v|²) taken in float64 from the float32 sums, so a vector scores exactly 1 against itself
+ * as with the service (the float32 norms' rounding made it 0.99999994).
  */
-export function denseScore(metric: Metric, q: Float32Array, data: Float32Array, offset: number, qNorm: number, vNorm: number): number {
+export function denseScore(
+  metric: Metric,
+  q: Float32Array,
+  data: Float32Array,
+  offset: number,
+  qSquares: number,
+  vSquares: number,
+): number {
   const d = q.length;
   let s = 0;
   if (metric === 'EUCLIDEAN') {
@@ -37,14 +46,8 @@ export function denseScore(metric: Metric, q: Float32Array, data: Float32Array, 
   }
   for (let i = 0; i < d; i++) s = F(s + F(q[i] * data[offset + i]));
   if (metric === 'DOT_PRODUCT') return F(F(1 + s) / 2);
-  const denom = F(qNorm * vNorm);
+  const denom = Math.sqrt(qSquares * vSquares);
   return denom === 0 ? 0.5 : F(F(1 + F(s / denom)) / 2);
-}
-
-/** The service's score from a usearch distance (cos: 1-cos, ip: 1-dot, l2sq: squared distance). */
-export function scoreFromDistance(metric: Metric, distance: number): number {
-  if (metric === 'EUCLIDEAN') return 1 / (1 + distance);
-  return (1 + (1 - distance)) / 2;
 }
 
 /** BM25-style inverse document frequency, ln(1 + (N − n + 0.5)/(n + 0.5)), that scales the query's weights. */

@@ -120,6 +120,16 @@ export class VectorStore {
     await this.run(['DEL', this.nsKey(namespace)], ['SREM', `${this.prefix}namespaces`, namespace]);
   }
 
+  /** Moves a namespace's records to another name, replacing what that name held. */
+  async renameNamespace(from: string, to: string): Promise<void> {
+    const [exists] = await this.run(['EXISTS', this.nsKey(from)]);
+    await this.run(
+      exists ? ['RENAME', this.nsKey(from), this.nsKey(to)] : ['DEL', this.nsKey(to)],
+      ['SREM', `${this.prefix}namespaces`, from],
+      ['SADD', `${this.prefix}namespaces`, to],
+    );
+  }
+
   async namespaces(): Promise<string[]> {
     const [members] = await this.run(['SMEMBERS', `${this.prefix}namespaces`]);
     return (members as Buffer[]).map((b) => b.toString());

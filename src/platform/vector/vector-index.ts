@@ -22,6 +22,8 @@ export class VectorError extends Error {
 export const MAX_TOP_K = 1000;
 /** A prefix fetch returns at most this many records (use range for more). */
 export const MAX_PREFIX_FETCH = 1000;
+/** The most entries a sparse vector given by the caller may have (the service refuses more). */
+export const MAX_SPARSE_ENTRIES = 1000;
 /** Candidates each side (dense, sparse) brings to a hybrid fusion, at least topK. */
 const FUSION_CANDIDATES = 100;
 
@@ -189,6 +191,8 @@ export class VectorIndex {
     if (o.vector === undefined && o.sparseVector === undefined && o.data === undefined && o.metadata === undefined) {
       throw new VectorError(400, 'Nothing to update: give at least one of vector, sparseVector, data or metadata');
     }
+    if (this.hasDense && this.hasSparse && (o.vector === undefined) !== (o.sparseVector === undefined))
+      throw new VectorError(422, 'For hybrid indexes either none or both of vector and sparseVector fields must be present');
     let dense = o.vector === undefined ? undefined : this.hasDense ? this.parseDense(o.vector) : notSupported('dense vectors', 'SPARSE');
     let sparse =
       o.sparseVector === undefined ? undefined : this.hasSparse ? parseSparse(o.sparseVector) : notSupported('sparse vectors', 'DENSE');
@@ -264,6 +268,31 @@ export class VectorIndex {
     ns.close();
     this.namespaces.delete(nsName);
     return 'Success';
+  }
+
+  /** rename-namespace: {namespace, newNamespace, deleteExisting?}; the records move in the store too. */
+  async renameNamespace(body: unknown): Promise<{ renamed: boolean }> {
+    const o = asObject(body);
+    if (o.namespace === undefined) throw missing('namespace');
+    if (o.newNamespace === undefined) throw missing('newNamespace');
+    if (typeof o.namespace !== 'string') throw invalid('namespace', 'a string');
+    if (typeof o.newNamespace !== 'string') throw invalid('newNamespace', 'a string');
+    if (o.deleteExisting !== undefined && typeof o.deleteExisting !== 'boolean') throw invalid('deleteExisting', 'a boolean');
+    const from = o.namespace;
+    const to = o.newNamespace;
+    if (from === '') throw new VectorError(400, 'The default namespace cannot be renamed');
+    if (to === '') throw new VectorError(400, 'A namespace cannot be renamed to the default namespace');
+    const ns = this.namespace(from);
+    if (from === to) return { renamed: true };
+    const existing = this.namespaces.get(to);
+    if (existing && o.deleteExisting !== true)
+      throw new VectorError(400, `Namespace ${to} already exists; pass deleteExisting to replace it`);
+    await this.store.renameNamespace(from, to);
+    existing?.close();
+    this.namespaces.delete(from);
+    ns.name = to;
+    this.namespaces.set(to, ns);
+    return { renamed: true };
   }
 
   // ---------------------------------------------------------------- reads
@@ -575,9 +604,14 @@ function parseSparse(v: unknown): SparseVector {
       422,
       `Sparse vector indices and values must have the same length: ${o.indices.length} indices, ${o.values.length} values`,
     );
-  if (new Set(o.indices).size !== o.indices.length) throw new VectorError(422, 'Sparse vector indices must be unique');
-  const order = o.indices.map((_, i) => i).sort((a, b) => (o.indices as number[])[a] - (o.indices as number[])[b]);
-  return { indices: order.map((i) => (o.indices as number[])[i]), values: order.map((i) => Math.fround((o.values as number[])[i])) };
+  if (o.indices.length > MAX_SPARSE_ENTRIES)
+    throw new VectorError(422, `Sparse vector has ${o.indices.length} non-zero entries, more than the limit of ${MAX_SPARSE_ENTRIES}`);
+  // The service accepts an index given twice (vector-js's range tests draw indices that may repeat): the
+  // entries of one index are summed, as a sparse vector is the sum of its entries.
+  const sums = new Map<number, number>();
+  (o.indices as number[]).forEach((index, i) => sums.set(index, (sums.get(index) ?? 0) + (o.values as number[])[i]));
+  const indices = [...sums.keys()].sort((a, b) => a - b);
+  return { indices, values: indices.map((i) => Math.fround(sums.get(i)!)) };
 }
 
 function notSupported(what: string, kind: string): never {
@@ -594,18 +628,13 @@ function compileFilter(filter: unknown): Predicate {
   }
 }
 
-/** Ids starting with `prefix`, ascending (binary search to the first, then a walk). */
+/** Ids starting with `prefix`, in the namespace's order (at most `limit`). */
 function idsWithPrefix(ns: Namespace, prefix: string, limit = Infinity): string[] {
-  const ids = ns.ids();
-  let lo = 0;
-  let hi = ids.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (ids[mid] < prefix) lo = mid + 1;
-    else hi = mid;
-  }
   const out: string[] = [];
-  for (let i = lo; i < ids.length && ids[i].startsWith(prefix) && out.length < limit; i++) out.push(ids[i]);
+  for (const id of ns.ids()) {
+    if (out.length >= limit) break;
+    if (id.startsWith(prefix)) out.push(id);
+  }
   return out;
 }
 
