@@ -100,6 +100,10 @@ export class IndexRouter {
    */
   async forWrite(ns: string, dim: number | undefined): Promise<VectorClient> {
     if (this.single) return this.clients[0];
+    // The key's known index has this dimension: the write is valid there, no /info needed (the hot path).
+    const known = this.where.get(ns);
+    if (known && dim !== undefined && this.dims[known.index] === dim && Date.now() - known.at < this.ttlMs)
+      return this.clients[known.index];
     const at = await this.locate(ns);
     if (hasVectors(at.entry) || dim === undefined) return this.clients[at.index];
     if (this.dims.some((d) => d === undefined)) await this.infos();
