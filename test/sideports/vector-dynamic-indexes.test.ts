@@ -145,6 +145,32 @@ describe('in front of hosted indexes nothing is created', () => {
   });
 });
 
+describe('an index that cannot be created', () => {
+  it('a dimension out of range, or a configured index holding the name with another dimension, is a clear error', async () => {
+    const other = await startTestPlatform({
+      vectorIndexes: [
+        { name: 'dense', type: 'DENSE', dimension: 384, similarityFunction: 'COSINE' },
+        { name: 'vset-3', type: 'DENSE', dimension: 5, similarityFunction: 'COSINE' },
+      ],
+    });
+    const p = await vectorPort(devVectorIndexes(other, ['dense'], other.token));
+    const c = new IORedis({ port: p.port });
+    try {
+      await expect(other.vectorCreateIndex(0)).rejects.toThrow('an index has 1 to 16384 dimensions, not 0');
+      await expect(other.vectorCreateIndex(16385)).rejects.toThrow('an index has 1 to 16384 dimensions, not 16385');
+      await expect(c.call('VADD', 'k', 'VALUES', '3', '1', '0', '0', 'a')).rejects.toThrow(
+        "ERR could not create a vector index of dimension 3: index 'vset-3' exists as DENSE of dimension 5; rename it to let a DENSE one of 3 be created",
+      );
+      expect(await c.call('EXISTS', 'k')).toBe(0);
+      expect(other.vectorRuntimeIndexes()).toEqual([]);
+    } finally {
+      c.disconnect();
+      await p.stop();
+      await other.stop();
+    }
+  });
+});
+
 describe('the data directory manifest', () => {
   it('an index created at run time is neither refused nor reported as not served at the next start', () => {
     const stored: Manifest = {

@@ -72,16 +72,23 @@ export async function startVectorArea(ctx: AreaContext): Promise<VectorAreaServe
     const cfg = runtimeIndexConfig(dimension);
     const have = indexes.get(cfg.name)?.index;
     if (have) {
-      if (have.config.type === 'SPARSE' || have.dimension !== dimension)
+      if (have.config.type !== 'DENSE' || have.dimension !== dimension)
         throw new VectorError(
           409,
-          `index '${cfg.name}' exists with another dimension (${have.dimension}); rename it to let one of ${dimension} be created`,
+          `index '${cfg.name}' exists as ${have.config.type} of dimension ${have.dimension}; rename it to let a DENSE one of ${dimension} be created`,
         );
       return cfg.name;
     }
-    await recordRuntimeIndex(ctx.internal.pool, cfg);
-    ctx.recordVectorIndex?.(cfg);
+    // Opened first: an index that cannot load (stale records of another dimension) is never recorded.
     await open(cfg);
+    try {
+      await recordRuntimeIndex(ctx.internal.pool, cfg);
+      ctx.recordVectorIndex?.(cfg);
+    } catch (err) {
+      indexes.get(cfg.name)?.index.close();
+      indexes.delete(cfg.name);
+      throw err;
+    }
     runtime.add(cfg.name);
     ctx.log.info({ index: cfg.name, dimension }, 'vector index created at run time');
     return cfg.name;
