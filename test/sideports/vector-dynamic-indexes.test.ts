@@ -57,7 +57,9 @@ describe('the dev stack creates an index for each new dimension', () => {
     expect(await io.call('VADD', 'a20', 'VALUES', '20', ...values(20), 'x')).toBe(1);
     expect(await io.call('VADD', 'a384', 'VALUES', '384', ...values(384), 'x')).toBe(1);
     expect(await io.call('VADD', 'r2', 'REDUCE', '2', 'VALUES', '5', ...values(5), 'x')).toBe(1);
-    for (const key of ['a3', 'a20', 'a384', 'r2']) expect(await io.call('VSIM', key, 'ELE', 'x', 'COUNT', '1')).toEqual(['x']);
+    expect(await io.call('VADD', 'f6', 'FP32', Buffer.from(new Float32Array([1, 0, 0, 0, 0, 0.5]).buffer), 'x')).toBe(1);
+    expect(await io.call('VDIM', 'f6')).toBe(6);
+    for (const key of ['a3', 'a20', 'a384', 'r2', 'f6']) expect(await io.call('VSIM', key, 'ELE', 'x', 'COUNT', '1')).toEqual(['x']);
     expect(await io.call('VSIM', 'a3', 'VALUES', '3', ...values(3, 1), 'COUNT', '1')).toEqual(['y']);
     expect((await vinfo('a3'))['vector-dim']).toBe(3);
     expect((await vinfo('a20'))['vector-dim']).toBe(20);
@@ -65,7 +67,7 @@ describe('the dev stack creates an index for each new dimension', () => {
     expect(await vinfo('r2')).toMatchObject({ 'vector-dim': 2, 'projection-input-dim': 5 });
     expect(await io.call('VDIM', 'r2')).toBe(2);
     // 384 is the configured index's dimension: nothing is created for it.
-    expect(platform.vectorRuntimeIndexes().sort()).toEqual(['vset-2', 'vset-20', 'vset-3']);
+    expect(platform.vectorRuntimeIndexes().sort()).toEqual(['vset-2', 'vset-20', 'vset-3', 'vset-6']);
     // A created index is an index like any other: /info and the REST API.
     const info = await restInfo('vset-20');
     expect(info.status).toBe(200);
@@ -75,7 +77,7 @@ describe('the dev stack creates an index for each new dimension', () => {
     await expect(io.call('VADD', 'a3', 'VALUES', '4', '1', '0', '0', '0', 'z')).rejects.toThrow(
       /^ERR Vector dimension mismatch - got 4 but set has 3$/,
     );
-    expect(((await io.call('KEYS', '*')) as string[]).sort()).toEqual(['a20', 'a3', 'a384', 'r2']);
+    expect(((await io.call('KEYS', '*')) as string[]).sort()).toEqual(['a20', 'a3', 'a384', 'f6', 'r2']);
   });
 
   it('reads of a missing key of an unknown dimension answer as Redis and create nothing', async () => {
@@ -115,7 +117,7 @@ describe('the dev stack creates an index for each new dimension', () => {
     );
     await startDev();
     expect(platform.dataDirNotes).toEqual([]);
-    expect(platform.vectorRuntimeIndexes().sort()).toEqual(['vset-11', 'vset-2', 'vset-20', 'vset-3']);
+    expect(platform.vectorRuntimeIndexes().sort()).toEqual(['vset-11', 'vset-2', 'vset-20', 'vset-3', 'vset-6']);
     expect(await io.call('VSIM', 'a3', 'VALUES', '3', ...values(3, 1), 'COUNT', '1')).toEqual(['y']);
     expect((await vinfo('a20'))['vector-dim']).toBe(20);
     expect(await vinfo('r2')).toMatchObject({ 'vector-dim': 2, 'projection-input-dim': 5 });
@@ -123,7 +125,7 @@ describe('the dev stack creates an index for each new dimension', () => {
     // A known dimension after the restart uses its index again; a new one still creates.
     expect(await io.call('VADD', 'b3', 'VALUES', '3', ...values(3), 'x')).toBe(1);
     expect(await io.call('VADD', 'a9', 'VALUES', '9', ...values(9), 'x')).toBe(1);
-    expect(platform.vectorRuntimeIndexes().sort()).toEqual(['vset-11', 'vset-2', 'vset-20', 'vset-3', 'vset-9']);
+    expect(platform.vectorRuntimeIndexes().sort()).toEqual(['vset-11', 'vset-2', 'vset-20', 'vset-3', 'vset-6', 'vset-9']);
     expect(Object.keys((await restInfo('vset-3')).json.result.namespaces)).toEqual(expect.arrayContaining(['a3', 'b3']));
   });
 });
