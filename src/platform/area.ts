@@ -1,7 +1,7 @@
 // What an area of the local platform (vector, queue, account) gets from the platform, and what it
 // gives back: one HTTP handler under its own base path, and a stop hook.
 import type http from 'node:http';
-import type { PlatformConfig } from '../config.js';
+import type { PlatformConfig, VectorIndexConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { RedisEndpoint } from './redis/connection.js';
 import type { InternalStore } from './internal-store.js';
@@ -14,6 +14,8 @@ export interface AreaContext {
   internalEndpoint: RedisEndpoint;
   /** Base URL of the platform's HTTP server, known once it listens (e.g. http://127.0.0.1:8079). */
   baseUrl(): string;
+  /** Records in the data directory's manifest an index created at run time (none: no data directory). */
+  recordVectorIndex?(config: VectorIndexConfig): void;
 }
 
 export interface AreaServer {

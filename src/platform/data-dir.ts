@@ -29,6 +29,8 @@ export interface VectorIndexSignature {
   denseEmbedder?: string;
   embeddingsModel?: string;
   sparseEmbedder?: string;
+  /** Created at run time by the dev stack's vector side port (a VADD of a new dimension): served from its record, not from the configuration. */
+  createdAtRunTime?: boolean;
 }
 
 export interface Manifest {
@@ -46,6 +48,8 @@ export interface OpenDataDir {
   store(role: StoreRole): { dir: string; pidFile: string };
   /** Things the user should know (an index kept but not served). */
   notes: string[];
+  /** Adds an index created at run time to the manifest, so a restart knows it (and refuses another index of its name). */
+  recordVectorIndex(config: VectorIndexConfig): void;
   /** Releases the lock (after the embedded servers stopped). */
   close(): void;
 }
@@ -83,7 +87,11 @@ export function keepGeneratedSecrets(
 
 /** The vector configuration as the manifest records it. */
 export function vectorSignatures(config: PlatformConfig): VectorIndexSignature[] {
-  return (config.vectorIndexes ?? DEFAULT_INDEXES).map((c: VectorIndexConfig) => ({
+  return (config.vectorIndexes ?? DEFAULT_INDEXES).map((c) => signatureOf(c, config));
+}
+
+function signatureOf(c: VectorIndexConfig, config: PlatformConfig): VectorIndexSignature {
+  return {
     name: c.name,
     type: c.type,
     dimension: c.dimension,
@@ -92,7 +100,7 @@ export function vectorSignatures(config: PlatformConfig): VectorIndexSignature[]
     embeddingsModel:
       c.denseEmbedder === 'openai' ? (c.embeddingsModel ?? config.vectorEmbeddingsModel ?? 'text-embedding-3-small') : undefined,
     sparseEmbedder: c.sparseEmbedder,
-  }));
+  };
 }
 
 /** Checks, locks and (re)writes the data directory; throws a DataDirError that says what to do. */
@@ -107,6 +115,11 @@ export function openDataDir(root: string, config: PlatformConfig): OpenDataDir {
     return {
       root,
       notes,
+      recordVectorIndex(c) {
+        const now = readManifest(root) ?? manifest;
+        if (now.vectorIndexes.some((s) => s.name === c.name)) return;
+        writeManifest(root, { ...now, vectorIndexes: [...now.vectorIndexes, { ...signatureOf(c, config), createdAtRunTime: true }] });
+      },
       store: (role) => ({ dir: path.join(root, role), pidFile: path.join(root, role, 'redis.pid') }),
       close: releaseLock,
     };
@@ -278,7 +291,7 @@ export function reconcile(
   }
   const configured = new Set(vector.map((v) => v.name));
   for (const was of stored.vectorIndexes) {
-    if (!configured.has(was.name))
+    if (!configured.has(was.name) && !was.createdAtRunTime)
       notes.push(`vector index '${was.name}' (${describe(was)}) is kept in the data directory but not served: add it back to serve it`);
   }
   const vectorIndexes = [...vector, ...stored.vectorIndexes.filter((s) => !configured.has(s.name))];

@@ -48,6 +48,9 @@ export interface RunningPlatform {
   areaBanner: string[];
   /** The vector area's operations called in this process, without HTTP (the dev stack's vector side port). */
   vectorLocal: LocalVectorCall;
+  /** The vector area's index of that dimension created at run time, and those created so far (dev stack, issue 21). */
+  vectorCreateIndex(dimension: number): Promise<string>;
+  vectorRuntimeIndexes(): string[];
   stop(): Promise<void>;
 }
 
@@ -87,7 +90,14 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     cleanups.push(() => extraDatabases.close());
 
     let baseUrl = '';
-    const areaContext: AreaContext = { config, log, internal, internalEndpoint, baseUrl: () => baseUrl };
+    const areaContext: AreaContext = {
+      config,
+      log,
+      internal,
+      internalEndpoint,
+      baseUrl: () => baseUrl,
+      recordVectorIndex: dataDir && ((c) => dataDir.recordVectorIndex(c)),
+    };
     const areas = new Map<string, AreaServer>();
     let vectorArea: VectorAreaServer | undefined;
     for (const [prefix, start] of [
@@ -189,6 +199,8 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
       dataDirNotes: dataDir?.notes ?? [],
       attachProxy: (endpoint) => consoleHandler.attachProxy(endpoint),
       vectorLocal: vectorArea!.invoke,
+      vectorCreateIndex: (dimension) => vectorArea!.createIndex(dimension),
+      vectorRuntimeIndexes: () => vectorArea!.runtimeIndexes(),
       areaBanner: [
         ...[...areas.values()].flatMap((a) => a.banner?.() ?? []),
         `  Web console                   ${baseUrl}/console/   (log in with a token above)`,

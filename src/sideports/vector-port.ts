@@ -21,13 +21,17 @@ export interface VectorSideportOptions {
   more?: { url: string; token: string; local?: LocalVectorApi }[];
   /** How an index of another dimension is added (named in VADD's error for a dimension no index has). */
   addHint?: string;
+  /** The dev stack: makes an index for a new key of a dimension no index has (its URL, token, local calls). */
+  createIndex?: (dimension: number) => Promise<{ url: string; token: string; local?: LocalVectorApi }>;
   timeoutMs?: number;
 }
 
 export async function startVectorSideport(options: VectorSideportOptions, log: Logger): Promise<RunningSideport> {
-  const clients = [{ url: options.url, token: options.token, local: options.local }, ...(options.more ?? [])].map(
-    (i) => new VectorClient({ url: i.url, token: i.token, timeoutMs: options.timeoutMs, local: i.local }),
-  );
+  const client = (i: { url: string; token: string; local?: LocalVectorApi }) =>
+    new VectorClient({ url: i.url, token: i.token, timeoutMs: options.timeoutMs, local: i.local });
+  const create = options.createIndex;
+  // Clients of indexes created later join `clients` (the router appends them), so closeAll closes them too.
+  const clients = [{ url: options.url, token: options.token, local: options.local }, ...(options.more ?? [])].map(client);
   const closeAll = async () => void (await Promise.all(clients.map((c) => c.close())));
   try {
     return await startSideport(
@@ -39,7 +43,7 @@ export async function startVectorSideport(options: VectorSideportOptions, log: L
         allowUnauthenticated: options.allowUnauthenticated,
         tls: options.tls,
         limits: options.limits,
-        commands: vectorCommands(clients, options.addHint),
+        commands: vectorCommands(clients, options.addHint, create && (async (dim) => client(await create(dim)))),
         portFlag: '--vector-port',
         upstreamInfo: () => [
           `upstream_url:${new URL(options.url).origin}${new URL(options.url).pathname}`,

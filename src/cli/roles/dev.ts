@@ -10,6 +10,7 @@ import { startQueueSideport } from '../../sideports/queue-port.js';
 import type { RunningSideport } from '../../sideports/server.js';
 import { startVectorSideport } from '../../sideports/vector-port.js';
 import { sideportBanner, stackBanner } from '../banner.js';
+import { devVectorIndexes } from './dev-vector.js';
 import { listenerSettings } from '../listener-settings.js';
 import { FLAG, type DevFlags } from '../options.js';
 import { platformConfig } from '../platform-config.js';
@@ -105,18 +106,12 @@ async function startDevSideports(plan: DevSideportPlan, platform: RunningPlatfor
   };
   try {
     if (plan.vectorPort !== undefined) {
-      // The side port calls its platform in-process: the same operations without an HTTP round trip (issue 21).
-      const [first, ...more] = plan.vectorIndexes.map((name) => ({
-        url: `${platform.url}/vector/${name}`,
-        token: plan.vectorToken,
-        local: (op: string, ns: string | undefined, body: unknown) => platform.vectorLocal(name, op, ns, body, plan.vectorToken),
-      }));
+      // In-process calls, and an index made for a new key of a dimension none has (dev-vector.ts, issue 21).
       const vector = {
         ...listener,
         ...plan.vectorListener,
         port: plan.vectorPort,
-        ...first,
-        more,
+        ...devVectorIndexes(platform, plan.vectorIndexes, plan.vectorToken),
         addHint: `${FLAG.vectorIndex} <name> (an index of that dimension, added with ${FLAG.vectorConfig})`,
       };
       started.push(await startVectorSideport(vector, log));

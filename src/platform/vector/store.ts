@@ -35,7 +35,7 @@ export function decodeRecord(id: string, buf: Buffer): StoredRecord {
   return { id, dense, sparse: meta.s ? { indices: meta.s[0], values: meta.s[1] } : undefined, metadata: meta.m, data: meta.d };
 }
 
-type Resp = string | number | Buffer | null | Resp[];
+export type Resp = string | number | Buffer | null | Resp[];
 
 /** Decodes one RESP2 reply (bulk strings stay Buffers). */
 function decode(buf: Buffer, pos = 0): { value: Resp; end: number } {
@@ -69,6 +69,17 @@ function decode(buf: Buffer, pos = 0): { value: Resp; end: number } {
   }
 }
 
+/** Sends commands to the internal Redis on the shared connection; an error reply throws. */
+export async function runInternal(pool: RedisPool, commands: (string | Buffer)[][]): Promise<Resp[]> {
+  const conn = await pool.shared();
+  const replies = await conn.send(commands);
+  return replies.map((r) => {
+    const err = errorText(r);
+    if (err) throw new Error(`internal store: ${err}`);
+    return decode(r).value;
+  });
+}
+
 export class VectorStore {
   private readonly prefix: string;
   constructor(
@@ -82,14 +93,8 @@ export class VectorStore {
     return `${this.prefix}ns:${namespace}`;
   }
 
-  private async run(...commands: (string | Buffer)[][]): Promise<Resp[]> {
-    const conn = await this.pool.shared();
-    const replies = await conn.send(commands);
-    return replies.map((r) => {
-      const err = errorText(r);
-      if (err) throw new Error(`internal store: ${err}`);
-      return decode(r).value;
-    });
+  private run(...commands: (string | Buffer)[][]): Promise<Resp[]> {
+    return runInternal(this.pool, commands);
   }
 
   /** Stores the index configuration the first time; returns the one stored before (if any). */

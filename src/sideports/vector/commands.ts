@@ -8,7 +8,7 @@ import type { VectorClient } from '../../upstream/vector-client.js';
 import type { PortArg, Call, PortCommand, Reply } from '../port-command.js';
 import { vemb, vgetattr, vismember, vlinks, vrem, vsetattr } from './element-commands.js';
 import { keyspaceView, SetQuants, type VectorContext } from './keyspace.js';
-import { IndexRouter, routedClient } from './routing.js';
+import { IndexRouter, routedClient, type CreateIndex } from './routing.js';
 import { del, existsCommand, keys, type } from './keyspace-commands.js';
 import { vcard, vdim, vinfo, vremby, vservice } from './set-commands.js';
 import { vaddGroup } from './vadd.js';
@@ -381,11 +381,12 @@ const SPECS: VectorSpec[] = [VADD, VSIM, ...ELEMENT_COMMANDS, ...SET_COMMANDS, V
 
 /**
  * The commands of a vector side port in front of one or more indexes (one per dimension; the first is
- * the default). `addHint` names the flag that adds an index, for VADD's error on a new dimension.
+ * the default). `addHint` names the flag that adds an index, for VADD's error on a new dimension;
+ * `createIndex` (the dev stack) makes one instead, and its client joins `clients`.
  */
-export function vectorCommands(clients: VectorClient[], addHint = '--vector-index'): PortCommand[] {
+export function vectorCommands(clients: VectorClient[], addHint = '--vector-index', createIndex?: CreateIndex): PortCommand[] {
   const setQuants = new SetQuants();
-  const router = new IndexRouter(clients, addHint);
+  const router = new IndexRouter(clients, addHint, undefined, createIndex);
   const ctx: VectorContext = { client: keyspaceView(routedClient(router), (ns) => setQuants.forget(ns)), router, setQuants };
   return SPECS.map(({ run, runGroup, ...spec }) => ({
     ...spec,
