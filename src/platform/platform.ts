@@ -165,18 +165,7 @@ export async function startPlatform(config: PlatformConfig, log: Logger): Promis
     // Long keep-alive so a proxy's connection pool is not cut under it.
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(
-          err.code === 'EADDRINUSE'
-            ? new Error(
-                `port ${config.httpPort} on ${config.host} is already in use (another respgate?): choose another with --http-port or RESPGATE_HTTP_PORT (npm start -- --http-port 8089)`,
-              )
-            : err,
-        ),
-      );
-      server.listen(config.httpPort, config.host, resolve);
-    });
+    await listen(server, config);
     const port = (server.address() as AddressInfo).port;
     const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
     baseUrl = `http://${hostForUrl}:${port}`;
@@ -269,6 +258,22 @@ async function startExecutor(
   return { executor, jsonLibrary };
 }
 
+/** Listens on --http-port; a port in use is an error that says which flag changes it. */
+function listen(server: http.Server, config: PlatformConfig): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${config.httpPort} on ${config.host} is already in use (another respgate?): choose another with --http-port or RESPGATE_HTTP_PORT (npm start -- --http-port 8089)`,
+            )
+          : err,
+      ),
+    );
+    server.listen(config.httpPort, config.host, resolve);
+  });
+}
+
 /** Options of an embedded store that keeps its data in the data directory (none: a throw-away one). */
 function kept(dataDir: OpenDataDir | undefined, role: StoreRole): { dataDir?: string; pidFile?: string } {
   if (!dataDir) return {};
@@ -287,4 +292,3 @@ async function embed(
   log.debug({ role, port: r.endpoint.port }, 'embedded redis-server started');
   return r;
 }
-
