@@ -36,9 +36,10 @@ describe('commands newer than Redis 7.0.15 through the proxy', () => {
       ['HGETDEL', 'newer:h', 'FIELDS'],
     );
     expect(replies.slice(0, 3).map(String)).toEqual([':2\r\n', '*1\r\n$1\r\n1\r\n', '*2\r\n$1\r\nb\r\n$1\r\n2\r\n']);
-    // Answered by the upstream (redis-server 7.0.15 behind the platform does not have them), not refused by the proxy.
+    // Answered by the upstream (redis-server 7.0.15 behind the platform does not have WAITAOF; the platform's
+    // Search answers SEARCH.QUERY of a missing index), not refused by the proxy.
     expect(String(replies[3])).toMatch(/^-/);
-    expect(String(replies[4])).toMatch(/^-/);
+    expect(String(replies[4])).not.toMatch(/unknown command|not supported by respgate/);
     expect(await upstreamCalls('hgetdel')).toBe(1);
     expect(await upstreamCalls('waitaof')).toBe(1);
     expect(await upstreamCalls('search.query')).toBe(1);
