@@ -20,8 +20,7 @@ export interface SlowlogEntry {
 export class Slowlog {
   /**
    * Oldest first; only the newest `visible` count. At `-P 16` with 50 clients nearly every command
-   * waits past 10 ms, so this runs per command: appending (and dropping old entries in one splice now
-   * and then) costs far less than unshift and truncate per entry, which reallocated the array each time.
+   * waits past 10 ms, so this runs per command: appending (and dropping old entries 16 at a time) costs far less than unshift and truncate per entry, which reallocated the array each time.
    */
   private entries: SlowlogEntry[] = [];
   /** Entries SLOWLOG shows: Redis trims to slowlog-max-len when it adds one, not when the setting changes. */
@@ -68,8 +67,13 @@ export class Slowlog {
   }
 }
 
-/** Entries past the visible ones kept before they are dropped together. */
-const DROP_EVERY = 256;
+/**
+ * Entries past the visible ones kept before they are dropped together. Small: every entry holds copies
+ * of its arguments (slices of Node's 8 KiB buffer pools, which they keep alive), so entries kept longer
+ * reach the old generation; with 256 the dev stack's garbage collection per command was 2-5x base's at
+ * -P 16 (bench/README.md, run F), with 16 it is back to base's.
+ */
+const DROP_EVERY = 16;
 
 function trimArgs(args: Buffer[]): Buffer[] {
   const kept = args.length > MAX_ARGC ? MAX_ARGC - 1 : args.length;
