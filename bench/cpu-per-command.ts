@@ -11,7 +11,8 @@
 //   npx tsx bench/profile-summary.ts DIR/proxy-*.cpuprofile       # self time by function
 //   npx tsx bench/cpu-per-command.ts --root /path/to/other/checkout  # that checkout's proxy and platform
 //   npx tsx bench/cpu-per-command.ts --compare /path/to/other/build  # A/B: that build's proxy and platform too,
-//                                   # measured in the same rounds, interleaved with this one (columns "… B")
+//                                   # measured in the same rounds, interleaved with this one (rows "… (B)");
+//                                   # --compare may be given several times (rows (B), (C) …)
 //
 // CPU per command is much less sensitive to other load on the machine than throughput is (a busy
 // neighbour slows the run but does not add CPU time to our processes), which is why it is the figure
@@ -39,6 +40,8 @@ const REQUESTS: Record<number, number> = quick ? { 1: 20_000, 16: 100_000 } : { 
 const requests = (pipeline: number): number => REQUESTS[pipeline] ?? (pipeline < 8 ? REQUESTS[1] : REQUESTS[16]);
 const TESTS = (arg('--tests') ?? 'set,get').split(',');
 const PIPELINES = (arg('--pipelines') ?? '1,16').split(',').map(Number);
+/** Sample-key suffix and row label of each stack: this build, then each --compare build. */
+const LETTERS = ['', 'B', 'C', 'D', 'E'];
 
 function nodeArgs(name: string): string[] {
   return PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
@@ -90,8 +93,9 @@ async function main(): Promise<void> {
   const directProc = await startRedis(directPort);
   log(`direct redis-server :${directPort} (pid ${directProc.pid})`);
   const stacks = [await startStack(arg('--root') ?? root, '', nodeArgs)];
-  const compareDir = arg('--compare');
-  if (compareDir) stacks.push(await startStack(compareDir, 'B ', nodeArgs));
+  // Every --compare DIR: another build, measured in the same rounds (B, C …).
+  const compareDirs = process.argv.flatMap((a, i) => (a === '--compare' ? [process.argv[i + 1]] : []));
+  for (const [i, dir] of compareDirs.entries()) stacks.push(await startStack(dir, `${LETTERS[i + 1]} `, nodeArgs));
   const load: number[] = [loadavg()[0]];
   const rows: string[] = [];
   const writeRows: string[] = [];
@@ -110,7 +114,7 @@ async function main(): Promise<void> {
     latencyLine = `p50 latency of one client alone (redis-benchmark -c 1 -t get): direct ${Math.round(d50)} µs, ${stacks
       .map((_, i) => {
         const x50 = median(latency.proxy[i]);
-        return `through proxy + platform${i ? ' B' : ''} ${Math.round(x50)} µs: the hop adds ${Math.round(x50 - d50)} µs`;
+        return `through proxy + platform${i ? ` ${LETTERS[i]}` : ''} ${Math.round(x50)} µs: the hop adds ${Math.round(x50 - d50)} µs`;
       })
       .join('; ')}`;
     for (const p of PIPELINES) {
@@ -125,7 +129,7 @@ async function main(): Promise<void> {
           samples.directW.push(d.writes.direct);
           samples.directS.push(d.sys.direct);
           for (const [i, stack] of stacks.entries()) {
-            const b = i ? 'B' : ''; // the --compare build's samples
+            const b = LETTERS[i]; // '' for this build, B, C … for the --compare builds' samples
             const x = await cpuDuring({ proxy: stack.proxy.pid, platform: stack.platform.pid, data: stack.dataPid }, requests(p), () =>
               benchmark(stack.proxyPort, test, p),
             );
@@ -140,8 +144,8 @@ async function main(): Promise<void> {
         const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
         const ratio = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} µs (${(v / m.direct).toFixed(2)}×)`;
         const sysShare = (sys: number, all: number) => `${Math.round((100 * sys) / all)}%`;
-        for (const b of stacks.map((_, i) => (i ? 'B' : ''))) {
-          const label = `${test.toUpperCase()}${b ? ' (B)' : ''}`;
+        for (const b of stacks.map((_, i) => LETTERS[i])) {
+          const label = `${test.toUpperCase()}${b ? ` (${b})` : ''}`;
           rows.push(
             `| ${label} | ${p} | ${m.direct.toFixed(2)} µs | ${ratio(m['proxy' + b])} | ${ratio(m['platform' + b])} | ${ratio(m['data' + b])} | ${Math.round(m.directRps)} / ${Math.round(m['proxyRps' + b])} |`,
           );

@@ -44,7 +44,8 @@ export interface Proc {
 
 /** Starts a process and waits until its stdout matches `ready`. */
 export async function startUntilReady(cmd: string, args: string[], ready: RegExp): Promise<Proc> {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Throw-away stores: no .respgate-data, so no append-only file (builds before the data directory had none).
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RESPGATE_EPHEMERAL: '1' } });
   const proc: Proc = { pid: child.pid!, child, out: '' };
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d) => {

@@ -54,13 +54,14 @@ export function requestBytes(args: readonly Buffer[]): number {
   return n;
 }
 
-/** Decimal digits of a non-negative integer (no string per argument on the hot path). */
+/** Decimal digits of a non-negative integer (no string or division per argument on the hot path). */
 function digits(n: number): number {
-  let d = 1;
-  while (n >= 10) {
-    n = Math.floor(n / 10);
-    d++;
-  }
+  if (n < 10) return 1;
+  if (n < 100) return 2;
+  if (n < 1000) return 3;
+  if (n < 10_000) return 4;
+  let d = 5;
+  for (let p = 100_000; n >= p; p *= 10) d++;
   return d;
 }
 
@@ -90,25 +91,29 @@ export class ClientCost {
     commands: readonly Buffer[][],
     replies: readonly (Buffer | undefined)[],
   ): void {
-    const share = 1 / commands.length;
-    // A call's commands come in runs from the same connection: look its counters up once per run.
-    let lastOwner: CostOwner | undefined | null = null;
-    let tracked: CostCounters = zero();
-    let series: CostCounters = tracked;
-    for (let i = 0; i < commands.length; i++) {
-      const sent = requestBytes(commands[i]);
+    const n = commands.length;
+    const share = 1 / n;
+    // A call's commands come in runs from the same connection, often of the same command: each run
+    // is summed here and charged once (a few map lookups per run, not per command).
+    let start = 0;
+    let sent = 0;
+    let received = 0;
+    let errors = 0;
+    for (let i = 0; i < n; i++) {
+      sent += requestBytes(commands[i]);
       const reply = replies[i];
-      const received = reply?.length ?? 0;
-      const error = reply !== undefined && reply[0] === MINUS ? 1 : 0;
-      if (owners[i] !== lastOwner) {
-        lastOwner = owners[i];
-        const label = costLabel(lastOwner);
-        tracked = this.tracked(label);
-        series = this.seriesFor(label);
+      if (reply !== undefined) {
+        received += reply.length;
+        if (reply[0] === MINUS) errors++;
       }
-      add(tracked, share, sent, received, error);
-      add(series, share, sent, received, error);
-      add(entry(this.byCommand, names[i]), share, sent, received, error);
+      if (i + 1 < n && owners[i + 1] === owners[i] && names[i + 1] === names[i]) continue;
+      const run = { commands: i + 1 - start, requests: (i + 1 - start) * share, bytesSent: sent, bytesReceived: received, errors };
+      const label = costLabel(owners[i]);
+      add(this.tracked(label), run);
+      add(this.seriesFor(label), run);
+      add(entry(this.byCommand, names[i]), run);
+      start = i + 1;
+      sent = received = errors = 0;
     }
   }
 
@@ -166,12 +171,12 @@ function entry(map: Map<string, CostCounters>, key: string): CostCounters {
   return c;
 }
 
-function add(c: CostCounters, share: number, sent: number, received: number, error: number): void {
-  c.commands++;
-  c.requests += share;
-  c.bytesSent += sent;
-  c.bytesReceived += received;
-  c.errors += error;
+function add(c: CostCounters, run: CostCounters): void {
+  c.commands += run.commands;
+  c.requests += run.requests;
+  c.bytesSent += run.bytesSent;
+  c.bytesReceived += run.bytesReceived;
+  c.errors += run.errors;
 }
 
 /** A name as an INFO field may carry it (no `:`, `,`, `=` or space, which separate INFO's fields). */

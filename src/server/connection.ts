@@ -195,9 +195,15 @@ export abstract class RespConnection implements ReplyPort {
    */
   protected writeReplies(): void {
     this.replies.write();
+    const used = this.socket.writableLength;
+    // The usual case, checked first: the kernel took every byte, so no limit can be reached.
+    if (used === 0) {
+      this.outputSoftLimit.softSince = 0;
+      return;
+    }
     const cls = this.outputClass;
     const limit = this.host.limits.outputBufferLimits[cls];
-    if (outputLimitReached(limit, this.socket.writableLength, this.outputSoftLimit, Date.now())) {
+    if (outputLimitReached(limit, used, this.outputSoftLimit, Date.now())) {
       this.host.log.warn(
         {
           conn: this.id,

@@ -6,8 +6,8 @@
 // rejection.
 //
 // Batches: commands whose arguments are all valid UTF-8 go in JSON `/pipeline` requests (split so
-// each body stays under maxRequestBytes); a command with a binary argument goes alone in the path
-// form. The parts of a batch run one after the other, so the upstream sees them in order.
+// each body stays under maxRequestBytes); a command with a binary argument, or a large value as its
+// last argument, goes alone in the path form. The parts of a batch run one after the other, so the upstream sees them in order.
 // Transactions go as one /multi-exec call, or as one EVAL when keys are watched or an argument is
 // binary (script-transaction.ts).
 import { Pool } from './undici-pool.js';
@@ -160,7 +160,7 @@ export class KvClient {
       // Size of each command as JSON (-1: JSON cannot carry it, path form).
       const sizes = new Array<number>(n);
       const escapes: { map: Escapes } = { map: undefined };
-      for (let i = 0; i < n; i++) sizes[i] = measureCommand(commands[i], escapes);
+      for (let i = 0; i < n; i++) sizes[i] = largeLastArgument(commands[i]) ? -1 : measureCommand(commands[i], escapes);
       const batch: Batch = { commands, sizes, escapes: escapes.map, replies, stop: undefined, credential };
       for (let i = 0; i < n; i++) this.scripts.learn(commands[i]);
 
@@ -514,6 +514,26 @@ function positive(value: number, fallback: number): number {
 function isJsonItem(item: unknown): item is JsonItem {
   if (!item || typeof item !== 'object' || Array.isArray(item)) return false;
   return 'result' in item || typeof (item as { error?: unknown }).error === 'string';
+}
+
+/** A last argument from this size on travels as the raw body of the path form (SET k <value>). */
+const LARGE_BODY_ARGUMENT = 128 * 1024;
+/** … when the arguments before it, which go in the path, are this small. */
+const SMALL_PATH = 1024;
+
+/**
+ * A command whose last argument is a large value (SET, APPEND, LPUSH … of a big value) goes alone in
+ * the path form, the value as the raw request body: JSON would have the proxy check (and maybe
+ * escape) every byte of it and the upstream parse it back, several milliseconds per MiB on both
+ * sides (bench/README.md, large values, issue 25). Alone anyway: a 1 MiB command fills a /pipeline
+ * request (maxRequestBytes) by itself.
+ */
+function largeLastArgument(command: readonly Buffer[]): boolean {
+  const n = command.length;
+  if (n < 2 || command[n - 1].length < LARGE_BODY_ARGUMENT) return false;
+  let path = 0;
+  for (let i = 0; i < n - 1; i++) path += command[i].length;
+  return path <= SMALL_PATH;
 }
 
 function emptyCommandInTransaction(index: number): string {

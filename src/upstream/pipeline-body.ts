@@ -4,6 +4,7 @@
 // escapes goes through JSON.stringify. Measured against JSON.stringify of `buf.toString()` per
 // argument (bench/upstream-pipeline.bench.ts): 2-4x faster for small commands, equal for 1 KB values.
 import { isUtf8 } from 'node:buffer';
+import { HIGH_BYTES, jsonTextFlags, NEEDS_ESCAPE } from '../resp/json-text-scan.js';
 
 /** Escaped JSON text of the arguments that need it, by argument identity (created when first needed). */
 export type Escapes = Map<Buffer, Buffer> | undefined;
@@ -39,21 +40,18 @@ const enum ArgKind {
 }
 
 /**
- * One byte loop per argument: JSON escapes needed (`"`, `\`, or a control character below 0x20), and
- * whether a byte above 0x7f makes a native UTF-8 check necessary. Most arguments are ASCII, and a
- * call of `isUtf8` per argument was a few percent of the proxy's CPU per command at -P 16
- * (bench/cpu-per-command.ts profile, issue 14).
+ * One pass per argument (resp/json-text-scan.ts: a byte loop for short ones, four bytes at a time for
+ * long ones): JSON escapes needed (`"`, `\`, or a control character below 0x20), and whether a byte
+ * above 0x7f makes a native UTF-8 check necessary. Most arguments are ASCII, and a call of `isUtf8`
+ * per argument was a few percent of the proxy's CPU per command at -P 16 (bench/cpu-per-command.ts
+ * profile, issue 14).
  */
 function scanArgument(bytes: Buffer): ArgKind {
-  let escape = false;
-  let high = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const c = bytes[i];
-    if (c < 0x20 || c === 0x22 || c === 0x5c) escape = true;
-    else if (c > 0x7f) high = true;
-  }
-  if (high && !isUtf8(bytes)) return ArgKind.NotUtf8;
-  return escape ? ArgKind.NeedsEscape : ArgKind.Plain;
+  const flags = jsonTextFlags(bytes, 0, bytes.length);
+  // The scan stops at the first escape without looking for high bytes: the native check tells.
+  if (flags & NEEDS_ESCAPE) return isUtf8(bytes) ? ArgKind.NeedsEscape : ArgKind.NotUtf8;
+  if (flags & HIGH_BYTES && !isUtf8(bytes)) return ArgKind.NotUtf8;
+  return ArgKind.Plain;
 }
 
 /** Writes commands [from, to) as one JSON array of arrays; `sizes` come from measureCommand. */

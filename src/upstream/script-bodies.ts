@@ -47,10 +47,16 @@ export class ScriptBodies {
   learn(command: readonly Buffer[]): void {
     const name = command[0];
     if (name === undefined || command.length < 3) return;
-    if (name.length === 4 || name.length === 7) {
+    // First byte before any string: MSET, HSET … (4 letters, 3+ arguments) are common and never a script.
+    if ((name.length === 4 || name.length === 7) && (name[0] | 0x20) === 0x65) {
       const lower = name.toString('latin1').toLowerCase();
       if (lower === 'eval' || lower === 'eval_ro') this.remember(command[1]);
-    } else if (name.length === 6 && command.length === 3 && name.toString('latin1').toLowerCase() === 'script') {
+    } else if (
+      name.length === 6 &&
+      command.length === 3 &&
+      (name[0] | 0x20) === 0x73 &&
+      name.toString('latin1').toLowerCase() === 'script'
+    ) {
       if (command[1].toString('latin1').toLowerCase() === 'load') this.remember(command[2]);
     }
   }

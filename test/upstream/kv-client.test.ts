@@ -228,6 +228,27 @@ describe('KvClient against the local platform', () => {
     }
   });
 
+  it('sends a large last argument as the raw body of the path form, byte for byte, in order', async () => {
+    // What redis-benchmark -d writes ('0' + 0..63: backslashes), quotes, UTF-8 and binary bytes: no JSON escaping.
+    const value = Buffer.alloc(300 * 1024);
+    for (let i = 0; i < value.length; i++) value[i] = 0x30 + ((i * 7919) & 63);
+    value.write('"é\\\n', 1000);
+    allBytes.copy(value, 5000);
+    const { result: replies, requests } = await recordRequests(() =>
+      kv.pipeline([cmd('DEL', 'large:v'), cmd('SET', 'large:v', value), cmd('STRLEN', 'large:v'), cmd('APPEND', 'large:v', value)]),
+    );
+    expect(text(replies)).toEqual([':0\r\n', '+OK\r\n', `:${value.length}\r\n`, `:${2 * value.length}\r\n`]);
+    const json = (...c: string[]) => Buffer.byteLength(JSON.stringify([c]));
+    expect(requests.map((r) => [r.path, r.bytes])).toEqual([
+      ['/pipeline', json('DEL', 'large:v')],
+      ['/SET/large%3Av', value.length],
+      ['/pipeline', json('STRLEN', 'large:v')],
+      ['/APPEND/large%3Av', value.length],
+    ]);
+    const [stored] = await oracle.send([['GETRANGE', 'large:v', '0', String(value.length - 1)]]);
+    expect(stored.equals(Buffer.concat([Buffer.from(`$${value.length}\r\n`), value, Buffer.from('\r\n')]))).toBe(true);
+  });
+
   it('answers a command the upstream refuses in place, the others normally', async () => {
     const replies = await kv.pipeline([
       cmd('SET', 'r:a', '1'),

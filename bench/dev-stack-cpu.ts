@@ -1,0 +1,67 @@
+// CPU per command of the one-process dev stack (`respgate dev`: proxy, platform, side ports and areas
+// in one Node process) of this build and another, side by side: redis-benchmark -c 50 -P 16, rounds
+// alternating which build goes first, CPU time of each dev process per command from /proc, median.
+// Written for issue 20 (bench/README.md run F), where a standalone proxy and platform were at base's
+// cost but the dev stack was not (garbage collection of the first SLOWLOG store).
+//
+//   npx tsx bench/dev-stack-cpu.ts /tmp/base              # GET, 4 rounds
+//   npx tsx bench/dev-stack-cpu.ts /tmp/base set --profile DIR   # also node --cpu-prof into DIR/<build>
+import { execFile, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { freePort } from '../src/platform/redis/embedded-server.js';
+import { cpuUs, median } from './process-stack.js';
+
+const run = promisify(execFile);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const [other = '/tmp/base', test = 'get'] = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--profile');
+const profileAt = process.argv.indexOf('--profile');
+const PROFILE_DIR = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
+const ROUNDS = 4;
+const REQUESTS = 300_000;
+
+async function dev(dir: string): Promise<{ port: number; pid: number; stop: () => void }> {
+  const port = await freePort();
+  const prof = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.join(PROFILE_DIR, path.basename(dir))}`] : [];
+  const ports = ['--http-port', '--vector-port', '--queue-port'];
+  const args = [...prof, path.join(dir, 'bin/respgate'), 'dev', '--port', String(port), '--log-level', 'warn'];
+  for (const flag of ports) args.push(flag, String(await freePort()));
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RESPGATE_EPHEMERAL: '1' } });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`respgate dev of ${dir} exited with ${code}`)));
+  });
+  return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };
+}
+
+const benchmark = (port: number, n: number) =>
+  run('redis-benchmark', ['-p', String(port), '-c', '50', '-n', String(n), '-r', '10000', '-t', test, '-P', '16', '--csv']);
+
+const stacks = { 'this build': await dev(root), [other]: await dev(other) };
+const results = Object.fromEntries(Object.keys(stacks).map((k) => [k, { rps: [] as number[], cpu: [] as number[] }]));
+try {
+  for (const s of Object.values(stacks)) await benchmark(s.port, 100_000); // warm-up
+  for (let r = 0; r < ROUNDS; r++) {
+    const names = Object.keys(stacks);
+    for (const name of r % 2 ? names.reverse() : names) {
+      const s = stacks[name];
+      const before = cpuUs(s.pid);
+      const { stdout } = await benchmark(s.port, REQUESTS);
+      results[name].cpu.push((cpuUs(s.pid) - before) / REQUESTS);
+      results[name].rps.push(Number(stdout.trim().split('\n')[1].split(',')[1].replace(/"/g, '')));
+    }
+  }
+} finally {
+  for (const s of Object.values(stacks)) s.stop();
+}
+console.log(`${test.toUpperCase()} -c 50 -P 16 -n ${REQUESTS}, ${ROUNDS} rounds alternating; dev process CPU µs per command and req/s`);
+for (const [name, v] of Object.entries(results)) {
+  console.log(
+    `${name}: CPU ${v.cpu.map((x) => x.toFixed(2)).join(' ')} (median ${median(v.cpu).toFixed(2)}); req/s median ${Math.round(median(v.rps))}`,
+  );
+}
