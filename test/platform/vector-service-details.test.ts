@@ -152,3 +152,32 @@ describe('HYBRID update', () => {
     expect((await call('/hybrid/update', { id: 'h', metadata: { a: 1 } })).result).toEqual({ updated: 1 });
   });
 });
+
+describe('/info while an upsert is still arriving', () => {
+  it('counts the upsert as pending until it is applied (the SDK polls /info right after an upsert it did not await)', async () => {
+    const { default: http } = await import('node:http');
+    const url = new URL(`${p.url}/vector/dense/upsert/arriving`);
+    const body = JSON.stringify([{ id: 'late', vector: [1, 2, 3] }]);
+    const answered = new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        url,
+        { method: 'POST', headers: { Authorization: `Bearer ${p.token}`, 'Content-Length': String(body.length) } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      // Half the body now, the rest after /info was read.
+      req.write(body.slice(0, 10));
+      setTimeout(() => req.end(body.slice(10)), 400);
+    });
+    await new Promise((r) => setTimeout(r, 150));
+    const during = await call('/dense/info', {});
+    expect(during.result.pendingVectorCount).toBeGreaterThanOrEqual(1);
+    expect(during.result.namespaces.arriving?.pendingVectorCount ?? 1).toBeGreaterThanOrEqual(1);
+    expect(await answered).toBe(200);
+    const after = await call('/dense/info', {});
+    expect(after.result.namespaces.arriving).toEqual({ vectorCount: 1, pendingVectorCount: 0 });
+  });
+});

@@ -22,6 +22,9 @@ interface Operation {
   run(index: VectorIndex, namespace: string, body: unknown, query: URLSearchParams): unknown;
 }
 
+/** Writes that add or change vectors: while one is in flight, /info counts it as pending. */
+const PENDING_WRITES = new Set(['upsert', 'upsert-data', 'update']);
+
 const OPERATIONS: Record<string, Operation> = {
   upsert: { access: 'write', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.upsert(ns, b) },
   'upsert-data': { access: 'write', methods: ['POST'], namespaced: true, run: (ix, ns, b) => ix.upsertData(ns, b) },
@@ -71,6 +74,14 @@ export class VectorHttpApi {
 
   /** Requests being served now (the background graph building steps back meanwhile). */
   inFlight = 0;
+
+  /**
+   * Upserts and updates received but not yet applied, per index and namespace. /info counts them as
+   * pending vectors: a client that sends an upsert and, without waiting for its answer, polls /info until
+   * nothing is pending (the SDK's own tests do) must not be told "nothing pending" while the upsert's body
+   * is still being read. The service accepts a write before it indexes it, so its count covers these too.
+   */
+  private readonly writesInFlight = new Map<string, Map<string, number>>();
 
   async handle(req: http.IncomingMessage, res: http.ServerResponse, path: string, query: string): Promise<void> {
     this.inFlight++;
@@ -153,6 +164,23 @@ export class VectorHttpApi {
       req.resume();
       throw new VectorError(403, `The ${opName} operation is not allowed with the read-only token; use the index's standard token`);
     }
+    const counted = PENDING_WRITES.has(opName) ? this.countWrite(indexName, namespace) : undefined;
+    try {
+      const result = await this.readAndRun(req, entry.index, op, opName, namespace, query);
+      sendJson(res, 200, { result: opName === 'info' ? this.withWritesInFlight(indexName, result) : result });
+    } finally {
+      counted?.();
+    }
+  }
+
+  private async readAndRun(
+    req: http.IncomingMessage,
+    index: Parameters<Operation['run']>[0],
+    op: Operation,
+    opName: string,
+    namespace: string,
+    query: URLSearchParams,
+  ): Promise<unknown> {
     const raw = await readBody(req, this.maxRequestSize);
     let body: unknown;
     const text = raw.toString('utf8').trim();
@@ -166,8 +194,32 @@ export class VectorHttpApi {
         throw new VectorError(400, `Failed to parse the request body as JSON: ${(err as Error).message}`);
       }
     }
-    const result = await op.run(entry.index, namespace, body, query);
-    sendJson(res, 200, { result });
+    return op.run(index, namespace, body, query);
+  }
+
+  /** Counts one write in flight; the returned function uncounts it. */
+  private countWrite(indexName: string, namespace: string): () => void {
+    let perNamespace = this.writesInFlight.get(indexName);
+    if (!perNamespace) this.writesInFlight.set(indexName, (perNamespace = new Map()));
+    perNamespace.set(namespace, (perNamespace.get(namespace) ?? 0) + 1);
+    return () => {
+      const left = (perNamespace.get(namespace) ?? 1) - 1;
+      if (left > 0) perNamespace.set(namespace, left);
+      else perNamespace.delete(namespace);
+    };
+  }
+
+  /** An /info answer with the writes still in flight counted as pending vectors (at least one each). */
+  private withWritesInFlight(indexName: string, info: unknown): unknown {
+    const perNamespace = this.writesInFlight.get(indexName);
+    if (!perNamespace || perNamespace.size === 0 || !info || typeof info !== 'object') return info;
+    const out = info as { pendingVectorCount: number; namespaces?: Record<string, { vectorCount: number; pendingVectorCount: number }> };
+    for (const [ns, count] of perNamespace) {
+      out.pendingVectorCount += count;
+      const entry = out.namespaces?.[ns];
+      if (entry) entry.pendingVectorCount += count;
+    }
+    return out;
   }
 
   private authenticate(req: http.IncomingMessage, tokens: IndexTokens): Access {
