@@ -174,7 +174,8 @@ describe('logs filters', () => {
   it('label filters and each entry carries label; a bad cursor or state is a 400; /v2/logs answers logs', async () => {
     const label = `log-label-${Date.now()}`;
     const { messageId } = await client.publish({ url: `${dest.url}/log`, body: 'l', label });
-    await until(async () => (await client.logs({ filter: { label } })).logs.length > 0, 'the log entries');
+    // Wait for the delivery's last entry, so the later reads see the same entries.
+    await until(async () => (await client.logs({ filter: { label } })).logs.some((l) => l.state === 'DELIVERED'), 'the log entries');
     const { logs } = await client.logs({ filter: { label } });
     expect(logs.every((l) => l.messageId === messageId && l.label === label)).toBe(true);
     expect((await call('/v2/events?cursor=not-a-cursor')).status).toBe(400);

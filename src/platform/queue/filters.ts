@@ -69,14 +69,7 @@ export function parseListQuery(endpoint: ListEndpoint, q: URLSearchParams): List
     if (!allowed.includes(name) && !ALWAYS.includes(name))
       throw badRequest(`unknown query parameter '${name}': the filters of this endpoint are ${allowed.join(', ')}`);
   }
-  const list = (...names: string[]) =>
-    names.flatMap((name) =>
-      q
-        .getAll(name)
-        .flatMap((v) => v.split(','))
-        .map((v) => v.trim())
-        .filter(Boolean),
-    );
+  const list = (...names: string[]) => listParam(q, ...names);
   const ids = endpoint === 'dlq' ? list('dlqIds') : endpoint === 'messages' ? list('messageIds') : list('messageIds', 'messageId');
   const messageIds = endpoint === 'dlq' ? list('messageId') : [];
   const urls = list('url');
@@ -158,4 +151,15 @@ function checkedInteger(name: string, v: string): number {
 function checkCursor(endpoint: ListEndpoint, cursor: string): void {
   const ok = endpoint === 'dlq' ? /^\d+-\d+$/.test(cursor) : /^\d+(-\d+)?(\.\d+)?$/.test(cursor);
   if (!ok) throw badRequest(`invalid cursor '${cursor}': pass the cursor of the previous page unchanged`);
+}
+
+/** The values of query parameters that take a list: repeated (`?a=1&a=2`), comma-separated (`?a=1,2`), or both. */
+export function listParam(q: URLSearchParams, ...names: string[]): string[] {
+  return names.flatMap((name) =>
+    q
+      .getAll(name)
+      .flatMap((v) => v.split(','))
+      .map((v) => v.trim())
+      .filter(Boolean),
+  );
 }

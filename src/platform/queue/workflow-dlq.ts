@@ -14,6 +14,7 @@ import { PublishHeaders } from './publish-options.js';
 import type { DlqEntry, QueueRecords } from './records.js';
 import { compareKeys, dlqOrderKey, dlqView } from './views.js';
 import type { RunRecord, WorkflowRuns } from './workflow-runs.js';
+import { listParam } from './filters.js';
 
 export interface WorkflowDlqDeps {
   runs: WorkflowRuns;
@@ -105,12 +106,7 @@ async function selection(d: WorkflowDlqDeps, q: URLSearchParams): Promise<{ page
   for (const name of new Set(q.keys()))
     if (![...FIELDS, ...LIST_FIELDS, ...ALWAYS].includes(name))
       throw badRequest(`unknown query parameter '${name}': the filters of this endpoint are ${[...FIELDS, ...LIST_FIELDS].join(', ')}`);
-  const list = (name: string) =>
-    q
-      .getAll(name)
-      .flatMap((v) => v.split(','))
-      .map((v) => v.trim())
-      .filter(Boolean);
+  const list = (name: string) => listParam(q, name);
   const num = (name: string): number | undefined => {
     const v = q.get(name);
     if (v === null) return undefined;

@@ -3,6 +3,7 @@
 // OR), fields combine with AND, and an unknown field is refused (a typo must not list everything).
 import { badRequest } from './errors.js';
 import type { RawStep, RunRecord } from './workflow-runs.js';
+import { listParam } from './filters.js';
 
 const FIELDS = [
   'cursor',
@@ -33,12 +34,7 @@ export function runLogFilter(q: URLSearchParams): (r: RunRecord, steps: RawStep[
   for (const name of new Set(q.keys()))
     if (!FIELDS.includes(name) && !ALWAYS.includes(name))
       throw badRequest(`unknown query parameter '${name}': the filters of the workflow logs are ${FIELDS.join(', ')}`);
-  const list = (name: string) =>
-    q
-      .getAll(name)
-      .flatMap((v) => v.split(','))
-      .map((v) => v.trim())
-      .filter(Boolean);
+  const list = (name: string) => listParam(q, name);
   const num = (name: string): number | undefined => {
     const v = q.get(name);
     if (v === null || v === '') return undefined;

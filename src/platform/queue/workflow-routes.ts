@@ -11,6 +11,7 @@ import type { Publisher } from './publisher.js';
 import { workflowDlqRoute, type WorkflowDlqDeps } from './workflow-dlq.js';
 import { runLogFilter } from './workflow-log-filters.js';
 import type { FailureFunctionRecord, RawStep, RunRecord, Waiter } from './workflow-runs.js';
+import { listParam } from './filters.js';
 
 export interface WorkflowRouteDeps extends WorkflowDlqDeps {
   publisher: Publisher;
@@ -63,10 +64,7 @@ async function cancelRun(d: WorkflowRouteDeps, runId: string): Promise<boolean> 
 
 /** DELETE /v2/workflows/runs?workflowRunIds=…|workflowUrl=… (prefix unless workflowUrlExactMatch=true). */
 async function bulkCancel(d: WorkflowRouteDeps, c: Call): Promise<true> {
-  const ids = c.query
-    .getAll('workflowRunIds')
-    .flatMap((v) => v.split(','))
-    .filter(Boolean);
+  const ids = listParam(c.query, 'workflowRunIds');
   const url = c.query.get('workflowUrl');
   const exact = c.query.get('workflowUrlExactMatch') === 'true';
   const all = c.query.get('all') === 'true';
