@@ -1,26 +1,37 @@
 /**
- * Generates src/commands/redis-7.0.15.json, the command data of Redis 7.0.15, from a real redis-server:
+ * Records src/commands/redis-8.8.0.json, the command data of Redis 8.8.0, from a running redis-server 8.8.0:
  * `COMMAND INFO` (arity, flags, key positions, ACL categories, tips, key specs, subcommands) and
- * `COMMAND DOCS` (summary, since, group, complexity, doc flags, deprecation, history, arguments).
+ * `COMMAND DOCS` (summary, since, group, complexity, module, doc flags, deprecation, history, arguments),
+ * and the fixture test/fixtures/commands-redis8/replies.json: the SHA-256 of Redis' exact bytes of
+ * `COMMAND INFO name` and `COMMAND DOCS name` for every command and subcommand, and Redis' exact replies to
+ * the cases of test/fixtures/commands-redis8/cases.ts (GETKEYS, LIST FILTERBY, COUNT, errors), in RESP2 and
+ * RESP3. CI has no Redis 8: test/commands/ compares the proxy's replies with these recordings.
  *
- *   npx tsx scripts/gen-command-data.ts [--redis-server /usr/bin/redis-server] [--out src/commands/redis-7.0.15.json]
+ *   redis-server(8.8.0) --port 16388 --save '' --appendonly no &      # bring your own; this script builds nothing
+ *   npx tsx scripts/gen-command-data.ts --port 16388 [--host 127.0.0.1] [--out src/commands/redis-8.8.0.json]
+ *                                      [--replies test/fixtures/commands-redis8/replies.json] [--expect 8.8.0]
  *
- * The output is deterministic: commands and subcommands are sorted by name (Redis lists them in hash order,
- * which changes from run to run); every other list and every map keeps the order Redis sends, so that
+ * It only reads (COMMAND ...), so any idle Redis 8.8.0 will do; it refuses another version. The output is
+ * deterministic: commands and subcommands are sorted by name (Redis lists them in hash order, which changes
+ * from run to run); every other list and every map keeps the order Redis sends, so that
  * src/commands/introspection.ts can re-encode COMMAND INFO / COMMAND DOCS byte for byte.
  *
- * This file also exports the small redis-server launcher and raw RESP client that the differential tests
- * under test/commands/ use (a typed RESP3 reader that keeps status vs bulk, set vs array, raw bytes).
+ * This file also exports the small redis-server launcher, the raw RESP client and the reply canonicalisers
+ * that the tests under test/commands/ use (a typed RESP3 reader that keeps status vs bulk, set vs array,
+ * raw bytes).
  */
 import { writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CommandData, CommandDataFile, CommandDocsData, Plain } from '../src/commands/data.js';
 import { startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
-import { encodeCommands } from '../src/resp/request-writer.js';
+import { COMMAND_CASES } from '../test/fixtures/commands-redis8/cases.js';
+import { canonical, canonDocsMap, canonInfoList, RawRedis, sha256, type RecordedReplies, type Reply } from './resp-replies.js';
 
-export const REDIS_VERSION = '7.0.15';
+export { parseReply, RawRedis, type Reply } from './resp-replies.js';
+
+/** The Redis version the command data is recorded from. */
+export const RECORDED_VERSION = '8.8.0';
 
 // ---------------------------------------------------------------------------------------------------------------
 // A throwaway redis-server on a free loopback port (the platform's own launcher, without a password).
@@ -33,129 +44,6 @@ export interface RedisServer {
 export async function startRedisServer(binary = process.env.REDIS_SERVER ?? 'redis-server'): Promise<RedisServer> {
   const server = await startEmbeddedRedis({ binary, password: null });
   return { port: server.endpoint.port, stop: server.stop };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// A raw RESP client: sends multibulk requests, returns typed replies together with their exact bytes.
-
-export type Reply =
-  | { type: 'status'; text: string; raw: Buffer }
-  | { type: 'error'; text: string; raw: Buffer }
-  | { type: 'int'; value: number; raw: Buffer }
-  | { type: 'bulk'; value: Buffer | null; text: string; raw: Buffer }
-  | { type: 'double' | 'bignum' | 'bool' | 'null'; text: string; raw: Buffer }
-  | { type: 'array' | 'set' | 'push'; items: Reply[] | null; raw: Buffer }
-  | { type: 'map'; entries: [Reply, Reply][]; raw: Buffer };
-
-/** Parses one reply at `pos`; returns undefined when the buffer holds only part of it. */
-export function parseReply(buf: Buffer, pos = 0): { reply: Reply; end: number } | undefined {
-  const eol = buf.indexOf('\r\n', pos);
-  if (eol < 0) return undefined;
-  const kind = String.fromCharCode(buf[pos]);
-  const line = buf.toString('latin1', pos + 1, eol);
-  const next = eol + 2;
-  const raw = (end: number) => buf.subarray(pos, end);
-  switch (kind) {
-    case '+':
-      return { reply: { type: 'status', text: buf.toString('utf8', pos + 1, eol), raw: raw(next) }, end: next };
-    case '-':
-      return { reply: { type: 'error', text: buf.toString('utf8', pos + 1, eol), raw: raw(next) }, end: next };
-    case ':':
-      return { reply: { type: 'int', value: Number(line), raw: raw(next) }, end: next };
-    case ',':
-    case '(':
-    case '#':
-    case '_': {
-      const type = kind === ',' ? 'double' : kind === '(' ? 'bignum' : kind === '#' ? 'bool' : 'null';
-      return { reply: { type, text: line, raw: raw(next) }, end: next };
-    }
-    case '$':
-    case '=':
-    case '!': {
-      const len = Number(line);
-      if (len < 0) return { reply: { type: 'bulk', value: null, text: '', raw: raw(next) }, end: next };
-      if (buf.length < next + len + 2) return undefined;
-      const value = buf.subarray(next, next + len);
-      const end = next + len + 2;
-      if (kind === '!') return { reply: { type: 'error', text: value.toString('utf8'), raw: raw(end) }, end };
-      return { reply: { type: 'bulk', value, text: value.toString('utf8'), raw: raw(end) }, end };
-    }
-    case '*':
-    case '~':
-    case '>':
-    case '%':
-    case '|': {
-      const n = Number(line);
-      if (n < 0) return { reply: { type: 'array', items: null, raw: raw(next) }, end: next };
-      const count = kind === '%' || kind === '|' ? 2 * n : n;
-      const items: Reply[] = [];
-      let at = next;
-      for (let i = 0; i < count; i++) {
-        const r = parseReply(buf, at);
-        if (!r) return undefined;
-        items.push(r.reply);
-        at = r.end;
-      }
-      if (kind === '%' || kind === '|') {
-        const entries: [Reply, Reply][] = [];
-        for (let i = 0; i < items.length; i += 2) entries.push([items[i], items[i + 1]]);
-        return { reply: { type: 'map', entries, raw: raw(at) }, end: at };
-      }
-      const type = kind === '*' ? 'array' : kind === '~' ? 'set' : 'push';
-      return { reply: { type, items, raw: raw(at) }, end: at };
-    }
-    default:
-      throw new Error(`unexpected RESP type byte ${JSON.stringify(kind)} at ${pos}`);
-  }
-}
-
-export class RawRedis {
-  private buf: Buffer = Buffer.alloc(0);
-  private waiting: { resolve: (r: Reply) => void; reject: (e: Error) => void }[] = [];
-  private closed: Error | undefined;
-
-  private constructor(private readonly socket: net.Socket) {
-    socket.on('data', (d: Buffer) => {
-      this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
-      for (;;) {
-        if (!this.waiting.length || !this.buf.length) break;
-        const r = parseReply(this.buf);
-        if (!r) break;
-        this.buf = this.buf.subarray(r.end);
-        this.waiting.shift()!.resolve(r.reply);
-      }
-    });
-    const fail = (e: Error) => {
-      this.closed ??= e;
-      for (const w of this.waiting.splice(0)) w.reject(e);
-    };
-    socket.on('error', fail);
-    socket.on('close', () => fail(new Error('connection closed')));
-  }
-
-  static connect(port: number, host = '127.0.0.1'): Promise<RawRedis> {
-    return new Promise((resolve, reject) => {
-      const s = net.connect(port, host);
-      s.once('connect', () => {
-        s.off('error', reject);
-        resolve(new RawRedis(s));
-      });
-      s.once('error', reject);
-    });
-  }
-
-  /** Sends one command; resolves with its typed reply (raw bytes included). */
-  call(...args: (string | Buffer)[]): Promise<Reply> {
-    if (this.closed) return Promise.reject(this.closed);
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ resolve, reject });
-      this.socket.write(encodeCommands([args]));
-    });
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -228,6 +116,7 @@ const DOCS_FIELDS = new Set([
   'since',
   'group',
   'complexity',
+  'module',
   'doc_flags',
   'deprecated_since',
   'replaced_by',
@@ -245,6 +134,7 @@ function parseDocs(r: Reply): DocsNode {
     else if (k === 'since') docs.since = str(v);
     else if (k === 'group') docs.group = str(v);
     else if (k === 'complexity') docs.complexity = str(v);
+    else if (k === 'module') docs.module = str(v);
     else if (k === 'doc_flags') docs.docFlags = list(v).map(str);
     else if (k === 'deprecated_since') docs.deprecatedSince = str(v);
     else if (k === 'replaced_by') docs.replacedBy = str(v);
@@ -260,6 +150,7 @@ function parseDocs(r: Reply): DocsNode {
     'since',
     'group',
     'complexity',
+    'module',
     'docFlags',
     'deprecatedSince',
     'replacedBy',
@@ -295,31 +186,39 @@ function merge(info: Omit<CommandData, 'docs'>, docs: DocsNode | undefined, wher
   return out;
 }
 
-export async function collectCommandData(port: number): Promise<CommandDataFile> {
-  const c = await RawRedis.connect(port);
+export async function collectCommandData(port: number, host = '127.0.0.1', expect = RECORDED_VERSION): Promise<CommandDataFile> {
+  const c = await RawRedis.connect(port, host);
   try {
-    const hello = await c.call('HELLO', '3');
-    if (hello.type !== 'map') throw new Error('HELLO 3 failed');
-    const version = entries(hello).find(([k]) => k === 'version');
-    const v = version ? str(version[1]) : '?';
-    if (v !== REDIS_VERSION) throw new Error(`redis-server is ${v}, expected ${REDIS_VERSION}`);
+    const v = await serverVersion(c);
+    if (v !== expect) throw new Error(`redis-server is ${v}, expected ${expect}`);
     const infoReply = await c.call('COMMAND', 'INFO');
     const docsReply = await c.call('COMMAND', 'DOCS');
     const infos = list(infoReply).map(parseInfo);
     const docs = new Map(entries(docsReply).map(([name, d]) => [name, parseDocs(d)] as const));
     if (docs.size !== infos.length) throw new Error(`COMMAND INFO has ${infos.length} commands, COMMAND DOCS ${docs.size}`);
     const commands = infos.map((i) => merge(i, docs.get(i.name), i.name)).sort(byName);
-    return { redisVersion: v, generatedBy: 'scripts/gen-command-data.ts', commands };
+    return {
+      redisVersion: v,
+      generatedBy: `scripts/gen-command-data.ts: COMMAND INFO and COMMAND DOCS of a running redis-server ${v} (vector sets built in), in RESP3`,
+      commands,
+    };
   } finally {
     c.close();
   }
+}
+
+async function serverVersion(c: RawRedis): Promise<string> {
+  const hello = await c.call('HELLO', '3');
+  if (hello.type !== 'map') throw new Error('HELLO 3 failed');
+  const version = entries(hello).find(([k]) => k === 'version');
+  return version ? str(version[1]) : '?';
 }
 
 /**
  * Formats the document with one JSON value per line down to the argument level, but short lists and
  * maps on one line, so that the file diffs well and stays a reasonable size.
  */
-export function formatCommandData(data: CommandDataFile): string {
+export function formatCommandData(data: unknown): string {
   const fmt = (v: unknown, indent: string): string => {
     const flat = JSON.stringify(v);
     if (flat.length + indent.length <= 120 || v === null || typeof v !== 'object') return flat;
@@ -331,6 +230,44 @@ export function formatCommandData(data: CommandDataFile): string {
   return fmt(data, '') + '\n';
 }
 
+export async function recordReplies(port: number, host: string, data: CommandDataFile): Promise<RecordedReplies> {
+  const c2 = await RawRedis.connect(port, host);
+  const c3 = await RawRedis.connect(port, host);
+  try {
+    await serverVersion(c3);
+    const names = data.commands.flatMap((c) => [c, ...(c.subcommands ?? [])]).map((c) => c.name);
+    const modules: Record<string, string> = {};
+    for (const c of data.commands) if (c.docs.module !== undefined) modules[c.name] = c.docs.module;
+    const entries: RecordedReplies['entries'] = {};
+    for (const name of names) {
+      const up = name.toUpperCase();
+      const one = async (c: RawRedis) => ({
+        info: sha256(canonInfoList(await c.call('COMMAND', 'INFO', up), false)),
+        docs: sha256(canonDocsMap(await c.call('COMMAND', 'DOCS', up))),
+      });
+      const [r2, r3] = [await one(c2), await one(c3)];
+      entries[name] = { info2: r2.info, info3: r3.info, docs2: r2.docs, docs3: r3.docs };
+    }
+    const cases: RecordedReplies['cases'] = [];
+    for (const k of COMMAND_CASES) {
+      const one = async (c: RawRedis) => canonical(await c.call(...k.args), k.canon).toString('latin1');
+      const [resp2, resp3] = [await one(c2), await one(c3)];
+      cases.push({ args: k.args, ...(k.canon ? { canon: k.canon } : {}), resp2, resp3 });
+    }
+    return {
+      redisVersion: data.redisVersion,
+      recordedBy: 'scripts/gen-command-data.ts from a running redis-server (vector sets built in)',
+      names: [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+      modules,
+      entries,
+      cases,
+    };
+  } finally {
+    c2.close();
+    c3.close();
+  }
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const opt = (name: string) => {
@@ -338,18 +275,20 @@ async function main(): Promise<void> {
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const out = opt('--out') ?? path.join(root, 'src/commands/redis-7.0.15.json');
-  const server = await startRedisServer(opt('--redis-server'));
-  try {
-    process.stderr.write(`gen-command-data: redis-server on port ${server.port}, reading COMMAND INFO and COMMAND DOCS\n`);
-    const data = await collectCommandData(server.port);
-    const text = formatCommandData(data);
-    writeFileSync(out, text);
-    const subs = data.commands.reduce((n, c) => n + (c.subcommands?.length ?? 0), 0);
-    process.stderr.write(`gen-command-data: wrote ${out} (${data.commands.length} commands, ${subs} subcommands, ${text.length} bytes)\n`);
-  } finally {
-    await server.stop();
-  }
+  const port = Number(opt('--port'));
+  if (!Number.isInteger(port) || port <= 0) throw new Error('--port <port of a running redis-server 8.8.0> is required');
+  const host = opt('--host') ?? '127.0.0.1';
+  const out = opt('--out') ?? path.join(root, 'src/commands/redis-8.8.0.json');
+  const repliesOut = opt('--replies') ?? path.join(root, 'test/fixtures/commands-redis8/replies.json');
+  process.stderr.write(`gen-command-data: reading COMMAND INFO and COMMAND DOCS from ${host}:${port}\n`);
+  const data = await collectCommandData(port, host, opt('--expect') ?? RECORDED_VERSION);
+  const text = formatCommandData(data);
+  writeFileSync(out, text);
+  const subs = data.commands.reduce((n, c) => n + (c.subcommands?.length ?? 0), 0);
+  process.stderr.write(`gen-command-data: wrote ${out} (${data.commands.length} commands, ${subs} subcommands, ${text.length} bytes)\n`);
+  const replies = await recordReplies(port, host, data);
+  writeFileSync(repliesOut, `${JSON.stringify(replies, null, 1)}\n`);
+  process.stderr.write(`gen-command-data: wrote ${repliesOut} (${replies.names.length} entries, ${replies.cases.length} cases)\n`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

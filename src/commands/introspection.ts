@@ -1,20 +1,20 @@
 /**
- * COMMAND INFO and COMMAND DOCS replies re-encoded from the command data, byte-identical to Redis 7.0.15
- * (server.c addReplyCommandInfo / addReplyCommandDocs) in RESP2 and RESP3. The one difference: Redis lists
- * commands and subcommands in hash-table order, which changes with every process start; these replies list
- * them sorted by name.
+ * COMMAND, COMMAND COUNT/LIST/INFO/DOCS replies re-encoded from the command table's data, byte-identical to
+ * Redis 8.8.0 (server.c addReplyCommandInfo / addReplyCommandDocs / commandListCommand) in RESP2 and RESP3,
+ * for the commands the proxy carries (table.ts tableData). The one difference: Redis lists commands and
+ * subcommands in hash-table order, which changes with every process start; these replies list them sorted
+ * by name.
  */
 import type { Protocol } from '../resp/protocol.js';
 import { ReplyWriter } from '../resp/reply-writer.js';
-import { commandData, type CommandData, type Plain, type PlainMap } from './data.js';
-import { jsonCommandData } from './json-commands.js';
-import { newerCommandData, newerSubcommandData } from './newer-commands.js';
+import type { CommandData, Plain, PlainMap } from './data.js';
+import { globToRegExp } from './glob.js';
+import { allCommandsAndSubcommands, tableData, type CommandSpec } from './table.js';
 
 export type { Protocol };
 
 const byFullName = new Map<string, CommandData>();
-// COMMAND INFO/DOCS also describe JSON.* (json-commands.ts), which the proxy forwards.
-for (const c of [...commandData.commands, ...jsonCommandData, ...newerCommandData, ...newerSubcommandData]) {
+for (const c of tableData) {
   byFullName.set(c.name, c);
   for (const s of c.subcommands ?? []) byFullName.set(s.name, s);
 }
@@ -72,7 +72,7 @@ function docs(w: ReplyWriter, c: CommandData): void {
   const d = c.docs;
   const subs = c.subcommands;
   let n = 1; // group
-  for (const v of [d.summary, d.since, d.complexity, d.docFlags, d.deprecatedSince, d.replacedBy, d.history, d.arguments, subs]) {
+  for (const v of [d.summary, d.since, d.complexity, d.module, d.docFlags, d.deprecatedSince, d.replacedBy, d.history, d.arguments, subs]) {
     if (v !== undefined) n++;
   }
   w.mapHeader(n);
@@ -81,6 +81,7 @@ function docs(w: ReplyWriter, c: CommandData): void {
   w.bulk('group');
   w.bulk(d.group);
   if (d.complexity !== undefined) w.bulk('complexity').bulk(d.complexity);
+  if (d.module !== undefined) w.bulk('module').bulk(d.module);
   if (d.docFlags !== undefined) {
     w.bulk('doc_flags');
     w.setHeader(d.docFlags.length);
@@ -148,8 +149,8 @@ export function commandInfoReply(names: readonly (string | Buffer)[] | undefined
   if (!names || names.length === 0) {
     return cached(`I${proto}`, () => {
       const w = new ReplyWriter(proto);
-      w.arrayHeader(commandData.commands.length);
-      for (const c of commandData.commands) info(w, c);
+      w.arrayHeader(tableData.length);
+      for (const c of tableData) info(w, c);
       return w.toBuffer();
     });
   }
@@ -167,8 +168,8 @@ export function commandDocsReply(names: readonly (string | Buffer)[] | undefined
   if (!found) {
     return cached(`D${proto}`, () => {
       const w = new ReplyWriter(proto);
-      w.mapHeader(commandData.commands.length);
-      for (const c of commandData.commands) docs(w.bulk(c.name), c);
+      w.mapHeader(tableData.length);
+      for (const c of tableData) docs(w.bulk(c.name), c);
       return w.toBuffer();
     });
   }
@@ -177,6 +178,39 @@ export function commandDocsReply(names: readonly (string | Buffer)[] | undefined
   const parts: Buffer[] = [head.toBuffer()];
   for (const c of found) parts.push(Buffer.from(`$${c.name.length}\r\n${c.name}\r\n`), commandDocsEntry(c.name, proto)!);
   return Buffer.concat(parts);
+}
+
+const SYNTAX_ERROR = Buffer.from('-ERR syntax error\r\n');
+
+/** The reply of `COMMAND COUNT`: the top-level commands COMMAND lists. */
+export function commandCountReply(proto: Protocol): Buffer {
+  return new ReplyWriter(proto).integer(tableData.length).toBuffer();
+}
+
+/**
+ * The reply of `COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]` (server.c
+ * commandListCommand): every command and subcommand that passes the filter. One FILTERBY and nothing else
+ * (Redis wants exactly its two values after it); module and category names match case-insensitively,
+ * patterns as glob without case.
+ */
+export function commandListReply(proto: Protocol, options: readonly Buffer[]): Buffer {
+  let keep: ((s: CommandSpec) => boolean) | undefined;
+  if (options.length > 0) {
+    if (options.length !== 3 || options[0].toString('latin1').toLowerCase() !== 'filterby') return SYNTAX_ERROR;
+    const kind = options[1].toString('latin1').toLowerCase();
+    const value = options[2].toString('latin1');
+    if (kind === 'module') keep = (s) => s.module !== undefined && s.module.toLowerCase() === value.toLowerCase();
+    else if (kind === 'aclcat') keep = (s) => s.aclCategories.has(`@${value.toLowerCase()}`);
+    else if (kind === 'pattern') {
+      const re = globToRegExp(value, true);
+      keep = (s) => re.test(s.name);
+    } else return SYNTAX_ERROR;
+  }
+  const specs = keep ? allCommandsAndSubcommands().filter(keep) : allCommandsAndSubcommands();
+  const w = new ReplyWriter(proto);
+  w.arrayHeader(specs.length);
+  for (const s of specs) w.bulk(s.name);
+  return w.toBuffer();
 }
 
 /**

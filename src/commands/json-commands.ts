@@ -1,12 +1,16 @@
 /**
- * The JSON command group (RedisJSON's JSON.*) as command data, so the proxy knows and forwards these
- * commands (arity checks, COMMAND INFO/DOCS) although redis-server 7.0.15 has none of them. The REST
- * platform runs them through its JSON function library (src/platform/kv/json/). Arity, flags and key
- * positions follow RedisJSON's own command definitions (redis_json/src/commands.rs); the ACL categories
- * are Redis 7.0's (a module cannot add @json before 7.2). Not part of COMMAND LIST/COUNT, which list
- * Redis 7.0.15's own commands.
+ * The JSON command group (RedisJSON's JSON.*) as command data, so the proxy knows, lists and forwards these
+ * commands (arity checks, COMMAND, COMMAND INFO/DOCS/LIST/GETKEYS) although Redis 8.8's core has none of
+ * them. The REST platform runs them through its JSON function library (src/platform/kv/json/). They are
+ * described the way Redis 8 describes a loaded module's commands: flag `module`, group `module`, the module
+ * `ReJSON` in COMMAND DOCS, and RedisJSON's own ACL category `@json` after the implied ones (a module's
+ * categories follow Redis' own). Arity, flags and key positions follow RedisJSON's command definitions
+ * (redis_json/src/commands.rs). No RedisJSON module is at hand to record them from, so this is hand-written.
  */
 import type { CommandData } from './data.js';
+
+/** RedisJSON's module name, as MODULE LIST and COMMAND DOCS of a Redis 8 with RedisJSON give it. */
+export const JSON_MODULE = 'ReJSON';
 
 type Access = 'read' | 'write';
 
@@ -36,10 +40,16 @@ function json(
     firstKey: first,
     lastKey: last,
     step,
-    aclCategories: access === 'read' ? ['@read', '@slow'] : ['@write', '@slow'],
+    aclCategories: access === 'read' ? ['@read', '@slow', '@json'] : ['@write', '@slow', '@json'],
     tips: [],
     keySpecs: [keySpec(access, first, last < 0 ? last : 0, step)],
-    docs: { summary, since, group: 'module', arguments: [{ name: 'key', type: 'key', key_spec_index: 0 }] },
+    docs: {
+      summary,
+      since,
+      group: 'module',
+      module: JSON_MODULE,
+      arguments: [{ name: 'key', type: 'key', display_text: 'key', key_spec_index: 0 }],
+    },
   };
 }
 

@@ -1,12 +1,16 @@
 /**
- * The command table: every Redis 7.0.15 command (data.ts, generated from a real redis-server) joined with
- * its proxy route and REST-platform policy (routes.ts). Used by the proxy (validation, routing), the
- * platform (read-only tokens, refusals) and docs/compatibility.md.
+ * The command table: every core command of Redis 8.8.0 (data.ts, recorded from a real redis-server 8.8.0),
+ * RedisJSON's JSON.* (json-commands.ts) and the service's SEARCH.* (search-commands.ts), each joined with
+ * its proxy route and REST-platform policy (routes.ts). Used by the proxy (validation, routing, COMMAND),
+ * the platform (read-only tokens, refusals) and docs/compatibility.md.
+ *
+ * Redis 8.8's module commands (the vector sets, `vectorset`) are not in it: the vector side port serves
+ * them. A command the table lacks is unknown, as in a Redis without it (docs/decisions.md "Redis 8.8").
  */
-import { commandData, type CommandData } from './data.js';
+import { commandData, type CommandData, type PlainMap } from './data.js';
 import { jsonCommandData } from './json-commands.js';
-import { newerArities, newerCommandData, newerSubcommandData } from './newer-commands.js';
 import { NameCache } from '../resp/name-cache.js';
+import { searchCommandData } from './search-commands.js';
 import {
   platformRefusalText,
   platformRules,
@@ -30,12 +34,16 @@ export interface CommandSpec {
   firstKey: number;
   lastKey: number;
   keyStep: number;
+  /** COMMAND INFO key specs, Redis' maps verbatim (getkeys.ts reads them). */
+  keySpecs: readonly PlainMap[];
   /** COMMAND INFO ACL categories, with the `@` as Redis prints them: `@write`, `@string`, `@slow`. */
   aclCategories: ReadonlySet<string>;
-  /** COMMAND DOCS group: `string`, `connection`, `server`, `sorted-set`, ... */
+  /** COMMAND DOCS group: `string`, `connection`, `server`, `sorted-set`, `module`, ... */
   group: string;
   /** COMMAND DOCS since, e.g. `1.0.0`. */
   since: string;
+  /** For module commands: the module (`ReJSON`, `upstash-search`), as COMMAND LIST FILTERBY MODULE names it. */
+  module?: string;
   route: Route;
   reason?: string;
   /** For containers (CLIENT, CONFIG, ...): subcommands keyed by their lowercase bare name (`setname`). */
@@ -64,17 +72,18 @@ function build(d: CommandData, container?: string): CommandSpec {
   const note = noteFor(d.name, container);
   const spec: CommandSpec = {
     name: d.name,
-    // A forwarded command takes the arity of the newest Redis (options added since 7.0.15 reach the service).
-    arity: note.route === 'forward' ? (newerArities[d.name] ?? d.arity) : d.arity,
+    arity: d.arity,
     flags: new Set(d.flags),
     firstKey: d.firstKey,
     lastKey: d.lastKey,
     keyStep: d.step,
+    keySpecs: d.keySpecs,
     aclCategories: new Set(d.aclCategories),
     group: d.docs.group,
     since: d.docs.since ?? '',
     route: note.route,
   };
+  if (d.docs.module !== undefined) spec.module = d.docs.module;
   if (note.reason !== undefined) spec.reason = note.reason;
   if (container !== undefined) spec.container = container;
   if (note.route === 'refused') spec.refusal = note.error ?? proxyRefusalText(d.name, note.reason ?? 'not available');
@@ -83,31 +92,29 @@ function build(d: CommandData, container?: string): CommandSpec {
   if (d.subcommands) {
     const subs = new Map<string, CommandSpec>();
     for (const s of d.subcommands) subs.set(s.name.slice(d.name.length + 1), build(s, d.name));
-    // Subcommands newer than 7.0.15 (`client|setinfo`) resolve too (newer-commands.ts).
-    for (const s of newerSubcommandData) if (s.name.startsWith(`${d.name}|`)) subs.set(s.name.slice(d.name.length + 1), build(s, d.name));
     spec.subcommands = subs;
   }
   return Object.freeze(spec);
 }
 
-const topLevel: readonly CommandSpec[] = Object.freeze(commandData.commands.map((d) => build(d)));
-const newerSubNames = new Set(newerSubcommandData.map((d) => d.name));
-const newerSubs: readonly CommandSpec[] = topLevel.flatMap((s) =>
-  [...(s.subcommands?.values() ?? [])].filter((x) => newerSubNames.has(x.name)),
+const byNameOrder = (a: CommandData, b: CommandData) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
+ * The command data the proxy carries, sorted by name: Redis 8.8's core commands (its module commands, the
+ * vector sets, belong to the vector side port), JSON.* and SEARCH.*. COMMAND and COMMAND DOCS list these.
+ */
+export const tableData: readonly CommandData[] = Object.freeze(
+  [...commandData.commands.filter((c) => !c.flags.includes('module')), ...jsonCommandData, ...searchCommandData].sort(byNameOrder),
 );
-// Redis 7.0.15's own commands and subcommands, each container followed by its subcommands.
-const flat: readonly CommandSpec[] = Object.freeze(
-  topLevel.flatMap((s) => [s, ...[...(s.subcommands?.values() ?? [])].filter((x) => !newerSubNames.has(x.name))]),
-);
-// JSON.* (json-commands.ts) and commands newer than 7.0.15 (newer-commands.ts) can be looked up and are
-// forwarded, but are not among Redis 7.0.15's own commands (COMMAND LIST/COUNT, allCommands()).
-const jsonTopLevel: readonly CommandSpec[] = [...jsonCommandData, ...newerCommandData].map((d) => build(d));
-const jsonFlat: readonly CommandSpec[] = [...jsonTopLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]), ...newerSubs];
-const byName = new Map<string, CommandSpec>([...topLevel, ...jsonTopLevel].map((s) => [s.name, s]));
-const byFullName = new Map<string, CommandSpec>([...flat, ...jsonFlat].map((s) => [s.name, s]));
+
+const topLevel: readonly CommandSpec[] = Object.freeze(tableData.map((d) => build(d)));
+// Each container followed by its subcommands, in name order.
+const flat: readonly CommandSpec[] = Object.freeze(topLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]));
+const byName = new Map<string, CommandSpec>(topLevel.map((s) => [s.name, s]));
+const byFullName = new Map<string, CommandSpec>(flat.map((s) => [s.name, s]));
 
 // Command names are at most this long (subcommand bare names included); longer input cannot match.
-const MAX_NAME = Math.max(...[...flat, ...jsonFlat].map((s) => s.name.length));
+const MAX_NAME = Math.max(...flat.map((s) => s.name.length));
 
 /**
  * Redis compares command names case-insensitively byte by byte (ASCII only): `GeT` matches `get`, but a
@@ -171,7 +178,7 @@ export function arityOk(spec: CommandSpec, argc: number): boolean {
 }
 
 /**
- * Redis 7.0's own checks before running a command (server.c processCommand: commandCheckExistence and
+ * Redis' own checks before running a command (server.c processCommand: commandCheckExistence and
  * commandCheckArity), with its exact error texts:
  * - `ERR unknown command 'foo', with args beginning with: 'a' 'b' `
  * - `ERR unknown subcommand 'x'. Try CLIENT HELP.`
@@ -313,12 +320,12 @@ export function platformRefusal(args: readonly (string | Buffer)[], resolved?: C
   return platformRefusalText(kind, spec.name);
 }
 
-/** Top-level commands (240 in Redis 7.0.15), sorted by name; subcommands hang off `subcommands`. */
+/** Top-level commands (Redis 8.8's 282 core commands, 24 JSON.*, 12 SEARCH.*), sorted by name; subcommands hang off `subcommands`. */
 export function allCommands(): readonly CommandSpec[] {
   return topLevel;
 }
 
-/** Every command and subcommand (366 in Redis 7.0.15): each container followed by its subcommands, sorted. */
+/** Every command and subcommand (COMMAND LIST): each container followed by its subcommands, sorted. */
 export function allCommandsAndSubcommands(): readonly CommandSpec[] {
   return flat;
 }

@@ -1,7 +1,8 @@
 // What clients read about the server during their handshake: INFO, COMMAND, CONFIG GET, MODULE.
 import { globToRegExp } from '../../commands/glob.js';
-import { commandDocsReply, commandInfoReply } from '../../commands/introspection.js';
-import { allCommands, allCommandsAndSubcommands, setsOnlyNotify } from '../../commands/table.js';
+import { getKeysReply } from '../../commands/getkeys.js';
+import { commandCountReply, commandDocsReply, commandInfoReply, commandListReply } from '../../commands/introspection.js';
+import { setsOnlyNotify } from '../../commands/table.js';
 import { lower } from '../../resp/args.js';
 import type { Protocol } from '../../resp/protocol.js';
 import { errorReply, OK, reply, SYNTAX, textReply } from '../../server/replies.js';
@@ -58,13 +59,16 @@ export const command: ProxyHandler = ({ conn }, args) => {
   const sub = lower(args[1]);
   switch (sub) {
     case 'count':
-      return reply(proto, (w) => w.integer(allCommands().length));
+      return commandCountReply(proto);
     case 'info':
       return commandInfoReply(args.slice(2), proto);
     case 'docs':
       return commandDocsReply(args.slice(2), proto);
     case 'list':
-      return commandList(proto, args.slice(2));
+      return commandListReply(proto, args.slice(2));
+    case 'getkeys':
+    case 'getkeysandflags':
+      return getKeysReply(args.slice(2), sub === 'getkeysandflags', proto);
     case 'help':
       return helpReply(proto, COMMAND_HELP);
     default:
@@ -185,26 +189,6 @@ export const module: ProxyHandler = ({ conn }, args) => {
   if (sub === 'help') return helpReply(conn.protocol, MODULE_HELP);
   return errorReply(`ERR command 'module|${sub}' is not supported by respgate: modules cannot be loaded into the upstream service`);
 };
-
-/** COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern] */
-function commandList(protocol: Protocol, filter: Buffer[]): Buffer {
-  let specs = allCommandsAndSubcommands();
-  if (filter.length > 0) {
-    if (filter.length !== 3 || lower(filter[0]) !== 'filterby') return SYNTAX;
-    const kind = lower(filter[1]);
-    const value = filter[2].toString();
-    if (kind === 'module') specs = [];
-    else if (kind === 'aclcat') specs = specs.filter((s) => s.aclCategories.has(`@${value.toLowerCase()}`));
-    else if (kind === 'pattern') {
-      const re = globToRegExp(value, true);
-      specs = specs.filter((s) => re.test(s.name));
-    } else return SYNTAX;
-  }
-  return reply(protocol, (w) => {
-    w.arrayHeader(specs.length);
-    for (const s of specs) w.bulk(s.name);
-  });
-}
 
 /** The keys clients read at start-up (redis-benchmark: save, appendonly; BullMQ: maxmemory-policy). */
 const CONFIG_VALUES: Record<string, string> = {
