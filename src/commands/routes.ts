@@ -133,7 +133,6 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
 
   // Refused: administration of a Redis process, replication, other databases.
   cluster: clusterDisabled('cluster commands'),
-  sflush: clusterDisabled('SFLUSH (Redis 8) flushes cluster slots'),
   trimslots: clusterDisabled('TRIMSLOTS (Redis 8) trims cluster slots'),
   hotkeys: refused('HOTKEYS (Redis 8.6) tracks the hot keys of one Redis process; the service has no REST form of it'),
   sync: refused(REPLICATION),

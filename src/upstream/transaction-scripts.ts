@@ -73,7 +73,9 @@ export function planScriptSlots(commands: Buffer[][], bodies: ScriptBodies): Scr
     const script = name === 'eval' || name === 'eval_ro' ? 'eval' : name === 'evalsha' || name === 'evalsha_ro' ? 'evalsha' : undefined;
     if (script === undefined) {
       const spec = resolveCommand(command);
-      if (spec?.flags.has('noscript')) return { error: notFromScript(spec.name, i) };
+      // Redis 7 (the upstream's scripting) refuses blocking commands in scripts too; Redis 8 dropped
+      // their noscript flag because it runs them there without blocking.
+      if (spec && (spec.flags.has('noscript') || spec.flags.has('blocking'))) return { error: notFromScript(spec.name, i) };
       slots.push({ kind: 'command', args: command });
       continue;
     }

@@ -40,7 +40,8 @@ export const COMMAND_HELP: readonly string[] = [
   'GETKEYSANDFLAGS <full-command>',
   '    Return the keys and the access flags from a full Redis command.',
   'HELP',
-  '    Prints this help.',
+  // Redis 8's addReplyHelp says "Print"; COMMAND answers as Redis 8.8 (test/commands/redis8-fixtures.test.ts).
+  '    Print this help.',
 ];
 
 export const CLIENT_HELP: readonly string[] = [
