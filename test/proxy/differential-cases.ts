@@ -132,7 +132,6 @@ const m = step('maskIntegers');
 const shape = step('shape');
 const clientInfo = step('clientInfo');
 const pairs = step('unorderedPairs');
-const deep = step('deepUnordered');
 const clientList = step('clientList');
 const fnList = step('functionList');
 const info = step('info');
@@ -1079,22 +1078,17 @@ export const scenarios: Scenario[] = [
       known('config-set-refused', 'CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru'),
       ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction'],
       ['CONFIG', 'SET', 'hash-max-listpack-entries', '128'],
-      ['COMMAND', 'COUNT'],
+      // COMMAND answers as Redis 8.8.0 (the command table is 8.8's): the steps whose replies 7.0.15 gives
+      // differently (COUNT, LIST, DOCS, HELP, GETKEYS of commands whose arity or flags changed) are compared
+      // with a recording of Redis 8.8.0 in test/commands/redis8-fixtures.test.ts; these still match 7.0.15.
       ['COMMAND', 'INFO', 'get', 'set'],
       ['COMMAND', 'INFO', 'nosuch'],
-      ['COMMAND', 'INFO', 'client|setname', 'CONFIG|GET'],
-      ['COMMAND', 'DOCS', 'get'],
-      ['COMMAND', 'DOCS', 'zadd', 'nosuch'],
-      ['COMMAND', 'DOCS', 'client|info'],
       ['COMMAND', 'GETKEYS', 'SET', 'a', 'b'],
       ['COMMAND', 'GETKEYS', 'MSET', 'a', '1', 'b', '2'],
       ['COMMAND', 'GETKEYS', 'EVAL', 'return 1', '2', 'k1', 'k2', 'arg'],
-      ['COMMAND', 'GETKEYS', 'GET'],
-      ['COMMAND', 'GETKEYS', 'PING'],
       ['COMMAND', 'GETKEYS', 'nosuch', 'a'],
       ['COMMAND', 'GETKEYSANDFLAGS', 'LMOVE', 'a', 'b', 'LEFT', 'RIGHT'],
       ['COMMAND', 'FOO'],
-      ['COMMAND', 'HELP'],
       ['CLIENT', 'HELP'],
       ['CONFIG', 'HELP'],
       ['MODULE', 'HELP'],
@@ -1171,21 +1165,14 @@ export const scenarios: Scenario[] = [
       ['CONFIG', 'GET', '[^b]ppendonly'],
       ['CONFIG', 'GET', 'appendonly\\'],
       known('config-get-curated', 'CONFIG', 'GET', 'maxmemory*'),
-      u('COMMAND', 'LIST', 'FILTERBY', 'PATTERN', 'xa*'),
-      u('COMMAND', 'LIST', 'FILTERBY', 'PATTERN', 'X[AD]?*'),
+      // COMMAND LIST, COMMAND, COMMAND DOCS and PATTERN filters: test/commands/redis8-fixtures.test.ts (Redis 8.8.0).
       u('COMMAND', 'LIST', 'FILTERBY', 'ACLCAT', 'hyperloglog'),
       ['COMMAND', 'LIST', 'FILTERBY', 'ACLCAT', 'nosuchcategory'],
       ['COMMAND', 'LIST', 'FILTERBY', 'MODULE', 'x'],
       ['COMMAND', 'LIST', 'FOO'],
       ['COMMAND', 'LIST', 'FILTERBY', 'PATTERN'],
-      u('COMMAND', 'LIST'),
-      deep('COMMAND'),
-      deep('COMMAND', 'INFO'),
-      deep('COMMAND', 'DOCS'),
-      deep('COMMAND', 'DOCS', 'client', 'config'),
       ['COMMAND', 'COUNT', 'x'],
       ['COMMAND', 'INFO', 'GET'],
-      ['COMMAND', 'DOCS', 'GET'],
       info('INFO', 'all'),
       info('INFO', 'everything'),
       info('INFO', 'default'),
