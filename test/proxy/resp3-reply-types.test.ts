@@ -192,8 +192,12 @@ describe('reply types of Redis 7.0.15, checked on redis-server in RESP2 and RESP
   }
 
   it('covered every command the proxy forwards', () => {
+    // The oracle is redis-server 7.0.15: the table's commands newer than it (Redis 7.2-8.8) and the module
+    // commands (JSON.*, SEARCH.*) cannot run here.
+    const version = (v: string) => v.split('.').reduce((n, x) => n * 1000 + Number(x), 0);
+    const oracleHas = (s: { module?: string; since: string }) => s.module === undefined && version(s.since) <= version('7.0.15');
     const forwarded = allCommandsAndSubcommands()
-      .filter((s) => !s.subcommands && s.route === 'forward')
+      .filter((s) => !s.subcommands && s.route === 'forward' && oracleHas(s))
       .map((s) => s.name);
     const missing = forwarded.filter((n) => !checked.commands.has(n));
     expect(
