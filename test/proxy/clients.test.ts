@@ -6,6 +6,7 @@
 // the expectation.
 import { Redis as IORedis } from 'ioredis';
 import { createClient } from 'redis';
+import { allCommands } from '../../src/commands/table.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawClient, startStack, type Stack } from '../helpers/stack.js';
 import { pythonWithRedis, run } from './clients-run.js';
@@ -51,9 +52,10 @@ describe('redis-cli', () => {
       ['ECHO', 'a\tb'],
       ['EXISTS', 'cli:a', 'cli:l', 'cli:none'],
       ['CONFIG', 'GET', 'maxmemory-policy'],
-      // What the interactive REPL asks for its hints.
-      ['COMMAND', 'DOCS', 'set'],
-      ['COMMAND', 'COUNT'],
+      // The interactive REPL asks COMMAND DOCS for its hints: the proxy answers it as Redis 8.8 (below and
+      // test/commands/redis8-fixtures.test.ts); COMMAND INFO of SET is the same in 7.0.15 and 8.8.
+      ['COMMAND', 'INFO', 'set'],
+      ['COMMAND', 'GETKEYS', 'SET', 'a', 'b'],
     ];
     for (const args of commands) {
       for (const mode of [[], ['--no-raw']]) {
@@ -67,6 +69,15 @@ describe('redis-cli', () => {
         });
       }
     }
+  });
+
+  it('COMMAND DOCS and COMMAND COUNT, which the REPL reads, print the Redis 8.8 table', async () => {
+    const docs = await cli(port, ['COMMAND', 'DOCS', 'hgetdel']);
+    expect(docs.code).toBe(0);
+    expect(docs.stdout).toContain('Returns the value of a field and deletes it from the hash.');
+    expect(docs.stdout).toContain('display_text');
+    const count = await cli(port, ['COMMAND', 'COUNT']);
+    expect(count.stdout.trim()).toBe(String(allCommands().length));
   });
 
   it('commands on stdin (the REPL without a terminal) print what they print against redis-server', async () => {

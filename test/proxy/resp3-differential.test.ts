@@ -42,12 +42,17 @@ describe('differential after HELLO 3: proxy vs direct redis-server', () => {
         const spec = resolveCommand(step.args);
         if (spec) run.add(spec.name);
       }
-    const forwarded = allCommandsAndSubcommands().filter((s) => !s.subcommands && s.route === 'forward');
+    // The oracle is redis-server 7.0.15: the table's commands newer than it (Redis 7.2-8.8) and the module
+    // commands (JSON.*, SEARCH.*) cannot run on it.
+    const version = (v: string) => v.split('.').reduce((n, x) => n * 1000 + Number(x), 0);
+    const oracleHas = (s: { module?: string; since: string }) => s.module === undefined && version(s.since) <= version('7.0.15');
+    const forwarded = allCommandsAndSubcommands().filter((s) => !s.subcommands && s.route === 'forward' && oracleHas(s));
     const missing = forwarded.filter((s) => !run.has(s.name) && !(s.name in NOT_RUN_THROUGH_THE_PROXY)).map((s) => s.name);
     expect(missing).toEqual([]);
     for (const name of Object.keys(NOT_RUN_THROUGH_THE_PROXY)) expect(platformRefusal(name.split('|')), name).toBeDefined();
     const covered = forwarded.filter((s) => run.has(s.name)).length;
-    expect(covered).toBeGreaterThanOrEqual(240);
+    // 238: COMMAND GETKEYS and GETKEYSANDFLAGS are answered by the proxy since the table is Redis 8.8's.
+    expect(covered).toBeGreaterThanOrEqual(238);
   });
 
   for (const scenario of allScenarios) {
