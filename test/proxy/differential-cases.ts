@@ -69,7 +69,7 @@ export const KNOWN_DIFFERENCES: Record<string, KnownDifference & { designed?: bo
   },
   'redis-7.2-client-subcommands': {
     designed: true,
-    why: 'CLIENT SETINFO and CLIENT NO-TOUCH are Redis 7.2 subcommands the proxy knows (its command table is Redis 8.8's) and answers itself; the 7.0.15 oracle does not know them',
+    why: 'CLIENT SETINFO and CLIENT NO-TOUCH are Redis 7.2 subcommands the proxy knows (its command table is Redis 8.8.0 data, src/commands/) and answers itself; the 7.0.15 oracle does not know them',
     proxy: '+OK\r\n',
   },
   'module-load-refused': {
