@@ -260,15 +260,19 @@ function eqAscii(arg: string | Buffer, upper: string): boolean {
 }
 
 /**
- * Whether XREAD/XREADGROUP has a BLOCK option, parsed like Redis (t_stream.c xreadCommand): options come
- * before STREAMS, and COUNT/BLOCK/GROUP take values, so a key or group named "block" is not the option.
+ * Whether XREAD/XREADGROUP has a BLOCK option, parsed like Redis 8.8 (t_stream.c xreadCommand): options
+ * come before STREAMS, and COUNT/BLOCK/GROUP/CLAIM take values, so a key or group named "block" is not the
+ * option. CLAIM (8.4) is XREADGROUP's: XREAD with it is an error before any later BLOCK.
  */
 export function hasBlockOption(args: readonly (string | Buffer)[]): boolean {
   for (let i = 1; i < args.length; i++) {
     const more = args.length - i - 1;
     const a = args[i];
     if (eqAscii(a, 'BLOCK') && more > 0) return true;
-    if (eqAscii(a, 'COUNT') && more > 0) i++;
+    if (eqAscii(a, 'CLAIM') && more > 0) {
+      if (!eqAscii(args[0], 'XREADGROUP')) return false;
+      i++;
+    } else if (eqAscii(a, 'COUNT') && more > 0) i++;
     else if (eqAscii(a, 'STREAMS') && more > 0) return false;
     else if (eqAscii(a, 'GROUP') && more >= 2) i += 2;
     else if (!eqAscii(a, 'NOACK')) return false; // a syntax error in Redis

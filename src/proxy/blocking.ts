@@ -229,6 +229,13 @@ function planXread(group: boolean, args: Buffer[]): BlockingPlan | Buffer {
       poll.push(args[i]);
       continue;
     }
+    if (group && opt === 'claim' && more > 0) {
+      // Redis 8.4's CLAIM min-idle-time: the poll keeps it; a bad value is the upstream's error, in order.
+      if (!/^(0|[1-9]\d*)$/.test(args[i + 1].toString('latin1'))) deferred = true;
+      poll.push(args[i], args[i + 1]);
+      i++;
+      continue;
+    }
     deferred = true; // syntax error: the upstream says so
     poll.push(...args.slice(i));
     i = args.length;

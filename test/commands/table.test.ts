@@ -251,6 +251,10 @@ describe('proxy routes', () => {
     expect(route('XREADGROUP', 'GROUP', 'block', 'block', 'STREAMS', 's', '>')).toBe('forward'); // group and consumer "block"
     expect(route('XREADGROUP', 'GROUP', 'g', 'c', 'NOACK', 'BLOCK', '10', 'STREAMS', 's', '>')).toBe('blocking');
     expect(route('GET', 'BLOCK')).toBe('forward');
+    // CLAIM min-idle-time (Redis 8.4) is an option of XREADGROUP with a value; XREAD with it is an error.
+    expect(route('XREADGROUP', 'GROUP', 'g', 'c', 'CLAIM', '100', 'BLOCK', '10', 'STREAMS', 's', '>')).toBe('blocking');
+    expect(route('XREADGROUP', 'GROUP', 'g', 'c', 'CLAIM', 'block', 'STREAMS', 's', '>')).toBe('forward');
+    expect(route('XREAD', 'CLAIM', '100', 'BLOCK', '10', 'STREAMS', 's', '$')).toBe('forward');
   });
 });
 

@@ -49,6 +49,10 @@ describe('planBlocking', () => {
       poll: args('XREAD', 'COUNT', '2', 'STREAMS', 's', '0'),
       timeoutMs: 100,
     });
+    expect(plan('XREADGROUP', 'GROUP', 'g', 'c', 'CLAIM', '50', 'BLOCK', '100', 'STREAMS', 's', '>')).toMatchObject({
+      poll: args('XREADGROUP', 'GROUP', 'g', 'c', 'CLAIM', '50', 'STREAMS', 's', '>'),
+      timeoutMs: 100,
+    });
     const blpop = plan('BLPOP', 'a', 'b', '1');
     expect(text(blpop.poll[0])).toBe('EVAL');
     expect(blpop.poll.slice(2).map(text)).toEqual(['2', 'a', 'b', 'LPOP', 'list']);
