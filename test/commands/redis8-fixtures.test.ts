@@ -49,7 +49,7 @@ describe.each([2, 3] as const)('through the proxy in RESP%i', (proto) => {
       if (!parsed) throw new Error(`no reply to ${k.args.join(' ')}`);
       const ours = canonical(parsed.reply, k.canon).toString('latin1');
       let theirs = proto === 2 ? k.resp2 : k.resp3;
-      const sub = k.args[1].toUpperCase();
+      const sub = (k.args[1] ?? '').toUpperCase();
       if ((sub === 'GETKEYS' || sub === 'GETKEYSANDFLAGS') && k.args.length > 2 && vectorSet(k.args[2])) {
         theirs = '-ERR Invalid command specified\r\n';
       }
