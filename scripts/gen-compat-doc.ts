@@ -172,7 +172,7 @@ function platformCell(spec: CommandSpec): string {
 }
 
 function row(spec: CommandSpec): string {
-  const since = dataByName.get(spec.name)?.docs.since ?? spec.since;
+  const since = (dataByName.get(spec.name)?.docs.since ?? spec.since) || 'service';
   // CLIENT, CONFIG, ... alone fail their arity check: only their subcommands have routes that matter.
   if (spec.subcommands && spec.arity <= -2) return `| ${cell(display(spec))} | ${since} | — | needs a subcommand | — |`;
   return `| ${cell(display(spec))} | ${since} | ${ROUTE_TEXT[spec.route]} | ${cell(proxyNotes(spec))} | ${cell(platformCell(spec))} |`;
