@@ -83,7 +83,8 @@ export class ScriptLines {
     if (this.active) this.finish(this.active);
     const key = upstreamKey(args);
     if (key === undefined) return;
-    const entry = this.queue.find((e) => e.key === key && !e.matched);
+    // Not one given up already (its place in the order is gone).
+    const entry = this.queue.find((e) => e.key === key && !e.matched && !e.done);
     if (!entry) return;
     entry.matched = true;
     this.waiting--;

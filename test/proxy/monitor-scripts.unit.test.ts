@@ -71,6 +71,20 @@ describe('ScriptLines', () => {
     expect(out).toHaveLength(2);
   });
 
+  it('a script given up while behind another keeps nothing of its late upstream line', () => {
+    lines.show(line('[0 c:1] "EVAL" "first" "0"'), 0, evalKey('first', '0'));
+    vi.advanceTimersByTime(5);
+    lines.show(line('[0 c:2] "EVAL" "second" "0"'), 0, evalKey('second', '0'));
+    vi.advanceTimersByTime(493);
+    lines.upstream('1.0 [0 x:9] "EVAL" "first" "0"'); // t=498: the first's lua lines until t=508
+    vi.advanceTimersByTime(7); // t=505: the second is given up, still behind the first
+    lines.upstream('1.0 [0 x:9] "EVAL" "second" "0"');
+    lines.upstream('1.0 [0 lua] "get" "late"');
+    vi.advanceTimersByTime(10);
+    lines.show(line('[0 c:1] "PING"'), 0);
+    expect(out).toEqual(['+T [0 c:1] "EVAL" "first" "0"', '+T [0 c:2] "EVAL" "second" "0"', '+T [0 c:1] "PING"']);
+  });
+
   it('lua lines end 10 ms after their script, when no other upstream line ends them', () => {
     lines.show(line('[0 c:1] "EVAL" "b" "0"'), 0, evalKey('b', '0'));
     lines.show(line('[0 c:1] "PING"'), 0);
