@@ -113,7 +113,7 @@ export const proxyRoutes: Readonly<Record<string, RouteNote>> = {
   punsubscribe: stream(),
   sunsubscribe: stream(),
   monitor: stream(
-    "the commands of this proxy's clients, as redis-server prints them; the upstream's /monitor stream checks the permission",
+    "the commands of this proxy's clients, as redis-server prints them; the upstream's /monitor stream checks the permission and supplies the [db lua] lines of clients' scripts",
   ),
 
   // Blocking: the upstream answers at once, so the proxy polls the non-blocking form until the timeout.

@@ -6,21 +6,27 @@
 // as Redis 7.0's call() feeds its monitors.
 //
 // The lines are the proxy's: commands of other clients of the upstream (other proxies, REST callers)
-// are not shown (docs/decisions.md). MONITOR still opens the upstream's /monitor stream once, so the
-// token's permission decides as before (NOPERM for a token without it) and `+OK` comes when it is
-// confirmed; the stream is closed then (its lines, the upstream's form of the commands, are not used).
+// are not shown (docs/decisions.md). MONITOR opens the upstream's /monitor stream, so the token's
+// permission decides as before (NOPERM for a token without it) and `+OK` comes when it is confirmed;
+// the stream stays open while the client monitors, for one thing only: the `[db lua]` lines of the
+// commands the proxy's clients' scripts run (monitor-scripts.ts).
 import { performance } from 'node:perf_hooks';
 import type { CommandSpec } from '../commands/table.js';
 import { ResilientEventStream } from '../upstream/event-stream.js';
 import type { Connection, Monitors, MonitorTarget, ServerState } from '../server/context.js';
 import type { PushPort, PushUpstream } from './context.js';
 import { errorReply, OK } from '../server/replies.js';
+import { SCRIPT_COMMANDS, ScriptLines, scriptKey } from './monitor-scripts.js';
 
 /** The MONITOR connections of one proxy (ServerState.monitors), and what MULTI queues while someone monitors. */
 export class MonitorHub implements Monitors {
   private readonly monitors = new Set<MonitorTarget>();
   /** Commands queued in MULTI, shown when EXEC runs them (keyed by connection). */
   private readonly queued = new WeakMap<object, Buffer[][]>();
+  /** The order of the lines, with the `lua` lines of scripts (monitor-scripts.ts). */
+  private readonly scripts = new ScriptLines((line) => this.emit(line), timestamp);
+  /** The monitor whose upstream stream gives the `lua` lines (one stream is enough: they all show the same). */
+  private source: MonitorFeed | undefined;
 
   add(target: MonitorTarget): void {
     this.monitors.add(target);
@@ -28,12 +34,31 @@ export class MonitorHub implements Monitors {
 
   delete(target: MonitorTarget): void {
     this.monitors.delete(target);
+    if (this.monitors.size === 0) this.scripts.clear();
   }
 
   /** A command ran (or started): every monitor gets its line, unless Redis hides it (admin commands). */
   feed(conn: Connection, spec: CommandSpec, args: Buffer[]): void {
     if (this.monitors.size === 0 || spec.flags.has('admin')) return;
     const line = monitorLine(conn.address, args, spec, undefined, conn.db);
+    const key = SCRIPT_COMMANDS.has(spec.name) && this.streaming() ? scriptKey(spec.name, args.map(quote)) : undefined;
+    this.scripts.show(line, conn.db, key);
+  }
+
+  /** An event of a monitor's upstream stream (only one monitor's stream is read). */
+  upstreamLine(from: MonitorFeed, data: string): void {
+    if (this.source !== from && this.source?.streaming && this.monitors.has(this.source)) return;
+    this.source = from;
+    this.scripts.upstream(data);
+  }
+
+  /** Whether some monitor's upstream stream is open, so scripts' `lua` lines will come. */
+  private streaming(): boolean {
+    for (const m of this.monitors) if (m instanceof MonitorFeed && m.streaming) return true;
+    return false;
+  }
+
+  private emit(line: Buffer): void {
     for (const m of this.monitors) {
       if (m.open) m.push(line);
       else this.monitors.delete(m);
@@ -66,10 +91,15 @@ export function monitorLine(
   nowMs = performance.timeOrigin + performance.now(),
   db = 0,
 ): Buffer {
+  const shown = spec ? redacted(spec.name, args) : args;
+  return Buffer.from(`+${timestamp(nowMs)} [${db} ${address}] ${shown.map(quote).join(' ')}\r\n`, 'latin1');
+}
+
+/** `<sec>.<usec>` of a monitor line. */
+export function timestamp(nowMs = performance.timeOrigin + performance.now()): string {
   const sec = Math.floor(nowMs / 1000);
   const usec = Math.floor((nowMs - sec * 1000) * 1000);
-  const shown = spec ? redacted(spec.name, args) : args;
-  return Buffer.from(`+${sec}.${String(usec).padStart(6, '0')} [${db} ${address}] ${shown.map(quote).join(' ')}\r\n`, 'latin1');
+  return `${sec}.${String(usec).padStart(6, '0')}`;
 }
 
 /** AUTH's arguments, and HELLO's AUTH username and password, as Redis hides them (redactClientCommandArgument; MONITOR, SLOWLOG). */
@@ -109,6 +139,8 @@ export class MonitorFeed implements MonitorTarget {
   private stream: ResilientEventStream | undefined;
   private readonly fill: (reply: Buffer) => void;
   private stopped = false;
+  /** The upstream stream is confirmed and connected (its `lua` lines reach the hub). */
+  private connected = false;
 
   constructor(
     private readonly port: PushPort,
@@ -127,18 +159,28 @@ export class MonitorFeed implements MonitorTarget {
       upstream.client,
       { kind: 'monitor' },
       {
-        onConfirmed: () => {
-          this.closeStream();
-          this.start();
+        onConfirmed: (again) => {
+          this.connected = true;
+          if (!again) this.start();
         },
-        onEvent: () => undefined,
+        onEvent: (data) => {
+          if (this.server.monitors instanceof MonitorHub) this.server.monitors.upstreamLine(this, data);
+        },
         onFailed: (error) => {
           this.stream = undefined;
           this.fill(errorReply(error));
           this.onStopped();
         },
-        onDropped: () => this.closeStream(),
+        // Reconnected by the stream itself; scripts run meanwhile show no `lua` lines.
+        onDropped: () => {
+          this.connected = false;
+        },
         onRefused: (error) => {
+          if (this.stream?.confirmed) {
+            // Only the `lua` lines came from it: the client keeps monitoring the proxy's lines.
+            log.warn({ conn: port.id, client: port.address, error }, 'upstream refused the monitor stream again: no more script lines');
+            return this.closeStream();
+          }
           log.error({ conn: port.id, client: port.address, error }, 'upstream refused the monitor stream: closing the client connection');
           port.destroy();
         },
@@ -149,6 +191,11 @@ export class MonitorFeed implements MonitorTarget {
 
   get open(): boolean {
     return !this.stopped && this.port.open;
+  }
+
+  /** Its upstream stream is up: scripts' `lua` lines come through it. */
+  get streaming(): boolean {
+    return this.connected && this.stream !== undefined && this.open;
   }
 
   push(line: Buffer): void {
@@ -170,6 +217,7 @@ export class MonitorFeed implements MonitorTarget {
   }
 
   private closeStream(): void {
+    this.connected = false;
     this.stream?.close();
     this.stream = undefined;
   }
