@@ -61,3 +61,32 @@ describe('1 MiB values from several clients at once', () => {
     expect(direct[0][2].length).toBeGreaterThan(1024 * 1024);
   });
 });
+
+describe('a burst of large values from one pipelining client (issue 22)', () => {
+  let short: Stack;
+  beforeAll(async () => {
+    // A short upstream deadline: the burst of 60 MiB of GET replies travels in one call.
+    short = await startStack({ upstreamTimeoutMs: 1000 });
+  });
+  afterAll(async () => {
+    await short?.stop();
+  });
+
+  it('60 pipelined 1 MiB SETs, then 60 GETs, all succeed: the deadline grows with the bytes that arrive', async () => {
+    const client = await RawClient.connect(short.proxy.port);
+    try {
+      const v = value(0, 9);
+      const keys = Array.from({ length: 60 }, (_, i) => Buffer.from(`burst:${i}`));
+      const sets = await client.call(...keys.map((k) => [Buffer.from('SET'), k, v]));
+      expect(sets.map(String)).toEqual(Array(60).fill('+OK\r\n'));
+      const gets = await client.call(...keys.map((k) => [Buffer.from('GET'), k]));
+      const header = Buffer.from(`$${v.length}\r\n`);
+      for (const reply of gets) {
+        expect(reply.length, reply.subarray(0, 80).toString()).toBe(header.length + v.length + 2);
+        expect(reply.subarray(header.length, header.length + v.length).equals(v)).toBe(true);
+      }
+    } finally {
+      client.close();
+    }
+  });
+});

@@ -19,6 +19,8 @@ interface Pending {
   replies: Buffer[];
   /** Whether the caller wants the replies' bytes as one Buffer, without a Buffer per reply. */
   joined: boolean;
+  /** Joined, handed over piece by piece as complete replies arrive (sendEncodedStreamed). */
+  onPiece?: (piece: Buffer) => void;
   resolve: (replies: Buffer[]) => void;
   reject: (err: Error) => void;
 }
@@ -128,6 +130,20 @@ export class RedisConnection {
     });
   }
 
+  /**
+   * Like sendEncodedJoined, but the replies' bytes go to `onPiece` as complete replies arrive (each
+   * piece one or more whole replies, in order), for an answer too large to hold back whole (600
+   * pipelined 1 MiB GETs); resolves once all `count` replies came.
+   */
+  sendEncodedStreamed(bytes: Buffer, count: number, onPiece: (piece: Buffer) => void): Promise<void> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    return new Promise((resolve, reject) => {
+      if (count === 0) return resolve();
+      this.queue.push({ remaining: count, replies: [], joined: true, onPiece, resolve: () => resolve(), reject });
+      this.enqueueWrite(bytes);
+    });
+  }
+
   /** Writes commands whose replies arrive through `onPush` (SUBSCRIBE, MONITOR). */
   writeRaw(bytes: Buffer): void {
     if (!this.closedError) this.enqueueWrite(bytes);
@@ -216,7 +232,8 @@ export class RedisConnection {
       pos = end;
       head.remaining--;
     }
-    head.replies.push(buf.subarray(start, pos));
+    if (head.onPiece) head.onPiece(buf.subarray(start, pos));
+    else head.replies.push(buf.subarray(start, pos));
     if (head.remaining === 0) {
       this.queue.shift();
       head.resolve(head.replies);
