@@ -8,6 +8,7 @@
 //   npx tsx bench/large-values.ts --rounds 5 --size 1048576 --requests 200
 //   npx tsx bench/large-values.ts --compare /path/to/other/build   # rows (B): that build too, same rounds
 //   npx tsx bench/large-values.ts --rounds 1 --profile DIR          # node --cpu-prof of proxy and platform
+//   npx tsx bench/large-values.ts --warmup 1                        # passes of each test before the rounds (default 3)
 import { execFile } from 'node:child_process';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -28,6 +29,8 @@ const REQUESTS = Number(arg('--requests') ?? 200);
 const TESTS = ['set', 'get'];
 const LETTERS = ['', 'B', 'C', 'D'];
 const PROFILE_DIR = arg('--profile');
+/** Passes of each test before the rounds: a fresh platform's CPU per 1 MiB SET falls 3× over its first few hundred. */
+const WARMUP = Number(arg('--warmup') ?? 3);
 /** --profile DIR: `node --cpu-prof` of each proxy and platform into DIR (bench/profile-summary.ts reads them). */
 const nodeArgs = (name: string): string[] =>
   PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
@@ -53,9 +56,11 @@ async function main(): Promise<void> {
   const add = (key: string, v: number) => samples.set(key, [...(samples.get(key) ?? []), v]);
   const load: number[] = [];
   try {
-    for (const test of TESTS) {
-      await benchmark(directPort, test); // warm-up
-      for (const s of stacks) await benchmark(s.proxyPort, test);
+    for (let w = 0; w < WARMUP; w++) {
+      for (const test of TESTS) {
+        await benchmark(directPort, test);
+        for (const s of stacks) await benchmark(s.proxyPort, test);
+      }
     }
     for (let r = 0; r < ROUNDS; r++) {
       for (const test of TESTS) {

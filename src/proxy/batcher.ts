@@ -2,7 +2,9 @@
 // upstream pipeline call. Order per connection is kept by a barrier: a connection never has
 // commands in two calls at once, so its next commands wait for the previous call to finish.
 // A transaction (MULTI … EXEC) is one item that travels alone, as one /multi-exec call, under the
-// same barrier: after the connection's earlier commands, before its later ones.
+// same barrier: after the connection's earlier commands, before its later ones. So does the work of a
+// connection that moves large values (isLarge): its call then runs beside the others' instead of
+// making them wait for its megabytes.
 import { performance } from 'node:perf_hooks';
 import { resolveCommand } from '../commands/table.js';
 import { errorReply } from '../resp/protocol.js';
@@ -68,6 +70,15 @@ export interface BatcherOptions {
 /** Defaults measured with bench/cpu-per-command.ts (bench/README.md, issue 14). */
 export const HOLD_DEFAULTS = { minBatchWhileBusy: 256, holdMs: 1 };
 
+/**
+ * From this size on, a command's arguments or a connection's last reply make its work large: it goes
+ * in a call of its own, never held. A /pipeline call answers when all its commands have run and its
+ * whole body has arrived, so four clients' 1 MiB GETs in one call were served one 4 MiB answer at a
+ * time, no faster than one client; in calls of their own, on separate HTTP connections, the proxy,
+ * the platform and redis-server work on different ones at once (bench/README.md, large values).
+ */
+export const LARGE_WORK_BYTES = 128 * 1024;
+
 export class Batcher {
   private readonly ready: BatchSource[] = [];
   private scheduled = false;
@@ -80,6 +91,10 @@ export class Batcher {
   readonly stats = { calls: 0, commands: 0 };
   /** Blocked clients and their shared pollers; forwarded writes wake them (blocking-hub.ts). */
   readonly blocking = new BlockingHub((commands) => this.poll(commands));
+  /** Connections whose last reply was large (LARGE_WORK_BYTES): their next commands likely read large values too. */
+  private readonly largeReplies = new WeakSet<BatchSource>();
+  /** Whether any reply was ever large (until then, no reply needs to clear a mark). */
+  private sawLargeReply = false;
 
   constructor(
     private readonly client: PipelineUpstream,
@@ -110,6 +125,7 @@ export class Batcher {
     for (const source of this.ready) {
       const first = source.pending[0];
       if (first !== undefined && first.kind !== 'command') return false; // blocking and transactions go at once
+      if (first !== undefined && this.isLarge(source, first)) return false; // in a call of its own: nothing to wait for
       commands += source.pending.length;
       if (commands >= this.minBatchWhileBusy) return false;
     }
@@ -138,8 +154,8 @@ export class Batcher {
       const sources: BatchSource[] = [];
       const items: CommandItem[] = [];
       const owners: BatchSource[] = [];
-      /** Connections whose next item is a transaction: it goes alone. */
-      const transactions: BatchSource[] = [];
+      /** Connections whose next item is a transaction, or whose work is large: it goes alone. */
+      const alone: BatchSource[] = [];
       /** Connections with another token than this call's: they wait for the next call, in order. */
       const otherToken: BatchSource[] = [];
       const token = this.ready[0].credential?.token;
@@ -158,33 +174,74 @@ export class Batcher {
           this.startBlocking(source, first);
           continue;
         }
-        if (first.kind === 'transaction') {
-          transactions.push(source);
+        if (first.kind === 'transaction' || (alone.length < this.options.maxInFlight && this.isLarge(source, first))) {
+          alone.push(source);
           continue;
         }
-        // Commands up to the connection's next transaction or blocking command (it waits for them, like later commands).
-        const limit = Math.min(pending.length, this.options.maxBatch - items.length);
-        let take = 0;
-        for (let item = pending[0]; take < limit && item.kind === 'command'; item = pending[++take]) {
-          items.push(item);
-          owners.push(source);
-        }
-        pending.splice(0, take);
-        source.inFlight = true;
+        this.take(source, this.options.maxBatch - items.length, items, owners);
         sources.push(source);
       }
       this.ready.unshift(...otherToken);
       if (items.length > 0) this.send(items, owners, sources, sources[0].credential);
-      for (let i = 0; i < transactions.length; i++) {
+      for (let i = 0; i < alone.length; i++) {
         if (this.inFlight >= this.options.maxInFlight) {
           // No room: back to the front of the line, in order.
-          for (const source of transactions.slice(i).reverse()) {
+          for (const source of alone.slice(i).reverse()) {
             source.queued = true;
             this.ready.unshift(source);
           }
           break;
         }
-        this.sendTransaction(transactions[i]);
+        const source = alone[i];
+        if (source.pending[0].kind === 'transaction') {
+          this.sendTransaction(source);
+        } else {
+          const own: CommandItem[] = [];
+          const owner: BatchSource[] = [];
+          this.take(source, this.options.maxBatch, own, owner);
+          this.send(own, owner, [source], source.credential);
+        }
+      }
+    }
+  }
+
+  /**
+   * Moves a connection's commands, up to its next transaction or blocking command (it waits for them,
+   * like later commands) and at most `room`, into a call; the connection is then in flight.
+   */
+  private take(source: BatchSource, room: number, items: CommandItem[], owners: BatchSource[]): void {
+    const pending = source.pending;
+    const limit = Math.min(pending.length, room);
+    let take = 0;
+    for (let item = pending[0]; take < limit && item.kind === 'command'; item = pending[++take]) {
+      items.push(item);
+      owners.push(source);
+    }
+    pending.splice(0, take);
+    source.inFlight = true;
+  }
+
+  /**
+   * Whether a connection's next command moves a large value: its arguments are LARGE_WORK_BYTES or
+   * more (SET of a big value), or its last reply was (a client reading big values reads more of them).
+   */
+  private isLarge(source: BatchSource, first: ForwardItem): boolean {
+    if (first.kind !== 'command') return false;
+    if (this.sawLargeReply && this.largeReplies.has(source)) return true;
+    const args = first.args;
+    let bytes = 0;
+    for (let i = 0; i < args.length; i++) bytes += args[i].length;
+    return bytes >= LARGE_WORK_BYTES;
+  }
+
+  /** Remembers which connections just got a large reply (isLarge). */
+  private noteReplySizes(owners: readonly BatchSource[], replies: readonly Buffer[]): void {
+    for (let i = 0; i < owners.length; i++) {
+      if (replies[i].length >= LARGE_WORK_BYTES) {
+        this.largeReplies.add(owners[i]);
+        this.sawLargeReply = true;
+      } else if (this.sawLargeReply) {
+        this.largeReplies.delete(owners[i]);
       }
     }
   }
@@ -277,6 +334,7 @@ export class Batcher {
     void answered.then((replies) => {
       this.inFlight--;
       const answeredAt = performance.now();
+      this.noteReplySizes(owners, replies);
       for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i], answeredAt);
       this.wake(commands);
       this.finished(sources);

@@ -140,6 +140,29 @@ export class RequestReader {
     this.owned = true;
   }
 
+  /**
+   * Like push, for bytes that are only lent for this call (a shared read buffer): the part that
+   * continues a large bulk is copied straight into its buffer, the rest into a Buffer of its own.
+   */
+  pushShared(bytes: Buffer): void {
+    if (this.failed || bytes.length === 0) return;
+    if (this.big !== null) {
+      const n = Math.min(bytes.length, this.big.length - this.bigFill);
+      bytes.copy(this.big, this.bigFill, 0, n);
+      this.bigFill += n;
+      if (n === bytes.length) return;
+      bytes = bytes.subarray(n);
+    }
+    if (this.owned && this.end > this.start && this.buf.length - this.end >= bytes.length) {
+      bytes.copy(this.buf, this.end);
+      this.end += bytes.length;
+      return;
+    }
+    const own = Buffer.allocUnsafe(bytes.length);
+    bytes.copy(own, 0);
+    this.push(own);
+  }
+
   /** Next complete request, or undefined when more bytes are needed. Nothing more after a protocol error. */
   read(): ReadResult | undefined {
     while (!this.failed) {

@@ -88,7 +88,7 @@ export abstract class RespConnection implements ReplyPort {
     this.reader.authenticated = this.authenticated;
     this.replies = new ReplyQueue(socket, host.limits.closeGraceMs);
     socket.setNoDelay(true);
-    readSocket(socket, host.readBuffer, (chunk) => this.receive(chunk));
+    readSocket(socket, host.readBuffer, (chunk, shared) => this.receive(chunk, shared));
     socket.on('drain', () => this.maybeResume());
     // The client half-closed (sent everything, e.g. `printf … | nc -N`): like Redis, the commands it
     // sent before are still answered, then the connection closes. The listener is created with
@@ -136,9 +136,11 @@ export abstract class RespConnection implements ReplyPort {
     return this.socket.localPort ?? 0;
   }
 
-  private receive(chunk: Buffer): void {
+  /** `shared`: the chunk is only lent for this call (socket-input.ts). */
+  private receive(chunk: Buffer, shared = false): void {
     if (this.replies.closing) return;
-    this.reader.push(chunk);
+    if (shared) this.reader.pushShared(chunk);
+    else this.reader.push(chunk);
     const limits = this.host.limits;
     if (this.reader.bufferedBytes > limits.maxQueryBufferBytes) {
       // Redis client-query-buffer-limit: the client is closed without a reply.

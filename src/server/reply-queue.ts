@@ -11,6 +11,9 @@ const EMPTY = Buffer.alloc(0);
  */
 export interface ReplyOutput {
   write(data: Buffer): boolean;
+  /** Writes until uncork go out together (net.Socket's; a fake output may leave them out). */
+  cork?(): void;
+  uncork?(): void;
   /** Ends the writing side; `done` runs once everything written is flushed. */
   end(done: () => void): unknown;
   /** Reads (and drops) what the client still sends, so its FIN is seen. */
@@ -89,7 +92,14 @@ export class ReplyQueue {
     while (this.head < this.slots.length && this.slots[this.head] !== undefined) this.head++;
     if (this.head > start) {
       const ready = this.slots.slice(start, this.head) as Buffer[];
-      this.socket.write(ready.length === 1 ? ready[0] : Buffer.concat(ready));
+      if (ready.length === 1) this.socket.write(ready[0]);
+      else if (!hasLargeReply(ready)) this.socket.write(Buffer.concat(ready));
+      else {
+        // Large replies (1 MiB GETs of a pipelining client) go out as they are, in one writev, not copied.
+        this.socket.cork?.();
+        for (const reply of ready) this.socket.write(reply);
+        this.socket.uncork?.();
+      }
       if (this.head === this.slots.length) {
         this.base += this.head;
         this.slots.length = 0;
@@ -123,4 +133,12 @@ export class ReplyQueue {
     this.closed = true;
     this.closingNow = true;
   }
+}
+
+/** From this size on, a reply is written as its own Buffer rather than copied into a joined write. */
+const LARGE_REPLY_BYTES = 64 * 1024;
+
+function hasLargeReply(replies: readonly Buffer[]): boolean {
+  for (const reply of replies) if (reply.length >= LARGE_REPLY_BYTES) return true;
+  return false;
 }

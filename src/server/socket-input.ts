@@ -3,7 +3,8 @@
 // to sockets it connects, not to accepted ones), and each read is handed over as a copy of its
 // bytes. This skips, per read, the ArrayBuffer Node allocates and shrinks, Readable.push, the 'data'
 // emit and maybeReadMore's extra tick: about 1.3 µs of CPU per read, measured with a bare echo
-// server against redis-benchmark (bench/README.md, issue 14). pause() and resume() stop and start
+// server against redis-benchmark (bench/README.md, issue 14). A read that continues a large value
+// is copied into that value's buffer only (no 64 KiB Buffer per read: issue 25). pause() and resume() stop and start
 // reading as before (net.Socket handles them in this mode), and the end of input still emits 'end'.
 // Sockets where the mode is not available (TLS, another Node) keep the 'data' event.
 import type net from 'node:net';
@@ -23,21 +24,22 @@ interface StreamHandle {
   useUserBuffer?: (buffer: Uint8Array) => void;
 }
 
-/** Calls `receive` with each chunk of bytes the client sends, as a Buffer the callee may keep. */
-export function readSocket(socket: net.Socket, buffer: Buffer, receive: (chunk: Buffer) => void): void {
+/**
+ * Calls `receive` with each chunk of bytes the client sends. `shared`: the chunk is a view of the
+ * shared read buffer, valid only during the call (the callee copies what it keeps: RequestReader's
+ * pushShared copies a large value's bytes straight into its own buffer, with no Buffer per read);
+ * otherwise a Buffer the callee may keep.
+ */
+export function readSocket(socket: net.Socket, buffer: Buffer, receive: (chunk: Buffer, shared: boolean) => void): void {
   const handle = (socket as unknown as { _handle?: StreamHandle })._handle;
   const symbols = onreadSymbols(socket);
   if ((socket as { encrypted?: boolean }).encrypted || typeof handle?.useUserBuffer !== 'function' || !symbols) {
-    socket.on('data', receive);
+    socket.on('data', (chunk: Buffer) => receive(chunk, false));
     return;
   }
   const slots = socket as unknown as Record<symbol, unknown>;
   slots[symbols.buffer] = buffer;
-  slots[symbols.callback] = (bytes: number): void => {
-    const chunk = Buffer.allocUnsafe(bytes);
-    buffer.copy(chunk, 0, 0, bytes);
-    receive(chunk);
-  };
+  slots[symbols.callback] = (bytes: number): void => receive(buffer.subarray(0, bytes), true);
   handle.useUserBuffer(buffer);
 }
 

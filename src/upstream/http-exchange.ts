@@ -1,7 +1,16 @@
-// One HTTP request to an upstream through an undici dispatcher, with a hard deadline that covers
-// waiting for a pooled connection, sending, and reading the whole answer. It tells apart a request
-// that never reached the wire (safe: not executed) from one that may have (outcome unknown), because
-// undici announces `onRequestStart` right before it writes a request to a connected socket.
+// One HTTP request to an upstream through an undici dispatcher, with a deadline. It tells apart a
+// request that never reached the wire (safe: not executed) from one that may have (outcome unknown),
+// because undici announces `onRequestStart` right before it writes a request to a connected socket.
+//
+// The deadline (issue 22): a burst of large requests (600 auto-pipelined 1 MiB SETs) waits its turn
+// for a pooled connection, and it used to time out while merely waiting, because the deadline counted
+// from dispatch. Now:
+// - once sent, a request has `timeoutMs` plus time for its bytes (request and answer, at
+//   MIN_BYTES_PER_SECOND) counted from when it was sent;
+// - while it waits for a connection, it times out only when the pool made no progress (no answer or
+//   part of one, on any connection: `PoolProgress`) for `timeoutMs`: a stuck upstream still fails every
+//   waiting request after `timeoutMs`, as "not executed", while a busy one serves them all.
+import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { oneLine } from '../resp/protocol.js';
 
@@ -25,10 +34,33 @@ export interface ExchangeRequest {
   body: string | Buffer | null;
 }
 
-/** Sends one POST; resolves (never rejects) once the answer is complete, failed, or the deadline passed. */
-export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, timeoutMs: number): Promise<Exchange> {
+/**
+ * When the exchanges of one pool last saw the upstream answer (headers or bytes of an answer), in
+ * performance.now() milliseconds: a request waiting for a connection keeps waiting while this moves.
+ */
+export interface PoolProgress {
+  at: number;
+}
+
+/**
+ * The slowest transfer a sent request is allowed before its deadline, on top of `timeoutMs`: 4 MiB/s,
+ * so a 1 MiB value adds 250 ms, a 10 MiB request (the service's largest) 2.5 s.
+ */
+export const MIN_BYTES_PER_SECOND = 4 * 1024 * 1024;
+
+/** The extra time for moving `bytes` at MIN_BYTES_PER_SECOND, in ms. */
+export function transferAllowanceMs(bytes: number): number {
+  return (bytes * 1000) / MIN_BYTES_PER_SECOND;
+}
+
+/**
+ * Sends one POST; resolves (never rejects) once the answer is complete, failed, or the deadline passed.
+ * Without `progress`, a request waiting for a connection counts its wait against `timeoutMs` alone.
+ */
+export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, timeoutMs: number, progress?: PoolProgress): Promise<Exchange> {
   return new Promise((resolve) => {
-    const handler = new ExchangeHandler(resolve, timeoutMs);
+    const bodyBytes = request.body === null ? 0 : typeof request.body === 'string' ? Buffer.byteLength(request.body) : request.body.length;
+    const handler = new ExchangeHandler(resolve, timeoutMs, bodyBytes, progress);
     try {
       dispatcher.dispatch({ method: 'POST', path: request.path, headers: request.headers, body: request.body }, handler);
     } catch (err) {
@@ -48,13 +80,18 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private retryAfter: string | undefined;
   private chunks: Buffer[] = [];
   private size = 0;
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout;
+  /** performance.now() when the request was sent, and its deadline from then (grows with the answer's bytes). */
+  private sentAt = 0;
+  private allowedMs = 0;
 
   constructor(
     private readonly resolve: (answer: Exchange) => void,
     private readonly timeoutMs: number,
+    private readonly bodyBytes: number,
+    private readonly progress: PoolProgress | undefined,
   ) {
-    this.timer = setTimeout(() => this.onTimeout(), timeoutMs);
+    this.timer = setTimeout(this.onTimeout, timeoutMs);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -65,6 +102,11 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     }
     this.started = true;
     this.controller = controller;
+    // The deadline counts from now, with time for the request's own bytes.
+    clearTimeout(this.timer);
+    this.sentAt = performance.now();
+    this.allowedMs = this.timeoutMs + transferAllowanceMs(this.bodyBytes);
+    this.timer = setTimeout(this.onTimeout, this.allowedMs);
   }
 
   onResponseStart(
@@ -72,6 +114,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     statusCode: number,
     headers: Record<string, string | string[] | undefined>,
   ): void {
+    if (this.progress) this.progress.at = performance.now();
     if (statusCode < 200) return; // 1xx informational: the real answer follows
     this.status = statusCode;
     const type = headers['content-type'];
@@ -84,6 +127,9 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     if (this.done) return;
     this.chunks.push(chunk);
     this.size += chunk.length;
+    // A large answer earns time as it arrives (its timer is re-armed only when it fires).
+    this.allowedMs += transferAllowanceMs(chunk.length);
+    if (this.progress) this.progress.at = performance.now();
   }
 
   onResponseEnd(): void {
@@ -102,13 +148,26 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     this.resolve({ ok: false, problem: describeError(err), notSent: !this.started, timedOut: false, code });
   }
 
-  private onTimeout(): void {
+  private readonly onTimeout = (): void => {
     if (this.done) return;
+    const now = performance.now();
+    // Sent: the answer's bytes may have earned more time since the timer was armed.
+    const left = this.started ? this.sentAt + this.allowedMs - now : this.waitLeft(now);
+    if (left >= 1) {
+      this.timer = setTimeout(this.onTimeout, left);
+      return;
+    }
     this.done = true;
     this.chunks = [];
     const sent = this.started;
     this.controller?.abort(new Error(`timed out after ${this.timeoutMs} ms`));
     this.resolve({ ok: false, problem: `timed out after ${this.timeoutMs} ms`, notSent: !sent, timedOut: true, code: undefined });
+  };
+
+  /** Still waiting for a connection: how much longer, given the pool's last progress (none without a tracker). */
+  private waitLeft(now: number): number {
+    const at = this.progress?.at;
+    return at === undefined ? 0 : at + this.timeoutMs - now;
   }
 
   /** Marks the exchange settled; true when it already was (a late event after the deadline). */

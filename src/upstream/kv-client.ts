@@ -14,7 +14,7 @@ import { Pool } from './undici-pool.js';
 import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
 import { describeReplies, splitReplies } from '../resp/reply-scanner.js';
-import { exchange, type Exchange, type ExchangeRequest } from './http-exchange.js';
+import { exchange, transferAllowanceMs, type Exchange, type ExchangeRequest, type PoolProgress } from './http-exchange.js';
 import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
@@ -116,6 +116,8 @@ export class KvClient {
   private readonly ca: string | Buffer | undefined;
   /** The script bodies passed on to this upstream, for the transactions that run them from a script. */
   private readonly scripts = new ScriptBodies();
+  /** When an answer last arrived: requests waiting for a pooled connection wait while answers come (http-exchange.ts). */
+  private readonly progress: PoolProgress = { at: -Infinity };
   private closed = false;
 
   constructor(options: KvClientOptions) {
@@ -476,12 +478,12 @@ export class KvClient {
   }
 
   private async sendOnce(request: ExchangeRequest): Promise<Exchange> {
-    const answer = await exchange(this.pool, request, this.timeoutMs);
+    const answer = await exchange(this.pool, request, this.timeoutMs, this.progress);
     if (!answer.ok && answer.notSent && !this.closed && (answer.code === 'UND_ERR_DESTROYED' || answer.code === 'UND_ERR_CLOSED')) {
       const dead = this.pool;
       this.pool = this.newPool();
       dead.destroy().catch(() => undefined);
-      return exchange(this.pool, request, this.timeoutMs);
+      return exchange(this.pool, request, this.timeoutMs, this.progress);
     }
     return answer;
   }
@@ -491,8 +493,9 @@ export class KvClient {
       connections: this.connections,
       pipelining: 1,
       connect: { timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) },
-      // The exchange's own deadline is the one that counts; these are backstops.
-      headersTimeout: this.timeoutMs + 1000,
+      // The exchange's own deadline is the one that counts; these are backstops (the largest request
+      // has time for its bytes).
+      headersTimeout: this.timeoutMs + transferAllowanceMs(this.upstreamMaxRequestBytes) + 1000,
       bodyTimeout: this.timeoutMs + 1000,
     });
   }

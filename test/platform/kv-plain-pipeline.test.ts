@@ -272,6 +272,26 @@ describe('the platform answers a plain pipeline as it answers the same commands 
     );
   });
 
+  it('a resp2 answer of 4 MiB or more starts before it is complete (chunked), with the same bytes; a small one keeps its Content-Length', async () => {
+    const value = 'w'.repeat(1024 * 1024);
+    const keys = Array.from({ length: 6 }, (_, i) => `stream:${i}`);
+    await kv(p, '/pipeline', { body: JSON.stringify(keys.map((k) => ['SET', k, value])) });
+    const gets = JSON.stringify([...keys.map((k) => ['GET', k]), ['GET', 'stream:none']]);
+    const resp2 = { 'Upstash-Response-Format': 'resp2' };
+    const streamed = await kv(p, '/pipeline', { body: gets, headers: resp2 });
+    const general = await kv(p, '/pipeline', { body: escapedName(gets), headers: resp2 });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get('content-type')).toBe('application/octet-stream');
+    expect(streamed.headers.get('transfer-encoding')).toBe('chunked');
+    expect(streamed.headers.get('content-length')).toBeNull();
+    expect(streamed.headers.get('upstash-sync-token')).toBeTruthy();
+    expect(streamed.bytes.equals(general.bytes)).toBe(true);
+    expect(streamed.bytes.length).toBe(6 * (value.length + 12) + 5);
+    const small = await kv(p, '/pipeline', { body: JSON.stringify([['GET', 'stream:none']]), headers: resp2 });
+    expect(small.headers.get('content-length')).toBe('5');
+    expect(small.bytes.toString()).toBe('$-1\r\n');
+  });
+
   it('the Read Only token gets NOPERM in place for a write, as by the general path', async () => {
     const body = JSON.stringify([
       ['GET', 'ro:a'],

@@ -55,4 +55,25 @@ describe('RedisConnection', () => {
       await new Promise((r) => relay.close(r));
     }
   });
+
+  it('a large value is written as it is (not copied into the request), beside small commands of the same turn', async () => {
+    const conn = await RedisConnection.open(redis.endpoint);
+    try {
+      const value = Buffer.alloc(1024 * 1024 + 5);
+      for (let i = 0; i < value.length; i++) value[i] = (i * 31) & 255;
+      const before = conn.send([['SET', 'rc:small', 'x']]);
+      const big = conn.send([
+        ['SET', 'rc:big', value],
+        ['STRLEN', 'rc:big'],
+      ]);
+      const after = conn.send([['GET', 'rc:small']]);
+      expect((await before).map(String)).toEqual(['+OK\r\n']);
+      expect((await big).map(String)).toEqual(['+OK\r\n', `:${value.length}\r\n`]);
+      expect((await after).map(String)).toEqual(['$1\r\nx\r\n']);
+      const [got] = await conn.send([['GET', 'rc:big']]);
+      expect(got.subarray(got.indexOf('\r\n') + 2, got.length - 2).equals(value)).toBe(true);
+    } finally {
+      conn.close();
+    }
+  });
 });

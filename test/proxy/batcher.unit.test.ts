@@ -4,7 +4,7 @@
 // transactions alone, blocking commands, waking blocked clients, and an upstream that breaks its
 // promise. test/proxy/batcher.test.ts drives the same batcher through the real client and platform.
 import { describe, expect, it } from 'vitest';
-import { Batcher, type BatchSource, type PipelineUpstream } from '../../src/proxy/batcher.js';
+import { Batcher, LARGE_WORK_BYTES, type BatchSource, type PipelineUpstream } from '../../src/proxy/batcher.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from '../../src/proxy/forward-item.js';
 import type { Credential, TransactionOutcome } from '../../src/upstream/kv-client.js';
 import type { WatchedKeys } from '../../src/upstream/script-transaction.js';
@@ -19,8 +19,14 @@ interface UpstreamCall {
   answer(): void;
 }
 
-/** The reply the fake gives a command: its words as a simple string, so a test sees whose reply it is. */
-const replyOf = (command: Buffer[]): Buffer => Buffer.from(`+${command.map(String).join(' ')}\r\n`);
+/**
+ * The reply the fake gives a command: its words as a simple string, so a test sees whose reply it is;
+ * `BIGGET k` gets a bulk of LARGE_WORK_BYTES (a large value read).
+ */
+const replyOf = (command: Buffer[]): Buffer =>
+  String(command[0]) === 'BIGGET'
+    ? Buffer.concat([Buffer.from(`$${LARGE_WORK_BYTES}\r\n`), Buffer.alloc(LARGE_WORK_BYTES, 'v'), Buffer.from('\r\n')])
+    : Buffer.from(`+${command.map(String).join(' ')}\r\n`);
 
 /** An upstream that records each call and answers at once, or, with `hold`, when the test calls answer(). */
 class FakeUpstream implements PipelineUpstream {
@@ -247,6 +253,75 @@ describe('Batcher with a fake upstream', () => {
     expect(upstream.calls).toHaveLength(3); // three ready commands do not wait
     upstream.answerAll();
     await until(() => small.replies.length === 1 && big.replies.length === 3, 'answered');
+  });
+
+  it('a connection writing a large value gets a call of its own, beside the others and never held; its order is kept', async () => {
+    const upstream = new FakeUpstream();
+    upstream.hold = true;
+    const batcher = new Batcher(upstream, { maxBatch: 1000, maxInFlight: 8, minBatchWhileBusy: 100, holdMs: 60_000 });
+    const value = 'x'.repeat(LARGE_WORK_BYTES);
+    const small = new Source().command('ECHO', 'a');
+    const big1 = new Source().command('SET', 'k1', value).command('GET', 'k1');
+    const big2 = new Source().command('SET', 'k2', value);
+    const small2 = new Source().command('ECHO', 'b');
+    for (const s of [small, big1, big2, small2]) batcher.enqueue(s);
+    await turn();
+    const shape = () => upstream.sent.map((call) => call.map((c) => c.map((a) => (a.length > 16 ? `<${a.length}>` : a))));
+    // The small commands share one call; each large writer has its own, all in flight at once.
+    expect(shape()).toEqual([
+      [
+        ['ECHO', 'a'],
+        ['ECHO', 'b'],
+      ],
+      [
+        ['SET', 'k1', `<${LARGE_WORK_BYTES}>`],
+        ['GET', 'k1'],
+      ],
+      [['SET', 'k2', `<${LARGE_WORK_BYTES}>`]],
+    ]);
+    // While those are in flight, another large write is not held back with the small work.
+    const big3 = new Source().command('SET', 'k3', value);
+    batcher.enqueue(big3);
+    await turn();
+    expect(upstream.calls).toHaveLength(4);
+    upstream.answerAll();
+    await until(() => big1.replies.length === 2 && big3.replies.length === 1, 'answered');
+    expect(big1.replies[1]).toBe('+GET k1\r\n');
+    expect(batcher.stats).toEqual({ calls: 4, commands: 6 });
+  });
+
+  it('a connection whose last reply was large reads alone next time; a small reply puts it back with the others', async () => {
+    const upstream = new FakeUpstream();
+    const batcher = new Batcher(upstream, { maxBatch: 1000, maxInFlight: 8 });
+    const reader = new Source().command('BIGGET', 'k');
+    const other = new Source().command('ECHO', '1');
+    batcher.enqueue(reader);
+    batcher.enqueue(other);
+    await until(() => reader.batches === 1 && other.batches === 1, 'first round');
+    expect(upstream.sent).toEqual([
+      [
+        ['BIGGET', 'k'],
+        ['ECHO', '1'],
+      ],
+    ]); // nothing known yet: one call
+    reader.command('GET', 'small');
+    other.command('ECHO', '2');
+    batcher.enqueue(reader);
+    batcher.enqueue(other);
+    await until(() => reader.batches === 2 && other.batches === 2, 'second round');
+    expect(upstream.sent.slice(1)).toEqual([[['ECHO', '2']], [['GET', 'small']]]);
+    reader.command('GET', 'again');
+    other.command('ECHO', '3');
+    batcher.enqueue(reader);
+    batcher.enqueue(other);
+    await until(() => reader.batches === 3 && other.batches === 3, 'third round');
+    expect(upstream.sent.slice(3)).toEqual([
+      [
+        ['GET', 'again'],
+        ['ECHO', '3'],
+      ],
+    ]);
+    expect(reader.replies.slice(1)).toEqual(['+GET small\r\n', '+GET again\r\n']);
   });
 
   it('a transaction or a blocking command first in line is never held', async () => {

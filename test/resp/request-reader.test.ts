@@ -534,6 +534,48 @@ describe('chunking', () => {
   });
 });
 
+describe('pushShared: bytes lent from one read buffer (socket-input.ts)', () => {
+  /** Feeds `input` through one reused buffer, overwritten after each push, cut at `cuts`. */
+  function readShared(input: Buffer, cuts: number[]): ReadResult[] {
+    const reader = new RequestReader();
+    const lent = Buffer.alloc(70 * 1024);
+    const results: ReadResult[] = [];
+    for (const chunk of splitAt(input, cuts)) {
+      chunk.copy(lent);
+      reader.pushShared(lent.subarray(0, chunk.length));
+      lent.fill(0xee); // the next read reuses the buffer: nothing may still point into it
+      for (let r = reader.read(); r !== undefined; r = reader.read()) results.push(r);
+    }
+    return results;
+  }
+
+  it('reads the mixed pipeline under random chunkings, every argument intact after the buffer is reused', () => {
+    const { bytes, expected } = mixedPipeline();
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: bytes.length }), { maxLength: 40 }), (cuts) => {
+        const sorted = [...cuts].sort((x, y) => x - y);
+        // A lent read is at most the buffer's size.
+        for (let at = 60_000; at < bytes.length; at += 60_000) sorted.push(at);
+        expect(commands(readShared(bytes, sorted))).toEqual(expected);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('a 1 MiB value in 64 KiB reads lands in its own exact-size buffer', () => {
+    const value = Buffer.alloc(1024 * 1024);
+    for (let i = 0; i < value.length; i++) value[i] = (i * 7) & 255;
+    const frame = Buffer.concat([encodeCommand(['SET', 'k', value]), encodeCommand(['GET', 'k'])]);
+    const cuts: number[] = [];
+    for (let i = 65536; i < frame.length; i += 65536) cuts.push(i);
+    const results = readShared(frame, cuts);
+    expect(commands(results).map((c) => c[0])).toEqual(['SET', 'GET']);
+    const arg = results[0].kind === 'command' ? results[0].args[2] : Buffer.alloc(0);
+    expect(arg.equals(value)).toBe(true);
+    expect(arg.buffer.byteLength).toBeLessThan(value.length + 64 * 1024);
+  });
+});
+
 describe('pipelines', () => {
   const N = 10_000;
   const frames: Buffer[] = [];

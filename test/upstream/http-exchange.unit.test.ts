@@ -1,8 +1,11 @@
 // The deadline of one upstream exchange, with stand-in dispatchers that control exactly when undici
 // would start writing the request (onRequestStart) and what comes back.
 import type { Dispatcher } from 'undici';
+import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { exchange } from '../../src/upstream/http-exchange.js';
+import { exchange, MIN_BYTES_PER_SECOND, transferAllowanceMs } from '../../src/upstream/http-exchange.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Handler = Dispatcher.DispatchHandler;
 
@@ -60,6 +63,54 @@ describe('exchange deadline', () => {
     expect(c.abortedWith?.message).toMatch(/timed out after 100 ms/);
     // Late events are ignored.
     handler().onResponseEnd!(c, {});
+  });
+
+  it('counts the deadline from sending: a request that waited longer than it for a connection, while the pool made progress, still gets its full time', async () => {
+    const { dispatcher, handler } = standIn();
+    const progress = { at: performance.now() };
+    const beat = setInterval(() => (progress.at = performance.now()), 20);
+    const pending = exchange(dispatcher, request, 100, progress);
+    await sleep(250); // waiting its turn: other requests of the pool are answered meanwhile
+    clearInterval(beat);
+    const c = controller();
+    handler().onRequestStart!(c, undefined);
+    await sleep(60);
+    handler().onResponseStart!(c, 200, { 'content-type': 'application/octet-stream' }, 'OK');
+    handler().onResponseData!(c, Buffer.from('+OK\r\n'));
+    handler().onResponseEnd!(c, {});
+    expect(await pending).toMatchObject({ ok: true, body: Buffer.from('+OK\r\n') });
+    expect(c.abortedWith).toBeUndefined();
+  });
+
+  it('a waiting request times out when the pool made no progress for the whole deadline', async () => {
+    const { dispatcher } = standIn();
+    const progress = { at: performance.now() - 1000 };
+    const started = performance.now();
+    const answer = await exchange(dispatcher, request, 100, progress);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(95);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(answer).toMatchObject({ ok: false, notSent: true, timedOut: true });
+  });
+
+  it('gives a sent request time for its bytes: a 1 MiB body 250 ms more, and answer bytes as they arrive', async () => {
+    expect(transferAllowanceMs(MIN_BYTES_PER_SECOND)).toBe(1000);
+    const { dispatcher, handler } = standIn();
+    const body = Buffer.alloc(1024 * 1024);
+    const pending = exchange(dispatcher, { ...request, body }, 100);
+    const c = controller();
+    handler().onRequestStart!(c, undefined);
+    const sentAt = performance.now();
+    await sleep(200); // past 100 ms, within 100 + 250
+    expect(c.abortedWith).toBeUndefined();
+    handler().onResponseStart!(c, 200, { 'content-type': 'application/octet-stream' }, 'OK');
+    // 2 MiB of answer earn 500 ms more: still not timed out at 100 + 250 ms.
+    handler().onResponseData!(c, Buffer.alloc(2 * 1024 * 1024));
+    await sleep(250);
+    expect(c.abortedWith).toBeUndefined();
+    const answer = await pending; // no more bytes: times out at 100 + 250 + 500 ms after sending
+    expect(performance.now() - sentAt).toBeGreaterThanOrEqual(840);
+    expect(answer).toMatchObject({ ok: false, notSent: false, timedOut: true, problem: 'timed out after 100 ms' });
+    expect(c.abortedWith?.message).toMatch(/timed out/);
   });
 
   it('collects a complete answer, skipping 1xx heads', async () => {

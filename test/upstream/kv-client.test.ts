@@ -454,6 +454,43 @@ describe('KvClient against a faulty upstream', () => {
     }
   });
 
+  it('a burst larger than the pool waits its turn: the deadline counts from sending, not from the queue (issue 22)', async () => {
+    // One connection, answers 150 ms apart: the sixth call waits 750 ms for its turn, longer than the
+    // 400 ms deadline, and still succeeds, since each request is answered 150 ms after it is sent.
+    const server = await faultyServer((_req, res) => {
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end('+OK\r\n'), 150);
+    });
+    const kv = client(server, { timeoutMs: 400, connections: 1 });
+    try {
+      const started = Date.now();
+      const all = await Promise.all(Array.from({ length: 6 }, (_, i) => kv.pipeline([cmd('SET', `burst:${i}`, 'v')])));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(6 * 150 - 20);
+      expect(all.map(text)).toEqual(Array(6).fill(['+OK\r\n']));
+      expect(server.requests()).toBe(6);
+    } finally {
+      await kv.close();
+      await server.close();
+    }
+  });
+
+  it('a stuck upstream still fails the requests waiting for a connection at the deadline, as not executed', async () => {
+    const server = await faultyServer(() => undefined);
+    const kv = client(server, { timeoutMs: 300, connections: 1 });
+    try {
+      const started = Date.now();
+      const all = await Promise.all(Array.from({ length: 3 }, (_, i) => kv.pipeline([cmd('SET', `stuck:${i}`, 'v')])));
+      // Every call ends at its deadline, not one deadline after the other (generously bounded: loaded machine).
+      expect(Date.now() - started).toBeLessThan(300 + 1500);
+      expect(text(all[0])).toEqual(['-ERR upstream timed out after 300 ms; the outcome of this command is unknown\r\n']);
+      for (const replies of all.slice(1))
+        expect(text(replies)).toEqual(['-ERR upstream timed out after 300 ms waiting for a connection; the command was not executed\r\n']);
+      expect(server.requests()).toBe(1);
+    } finally {
+      await kv.close();
+      await server.close();
+    }
+  });
+
   it('answers the next call after a timeout (a fresh connection)', async () => {
     let hang = true;
     const server = await faultyServer((_req, res) => {

@@ -29,6 +29,8 @@ import type { PlainKind } from './plain-pipeline.js';
 
 export type TransactionResult = RunResult | { error: string };
 
+const EMPTY_REPLIES = Buffer.alloc(0);
+
 function bulkReply(text: string): Buffer {
   return Buffer.from(`$${Buffer.byteLength(text)}\r\n${text}\r\n`);
 }
@@ -188,11 +190,15 @@ export class Executor {
 
   private readonly plainKinds = new Map<string, 'read' | 'write' | null>();
 
-  /** A pipeline of plain commands (plainKind), already RESP: the replies' bytes back to back. */
-  async runPlain(principal: Principal, resp: Buffer, count: number): Promise<Buffer> {
+  /**
+   * A pipeline of plain commands (plainKind), already RESP: the replies' bytes back to back; or, with
+   * `onPiece`, handed there as they arrive (then the result is empty).
+   */
+  async runPlain(principal: Principal, resp: Buffer, count: number, onPiece?: (piece: Buffer) => void): Promise<Buffer> {
     await this.expireDueFields();
     const conn = await this.shared(principal);
     try {
+      if (onPiece) return await conn.sendEncodedStreamed(resp, count, onPiece).then(() => EMPTY_REPLIES);
       return await conn.sendEncodedJoined(resp, count);
     } catch (err) {
       throw storeError(err);

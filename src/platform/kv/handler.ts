@@ -8,7 +8,7 @@ import { startStream } from './events.js';
 import { CredentialsRevokedError, Executor, StoreUnavailableError } from './executor.js';
 import { replyToJsonObject } from './json-reply.js';
 import { scanReply } from '../../resp/reply-scanner.js';
-import type { Principals } from './principals.js';
+import type { Principal, Principals } from './principals.js';
 import { parseKvRequest } from './request.js';
 
 export interface KvLimits {
@@ -17,6 +17,8 @@ export interface KvLimits {
 }
 
 const ALLOWED_METHODS = new Set(['HEAD', 'GET', 'POST', 'PUT']);
+/** A resp2 pipeline answer from this size on starts before it is complete (plainResp2). */
+const STREAM_FROM = 4 * 1024 * 1024;
 export const UNAUTHORIZED =
   'WRONGPASS invalid or missing auth token. See https://docs.upstash.com/redis/troubleshooting/http_unauthorized for details.';
 
@@ -131,9 +133,12 @@ export class KvHandler {
           return this.json(res, 200, `[${replies.map((r) => replyToJsonObject(r, { base64 })).join(',')}]`);
         }
         case 'plain-pipeline': {
+          if (resp2) {
+            if (request.wrote) this.writes++; // before the answer starts (it may start before the last reply)
+            return await this.plainResp2(res, principal, request.resp, request.count);
+          }
           const replies = await this.executor.runPlain(principal, request.resp, request.count);
           if (request.wrote) this.writes++;
-          if (resp2) return this.binary(res, 200, replies);
           return this.json(res, 200, pipelineJson(replies, base64));
         }
         case 'multi-exec': {
@@ -151,6 +156,37 @@ export class KvHandler {
       }
       throw err;
     }
+  }
+
+  /**
+   * A plain pipeline's resp2 answer. Replies are held back and sent with a Content-Length (one write)
+   * while they add up to less than STREAM_FROM bytes; past that, the answer starts at once and the
+   * rest follows as it arrives (chunked), so 600 pipelined 1 MiB GETs do not wait for 600 MiB
+   * before their first byte (the proxy's upstream deadline grows with the bytes that arrive).
+   */
+  private async plainResp2(res: ServerResponse, principal: Principal, resp: Buffer, count: number): Promise<void> {
+    let pieces: Buffer[] = [];
+    let size = 0;
+    let streaming = false;
+    const onPiece = (piece: Buffer): void => {
+      if (streaming) return void res.write(piece);
+      pieces.push(piece);
+      size += piece.length;
+      if (size < STREAM_FROM) return;
+      streaming = true;
+      res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'upstash-sync-token': this.syncToken() });
+      for (const p of pieces) res.write(p);
+      pieces = [];
+    };
+    try {
+      await this.executor.runPlain(principal, resp, count, onPiece);
+    } catch (err) {
+      // Part of the answer is sent: the connection is cut, so the client sees a failed request.
+      if (streaming) return void res.destroy();
+      throw err;
+    }
+    if (streaming) return void res.end();
+    this.binary(res, 200, pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, size));
   }
 
   /** Liveness and readiness without a token: 200 when the data store answers PING, 503 otherwise. */

@@ -2,7 +2,7 @@
 // writes its commands at once and gets back the raw reply bytes of each, in order. The platform
 // passes those bytes through (resp2 format) or transcodes them (JSON) without a decoded tree.
 import net from 'node:net';
-import { encodeCommands, type Arg } from '../../resp/request-writer.js';
+import { encodeCommands, encodePieces, type Arg } from '../../resp/request-writer.js';
 import { scanReply } from '../../resp/reply-scanner.js';
 
 export interface RedisEndpoint {
@@ -19,6 +19,8 @@ interface Pending {
   replies: Buffer[];
   /** Whether the caller wants the replies' bytes as one Buffer, without a Buffer per reply. */
   joined: boolean;
+  /** Joined, handed over piece by piece as complete replies arrive (sendEncodedStreamed). */
+  onPiece?: (piece: Buffer) => void;
   resolve: (replies: Buffer[]) => void;
   reject: (err: Error) => void;
 }
@@ -36,6 +38,8 @@ export class RedisConnection {
   /** Commands of this event-loop turn not written yet: they go out in one write (one system call). */
   private outgoing: Buffer[] = [];
   private outgoingBytes = 0;
+  /** Whether `outgoing` holds a large argument: then its pieces are written as they are (writev), not joined. */
+  private outgoingLarge = false;
   private flushScheduled = false;
   /** Called once when the connection ends, for whatever reason. */
   onClose: ((err: Error) => void) | undefined;
@@ -91,7 +95,15 @@ export class RedisConnection {
 
   /** Sends commands in one write; resolves with one raw reply per command. */
   send(commands: readonly (readonly Arg[])[]): Promise<Buffer[]> {
-    return this.sendEncoded(encodeCommands(commands), commands.length);
+    // A large argument (a 1 MiB SET value) is written as it is, not copied into the request.
+    const pieces = encodePieces(commands);
+    if (pieces === undefined) return this.sendEncoded(encodeCommands(commands), commands.length);
+    if (this.closedError) return Promise.reject(this.closedError);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ remaining: commands.length, replies: [], joined: false, resolve, reject });
+      for (const piece of pieces) this.enqueueWrite(piece);
+      this.outgoingLarge = true;
+    });
   }
 
   /** Sends already encoded bytes that hold `count` commands. */
@@ -118,6 +130,20 @@ export class RedisConnection {
     });
   }
 
+  /**
+   * Like sendEncodedJoined, but the replies' bytes go to `onPiece` as complete replies arrive (each
+   * piece one or more whole replies, in order), for an answer too large to hold back whole (600
+   * pipelined 1 MiB GETs); resolves once all `count` replies came.
+   */
+  sendEncodedStreamed(bytes: Buffer, count: number, onPiece: (piece: Buffer) => void): Promise<void> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    return new Promise((resolve, reject) => {
+      if (count === 0) return resolve();
+      this.queue.push({ remaining: count, replies: [], joined: true, onPiece, resolve: () => resolve(), reject });
+      this.enqueueWrite(bytes);
+    });
+  }
+
   /** Writes commands whose replies arrive through `onPush` (SUBSCRIBE, MONITOR). */
   writeRaw(bytes: Buffer): void {
     if (!this.closedError) this.enqueueWrite(bytes);
@@ -139,10 +165,15 @@ export class RedisConnection {
     this.flushScheduled = false;
     const out = this.outgoing;
     const size = this.outgoingBytes;
+    const large = this.outgoingLarge;
     this.outgoing = [];
     this.outgoingBytes = 0;
+    this.outgoingLarge = false;
     if (this.closedError || out.length === 0) return;
-    this.socket.write(out.length === 1 ? out[0] : Buffer.concat(out, size));
+    if (!large) return void this.socket.write(out.length === 1 ? out[0] : Buffer.concat(out, size));
+    this.socket.cork();
+    for (const piece of out) this.socket.write(piece);
+    this.socket.uncork();
   };
 
   close(): void {
@@ -201,7 +232,8 @@ export class RedisConnection {
       pos = end;
       head.remaining--;
     }
-    head.replies.push(buf.subarray(start, pos));
+    if (head.onPiece) head.onPiece(buf.subarray(start, pos));
+    else head.replies.push(buf.subarray(start, pos));
     if (head.remaining === 0) {
       this.queue.shift();
       head.resolve(head.replies);

@@ -1,0 +1,92 @@
+// Large values through the proxy (issue 25): several clients writing and reading 1 MiB values at the
+// same time, with small commands between them, get what redis-server gives them. Their large work
+// travels in upstream calls of its own, side by side (batcher.ts), as raw path-form bodies
+// (kv-client.ts) that the platform writes to its data store without copying them (encodePieces).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RawClient, startStack, type Stack } from '../helpers/stack.js';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** A 1 MiB value of client `c`, version `v`, with every byte value and CR LF pairs in it. */
+function value(c: number, v: number): Buffer {
+  const out = Buffer.alloc(1024 * 1024 + c);
+  for (let i = 0; i < out.length; i++) out[i] = (i * (7 + 2 * c) + v) & 255;
+  return out;
+}
+
+/** What client `c` runs: large writes and reads of its own keys, small commands between them. */
+function script(c: number): Buffer[][] {
+  const b = (...args: (string | Buffer)[]) => args.map((a) => (typeof a === 'string' ? Buffer.from(a) : a));
+  const key = `big:${c}`;
+  return [
+    b('SET', key, value(c, 1)),
+    b('INCR', `n:${c}`),
+    b('GET', key),
+    b('APPEND', key, value(c, 2)),
+    b('STRLEN', key),
+    b('SET', key, value(c, 3), 'GET'),
+    b('GETRANGE', key, '1048570', '1048580'),
+    b('INCR', `n:${c}`),
+    b('GET', key),
+    b('DEL', key),
+  ];
+}
+
+describe('1 MiB values from several clients at once', () => {
+  it('every client gets the same replies as from redis-server, byte for byte', async () => {
+    const clients = 4;
+    const run = async (port: number) => {
+      const conns = await Promise.all(Array.from({ length: clients }, () => RawClient.connect(port)));
+      try {
+        // Each client pipelines its script, twice, all clients at once.
+        return await Promise.all(conns.map(async (conn, c) => [...(await conn.call(...script(c))), ...(await conn.call(...script(c)))]));
+      } finally {
+        for (const conn of conns) conn.close();
+      }
+    };
+    const viaProxy = await run(stack.proxy.port);
+    const direct = await run(stack.oracle.endpoint.port);
+    for (let c = 0; c < clients; c++) {
+      expect(viaProxy[c].length).toBe(direct[c].length);
+      viaProxy[c].forEach((reply, i) =>
+        expect(reply.equals(direct[c][i]), `client ${c}, reply ${i}: ${reply.subarray(0, 40).toString('latin1')}`).toBe(true),
+      );
+    }
+    expect(direct[0][2].length).toBeGreaterThan(1024 * 1024);
+  });
+});
+
+describe('a burst of large values from one pipelining client (issue 22)', () => {
+  let short: Stack;
+  beforeAll(async () => {
+    // A short upstream deadline: the burst of 60 MiB of GET replies travels in one call.
+    short = await startStack({ upstreamTimeoutMs: 1000 });
+  });
+  afterAll(async () => {
+    await short?.stop();
+  });
+
+  it('60 pipelined 1 MiB SETs, then 60 GETs, all succeed: the deadline grows with the bytes that arrive', async () => {
+    const client = await RawClient.connect(short.proxy.port);
+    try {
+      const v = value(0, 9);
+      const keys = Array.from({ length: 60 }, (_, i) => Buffer.from(`burst:${i}`));
+      const sets = await client.call(...keys.map((k) => [Buffer.from('SET'), k, v]));
+      expect(sets.map(String)).toEqual(Array(60).fill('+OK\r\n'));
+      const gets = await client.call(...keys.map((k) => [Buffer.from('GET'), k]));
+      const header = Buffer.from(`$${v.length}\r\n`);
+      for (const reply of gets) {
+        expect(reply.length, reply.subarray(0, 80).toString()).toBe(header.length + v.length + 2);
+        expect(reply.subarray(header.length, header.length + v.length).equals(v)).toBe(true);
+      }
+    } finally {
+      client.close();
+    }
+  });
+});
