@@ -92,6 +92,12 @@ async function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
+/** CPU seconds (user + system) the process has used, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
 function redisBenchmark(port: number): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile('redis-benchmark', ['-p', String(port), '-c', '50', '-n', String(requests), '-t', 'set,get', '-q'], (err, stdout) =>
@@ -116,7 +122,7 @@ interface Run {
   /** RSS with `connections` idle clients. */
   rssConnected?: number;
   /** --benchmark: RSS 1.5 s and 10 s after redis-benchmark, its peak, and what redis-benchmark said. */
-  afterLoad?: { rss: number; quiet: number; peak: number; said: string };
+  afterLoad?: { rss: number; quiet: number; peak: number; said: string; cpuUsPerCommand: number };
 }
 
 /** Spawns `args`, and measures the time to its first PONG on `port` and its RSS after IDLE_MS. */
@@ -139,11 +145,13 @@ async function startRun(args: string[], port: number, env: Record<string, string
       for (const s of open) s.destroy();
     }
     if (load) {
+      const cpu0 = cpuSeconds(child.pid!);
       const said = await redisBenchmark(port);
+      const cpuUsPerCommand = ((cpuSeconds(child.pid!) - cpu0) / (2 * requests)) * 1e6;
       await sleep(IDLE_MS);
       const rss = rssMiB(child.pid!);
       await sleep(QUIET_MS - IDLE_MS);
-      run.afterLoad = { rss, quiet: rssMiB(child.pid!), peak: rssMiB(child.pid!, 'VmHWM'), said };
+      run.afterLoad = { rss, quiet: rssMiB(child.pid!), peak: rssMiB(child.pid!, 'VmHWM'), said, cpuUsPerCommand };
     }
     return run;
   } finally {
@@ -156,7 +164,10 @@ let upstream = 'http://127.0.0.1:1';
 /** `dir[::VAR=value,…]`: a checkout, and the environment its proxy runs with. */
 function parseRoot(spec: string): { dir: string; env: Record<string, string> } {
   const [dir, vars = ''] = spec.split('::');
-  return { dir: path.resolve(dir), env: Object.fromEntries(vars ? vars.split(',').map((v) => v.split('=', 2) as [string, string]) : []) };
+  return {
+    dir: path.resolve(dir),
+    env: Object.fromEntries(vars ? vars.split(',').map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]) : []),
+  };
 }
 
 async function proxyRun(spec: string): Promise<Run> {
@@ -214,6 +225,9 @@ for (const [root, r] of results) {
       )} MiB, peak ${figures(
         loaded.map((x) => x.peak),
         1,
-      )} MiB; redis-benchmark: ${loaded.map((x) => x.said).join(' | ')}`,
+      )} MiB; proxy CPU per command ${figures(
+        loaded.map((x) => x.cpuUsPerCommand),
+        1,
+      )} µs; redis-benchmark: ${loaded.map((x) => x.said).join(' | ')}`,
     );
 }
