@@ -156,6 +156,28 @@ describe('what the proxy role loads', () => {
     expectNoOtherRole(urls);
   });
 
+  it("the bundled proxy serves /metrics: prom-client loads at the first scrape, with Node's metrics and the proxy's", async () => {
+    for (const env of [{}, { RESPGATE_NO_BUNDLE: '1' }]) {
+      const { child, output } = await startRespgate(
+        ['proxy', '--port', '0', '--metrics-port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x'],
+        /metrics: http:\/\/[^:]+:\d+\/metrics/,
+        env,
+      );
+      try {
+        const url = /metrics: (http:\/\/[^ ]+\/metrics)/.exec(output)![1];
+        const answer = await fetch(url);
+        expect(answer.status, JSON.stringify(env)).toBe(200);
+        const body = await answer.text();
+        expect(body).toContain('# TYPE respgate_process_cpu_user_seconds_total counter');
+        expect(body).toMatch(/^respgate_proxy_connections 0$/m);
+        expect(body).toMatch(/^respgate_proxy_upstream_errors_total\{kind="timeout"\} 0$/m);
+        expect(body).toContain('respgate_proxy_command_duration_seconds_bucket{le="+Inf"} 0');
+      } finally {
+        await stopRespgate(child);
+      }
+    }
+  });
+
   it("the same with RESPGATE_NO_BUNDLE=1 (tsc's dist/, one file a module)", async () => {
     const { urls, chunks } = await modulesOfRunningProxy({ RESPGATE_NO_BUNDLE: '1' });
     expect(chunks).toEqual([]);
