@@ -207,10 +207,9 @@ let promClient: Promise<{ prom: typeof import('prom-client'); defaults: Registry
 
 /** prom-client and a registry of Node's default metrics, loaded on the first scrape. */
 function loadPromClient(): NonNullable<typeof promClient> {
-  // `.default`: bundled (scripts/bundle.mjs), a CommonJS package's dynamic import gives module.exports
-  // as the default export only; Node's own import gives it there too, beside the named exports.
-  return (promClient ??= import('prom-client').then((module) => {
-    const prom = (module as { default?: typeof module }).default ?? module;
+  // The default export: bundled (scripts/bundle.mjs), a CommonJS package's dynamic import gives its
+  // module.exports there only; Node's own import gives it there too, beside the named exports.
+  return (promClient ??= import('prom-client').then(({ default: prom }) => {
     const defaults = new prom.Registry();
     prom.collectDefaultMetrics({ register: defaults, prefix: 'respgate_' });
     return { prom, defaults };
