@@ -8,7 +8,7 @@
 // the first scrape: a sidecar nobody scrapes never pays its ~4 MiB and ~40 ms of start (issue 25).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Metric as PromMetric, Registry } from 'prom-client';
+import type { Counter as PromCounter, Metric as PromMetric, Registry } from 'prom-client';
 
 export type Labels = Record<string, string | number>;
 
@@ -212,6 +212,15 @@ function loadPromClient(): NonNullable<typeof promClient> {
   return (promClient ??= import('prom-client').then(({ default: prom }) => {
     const defaults = new prom.Registry();
     prom.collectDefaultMetrics({ register: defaults, prefix: 'respgate_' });
+    // Its CPU counters count from their registration: they start at what the process used before, so
+    // that their totals stay the process's, as when prom-client loaded with the process.
+    const used = process.cpuUsage();
+    const start: [string, number][] = [
+      ['respgate_process_cpu_user_seconds_total', used.user],
+      ['respgate_process_cpu_system_seconds_total', used.system],
+      ['respgate_process_cpu_seconds_total', used.user + used.system],
+    ];
+    for (const [name, micros] of start) (defaults.getSingleMetric(name) as PromCounter | undefined)?.inc(micros / 1e6);
     return { prom, defaults };
   }));
 }

@@ -142,7 +142,10 @@ describe('our metrics scrape as prom-client’s', () => {
     observedCounter(c, 'counted elsewhere', () => count);
     observedGauge(g, 'read elsewhere', () => count * 2);
     try {
+      const cpu = process.cpuUsage();
       const first = await metricsText();
+      // The process's CPU from its start, though prom-client loads at the first scrape.
+      expect(Number(/^respgate_process_cpu_user_seconds_total ([\d.e-]+)$/m.exec(first.body)![1])).toBeGreaterThanOrEqual(cpu.user / 1e6);
       let body = first.body;
       const contentType = first.contentType;
       expect(contentType).toBe(new prom.Registry().contentType);

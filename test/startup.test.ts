@@ -169,6 +169,8 @@ describe('what the proxy role loads', () => {
         expect(answer.status, JSON.stringify(env)).toBe(200);
         const body = await answer.text();
         expect(body).toContain('# TYPE respgate_process_cpu_user_seconds_total counter');
+        // The process's CPU since it started (its start alone takes more than 50 ms), not since the scrape loaded prom-client.
+        expect(Number(/^respgate_process_cpu_seconds_total ([\d.e-]+)$/m.exec(body)![1])).toBeGreaterThan(0.05);
         expect(body).toMatch(/^respgate_proxy_connections 0$/m);
         expect(body).toMatch(/^respgate_proxy_upstream_errors_total\{kind="timeout"\} 0$/m);
         expect(body).toContain('respgate_proxy_command_duration_seconds_bucket{le="+Inf"} 0');
