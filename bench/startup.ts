@@ -4,10 +4,15 @@
 // itself, so nothing but the proxy's own start is measured.
 // With --connections N it then opens N client connections (each answered one PING), and reads the
 // RSS again after they idled.
-//   npx tsx bench/startup.ts [--runs 5] [--connections 2000] [--root <checkout with a fresh build>]…
-// Each --root is measured in turn, interleaved run by run (default: this checkout); run
-// `npm run build` first: bin/respgate runs dist/ only when it is newer than src/.
-import { spawn, type ChildProcess } from 'node:child_process';
+// With --benchmark the upstream is a real one instead (`respgate platform` of this checkout, its own
+// process, shared by every run), and after the idle figures each proxy serves
+// `redis-benchmark -c 50 -n <--requests, 200000> -t set,get`; its RSS is read 1.5 s and 10 s after
+// (V8's memory reducer shrinks the heap after some seconds of quiet), with the peak (VmHWM).
+//   npx tsx bench/startup.ts [--runs 5] [--connections 2000] [--benchmark [--requests N]] [--root <dir>[::VAR=value,…]]…
+// Each --root is measured in turn, interleaved run by run (default: this checkout); `::VAR=value`
+// adds environment variables (e.g. `--root . --root .::RESPGATE_NO_BUNDLE=1`). Run `npm run build`
+// first: bin/respgate runs dist/ only when it is newer than src/.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -18,7 +23,11 @@ const runs = Number(valueOf('--runs') ?? 5);
 const roots = valuesOf('--root');
 if (roots.length === 0) roots.push(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'));
 const connections = Number(valueOf('--connections') ?? 0);
+const benchmark = args.includes('--benchmark');
+const requests = Number(valueOf('--requests') ?? 200_000);
 const IDLE_MS = 1500;
+const QUIET_MS = 10_000;
+const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function valueOf(flag: string): string | undefined {
   const i = args.indexOf(flag);
@@ -62,9 +71,39 @@ async function openIdle(port: number, n: number): Promise<net.Socket[]> {
   return open;
 }
 
-function rssMiB(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+function rssMiB(pid: number, field = 'VmRSS'): number {
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
   return kb / 1024;
+}
+
+/** The upstream of --benchmark: `respgate platform` of this checkout on a free port, ready. */
+async function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const args = [path.join(here, 'bin/respgate'), 'platform', '--http-port', String(port), '--token', 'x', '--log-level', 'warn'];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RESPGATE_EPHEMERAL: '1' } });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`platform exited with ${code}`)));
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+/** CPU seconds (user + system) the process has used, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+function redisBenchmark(port: number): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile('redis-benchmark', ['-p', String(port), '-c', '50', '-n', String(requests), '-t', 'set,get', '-q'], (err, stdout) =>
+      err ? reject(err) : resolve(stdout.replace(/.*\r/g, '').trim().replace(/\n/g, '; ')),
+    ),
+  );
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -82,12 +121,14 @@ interface Run {
   rss: number;
   /** RSS with `connections` idle clients. */
   rssConnected?: number;
+  /** --benchmark: RSS 1.5 s and 10 s after redis-benchmark, its peak, and what redis-benchmark said. */
+  afterLoad?: { rss: number; quiet: number; peak: number; said: string; cpuUsPerCommand: number };
 }
 
 /** Spawns `args`, and measures the time to its first PONG on `port` and its RSS after IDLE_MS. */
-async function startRun(args: string[], port: number): Promise<Run> {
+async function startRun(args: string[], port: number, env: Record<string, string> = {}, load = false): Promise<Run> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: 'ignore', env: { ...process.env, RESPGATE_LOG_LEVEL: 'silent' } });
+  const child = spawn(process.execPath, args, { stdio: 'ignore', env: { ...process.env, RESPGATE_LOG_LEVEL: 'silent', ...env } });
   try {
     while (!(await ping(port))) {
       if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);
@@ -96,22 +137,44 @@ async function startRun(args: string[], port: number): Promise<Run> {
     }
     const readyMs = performance.now() - t0;
     await sleep(IDLE_MS);
-    const rss = rssMiB(child.pid!);
-    if (!connections) return { readyMs, rss };
-    const open = await openIdle(port, connections);
-    await sleep(IDLE_MS);
-    const rssConnected = rssMiB(child.pid!);
-    for (const s of open) s.destroy();
-    return { readyMs, rss, rssConnected };
+    const run: Run = { readyMs, rss: rssMiB(child.pid!) };
+    if (connections) {
+      const open = await openIdle(port, connections);
+      await sleep(IDLE_MS);
+      run.rssConnected = rssMiB(child.pid!);
+      for (const s of open) s.destroy();
+    }
+    if (load) {
+      const cpu0 = cpuSeconds(child.pid!);
+      const said = await redisBenchmark(port);
+      const cpuUsPerCommand = ((cpuSeconds(child.pid!) - cpu0) / (2 * requests)) * 1e6;
+      await sleep(IDLE_MS);
+      const rss = rssMiB(child.pid!);
+      await sleep(QUIET_MS - IDLE_MS);
+      run.afterLoad = { rss, quiet: rssMiB(child.pid!), peak: rssMiB(child.pid!, 'VmHWM'), said, cpuUsPerCommand };
+    }
+    return run;
   } finally {
     await stop(child);
   }
 }
 
-async function proxyRun(root: string): Promise<Run> {
+let upstream = 'http://127.0.0.1:1';
+
+/** `dir[::VAR=value,…]`: a checkout, and the environment its proxy runs with. */
+function parseRoot(spec: string): { dir: string; env: Record<string, string> } {
+  const [dir, vars = ''] = spec.split('::');
+  return {
+    dir: path.resolve(dir),
+    env: Object.fromEntries(vars ? vars.split(',').map((v) => [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]) : []),
+  };
+}
+
+async function proxyRun(spec: string): Promise<Run> {
   const port = await freePort();
-  const bin = path.join(root, 'bin/respgate');
-  return startRun([bin, 'proxy', '--port', String(port), '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x'], port);
+  const { dir, env } = parseRoot(spec);
+  const bin = path.join(dir, 'bin/respgate');
+  return startRun([bin, 'proxy', '--port', String(port), '--upstream-url', upstream, '--upstream-token', 'x'], port, env, benchmark);
 }
 
 /** The floor: a bare node process that answers PONG (node's own start, nothing loaded). */
@@ -123,9 +186,15 @@ async function bareNodeRun(): Promise<Run> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
+const platform = benchmark ? await startPlatform() : undefined;
+if (platform) upstream = platform.url;
 const results = new Map(['bare node', ...roots].map((r) => [r, [] as Run[]]));
-for (let i = 0; i < runs; i++) {
-  for (const root of ['bare node', ...roots]) results.get(root)!.push(root === 'bare node' ? await bareNodeRun() : await proxyRun(root));
+try {
+  for (let i = 0; i < runs; i++) {
+    for (const root of ['bare node', ...roots]) results.get(root)!.push(root === 'bare node' ? await bareNodeRun() : await proxyRun(root));
+  }
+} finally {
+  if (platform) await stop(platform.child);
 }
 const figures = (xs: number[], digits: number) => `${median(xs).toFixed(digits)} [${xs.map((x) => x.toFixed(digits)).join(', ')}]`;
 for (const [root, r] of results) {
@@ -144,4 +213,21 @@ for (const [root, r] of results) {
       1,
     )} MiB${connected} (median of ${runs})`,
   );
+  const loaded = r.filter((x) => x.afterLoad).map((x) => x.afterLoad!);
+  if (loaded.length)
+    console.log(
+      `  after redis-benchmark -c 50 -n ${requests} -t set,get: RSS ${figures(
+        loaded.map((x) => x.rss),
+        1,
+      )} MiB, 10 s later ${figures(
+        loaded.map((x) => x.quiet),
+        1,
+      )} MiB, peak ${figures(
+        loaded.map((x) => x.peak),
+        1,
+      )} MiB; proxy CPU per command ${figures(
+        loaded.map((x) => x.cpuUsPerCommand),
+        1,
+      )} µs; redis-benchmark: ${loaded.map((x) => x.said).join(' | ')}`,
+    );
 }

@@ -38,8 +38,8 @@ fi
 # The compiled CLI starts faster and runs faster than the sources through tsx; bin/respgate uses it
 # only while it is newer than every source file.
 if ! $for_tests; then
-  if [ ! -f dist/cli.js ] || [ -n "$(find src -newer dist/cli.js -print -quit)" ]; then
-    log "building (tsc)..."
+  if [ ! -f dist/bundle/cli.js ] || [ -n "$(find src -newer dist/bundle/cli.js -print -quit)" ]; then
+    log "building (tsc, then the bundle)..."
     npm run --silent build
   fi
 fi

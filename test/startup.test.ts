@@ -5,6 +5,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { startRespgate, stopRespgate } from './helpers/respgate-cli.js';
@@ -107,7 +108,8 @@ describe('what the proxy role loads', () => {
     for (const p of FORBIDDEN_PACKAGES) expect(packages).toContain(p);
   });
 
-  it('a running `respgate proxy` resolves no module of src/platform/ (or dist/platform/) and none of those packages', async () => {
+  /** The modules a real `respgate proxy` resolves (a loader hook records them), chunks of the bundle read as the modules in them. */
+  async function modulesOfRunningProxy(env: Record<string, string> = {}): Promise<{ urls: string[]; chunks: string[] }> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-startup-'));
     const trace = path.join(dir, 'modules.txt');
     const { child } = await startRespgate(
@@ -116,16 +118,71 @@ describe('what the proxy role loads', () => {
       {
         NODE_OPTIONS: `--import ${path.join(root, 'test/helpers/module-trace/register.mjs')}`,
         RESPGATE_MODULE_TRACE: trace,
+        ...env,
       },
     );
     try {
-      const urls = [...new Set(readFileSync(trace, 'utf8').trim().split('\n'))];
-      expect(urls.some((u) => /\/(src|dist)\/proxy\/server\.(ts|js)$/.test(u))).toBe(true);
-      expect(urls.filter((u) => /\/(src|dist)\/(platform|sideports)\//.test(u))).toEqual([]);
-      expect(urls.filter((u) => FORBIDDEN_PACKAGES.some((p) => u.includes(`/node_modules/${p}/`)))).toEqual([]);
+      const resolved = [...new Set(readFileSync(trace, 'utf8').trim().split('\n'))];
+      // scripts/bundle.mjs writes esbuild's metafile: which module went into which file of dist/bundle/.
+      const chunks = resolved.filter((u) => u.includes('/dist/bundle/'));
+      const meta = chunks.length
+        ? (JSON.parse(readFileSync(path.join(root, 'dist/bundle/meta.json'), 'utf8')) as {
+            outputs: Record<string, { inputs: Record<string, unknown> }>;
+          })
+        : undefined;
+      const inside = chunks.flatMap((u) =>
+        Object.keys(meta!.outputs[path.relative(root, fileURLToPath(u))].inputs).map((i) => pathToFileURL(path.join(root, i)).href),
+      );
+      return { urls: [...resolved, ...inside], chunks };
     } finally {
       await stopRespgate(child);
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  function expectNoOtherRole(urls: string[]): void {
+    expect(urls.some((u) => /\/(src|dist)\/proxy\/server\.(ts|js)$/.test(u))).toBe(true);
+    expect(urls.filter((u) => /\/(src|dist)\/(platform|sideports)\//.test(u))).toEqual([]);
+    expect(urls.filter((u) => FORBIDDEN_PACKAGES.some((p) => u.includes(`/node_modules/${p}/`)))).toEqual([]);
+    // prom-client loads on the first scrape of /metrics (src/metrics.ts), the logger is our own (src/logger.ts).
+    expect(urls.filter((u) => /\/node_modules\/(prom-client|pino)\//.test(u))).toEqual([]);
+  }
+
+  it('a running `respgate proxy` (the bundle, as built) loads no module of dist/platform/, none of those packages, nor prom-client or pino', async () => {
+    const { urls, chunks } = await modulesOfRunningProxy();
+    // `npm run build` made the bundle and bin/respgate runs it: the proxy role's file, and a few shared chunks.
+    expect(chunks.some((u) => /\/dist\/bundle\/proxy-[^/]+\.js$/.test(u))).toBe(true);
+    expect(chunks.length).toBeLessThan(12);
+    expectNoOtherRole(urls);
+  });
+
+  it("the bundled proxy serves /metrics: prom-client loads at the first scrape, with Node's metrics and the proxy's", async () => {
+    for (const env of [{}, { RESPGATE_NO_BUNDLE: '1' }]) {
+      const { child, output } = await startRespgate(
+        ['proxy', '--port', '0', '--metrics-port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x'],
+        /metrics: http:\/\/[^:]+:\d+\/metrics/,
+        env,
+      );
+      try {
+        const url = /metrics: (http:\/\/[^ ]+\/metrics)/.exec(output)![1];
+        const answer = await fetch(url);
+        expect(answer.status, JSON.stringify(env)).toBe(200);
+        const body = await answer.text();
+        expect(body).toContain('# TYPE respgate_process_cpu_user_seconds_total counter');
+        // The process's CPU since it started (its start alone takes more than 50 ms), not since the scrape loaded prom-client.
+        expect(Number(/^respgate_process_cpu_seconds_total ([\d.e-]+)$/m.exec(body)![1])).toBeGreaterThan(0.05);
+        expect(body).toMatch(/^respgate_proxy_connections 0$/m);
+        expect(body).toMatch(/^respgate_proxy_upstream_errors_total\{kind="timeout"\} 0$/m);
+        expect(body).toContain('respgate_proxy_command_duration_seconds_bucket{le="+Inf"} 0');
+      } finally {
+        await stopRespgate(child);
+      }
+    }
+  });
+
+  it("the same with RESPGATE_NO_BUNDLE=1 (tsc's dist/, one file a module)", async () => {
+    const { urls, chunks } = await modulesOfRunningProxy({ RESPGATE_NO_BUNDLE: '1' });
+    expect(chunks).toEqual([]);
+    expectNoOtherRole(urls);
   });
 });

@@ -121,6 +121,9 @@ function stopped(child: ChildProcess): Promise<number | null> {
 describe('the npm package', () => {
   it('installs a respgate bin that runs the compiled JavaScript, with neither src/ nor tsx', async () => {
     expect(existsSync(path.join(installed, 'dist/cli.js'))).toBe(true);
+    // The bundle bin/respgate runs (scripts/bundle.mjs), without its source maps and metafile.
+    expect(existsSync(path.join(installed, 'dist/bundle/cli.js'))).toBe(true);
+    expect(readdirSync(path.join(installed, 'dist/bundle')).filter((f) => !f.endsWith('.js'))).toEqual([]);
     // The JSON function library's Lua parts, which tsc does not copy (the build script does).
     const luaParts = readdirSync(path.join(root, 'src/platform/kv/json/lua')).sort();
     expect(luaParts.length).toBeGreaterThan(1);

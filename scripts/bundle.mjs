@@ -1,0 +1,77 @@
+// The last step of `npm run build`: bundles tsc's output (dist/cli.js and what it imports) into
+// dist/bundle/, one file per role plus the chunks they share, so that starting `respgate proxy`
+// reads a handful of files instead of ~100 modules (ESM resolution and module records cost start
+// time and ~5 MiB of a sidecar's RSS: bench/README.md, "Sidecar startup"). The roles stay separate
+// chunks, imported by their actions as in dist/ (a proxy loads no platform code). bin/respgate runs
+// the bundle when it is fresh, else dist/cli.js.
+//
+// Bundled: respgate's own modules and the small packages the proxy uses (BUNDLED). Left to Node:
+// every other dependency (BullMQ and its Lua files, ioredis, usearch's native library, undici, which
+// src/upstream/undici-pool.ts loads piece by piece), so they load from node_modules as before.
+// dist/bundle/meta.json (esbuild's metafile) says which module went into which file
+// (test/startup.test.ts reads it).
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist');
+const outdir = path.join(dist, 'bundle');
+const BUNDLED = ['commander', 'eventsource-parser', 'prom-client'];
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const external = Object.keys(pkg.dependencies).filter((d) => !BUNDLED.includes(d));
+
+/**
+ * A module that finds files beside itself (`new URL('./static/', import.meta.url)`: the console's
+ * pages, package.json, the JSON library's Lua) must still find them from a chunk in dist/bundle/:
+ * its `import.meta.url` becomes its own place in dist/.
+ */
+const ownUrl = {
+  name: 'own-import-meta-url',
+  setup(b) {
+    b.onLoad({ filter: /\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!args.path.startsWith(dist + path.sep) || !text.includes('import.meta.url')) return undefined;
+      const own = path.relative(outdir, args.path).split(path.sep).join('/');
+      return { contents: text.replaceAll('import.meta.url', `new URL(${JSON.stringify(own)}, import.meta.url).href`), loader: 'js' };
+    });
+  },
+};
+
+/**
+ * JSON data (the command table: 400 KiB) stays a JSON module loaded from dist/: V8 reads JSON faster
+ * than the same data as a JavaScript object literal, which is what bundling would make of it.
+ */
+const jsonBeside = {
+  name: 'json-beside',
+  setup(b) {
+    b.onResolve({ filter: /\.json$/ }, (args) => {
+      const file = path.resolve(args.resolveDir, args.path);
+      if (!file.startsWith(dist + path.sep)) return undefined;
+      const relative = path.relative(outdir, file).split(path.sep).join('/');
+      return { path: relative.startsWith('.') ? relative : `./${relative}`, external: true };
+    });
+  },
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  absWorkingDir: root,
+  entryPoints: [path.join(dist, 'cli.js')],
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: `node${pkg.engines.node.replace(/^>=\s*/, '')}`,
+  external,
+  // The bundled CommonJS packages require Node's modules: give them a require.
+  banner: { js: "import { createRequire as __respgateRequire } from 'node:module'; const require = __respgateRequire(import.meta.url);" },
+  plugins: [ownUrl, jsonBeside],
+  sourcemap: true,
+  metafile: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
