@@ -142,7 +142,11 @@ async function startDev(dir: string, name: string): Promise<Target> {
     config,
     JSON.stringify({ defaults: false, indexes: [{ name: 'bench', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' }] }),
   );
-  const [http, port, proxy] = [await freePort(), await freePort(), await freePort()];
+  // freePort releases each port before returning it, so two calls may give the same one.
+  let ports: number[];
+  do ports = [await freePort(), await freePort(), await freePort()];
+  while (new Set(ports).size < 3);
+  const [http, port, proxy] = ports;
   const proc: Proc = await startUntilReady(
     process.execPath,
     [
