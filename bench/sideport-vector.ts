@@ -5,7 +5,9 @@
 //   npx tsx bench/sideport-vector.ts --redis8 /path/redis-server --ef 200,500   # and a Redis 8 at those EF values
 //   npx tsx bench/sideport-vector.ts --quick                 # 2 000 vectors, 300 queries, 1 run
 //   (--vectors N, --queries N, --runs N override the sizes; --profile DIR writes the servers' CPU profiles,
-//   --only vsim|rest measures one kind of query)
+//   --only vsim|rest measures one kind of query; --node-flags "…" starts respgate with those node flags;
+//   --gc-trace adds a table of the slow queries against the servers' GC pauses and event-loop stalls;
+//   --latency-log FILE writes every query's start and latency)
 //
 // Each checkout runs as `respgate dev` (one process: the platform with one dense 384-d COSINE index and the
 // vector side port in front of it, as a user runs it; the proxy idles). Per run and target:
@@ -18,7 +20,7 @@
 //   CPU    the server process's CPU time per query (from /proc), to tell server cost from waiting.
 // Targets take turns in every run (the order rotates), since the 2-core machine is shared. Medians of the
 // runs are printed as a Markdown table; the runs' own figures go to stderr.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +45,15 @@ const COMPARE = flag('--compare');
 const PROFILE = flag('--profile');
 /** Only the side port's queries (vsim) or only REST's (rest): for profiles. */
 const ONLY = flag('--only');
+/** Extra node flags for the respgate processes (e.g. "--trace-gc" or "--import /path/probe.mjs"). */
+const NODE_FLAGS = (flag('--node-flags') ?? '').split(' ').filter(Boolean);
+/**
+ * Where the slow queries' time went: the respgate processes record their garbage collections and
+ * event-loop stalls (a probe loaded with --import), and each query pass is summed up at the end.
+ */
+const GC_TRACE = args.includes('--gc-trace');
+/** Appends every query's start (epoch ms), latency and pass to this file (JSON lines), to find the slow ones. */
+const LATENCY_LOG = flag('--latency-log');
 const DIM = 384;
 const K = 10;
 const WIDE = 8;
@@ -131,11 +142,17 @@ async function startDev(dir: string, name: string): Promise<Target> {
     config,
     JSON.stringify({ defaults: false, indexes: [{ name: 'bench', type: 'DENSE', dimension: DIM, similarityFunction: 'COSINE' }] }),
   );
-  const [http, port, proxy] = [await freePort(), await freePort(), await freePort()];
+  // freePort releases each port before returning it, so two calls may give the same one.
+  let ports: number[];
+  do ports = [await freePort(), await freePort(), await freePort()];
+  while (new Set(ports).size < 3);
+  const [http, port, proxy] = ports;
   const proc: Proc = await startUntilReady(
     process.execPath,
     [
       ...(PROFILE ? ['--cpu-prof', '--cpu-prof-dir', PROFILE] : []),
+      ...NODE_FLAGS,
+      ...(GC_TRACE ? ['--import', gcProbe()] : []),
       path.join(dir, 'bin/respgate'),
       'dev',
       '--ephemeral',
@@ -239,28 +256,98 @@ async function queryPass(
 ): Promise<void> {
   const lat: number[] = [];
   const answers: string[][] = [];
+  const starts: number[] = [];
   let cpu = cpuUs(pid);
   const oneMs = await inFlight(QUERIES, 1, async (i) => {
     const t = performance.now();
     answers[i] = await ask(i, 0, 1);
     lat.push(performance.now() - t);
+    starts.push(t);
   });
+  logLatencies(`${label} 1`, starts, lat);
+  passes.push({ label: `${label} 1 conn`, pid, starts, lat });
   row[`${label} 1 conn, q/s`] = QUERIES / (oneMs / 1000);
   row[`${label} 1 conn p50, ms`] = pct(lat, 0.5);
   row[`${label} 1 conn p99, ms`] = pct(lat, 0.99);
   row[`${label} server CPU per query (1 conn), µs`] = (cpuUs(pid) - cpu) / QUERIES;
   row[`${label} recall@10`] = recall(truth, answers);
   const wideLat: number[] = [];
+  const wideStarts: number[] = [];
   cpu = cpuUs(pid);
   const wideMs = await inFlight(QUERIES, WIDE, async (i, lane) => {
     const t = performance.now();
     await ask(i, lane, WIDE);
     wideLat.push(performance.now() - t);
+    wideStarts.push(t);
   });
+  logLatencies(`${label} 8`, wideStarts, wideLat);
+  passes.push({ label: `${label} 8 conns`, pid, starts: wideStarts, lat: wideLat });
   row[`${label} 8 conns, q/s`] = QUERIES / (wideMs / 1000);
   row[`${label} 8 conns p50, ms`] = pct(wideLat, 0.5);
   row[`${label} 8 conns p99, ms`] = pct(wideLat, 0.99);
   row[`${label} server CPU per query (8 conns), µs`] = (cpuUs(pid) - cpu) / QUERIES;
+}
+
+/** --latency-log: one JSON line per query, its start as epoch ms (comparable with the server's own clock). */
+function logLatencies(pass: string, starts: number[], lat: number[]): void {
+  if (!LATENCY_LOG) return;
+  const lines = starts.map((t, i) => JSON.stringify({ pass, t: performance.timeOrigin + t, ms: lat[i] }));
+  appendFileSync(LATENCY_LOG, lines.join('\n') + '\n');
+}
+
+// ---- --gc-trace: the servers' GC pauses and event-loop stalls against the slow queries
+
+interface Pass {
+  label: string;
+  pid: number;
+  starts: number[];
+  lat: number[];
+}
+const passes: Pass[] = [];
+const traceDir = GC_TRACE ? mkdtempSync(path.join(tmpdir(), 'respgate-gctrace-')) : '';
+
+/** The probe: every GC (perf_hooks) and every gap of over 3 ms in a 1 ms timer, as epoch ms, written at exit. */
+function gcProbe(): string {
+  const file = path.join(traceDir, 'probe.mjs');
+  writeFileSync(
+    file,
+    `import { PerformanceObserver, performance } from 'node:perf_hooks';
+import { writeFileSync } from 'node:fs';
+const o = performance.timeOrigin, gcs = [], stalls = [];
+new PerformanceObserver((l) => { for (const e of l.getEntries()) gcs.push([o + e.startTime, e.duration, e.detail?.kind]); }).observe({ entryTypes: ['gc'] });
+let last = performance.now();
+setInterval(() => { const now = performance.now(); if (now - last > 3) stalls.push([o + last, now - last]); last = now; }, 1).unref();
+process.on('exit', () => writeFileSync(${JSON.stringify(traceDir)} + '/trace-' + process.pid + '.json', JSON.stringify({ gcs, stalls })));
+`,
+  );
+  return file;
+}
+
+/** Per pass: scavenges and full GCs during it, their pause, and how many slow queries (> 3× p50) overlap a GC or a stall. */
+function printGcTrace(): void {
+  let out =
+    '\n| pass (server pid) | p50 ms | p99 ms | queries > 3× p50 | of them during a GC | during a stall | scavenges | full GCs | GC pause ms |\n|---|---|---|---|---|---|---|---|---|\n';
+  for (const p of passes) {
+    let trace: { gcs: [number, number, number][]; stalls: [number, number][] };
+    try {
+      trace = JSON.parse(readFileSync(path.join(traceDir, `trace-${p.pid}.json`), 'utf8'));
+    } catch {
+      continue; // Redis
+    }
+    const at = p.starts.map((t) => performance.timeOrigin + t);
+    const from = Math.min(...at);
+    const to = Math.max(...at.map((t, i) => t + p.lat[i]));
+    const gcs = trace.gcs.filter(([t]) => t >= from && t <= to);
+    const p50 = pct(p.lat, 0.5);
+    const slow = at.map((t, i) => [t, t + p.lat[i]] as const).filter(([a, b]) => b - a > 3 * p50);
+    const overlaps = (spans: [number, number, ...unknown[]][]) =>
+      slow.filter(([a, b]) => spans.some(([t, ms]) => t < b && t + ms > a)).length;
+    const scavenges = gcs.filter(([, , kind]) => kind === 1).length;
+    const full = gcs.filter(([, , kind]) => kind === 4).length;
+    const pause = gcs.reduce((sum, [, ms]) => sum + ms, 0);
+    out += `| ${p.label} (${p.pid}) | ${p50.toFixed(2)} | ${pct(p.lat, 0.99).toFixed(2)} | ${slow.length} | ${overlaps(gcs)} | ${overlaps(trace.stalls)} | ${scavenges} | ${full} | ${pause.toFixed(0)} |\n`;
+  }
+  process.stdout.write(out);
 }
 
 const names = (reply: unknown) => (reply as Buffer[]).map(String);
@@ -340,6 +427,7 @@ async function main(): Promise<void> {
     await redis?.stop();
   }
   printTable(results);
+  if (GC_TRACE) printGcTrace();
   log(
     `load average at the end ${(await import('node:os'))
       .loadavg()

@@ -11,6 +11,7 @@ import { keyspaceView, SetQuants, type VectorContext } from './keyspace.js';
 import { IndexRouter, routedClient, type CreateIndex } from './routing.js';
 import { del, existsCommand, keys, type } from './keyspace-commands.js';
 import { vcard, vdim, vinfo, vremby, vservice } from './set-commands.js';
+import { avoidPretenuring } from './gc-policy.js';
 import { vaddGroup } from './vadd.js';
 import { vsim } from './vsim.js';
 import { vfetch, vrandmember, vrange, VRANGE_LIMIT, vscan } from './walk-commands.js';
@@ -385,6 +386,7 @@ const SPECS: VectorSpec[] = [VADD, VSIM, ...ELEMENT_COMMANDS, ...SET_COMMANDS, V
  * `createIndex` (the dev stack) makes one instead, and its client joins `clients`.
  */
 export function vectorCommands(clients: VectorClient[], addHint = '--vector-index', createIndex?: CreateIndex): PortCommand[] {
+  avoidPretenuring();
   const setQuants = new SetQuants();
   const router = new IndexRouter(clients, addHint, undefined, createIndex);
   const ctx: VectorContext = { client: keyspaceView(routedClient(router), (ns) => setQuants.forget(ns)), router, setQuants };

@@ -2,6 +2,7 @@
 // plus the reason.
 import type { SparseVector } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, integerArg, text, upper, utf8Arg } from '../args.js';
+import { fastDecimal } from './decimal.js';
 import { elementId } from './element-names.js';
 
 export const INVALID_VECTOR = 'ERR invalid vector specification';
@@ -28,7 +29,7 @@ export function readVectorInput(cur: ArgCursor, allowEle: boolean): VectorInput 
       input.dense = redisVector(() => fp32Vector(cur.value()));
     } else if (word === 'VALUES' && !input.dense && !input.data) {
       cur.i++;
-      input.dense = redisVector(() => cur.values(countArg(cur.value())).map((b) => vectorFloat(b)));
+      input.dense = redisVector(() => valuesVector(cur));
     } else if (word === 'SPARSE' && !input.sparse && !input.data && !input.element) {
       cur.i++;
       input.sparse = sparseVector(cur);
@@ -55,6 +56,16 @@ function redisVector(read: () => number[]): number[] {
     if (err instanceof CommandError) throw new CommandError(INVALID_VECTOR);
     throw err;
   }
+}
+
+/** `VALUES n v1 … vn`, read in place (no copy of the arguments, no string per value when it can). */
+function valuesVector(cur: ArgCursor): number[] {
+  const n = countArg(cur.value());
+  if (cur.i + n > cur.args.length) throw new CommandError(INVALID_VECTOR);
+  const dense: number[] = [];
+  for (let k = 0; k < n; k++) dense.push(vectorFloat(cur.args[cur.i + k]));
+  cur.i += n;
+  return dense;
 }
 
 function fp32Vector(blob: Buffer): number[] {
@@ -88,6 +99,8 @@ function countArg(b: Buffer): number {
 }
 
 function vectorFloat(b: Buffer): number {
+  const fast = fastDecimal(b);
+  if (fast !== undefined) return fast;
   const s = b.toString('latin1');
   const n = /^\s*$/.test(s) ? NaN : Number(s);
   if (!Number.isFinite(n)) throw new CommandError(INVALID_VECTOR);
