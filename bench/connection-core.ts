@@ -26,7 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../src/platform/redis/embedded-server.js';
-import { childWithPort, cpuUs, log, median, startRedis, startUntilReady, stop, type Proc } from './process-stack.js';
+import { childWithPort, cpuUs, log, median, startRedis, startUntilReady, stop, sysUs, type Proc } from './process-stack.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -74,12 +74,13 @@ async function measure(
   n: number,
   what: string[],
   pids: Record<string, number>,
-): Promise<{ rps: number; cpu: Record<string, number> }> {
+): Promise<{ rps: number; cpu: Record<string, number>; sys: number }> {
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuUs(pid)]));
+  const sysBefore = sysUs(pids.proc);
   const rates = await benchmark(port, pipeline, n, what);
   const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (cpuUs(pid) - before[k]) / n]));
   // LRANGE_100's test also runs its LPUSH filler first: the last rate is the named test's.
-  return { rps: [...rates.values()].at(-1)!, cpu };
+  return { rps: [...rates.values()].at(-1)!, cpu, sys: (sysUs(pids.proc) - sysBefore) / n };
 }
 
 async function startPlatform(): Promise<{ proc: Proc; httpPort: number; dataPid: number }> {
@@ -127,16 +128,31 @@ async function startVectorPort(dir: string, httpPort: number): Promise<{ proc: P
 interface Cell {
   rps: number[];
   cpu: number[];
+  /** The kernel's share of `cpu` (system time: socket reads and writes). */
+  sys: number[];
   platform: number[];
 }
-const cell = (): Cell => ({ rps: [], cpu: [], platform: [] });
+const cell = (): Cell => ({ rps: [], cpu: [], sys: [], platform: [] });
+
+/** Adds one measurement to a case and logs it (the rounds' own figures, on stderr). */
+function record(cases: Map<string, Record<string, Cell>>, key: string, build: string, x: Awaited<ReturnType<typeof measure>>): void {
+  const c = cases.get(key) ?? { this: cell(), compare: cell() };
+  c[build].rps.push(x.rps);
+  c[build].cpu.push(x.cpu.proc);
+  c[build].sys.push(x.sys);
+  c[build].platform.push(x.cpu.platform);
+  cases.set(key, c);
+  log(
+    `    ${build}: ${Math.round(x.rps)} req/s, ${x.cpu.proc.toFixed(2)} µs/cmd (sys ${x.sys.toFixed(2)}), platform ${x.cpu.platform.toFixed(2)}`,
+  );
+}
 
 /** Rows of one port: per case, req/s and CPU µs per command of both builds. */
 function table(title: string, cases: Map<string, Record<string, Cell>>, direct?: Map<string, number[]>): string[] {
   const lines = [
     title,
     '',
-    `| case | -P |${direct ? ' direct req/s |' : ''} req/s compare | req/s this | this ÷ compare | CPU µs/cmd compare | CPU µs/cmd this | this ÷ compare | platform CPU µs/cmd compare / this |`,
+    `| case | -P |${direct ? ' direct req/s |' : ''} req/s compare | req/s this | this ÷ compare | CPU µs/cmd compare (sys) | CPU µs/cmd this (sys) | this ÷ compare | platform CPU µs/cmd compare / this |`,
     `|---|---|${direct ? '---|' : ''}---|---|---|---|---|---|---|`,
   ];
   for (const [key, c] of cases) {
@@ -144,7 +160,7 @@ function table(title: string, cases: Map<string, Record<string, Cell>>, direct?:
     const m = (k: string, f: keyof Cell) => median(c[k][f]);
     const d = direct ? ` ${Math.round(median(direct.get(key)!))} |` : '';
     lines.push(
-      `| ${name} | ${p} |${d} ${Math.round(m('compare', 'rps'))} | ${Math.round(m('this', 'rps'))} | ${(m('this', 'rps') / m('compare', 'rps')).toFixed(2)} | ${m('compare', 'cpu').toFixed(2)} | ${m('this', 'cpu').toFixed(2)} | ${(m('this', 'cpu') / m('compare', 'cpu')).toFixed(2)} | ${m('compare', 'platform').toFixed(2)} / ${m('this', 'platform').toFixed(2)} |`,
+      `| ${name} | ${p} |${d} ${Math.round(m('compare', 'rps'))} | ${Math.round(m('this', 'rps'))} | ${(m('this', 'rps') / m('compare', 'rps')).toFixed(2)} | ${m('compare', 'cpu').toFixed(2)} (${m('compare', 'sys').toFixed(2)}) | ${m('this', 'cpu').toFixed(2)} (${m('this', 'sys').toFixed(2)}) | ${(m('this', 'cpu') / m('compare', 'cpu')).toFixed(2)} | ${m('compare', 'platform').toFixed(2)} / ${m('this', 'platform').toFixed(2)} |`,
     );
   }
   return lines;
@@ -173,11 +189,7 @@ async function proxyCases(httpPort: number, platformPid: number, load: number[])
           for (const [k] of order) {
             const x = await measure(proxies[k].port, p, n, ['-t', test], { proc: proxies[k].proc.pid, platform: platformPid });
             const key = `${[...d.keys()].at(-1)} -P ${p}`;
-            const c = cases.get(key) ?? { this: cell(), compare: cell() };
-            c[k].rps.push(x.rps);
-            c[k].cpu.push(x.cpu.proc);
-            c[k].platform.push(x.cpu.platform);
-            cases.set(key, c);
+            record(cases, key, k, x);
             if (k === order[0][0]) (directRps.get(key) ?? directRps.set(key, []).get(key)!).push([...d.values()].at(-1)!);
           }
         }
@@ -215,12 +227,7 @@ async function vectorCases(httpPort: number, platformPid: number, load: number[]
         const n = name === 'PING' ? SIDE_REQUESTS * (p > 1 ? 20 : 4) : SIDE_REQUESTS;
         for (const [k] of r % 2 ? [...BUILDS].reverse() : BUILDS) {
           const x = await measure(ports[k].port, p, n, cmd, { proc: ports[k].proc.pid, platform: platformPid });
-          const key = `${name} -P ${p}`;
-          const c = cases.get(key) ?? { this: cell(), compare: cell() };
-          c[k].rps.push(x.rps);
-          c[k].cpu.push(x.cpu.proc);
-          c[k].platform.push(x.cpu.platform);
-          cases.set(key, c);
+          record(cases, `${name} -P ${p}`, k, x);
         }
       }
     }
