@@ -117,7 +117,7 @@ export class Executor {
 
   /** One command or a non-atomic pipeline. */
   async run(principal: Principal, commands: Arg[][]): Promise<RunResult> {
-    await this.expireDueFields();
+    if (this.fieldExpiry?.active) await this.expireDueFields();
     const plan = commands.map((c) => this.plan(c, false));
     const exclusive = plan.some((p) => p.kind === 'redis' && p.exclusive);
     const wrote = plan.some((p) => (p.kind === 'redis' || p.kind === 'field-expiry') && p.write);
@@ -190,7 +190,8 @@ export class Executor {
 
   /** A pipeline of plain commands (plainKind), already RESP: the replies' bytes back to back. */
   async runPlain(principal: Principal, resp: Buffer, count: number): Promise<Buffer> {
-    await this.expireDueFields();
+    // Only while hash fields have expiry times: no await (a promise and a turn) per request otherwise.
+    if (this.fieldExpiry?.active) await this.expireDueFields();
     const conn = await this.shared(principal);
     try {
       return await conn.sendEncodedJoined(resp, count);
