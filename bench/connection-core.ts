@@ -67,6 +67,12 @@ async function benchmark(port: number, pipeline: number, n: number, what: string
   return rates;
 }
 
+/** The proxy's INFO stats total_upstream_calls (its /pipeline calls so far). */
+async function upstreamCalls(port: number): Promise<number> {
+  const { stdout } = await run('redis-cli', ['-p', String(port), 'INFO', 'stats']);
+  return Number(/total_upstream_calls:(\d+)/.exec(stdout)?.[1] ?? NaN);
+}
+
 /** One redis-benchmark case with the CPU time per command of `pids` over it. */
 async function measure(
   port: number,
@@ -131,19 +137,28 @@ interface Cell {
   /** The kernel's share of `cpu` (system time: socket reads and writes). */
   sys: number[];
   platform: number[];
+  /** Commands per upstream /pipeline call (the proxy's batch size; the side port has none). */
+  batch: number[];
 }
-const cell = (): Cell => ({ rps: [], cpu: [], sys: [], platform: [] });
+const cell = (): Cell => ({ rps: [], cpu: [], sys: [], platform: [], batch: [] });
 
 /** Adds one measurement to a case and logs it (the rounds' own figures, on stderr). */
-function record(cases: Map<string, Record<string, Cell>>, key: string, build: string, x: Awaited<ReturnType<typeof measure>>): void {
+function record(
+  cases: Map<string, Record<string, Cell>>,
+  key: string,
+  build: string,
+  x: Awaited<ReturnType<typeof measure>>,
+  batch = NaN,
+): void {
   const c = cases.get(key) ?? { this: cell(), compare: cell() };
+  c[build].batch.push(batch);
   c[build].rps.push(x.rps);
   c[build].cpu.push(x.cpu.proc);
   c[build].sys.push(x.sys);
   c[build].platform.push(x.cpu.platform);
   cases.set(key, c);
   log(
-    `    ${build}: ${Math.round(x.rps)} req/s, ${x.cpu.proc.toFixed(2)} µs/cmd (sys ${x.sys.toFixed(2)}), platform ${x.cpu.platform.toFixed(2)}`,
+    `    ${build}: ${Math.round(x.rps)} req/s, ${x.cpu.proc.toFixed(2)} µs/cmd (sys ${x.sys.toFixed(2)}), platform ${x.cpu.platform.toFixed(2)}${Number.isNaN(batch) ? '' : `, ${batch.toFixed(1)} commands per upstream call`}`,
   );
 }
 
@@ -152,15 +167,15 @@ function table(title: string, cases: Map<string, Record<string, Cell>>, direct?:
   const lines = [
     title,
     '',
-    `| case | -P |${direct ? ' direct req/s |' : ''} req/s compare | req/s this | this ÷ compare | CPU µs/cmd compare (sys) | CPU µs/cmd this (sys) | this ÷ compare | platform CPU µs/cmd compare / this |`,
-    `|---|---|${direct ? '---|' : ''}---|---|---|---|---|---|---|`,
+    `| case | -P |${direct ? ' direct req/s |' : ''} req/s compare | req/s this | this ÷ compare | CPU µs/cmd compare (sys) | CPU µs/cmd this (sys) | this ÷ compare | platform CPU µs/cmd compare / this |${direct ? ' commands per upstream call compare / this |' : ''}`,
+    `|---|---|${direct ? '---|' : ''}---|---|---|---|---|---|---|${direct ? '---|' : ''}`,
   ];
   for (const [key, c] of cases) {
     const [name, p] = key.split(' -P ');
     const m = (k: string, f: keyof Cell) => median(c[k][f]);
     const d = direct ? ` ${Math.round(median(direct.get(key)!))} |` : '';
     lines.push(
-      `| ${name} | ${p} |${d} ${Math.round(m('compare', 'rps'))} | ${Math.round(m('this', 'rps'))} | ${(m('this', 'rps') / m('compare', 'rps')).toFixed(2)} | ${m('compare', 'cpu').toFixed(2)} (${m('compare', 'sys').toFixed(2)}) | ${m('this', 'cpu').toFixed(2)} (${m('this', 'sys').toFixed(2)}) | ${(m('this', 'cpu') / m('compare', 'cpu')).toFixed(2)} | ${m('compare', 'platform').toFixed(2)} / ${m('this', 'platform').toFixed(2)} |`,
+      `| ${name} | ${p} |${d} ${Math.round(m('compare', 'rps'))} | ${Math.round(m('this', 'rps'))} | ${(m('this', 'rps') / m('compare', 'rps')).toFixed(2)} | ${m('compare', 'cpu').toFixed(2)} (${m('compare', 'sys').toFixed(2)}) | ${m('this', 'cpu').toFixed(2)} (${m('this', 'sys').toFixed(2)}) | ${(m('this', 'cpu') / m('compare', 'cpu')).toFixed(2)} | ${m('compare', 'platform').toFixed(2)} / ${m('this', 'platform').toFixed(2)} |${direct ? ` ${m('compare', 'batch').toFixed(1)} / ${m('this', 'batch').toFixed(1)} |` : ''}`,
     );
   }
   return lines;
@@ -187,9 +202,13 @@ async function proxyCases(httpPort: number, platformPid: number, load: number[])
           const d = await benchmark(directPort, p, n, ['-t', test]);
           const order = r % 2 ? [...BUILDS].reverse() : BUILDS;
           for (const [k] of order) {
+            const calls = await upstreamCalls(proxies[k].port);
             const x = await measure(proxies[k].port, p, n, ['-t', test], { proc: proxies[k].proc.pid, platform: platformPid });
+            // LRANGE_100 sends its filler's n LPUSHes too.
+            const sent = test === 'lrange_100' ? 2 * n : n;
+            const batch = sent / ((await upstreamCalls(proxies[k].port)) - calls);
             const key = `${[...d.keys()].at(-1)} -P ${p}`;
-            record(cases, key, k, x);
+            record(cases, key, k, x, batch);
             if (k === order[0][0]) (directRps.get(key) ?? directRps.set(key, []).get(key)!).push([...d.values()].at(-1)!);
           }
         }
@@ -244,17 +263,16 @@ async function main(): Promise<void> {
   const platform = await startPlatform();
   log(`platform :${platform.httpPort} (pid ${platform.proc.pid}), data redis-server pid ${platform.dataPid}; compare = ${COMPARE}`);
   const load: number[] = [loadavg()[0]];
-  const out: string[] = [];
+  // Each port's table is printed as soon as it is measured (a later failure keeps it).
   try {
-    if (ONLY !== 'vector') out.push(...(await proxyCases(platform.httpPort, platform.proc.pid, load)), '');
-    if (ONLY !== 'proxy') out.push(...(await vectorCases(platform.httpPort, platform.proc.pid, load)), '');
+    if (ONLY !== 'vector') console.log([...(await proxyCases(platform.httpPort, platform.proc.pid, load)), ''].join('\n'));
+    if (ONLY !== 'proxy') console.log([...(await vectorCases(platform.httpPort, platform.proc.pid, load)), ''].join('\n'));
   } finally {
     await stop(platform.proc);
   }
-  out.push(
+  console.log(
     `Medians of ${ROUNDS} round(s), build order alternating by round; load average (1 min) during the run: median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}; Node ${process.version}`,
   );
-  console.log(out.join('\n'));
 }
 
 await main();
