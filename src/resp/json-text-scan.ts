@@ -16,37 +16,50 @@ const HIGH = 0x80808080;
 const ONES = 0x01010101;
 
 /**
- * NEEDS_ESCAPE and/or HIGH_BYTES of bytes [from, to) of `b`. Stops at the first byte that needs an
- * escape: HIGH_BYTES is then not known (0 or set).
+ * NEEDS_ESCAPE and/or HIGH_BYTES of bytes [from, to) of `b`. May stop at the first byte that needs an
+ * escape: HIGH_BYTES is then not known (0 or set). Small on purpose, so that V8 inlines it into its
+ * callers: the proxy calls it for every argument (21 per MSET), and a call of the whole scan per short
+ * argument made the proxy's JSON body 1.6x slower than the byte loop it replaced (bench/README.md,
+ * issue 20's last point).
  */
 export function jsonTextFlags(b: Uint8Array, from: number, to: number): number {
+  if (to - from >= WORDWISE_FROM) return longTextFlags(b, from, to);
+  let escape = false;
+  let high = false;
+  for (let i = from; i < to; i++) {
+    const c = b[i];
+    if (c < 0x20 || c === 0x22 || c === 0x5c) escape = true;
+    else if (c > 0x7f) high = true;
+  }
+  return (escape ? NEEDS_ESCAPE : 0) | (high ? HIGH_BYTES : 0);
+}
+
+/** jsonTextFlags of a long run (a large value): four bytes at a time; stops at the first escape. */
+function longTextFlags(b: Uint8Array, from: number, to: number): number {
   let flags = 0;
   let i = from;
-  if (to - from >= WORDWISE_FROM) {
-    // Up to the first 4-byte aligned address, a byte at a time.
-    const aligned = i + ((4 - ((b.byteOffset + i) & 3)) & 3);
-    for (; i < aligned; i++) {
-      flags |= byteFlags(b[i]);
+  // Up to the first 4-byte aligned address, a byte at a time.
+  const aligned = i + ((4 - ((b.byteOffset + i) & 3)) & 3);
+  for (; i < aligned; i++) {
+    flags |= byteFlags(b[i]);
+    if (flags & NEEDS_ESCAPE) return flags;
+  }
+  const words = (to - i) >> 2;
+  const view = new Uint32Array(b.buffer, b.byteOffset + i, words);
+  for (let k = 0; k < words; k++) {
+    const w = view[k];
+    const quote = w ^ 0x22222222;
+    const backslash = w ^ 0x5c5c5c5c;
+    // A byte below 0x20 (hasless), a byte equal to 0x22 or 0x5c (haszero of the xor), or above 0x7f.
+    const special = ((w - 0x20202020) & ~w) | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash);
+    if (((special | w) & HIGH) === 0) continue;
+    // Something in this word: which, a byte at a time (high bytes alone are common in UTF-8 text).
+    for (let j = i + 4 * k, end = j + 4; j < end; j++) {
+      flags |= byteFlags(b[j]);
       if (flags & NEEDS_ESCAPE) return flags;
     }
-    const words = (to - i) >> 2;
-    const view = new Uint32Array(b.buffer, b.byteOffset + i, words);
-    for (let k = 0; k < words; k++) {
-      const w = view[k];
-      const quote = w ^ 0x22222222;
-      const backslash = w ^ 0x5c5c5c5c;
-      // A byte below 0x20 (hasless), a byte equal to 0x22 or 0x5c (haszero of the xor), or above 0x7f.
-      const special = ((w - 0x20202020) & ~w) | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash);
-      if (((special | w) & HIGH) === 0) continue;
-      // Something in this word: which, a byte at a time (high bytes alone are common in UTF-8 text).
-      for (let j = i + 4 * k, end = j + 4; j < end; j++) {
-        flags |= byteFlags(b[j]);
-        if (flags & NEEDS_ESCAPE) return flags;
-      }
-    }
-    i += 4 * words;
   }
-  for (; i < to; i++) {
+  for (i += 4 * words; i < to; i++) {
     flags |= byteFlags(b[i]);
     if (flags & NEEDS_ESCAPE) return flags;
   }

@@ -119,7 +119,7 @@ export class Executor {
 
   /** One command or a non-atomic pipeline. */
   async run(principal: Principal, commands: Arg[][]): Promise<RunResult> {
-    await this.expireDueFields();
+    if (this.fieldExpiry?.active) await this.expireDueFields();
     const plan = commands.map((c) => this.plan(c, false));
     const exclusive = plan.some((p) => p.kind === 'redis' && p.exclusive);
     const wrote = plan.some((p) => (p.kind === 'redis' || p.kind === 'field-expiry') && p.write);
@@ -195,7 +195,8 @@ export class Executor {
    * `onPiece`, handed there as they arrive (then the result is empty).
    */
   async runPlain(principal: Principal, resp: Buffer, count: number, onPiece?: (piece: Buffer) => void): Promise<Buffer> {
-    await this.expireDueFields();
+    // Only while hash fields have expiry times: no await (a promise and a turn) per request otherwise.
+    if (this.fieldExpiry?.active) await this.expireDueFields();
     const conn = await this.shared(principal);
     try {
       if (onPiece) return await conn.sendEncodedStreamed(resp, count, onPiece).then(() => EMPTY_REPLIES);
