@@ -495,7 +495,7 @@ export class KvClient {
       connect: { timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) },
       // The exchange's own deadline is the one that counts; these are backstops (the largest request
       // has time for its bytes).
-      headersTimeout: this.timeoutMs + transferAllowanceMs(this.upstreamMaxRequestBytes) + 1000,
+      headersTimeout: Math.ceil(this.timeoutMs + transferAllowanceMs(this.upstreamMaxRequestBytes)) + 1000,
       bodyTimeout: this.timeoutMs + 1000,
     });
   }
