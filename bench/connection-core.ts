@@ -26,7 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../src/platform/redis/embedded-server.js';
-import { childWithPort, cpuUs, log, median, startRedis, startUntilReady, stop, sysUs, type Proc } from './process-stack.js';
+import { childWithPort, cpuUs, csvRates, log, median, startRedis, startUntilReady, stop, sysUs, type Proc } from './process-stack.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,12 +59,7 @@ async function benchmark(port: number, pipeline: number, n: number, what: string
     ['-p', String(port), '-c', '50', '-n', String(n), '-r', '10000', '-P', String(pipeline), '--csv', ...what],
     { maxBuffer: 1 << 20 },
   );
-  const rates = new Map<string, number>();
-  for (const line of stdout.trim().split('\n').slice(1)) {
-    const [name, rps] = line.split(',').map((f) => f.replace(/"/g, ''));
-    rates.set(name, Number(rps));
-  }
-  return rates;
+  return csvRates(stdout);
 }
 
 /** The proxy's INFO stats total_upstream_calls (its /pipeline calls so far). */

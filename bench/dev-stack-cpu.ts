@@ -6,12 +6,12 @@
 //
 //   npx tsx bench/dev-stack-cpu.ts /tmp/base              # GET, 4 rounds
 //   npx tsx bench/dev-stack-cpu.ts /tmp/base set --profile DIR   # also node --cpu-prof into DIR/<build>
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../src/platform/redis/embedded-server.js';
-import { cpuUs, median } from './process-stack.js';
+import { cpuUs, median, startUntilReady } from './process-stack.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,15 +27,7 @@ async function dev(dir: string): Promise<{ port: number; pid: number; stop: () =
   const ports = ['--http-port', '--vector-port', '--queue-port'];
   const args = [...prof, path.join(dir, 'bin/respgate'), 'dev', '--port', String(port), '--log-level', 'warn'];
   for (const flag of ports) args.push(flag, String(await freePort()));
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RESPGATE_EPHEMERAL: '1' } });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`respgate dev of ${dir} exited with ${code}`)));
-  });
+  const { child } = await startUntilReady(process.execPath, args, /ready/);
   return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
 

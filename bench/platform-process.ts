@@ -1,11 +1,12 @@
 // The vector benchmarks' platform: `respgate platform` as its own process (so its CPU and event loop
 // are not the benchmark's), with only the vector indexes a benchmark defines, on a free port.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../src/platform/redis/embedded-server.js';
+import { startUntilReady } from './process-stack.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -20,17 +21,6 @@ export async function startPlatformProcess(
   writeFileSync(config, JSON.stringify({ defaults: false, indexes }));
   const port = await freePort();
   const args = ['platform', '--http-port', String(port), '--token', token, '--vector-config', config, '--log-level', 'warn', ...extraArgs];
-  const child = spawn(process.execPath, [path.join(root, 'bin/respgate'), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, RESPGATE_EPHEMERAL: '1' }, // throw-away stores (no .respgate-data)
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`platform exited with ${code}`)));
-  });
+  const { child } = await startUntilReady(process.execPath, [path.join(root, 'bin/respgate'), ...args], /ready/);
   return { child, url: `http://127.0.0.1:${port}` };
 }

@@ -141,3 +141,13 @@ export async function startRedis(port: number): Promise<Proc> {
   }
   return { pid: child.pid!, child, out: '' };
 }
+
+/** req/s per test name from redis-benchmark's `--csv` output. */
+export function csvRates(stdout: string): Map<string, number> {
+  const rates = new Map<string, number>();
+  for (const line of stdout.trim().split('\n').slice(1)) {
+    const [name, rps] = line.split(',').map((f) => f.replace(/"/g, ''));
+    rates.set(name, Number(rps));
+  }
+  return rates;
+}

@@ -10,13 +10,14 @@
 //
 // The dev stack runs as its own process (`bin/respgate dev`), as a user runs it: redis-servers,
 // the platform and the proxy, so every proxied command crosses HTTP and a second process.
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort, startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
+import { csvRates, startUntilReady } from './process-stack.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,12 +40,7 @@ async function benchmark(port: number, pipeline: number): Promise<Map<string, nu
     ['-p', String(port), '-c', '50', '-n', String(REQUESTS), '-r', '10000', '-t', TESTS, '-P', String(pipeline), '--csv'],
     { maxBuffer: 1 << 20 },
   );
-  const rates = new Map<string, number>();
-  for (const line of stdout.trim().split('\n').slice(1)) {
-    const [name, rps] = line.split(',').map((f) => f.replace(/"/g, ''));
-    rates.set(name, Number(rps));
-  }
-  return rates;
+  return csvRates(stdout);
 }
 
 function median(xs: number[]): number {
@@ -57,22 +53,11 @@ async function startDevStack(from = root): Promise<{ port: number; pid: number; 
   const httpPort = await freePort();
   // The side ports too: their defaults (6380, 6381) may be taken by another stack on the machine.
   const sidePorts = ['--vector-port', String(await freePort()), '--queue-port', String(await freePort())];
-  const child = spawn(
+  const { child } = await startUntilReady(
     process.execPath,
     [path.join(from, 'bin/respgate'), 'dev', '--port', String(port), '--http-port', String(httpPort), ...sidePorts, '--log-level', 'warn'],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, RESPGATE_EPHEMERAL: '1' }, // throw-away stores (no .respgate-data)
-    },
+    /ready/,
   );
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`respgate dev exited with ${code}`)));
-  });
   return { port, pid: child.pid!, stop: () => child.kill('SIGTERM') };
 }
 

@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startUntilReady } from './process-stack.js';
 
 const args = process.argv.slice(2);
 const runs = Number(valueOf('--runs') ?? 5);
@@ -80,15 +81,7 @@ function rssMiB(pid: number, field = 'VmRSS'): number {
 async function startPlatform(): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const args = [path.join(here, 'bin/respgate'), 'platform', '--http-port', String(port), '--token', 'x', '--log-level', 'warn'];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RESPGATE_EPHEMERAL: '1' } });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`platform exited with ${code}`)));
-  });
+  const { child } = await startUntilReady(process.execPath, args, /ready/);
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
