@@ -64,6 +64,31 @@ async function drain(c: RawClient): Promise<Buffer[]> {
   }
 }
 
+/**
+ * On redis-server, then through the proxy: one connection monitors while another sends `commands`; the
+ * monitor's lines and the sender's address. `cleanup` runs on the sender after the lines are read.
+ */
+async function monitorOnBoth(
+  commands: (string | Buffer)[][],
+  cleanup: string[][] = [],
+): Promise<Record<'oracle' | 'proxy', { lines: Buffer[]; address: string }>> {
+  const out = {} as Record<'oracle' | 'proxy', { lines: Buffer[]; address: string }>;
+  for (const [name, side] of [
+    ['oracle', oraclePort],
+    ['proxy', port],
+  ] as const) {
+    const m = await RawClient.connect(side);
+    const other = await RawClient.connect(side);
+    expect((await m.call(['MONITOR']))[0].toString()).toBe('+OK\r\n');
+    for (const c of commands) await other.call(c);
+    out[name] = { lines: await drain(m), address: `${other.socket.localAddress}:${other.socket.localPort}` };
+    for (const c of cleanup) await other.call(c);
+    m.close();
+    other.close();
+  }
+  return out;
+}
+
 describe('MONITOR, compared with redis-server', () => {
   it('+OK, then one line per command executed by other connections, arguments escaped as Redis does', async () => {
     const commands: (string | Buffer)[][] = [
@@ -134,20 +159,9 @@ describe('MONITOR, compared with redis-server', () => {
       ['GET', 'mon:w'],
     ];
     const seen: Record<string, string[]> = {};
-    for (const [name, side] of [
-      ['oracle', oraclePort],
-      ['proxy', port],
-    ] as const) {
-      const m = await RawClient.connect(side);
-      const other = await RawClient.connect(side);
-      expect((await m.call(['MONITOR']))[0].toString()).toBe('+OK\r\n');
-      for (const c of commands) await other.call(c);
-      const address = `${other.socket.localAddress}:${other.socket.localPort}`;
-      const lines = await drain(m);
+    for (const [name, { lines, address }] of Object.entries(await monitorOnBoth(commands))) {
       for (const l of lines) expect(LINE.exec(l.toString('latin1'))?.[2]).toBe(address);
       seen[name] = lines.map(commandPart);
-      m.close();
-      other.close();
     }
     expect(seen.proxy).toEqual(seen.oracle);
     expect(seen.proxy).toContain('"AUTH" "(redacted)"');
@@ -201,23 +215,13 @@ describe('MONITOR, compared with redis-server', () => {
       ['GET', 'mon:e'],
     ];
     const seen: Record<string, string[]> = {};
-    for (const [name, side] of [
-      ['oracle', oraclePort],
-      ['proxy', port],
-    ] as const) {
-      const m = await RawClient.connect(side);
-      const other = await RawClient.connect(side);
-      expect((await m.call(['MONITOR']))[0].toString()).toBe('+OK\r\n');
-      for (const c of commands) await other.call(c);
+    for (const [name, { lines }] of Object.entries(await monitorOnBoth(commands, [['FUNCTION', 'DELETE', 'monlib']]))) {
       // "[db source] arguments": the timestamp and the client's address differ between the two.
-      seen[name] = (await drain(m)).map((l) =>
+      seen[name] = lines.map((l) =>
         l
           .toString('latin1')
           .replace(/^\+\d+\.\d{6} \[(\d+) (lua|[\d.]+:\d+)\] /, (_, db, src) => `[${db} ${src === 'lua' ? 'lua' : 'client'}] `),
       );
-      await other.call(['FUNCTION', 'DELETE', 'monlib']);
-      m.close();
-      other.close();
     }
     expect(seen.proxy).toEqual(seen.oracle);
     expect(seen.proxy.slice(0, 4)).toEqual([
