@@ -2,6 +2,7 @@
 // plus the reason.
 import type { SparseVector } from '../../upstream/vector-client.js';
 import { ArgCursor, CommandError, integerArg, text, upper, utf8Arg } from '../args.js';
+import { readDecimals } from './decimal-batch.js';
 import { fastDecimal } from './decimal.js';
 import { elementId } from './element-names.js';
 
@@ -58,13 +59,27 @@ function redisVector(read: () => number[]): number[] {
   }
 }
 
-/** `VALUES n v1 … vn`, read in place (no copy of the arguments, no string per value when it can). */
+/**
+ * `VALUES n v1 … vn`, read in place: short values (at most 15 significant digits) each straight from
+ * its bytes; at the first longer one, all n at once as one JSON array (decimal-batch.ts); one string
+ * per value only for what neither reads.
+ */
 function valuesVector(cur: ArgCursor): number[] {
   const n = countArg(cur.value());
-  if (cur.i + n > cur.args.length) throw new CommandError(INVALID_VECTOR);
-  const dense: number[] = [];
-  for (let k = 0; k < n; k++) dense.push(vectorFloat(cur.args[cur.i + k]));
+  const from = cur.i;
+  if (from + n > cur.args.length) throw new CommandError(INVALID_VECTOR);
   cur.i += n;
+  const dense: number[] = [];
+  for (let k = 0; k < n; k++) {
+    const fast = fastDecimal(cur.args[from + k]);
+    if (fast !== undefined) {
+      dense.push(fast);
+      continue;
+    }
+    const all = readDecimals(cur.args, from, n);
+    if (all) return all;
+    for (; k < n; k++) dense.push(vectorFloat(cur.args[from + k]));
+  }
   return dense;
 }
 
