@@ -258,6 +258,7 @@ async function queryPass(
   const answers: string[][] = [];
   const starts: number[] = [];
   let cpu = cpuUs(pid);
+  let own = process.cpuUsage();
   const oneMs = await inFlight(QUERIES, 1, async (i) => {
     const t = performance.now();
     answers[i] = await ask(i, 0, 1);
@@ -270,10 +271,12 @@ async function queryPass(
   row[`${label} 1 conn p50, ms`] = pct(lat, 0.5);
   row[`${label} 1 conn p99, ms`] = pct(lat, 0.99);
   row[`${label} server CPU per query (1 conn), µs`] = (cpuUs(pid) - cpu) / QUERIES;
+  row[`${label} bench client CPU per query (1 conn), µs`] = clientUs(own) / QUERIES;
   row[`${label} recall@10`] = recall(truth, answers);
   const wideLat: number[] = [];
   const wideStarts: number[] = [];
   cpu = cpuUs(pid);
+  own = process.cpuUsage();
   const wideMs = await inFlight(QUERIES, WIDE, async (i, lane) => {
     const t = performance.now();
     await ask(i, lane, WIDE);
@@ -286,6 +289,13 @@ async function queryPass(
   row[`${label} 8 conns p50, ms`] = pct(wideLat, 0.5);
   row[`${label} 8 conns p99, ms`] = pct(wideLat, 0.99);
   row[`${label} server CPU per query (8 conns), µs`] = (cpuUs(pid) - cpu) / QUERIES;
+  row[`${label} bench client CPU per query (8 conns), µs`] = clientUs(own) / QUERIES;
+}
+
+/** This (client) process's CPU time since `since`, µs: what sending and reading the queries cost here. */
+function clientUs(since: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(since);
+  return d.user + d.system;
 }
 
 /** --latency-log: one JSON line per query, its start as epoch ms (comparable with the server's own clock). */
