@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis as IORedis } from 'ioredis';
 import { Pool } from 'undici';
 import { freePort } from '../src/platform/redis/embedded-server.js';
-import { cpuUs, log, median, startUntilReady, stop, type Proc } from './process-stack.js';
+import { cpuUs, log, median, startUntilReady, stop, sysUs, type Proc } from './process-stack.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -276,6 +276,8 @@ async function queryPass(
   const wideLat: number[] = [];
   const wideStarts: number[] = [];
   cpu = cpuUs(pid);
+  const main = mainThreadUs(pid);
+  const sys = sysUs(pid);
   own = process.cpuUsage();
   const wideMs = await inFlight(QUERIES, WIDE, async (i, lane) => {
     const t = performance.now();
@@ -290,6 +292,16 @@ async function queryPass(
   row[`${label} 8 conns p99, ms`] = pct(wideLat, 0.99);
   row[`${label} server CPU per query (8 conns), µs`] = (cpuUs(pid) - cpu) / QUERIES;
   row[`${label} bench client CPU per query (8 conns), µs`] = clientUs(own) / QUERIES;
+  // Where the server's CPU went: its JavaScript thread (the rest: GC helpers, libuv's pool) and the kernel.
+  row[`${label} server main-thread CPU per query (8 conns), µs`] = (mainThreadUs(pid) - main) / QUERIES;
+  row[`${label} server system CPU per query (8 conns), µs`] = (sysUs(pid) - sys) / QUERIES;
+}
+
+/** CPU time (user + system) of a process's main thread, µs: /proc/<pid>/task/<pid>/stat. */
+function mainThreadUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * (1e6 / 100);
 }
 
 /** This (client) process's CPU time since `since`, µs: what sending and reading the queries cost here. */
