@@ -1,0 +1,107 @@
+// A large bulk reply kept in the pieces it arrived in (resp/reply-pieces.ts), and the reply queue that
+// writes such a reply from its pieces, in order, without joining them.
+import { describe, expect, it } from 'vitest';
+import { bulkInPieces, joinReply, PIECES_FROM_BYTES, replyHead, ReplyPieces } from '../../src/resp/reply-pieces.js';
+import { ReplyQueue, type ReplyOutput } from '../../src/server/reply-queue.js';
+
+/** `bytes` cut at `cuts`. */
+function cut(bytes: Buffer, cuts: number[]): Buffer[] {
+  const at = [0, ...cuts, bytes.length];
+  return at.slice(1).map((to, i) => bytes.subarray(at[i], to));
+}
+
+const value = Buffer.alloc(PIECES_FROM_BYTES + 10, 'v');
+value.write('\r\n$3\r\nabc\r\n', 100); // RESP-looking bytes inside a bulk are data
+const bulk = Buffer.concat([Buffer.from(`$${value.length}\r\n`), value, Buffer.from('\r\n')]);
+
+describe('bulkInPieces', () => {
+  it('keeps exactly one large bulk in its pieces, wherever they were cut', () => {
+    for (const cuts of [[1000], [9, 40_000], [bulk.length - 1], [bulk.length - 2, bulk.length - 1], [8, 9, 10]]) {
+      const pieces = cut(bulk, cuts);
+      const reply = bulkInPieces(pieces, bulk.length);
+      expect(reply, JSON.stringify(cuts)).toBeInstanceOf(ReplyPieces);
+      expect(reply!.pieces).toBe(pieces);
+      expect(reply!.length).toBe(bulk.length);
+      expect(reply!.type).toBe(0x24);
+      expect(joinReply(reply!).equals(bulk)).toBe(true);
+      expect(replyHead(reply!)).toBe(pieces[0]);
+    }
+  });
+
+  it('leaves anything else to be joined and read as usual', () => {
+    const small = Buffer.from('$3\r\nabc\r\n');
+    const twoReplies = Buffer.concat([bulk, Buffer.from('+OK\r\n')]);
+    const array = Buffer.concat([Buffer.from('*1\r\n'), bulk]);
+    const wrongLength = Buffer.concat([Buffer.from(`$${value.length + 1}\r\n`), value, Buffer.from('\r\n')]);
+    const noCrlf = Buffer.concat([Buffer.from(`$${value.length}\r\n`), value, Buffer.from('xx')]);
+    const notDigits = Buffer.concat([Buffer.from(`$+${value.length - 1}\r\n`), value, Buffer.from('\r\n')]);
+    const cases: Array<[string, Buffer[], number]> = [
+      ['one piece', [bulk], bulk.length],
+      ['small', cut(small, [3]), small.length],
+      ['two replies', cut(twoReplies, [1000]), twoReplies.length],
+      ['an array', cut(array, [1000]), array.length],
+      ['a wrong length', cut(wrongLength, [1000]), wrongLength.length],
+      ['no CRLF at the end', cut(noCrlf, [1000]), noCrlf.length],
+      ['a length that is not digits', cut(notDigits, [1000]), notDigits.length],
+      ['a length line cut in two', cut(bulk, [3]), bulk.length],
+      ['an error', cut(Buffer.concat([Buffer.from('-ERR '), value, Buffer.from('\r\n')]), [1000]), value.length + 7],
+    ];
+    for (const [what, pieces, size] of cases) expect(bulkInPieces(pieces, size), what).toBeUndefined();
+  });
+});
+
+describe('ReplyQueue with a reply in pieces', () => {
+  class Output implements ReplyOutput {
+    writes: Buffer[][] = [];
+    private corked: Buffer[] | undefined;
+    write(data: Buffer): boolean {
+      if (this.corked) this.corked.push(data);
+      else this.writes.push([data]);
+      return true;
+    }
+    cork(): void {
+      this.corked = [];
+    }
+    uncork(): void {
+      if (this.corked) this.writes.push(this.corked);
+      this.corked = undefined;
+    }
+    end(done: () => void): void {
+      done();
+    }
+    resume(): void {}
+    destroy(): void {}
+  }
+
+  it('writes its pieces as they are, in order with the replies around it, in one corked write', () => {
+    const out = new Output();
+    const queue = new ReplyQueue(out, 10);
+    const pieces = cut(bulk, [5000, 70_000]);
+    queue.answer(Buffer.from('+OK\r\n'));
+    const slot = queue.take();
+    queue.answer(Buffer.from(':1\r\n'));
+    queue.write();
+    expect(out.writes.map((w) => w.map(String))).toEqual([['+OK\r\n']]);
+    queue.fill(slot, new ReplyPieces(pieces, bulk.length));
+    queue.write();
+    expect(out.writes).toHaveLength(2);
+    expect(out.writes[1].slice(0, 3)).toEqual(pieces); // the same Buffers, not copies
+    expect(out.writes[1][0]).toBe(pieces[0]);
+    expect(Buffer.concat(out.writes[1]).equals(Buffer.concat([bulk, Buffer.from(':1\r\n')]))).toBe(true);
+    expect(queue.owed).toBe(0);
+  });
+
+  it('writes a reply in pieces alone, and writes nothing of it once silenced', () => {
+    const out = new Output();
+    const queue = new ReplyQueue(out, 10);
+    const first = queue.take();
+    queue.fill(first, new ReplyPieces(cut(bulk, [100]), bulk.length));
+    queue.write();
+    expect(Buffer.concat(out.writes[0]).equals(bulk)).toBe(true);
+    const second = queue.take();
+    queue.silence(second);
+    queue.fill(second, new ReplyPieces(cut(bulk, [100]), bulk.length));
+    queue.write();
+    expect(Buffer.concat(out.writes.slice(1).flat()).length).toBe(0);
+  });
+});
