@@ -19,7 +19,7 @@ import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
 import { splitResp2Replies } from '../resp/resp2-splitter.js';
-import { bulkInPieces, joinReply, type Reply } from '../resp/reply-pieces.js';
+import { joinReply, splitResp2Pieces, type Reply } from '../resp/reply-pieces.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
@@ -158,8 +158,8 @@ export class KvClient {
   }
 
   /**
-   * Like pipeline, but a large bulk reply that arrived alone (a 1 MiB GET in a call of its own) comes
-   * in the pieces it was read in (resp/reply-pieces.ts), for a caller that writes it as it is.
+   * Like pipeline, but a large bulk reply (a 1 MiB GET) comes in the pieces it was read in
+   * (resp/reply-pieces.ts), for a caller that writes it as it is.
    */
   async pipelineReplies(commands: Buffer[][], credential?: Credential): Promise<Reply[]> {
     const n = commands.length;
@@ -390,10 +390,11 @@ export class KvClient {
       );
     const { status } = answer;
     const binary = answer.contentType.startsWith('application/octet-stream');
-    if (status === 200 && binary && count === 1) {
-      // A large bulk (GET of 1 MiB) stays in the pieces it arrived in: no join, no fresh 1 MiB Buffer.
-      const pieces = bulkInPieces(answer.pieces, answer.size);
-      if (pieces) return { kind: 'replies', replies: [pieces] };
+    if (status === 200 && binary && answer.pieces.length > 1) {
+      // The replies as views of the pieces the answer arrived in, a large bulk (GET of 1 MiB) kept in
+      // its pieces: the answer is not joined (a copy, and fresh memory as large as the answer).
+      const replies = splitResp2Pieces(answer.pieces, count);
+      if (replies) return { kind: 'replies', replies };
     }
     const body = answer.body;
     if (status === 200 && binary) {

@@ -1,7 +1,9 @@
 // A large bulk reply kept in the pieces it arrived in (resp/reply-pieces.ts), and the reply queue that
 // writes such a reply from its pieces, in order, without joining them.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bulkInPieces, joinReply, PIECES_FROM_BYTES, replyHead, ReplyPieces } from '../../src/resp/reply-pieces.js';
+import { bulkInPieces, joinReply, PIECES_FROM_BYTES, replyHead, ReplyPieces, splitResp2Pieces } from '../../src/resp/reply-pieces.js';
+import { splitResp2Replies } from '../../src/resp/resp2-splitter.js';
 import { ReplyQueue, type ReplyOutput } from '../../src/server/reply-queue.js';
 
 /** `bytes` cut at `cuts`. */
@@ -47,6 +49,57 @@ describe('bulkInPieces', () => {
       ['an error', cut(Buffer.concat([Buffer.from('-ERR '), value, Buffer.from('\r\n')]), [1000]), value.length + 7],
     ];
     for (const [what, pieces, size] of cases) expect(bulkInPieces(pieces, size), what).toBeUndefined();
+  });
+});
+
+describe('splitResp2Pieces', () => {
+  const big = (n: number, c: string) => Buffer.concat([Buffer.from(`$${n}\r\n`), Buffer.alloc(n, c), Buffer.from('\r\n')]);
+  const replies = fc.oneof(
+    fc
+      .constantFrom('+OK\r\n', '-ERR no\r\n', ':42\r\n', '$-1\r\n', '*-1\r\n', '*0\r\n', '$0\r\n\r\n', '*2\r\n$1\r\na\r\n:1\r\n')
+      .map((t) => Buffer.from(t)),
+    fc.string({ maxLength: 300 }).map((t) => Buffer.from(`$${Buffer.byteLength(t)}\r\n${t}\r\n`)),
+    fc.integer({ min: PIECES_FROM_BYTES - 10, max: 3 * PIECES_FROM_BYTES }).map((n) => big(n, 'b')),
+    fc
+      .integer({ min: 1000, max: 2 * PIECES_FROM_BYTES })
+      .map((n) => Buffer.concat([Buffer.from('*2\r\n'), big(n, 'c'), Buffer.from(':7\r\n')])),
+  );
+
+  it('gives the replies splitResp2Replies finds in the joined answer, wherever the answer was cut', () => {
+    fc.assert(
+      fc.property(
+        fc.array(replies, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }),
+        (list, fractions) => {
+          const body = Buffer.concat(list);
+          const cuts = [...new Set(fractions.map((f) => Math.floor(f * body.length)))].sort((x, y) => x - y);
+          const pieces = cut(body, cuts);
+          const split = splitResp2Pieces(pieces, list.length);
+          expect(split).toBeDefined();
+          expect(split!.map((r) => joinReply(r).toString('latin1'))).toEqual(
+            splitResp2Replies(body, list.length)!.map((r) => r.toString('latin1')),
+          );
+          // A large bulk that spans pieces stays in pieces; nothing else does.
+          split!.forEach((r, i) => {
+            if (r instanceof ReplyPieces) expect(list[i][0]).toBe(0x24);
+          });
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('refuses what is not exactly `count` RESP2 replies', () => {
+    const body = Buffer.concat([Buffer.from('+OK\r\n'), bulk, Buffer.from(':1\r\n')]);
+    const pieces = cut(body, [3, 5000, body.length - 2]);
+    expect(splitResp2Pieces(pieces, 3)).toBeDefined();
+    expect(splitResp2Pieces(pieces, 2)).toBeUndefined(); // bytes left over
+    expect(splitResp2Pieces(pieces, 4)).toBeUndefined(); // a reply missing
+    expect(splitResp2Pieces(cut(body.subarray(0, body.length - 1), [3, 5000]), 3)).toBeUndefined(); // cut short
+    const resp3 = Buffer.concat([Buffer.from('%1\r\n+a\r\n'), bulk]);
+    expect(splitResp2Pieces(cut(resp3, [4, 9000]), 2)).toBeUndefined(); // a RESP3 map
+    const badEnd = Buffer.concat([bulk.subarray(0, bulk.length - 2), Buffer.from('xx')]);
+    expect(splitResp2Pieces(cut(badEnd, [9000]), 1)).toBeUndefined();
   });
 });
 
