@@ -52,24 +52,38 @@ export function bulkInPieces(pieces: readonly Buffer[], size: number): ReplyPiec
  * not hold exactly `count` RESP2 replies (the caller then joins them to say what is wrong).
  */
 export function splitResp2Pieces(pieces: readonly Buffer[], count: number): Reply[] | undefined {
-  const out = new Array<Reply>(count);
+  const { replies, at } = leadingReplies(pieces, count);
+  return replies.length === count && skipEmpty(pieces, at).piece === pieces.length ? replies : undefined;
+}
+
+/**
+ * The complete RESP2 replies at the start of `pieces` (at most `max`), split as splitResp2Pieces does:
+ * what can be used of an answer that was cut short.
+ */
+export function completeResp2Replies(pieces: readonly Buffer[], max: number): Reply[] {
+  return leadingReplies(pieces, max).replies;
+}
+
+/** Up to `max` replies from the start, until one is not complete or not RESP2; and where they end. */
+function leadingReplies(pieces: readonly Buffer[], max: number): { replies: Reply[]; at: Place } {
+  const replies: Reply[] = [];
   let at: Place = { piece: 0, pos: 0 };
-  for (let r = 0; r < count; r++) {
+  while (replies.length < max) {
     at = skipEmpty(pieces, at);
-    if (at.piece === pieces.length) return undefined;
+    if (at.piece === pieces.length) break;
     const piece = pieces[at.piece];
     const end = resp2End(piece, at.pos);
     if (end > 0) {
-      out[r] = piece.subarray(at.pos, end);
+      replies.push(piece.subarray(at.pos, end));
       at = { piece: at.piece, pos: end };
       continue;
     }
     const across = replyAcross(pieces, at);
-    if (!across) return undefined;
-    out[r] = across.reply;
+    if (!across) break;
+    replies.push(across.reply);
     at = across.next;
   }
-  return skipEmpty(pieces, at).piece === pieces.length ? out : undefined;
+  return { replies, at };
 }
 
 /** A position in a list of pieces. */
