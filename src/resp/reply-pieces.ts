@@ -52,38 +52,24 @@ export function bulkInPieces(pieces: readonly Buffer[], size: number): ReplyPiec
  * not hold exactly `count` RESP2 replies (the caller then joins them to say what is wrong).
  */
 export function splitResp2Pieces(pieces: readonly Buffer[], count: number): Reply[] | undefined {
-  const { replies, at } = leadingReplies(pieces, count);
-  return replies.length === count && skipEmpty(pieces, at).piece === pieces.length ? replies : undefined;
-}
-
-/**
- * The complete RESP2 replies at the start of `pieces` (at most `max`), split as splitResp2Pieces does:
- * what can be used of an answer that was cut short.
- */
-export function completeResp2Replies(pieces: readonly Buffer[], max: number): Reply[] {
-  return leadingReplies(pieces, max).replies;
-}
-
-/** Up to `max` replies from the start, until one is not complete or not RESP2; and where they end. */
-function leadingReplies(pieces: readonly Buffer[], max: number): { replies: Reply[]; at: Place } {
-  const replies: Reply[] = [];
+  const out = new Array<Reply>(count);
   let at: Place = { piece: 0, pos: 0 };
-  while (replies.length < max) {
+  for (let r = 0; r < count; r++) {
     at = skipEmpty(pieces, at);
-    if (at.piece === pieces.length) break;
+    if (at.piece === pieces.length) return undefined;
     const piece = pieces[at.piece];
     const end = resp2End(piece, at.pos);
     if (end > 0) {
-      replies.push(piece.subarray(at.pos, end));
+      out[r] = piece.subarray(at.pos, end);
       at = { piece: at.piece, pos: end };
       continue;
     }
     const across = replyAcross(pieces, at);
-    if (!across) break;
-    replies.push(across.reply);
+    if (!across) return undefined;
+    out[r] = across.reply;
     at = across.next;
   }
-  return { replies, at };
+  return skipEmpty(pieces, at).piece === pieces.length ? out : undefined;
 }
 
 /** A position in a list of pieces. */

@@ -20,17 +20,7 @@ export type Exchange =
    * arrived, for a large answer passed on without that join. `retryAfter`: the Retry-After header,
    * when the answer has one (429, 503).
    */
-  | {
-      ok: true;
-      status: number;
-      contentType: string;
-      readonly body: Buffer;
-      pieces: readonly Buffer[];
-      size: number;
-      retryAfter?: string;
-      /** The answer passed the request's maxAnswerBytes: `pieces` hold its first bytes only, the rest was not read. */
-      cut?: boolean;
-    }
+  | { ok: true; status: number; contentType: string; readonly body: Buffer; pieces: readonly Buffer[]; size: number; retryAfter?: string }
   | {
       ok: false;
       /** What went wrong, without credentials, e.g. `connect ECONNREFUSED 127.0.0.1:8079`. */
@@ -46,8 +36,6 @@ export interface ExchangeRequest {
   path: string;
   headers: Record<string, string>;
   body: string | Buffer | null;
-  /** A 200 answer larger than this is cut there (`cut`) and the request abandoned; default: no limit. */
-  maxAnswerBytes?: number;
 }
 
 /**
@@ -76,7 +64,7 @@ export function transferAllowanceMs(bytes: number): number {
 export function exchange(dispatcher: Dispatcher, request: ExchangeRequest, timeoutMs: number, progress?: PoolProgress): Promise<Exchange> {
   return new Promise((resolve) => {
     const bodyBytes = request.body === null ? 0 : typeof request.body === 'string' ? Buffer.byteLength(request.body) : request.body.length;
-    const handler = new ExchangeHandler(resolve, timeoutMs, bodyBytes, progress, request.maxAnswerBytes ?? Infinity);
+    const handler = new ExchangeHandler(resolve, timeoutMs, bodyBytes, progress);
     try {
       dispatcher.dispatch({ method: 'POST', path: request.path, headers: request.headers, body: request.body }, handler);
     } catch (err) {
@@ -106,7 +94,6 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     private readonly timeoutMs: number,
     private readonly bodyBytes: number,
     private readonly progress: PoolProgress | undefined,
-    private readonly maxAnswerBytes: number,
   ) {
     this.timer = setTimeout(this.onTimeout, timeoutMs);
   }
@@ -147,19 +134,9 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     // A large answer earns time as it arrives (its timer is re-armed only when it fires).
     this.allowedMs += transferAllowanceMs(chunk.length);
     if (this.progress) this.progress.at = performance.now();
-    if (this.size > this.maxAnswerBytes && this.status === 200) {
-      // Enough of it: what came so far is the answer, and the request is abandoned.
-      this.answer(true);
-      this.controller?.abort(new Error(`answer cut after ${this.maxAnswerBytes} bytes`));
-    }
   }
 
   onResponseEnd(): void {
-    this.answer(false);
-  }
-
-  /** Resolves with what came of the answer (all of it, or the first bytes when `cut`). */
-  private answer(cut: boolean): void {
     if (this.finish()) return;
     const pieces = this.chunks;
     const size = this.size;
@@ -176,7 +153,6 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       },
     };
     if (this.retryAfter !== undefined) answer.retryAfter = this.retryAfter;
-    if (cut) answer.cut = true;
     this.resolve(answer);
   }
 

@@ -19,8 +19,7 @@ import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
 import { splitResp2Replies } from '../resp/resp2-splitter.js';
-import { completeResp2Replies, joinReply, splitResp2Pieces, type Reply } from '../resp/reply-pieces.js';
-import { resolveCommand } from '../commands/table.js';
+import { joinReply, splitResp2Pieces, type Reply } from '../resp/reply-pieces.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
@@ -49,15 +48,7 @@ export interface KvClientOptions {
   upstreamMaxRequestBytes?: number;
   /** Extra trusted CA certificates (PEM) for an HTTPS upstream with a private CA. */
   ca?: string | Buffer;
-  /**
-   * Most bytes of one /pipeline answer held at once when its commands are all reads (MAX_ANSWER_BYTES
-   * by default): past that, the replies complete so far are kept and the other reads asked again.
-   */
-  maxAnswerBytes?: number;
 }
-
-/** Default of KvClientOptions.maxAnswerBytes. */
-export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 /**
  * Whose token a call carries when it is not the configured one (pass-through and ACL users): the
@@ -124,7 +115,6 @@ export class KvClient {
   private readonly token: string;
   private readonly upstreamMaxRequestBytes: number;
   private readonly ca: string | Buffer | undefined;
-  private readonly maxAnswerBytes: number;
   /** The script bodies passed on to this upstream, for the transactions that run them from a script. */
   private readonly scripts = new ScriptBodies();
   /** When an answer last arrived: requests waiting for a pooled connection wait while answers come (http-exchange.ts). */
@@ -151,7 +141,6 @@ export class KvClient {
     this.maxRequestBytes = positive(options.maxRequestBytes, PROXY_DEFAULTS.maxRequestBytes);
     this.upstreamMaxRequestBytes = positive(options.upstreamMaxRequestBytes ?? 0, PROXY_DEFAULTS.upstreamMaxRequestBytes);
     this.ca = options.ca;
-    this.maxAnswerBytes = positive(options.maxAnswerBytes ?? 0, MAX_ANSWER_BYTES);
     const authorization = `Bearer ${options.token}`;
     this.jsonHeaders = { authorization, 'content-type': 'application/json', 'upstash-response-format': 'resp2' };
     this.binaryHeaders = { authorization, 'content-type': 'application/octet-stream', 'upstash-response-format': 'resp2' };
@@ -312,11 +301,8 @@ export class KvClient {
     if (!pool.destroyed) await pool.destroy().catch(() => undefined);
   }
 
-  /**
-   * Commands [from, to) as one /pipeline request; a request the upstream rejects whole is split in
-   * halves. Reads only: an answer past maxAnswerBytes is cut (cutAnswer).
-   */
-  private async sendJson(batch: Batch, from: number, to: number, bounded = true): Promise<void> {
+  /** Commands [from, to) as one /pipeline request; a request the upstream rejects whole is split in halves. */
+  private async sendJson(batch: Batch, from: number, to: number): Promise<void> {
     const { replies } = batch;
     if (batch.stop) {
       replies.fill(batch.stop, from, to);
@@ -330,9 +316,7 @@ export class KvClient {
     }
     const body = writeCommands(batch.commands, batch.sizes, batch.escapes, from, to);
     const asked = this.askJson;
-    const maxAnswerBytes = bounded && count > 1 && !asked && allReads(batch.commands, from, to) ? this.maxAnswerBytes : undefined;
-    const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body, maxAnswerBytes }, batch.credential);
-    if (answer.ok && answer.cut) return this.cutAnswer(batch, from, to, answer.pieces, answer.contentType);
+    const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body }, batch.credential);
     const verdict = this.readPipeline(answer, batch.commands.slice(from, to), asked, batch.credential !== undefined);
     switch (verdict.kind) {
       case 'replies':
@@ -353,23 +337,6 @@ export class KvClient {
         return;
       }
     }
-  }
-
-  /**
-   * The answer to reads [from, to) passed maxAnswerBytes and was cut: the replies complete in it are
-   * kept, the other reads are asked again in calls of their own (asking a read again changes nothing),
-   * so one call never holds much more than maxAnswerBytes and no reply is lost (600 pipelined 1 MiB GETs
-   * held 600 MiB at once). A first reply larger than the bound is asked for alone, unbounded.
-   */
-  private async cutAnswer(batch: Batch, from: number, to: number, pieces: readonly Buffer[], contentType: string): Promise<void> {
-    const done = contentType.startsWith('application/octet-stream') ? completeResp2Replies(pieces, to - from) : [];
-    for (let i = 0; i < done.length; i++) batch.replies[from + i] = done[i];
-    let next = from + done.length;
-    if (done.length === 0) {
-      await this.sendJson(batch, from, from + 1, false);
-      next = from + 1;
-    }
-    if (next < to) await this.sendJson(batch, next, to);
   }
 
   /** One command JSON cannot carry, alone in the path form. */
@@ -588,12 +555,6 @@ function largeLastArgument(command: readonly Buffer[]): boolean {
   let path = 0;
   for (let i = 0; i < n - 1; i++) path += command[i].length;
   return path <= SMALL_PATH;
-}
-
-/** Whether commands [from, to) only read (the command table's `readonly` flag). */
-function allReads(commands: readonly Buffer[][], from: number, to: number): boolean {
-  for (let i = from; i < to; i++) if (!resolveCommand(commands[i])?.flags.has('readonly')) return false;
-  return true;
 }
 
 function emptyCommandInTransaction(index: number): string {

@@ -2,15 +2,7 @@
 // writes such a reply from its pieces, in order, without joining them.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  bulkInPieces,
-  completeResp2Replies,
-  joinReply,
-  PIECES_FROM_BYTES,
-  replyHead,
-  ReplyPieces,
-  splitResp2Pieces,
-} from '../../src/resp/reply-pieces.js';
+import { bulkInPieces, joinReply, PIECES_FROM_BYTES, replyHead, ReplyPieces, splitResp2Pieces } from '../../src/resp/reply-pieces.js';
 import { splitResp2Replies } from '../../src/resp/resp2-splitter.js';
 import { ReplyQueue, type ReplyOutput } from '../../src/server/reply-queue.js';
 
@@ -95,25 +87,6 @@ describe('splitResp2Pieces', () => {
       ),
       { numRuns: 200 },
     );
-  });
-
-  it('completeResp2Replies keeps the replies complete at the start of an answer cut short', () => {
-    const body = Buffer.concat([Buffer.from('+OK\r\n'), bulk, Buffer.from(':1\r\n'), bulk]);
-    const at = (n: number) =>
-      completeResp2Replies(
-        cut(
-          body.subarray(0, n),
-          [3, 5000, 70_000].filter((c) => c < n),
-        ),
-        9,
-      ).map((r) => joinReply(r).toString('latin1').slice(0, 12));
-    expect(at(4)).toEqual([]);
-    expect(at(5)).toEqual(['+OK\r\n']);
-    expect(at(5 + bulk.length - 1)).toEqual(['+OK\r\n']);
-    expect(at(5 + bulk.length)).toEqual(['+OK\r\n', bulk.toString('latin1').slice(0, 12)]);
-    expect(at(body.length - 1)).toHaveLength(3);
-    expect(at(body.length)).toHaveLength(4);
-    expect(completeResp2Replies(cut(body, [3, 5000]), 2)).toHaveLength(2); // at most `max`
   });
 
   it('refuses what is not exactly `count` RESP2 replies', () => {
