@@ -143,6 +143,21 @@ function byteFromEnd(pieces: readonly Buffer[], back: number): number | undefine
   return undefined;
 }
 
+/** Where a reply is written: a socket, or anything with its write (and, optionally, cork and uncork). */
+export interface ReplySink {
+  write(data: Buffer): unknown;
+  cork?(): void;
+  uncork?(): void;
+}
+
+/** Writes a reply: one Buffer, or its pieces as they are, together (one writev on a socket). */
+export function writeReply(sink: ReplySink, reply: Reply): void {
+  if (!(reply instanceof ReplyPieces)) return void sink.write(reply);
+  sink.cork?.();
+  for (const piece of reply.pieces) sink.write(piece);
+  sink.uncork?.();
+}
+
 /** A Buffer that starts as the reply does (itself, or its first piece): enough to tell an error reply. */
 export function replyHead(reply: Reply): Buffer {
   return reply instanceof ReplyPieces ? reply.pieces[0] : reply;

@@ -2,7 +2,7 @@
 // known later (forwarded, SUBSCRIBE waiting for its stream) takes a position that is filled when it
 // arrives. Replies are written as soon as nothing before them is missing.
 
-import { ReplyPieces, type Reply } from '../resp/reply-pieces.js';
+import { ReplyPieces, writeReply, type Reply } from '../resp/reply-pieces.js';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -94,16 +94,13 @@ export class ReplyQueue {
     while (this.head < this.slots.length && this.slots[this.head] !== undefined) this.head++;
     if (this.head > start) {
       const ready = this.slots.slice(start, this.head) as Reply[];
-      if (ready.length === 1 && !(ready[0] instanceof ReplyPieces)) this.socket.write(ready[0]);
+      if (ready.length === 1) writeReply(this.socket, ready[0]);
       else if (!hasLargeReply(ready)) this.socket.write(Buffer.concat(ready as Buffer[]));
       else {
         // Large replies (1 MiB GETs of a pipelining client) go out as they are, in one writev, not
         // copied; a reply in pieces (resp/reply-pieces.ts) from the pieces it was read in.
         this.socket.cork?.();
-        for (const reply of ready) {
-          if (reply instanceof ReplyPieces) for (const piece of reply.pieces) this.socket.write(piece);
-          else this.socket.write(reply);
-        }
+        for (const reply of ready) writeReply(this.socket, reply);
         this.socket.uncork?.();
       }
       if (this.head === this.slots.length) {

@@ -105,19 +105,23 @@ describe('splitResp2Pieces', () => {
 
 describe('ReplyQueue with a reply in pieces', () => {
   class Output implements ReplyOutput {
+    /** Each write that reaches the "kernel": the Buffers of one writev. */
     writes: Buffer[][] = [];
-    private corked: Buffer[] | undefined;
+    private held: Buffer[] = [];
+    private corks = 0; // nested as net.Socket's
     write(data: Buffer): boolean {
-      if (this.corked) this.corked.push(data);
+      if (this.corks > 0) this.held.push(data);
       else this.writes.push([data]);
       return true;
     }
     cork(): void {
-      this.corked = [];
+      this.corks++;
     }
     uncork(): void {
-      if (this.corked) this.writes.push(this.corked);
-      this.corked = undefined;
+      if (this.corks > 0 && --this.corks === 0 && this.held.length > 0) {
+        this.writes.push(this.held);
+        this.held = [];
+      }
     }
     end(done: () => void): void {
       done();
