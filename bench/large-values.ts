@@ -10,6 +10,7 @@
 //   npx tsx bench/large-values.ts --rounds 1 --profile DIR          # node --cpu-prof of proxy and platform
 //   npx tsx bench/large-values.ts --warmup 1                        # passes of each test before the rounds (default 3)
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +47,11 @@ async function benchmark(port: number, test: string): Promise<number> {
   return REQUESTS / rps;
 }
 
+/** A process's peak resident memory so far (VmHWM), in MiB. */
+function peakMiB(pid: number): number {
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024);
+}
+
 async function main(): Promise<void> {
   const directPort = await freePort();
   const direct = await startRedis(directPort);
@@ -55,6 +61,7 @@ async function main(): Promise<void> {
   const samples = new Map<string, number[]>();
   const add = (key: string, v: number) => samples.set(key, [...(samples.get(key) ?? []), v]);
   const load: number[] = [];
+  const peaks: string[] = [];
   try {
     for (let w = 0; w < WARMUP; w++) {
       for (const test of TESTS) {
@@ -75,6 +82,8 @@ async function main(): Promise<void> {
         }
       }
     }
+    for (const [i, s] of stacks.entries())
+      peaks.push(`${LETTERS[i] || 'this build'}: proxy ${peakMiB(s.proxy.pid)} MiB, platform ${peakMiB(s.platform.pid)} MiB`);
   } finally {
     for (const s of stacks) {
       await stop(s.proxy);
@@ -99,6 +108,7 @@ async function main(): Promise<void> {
   }
   console.log('');
   console.log(`load average (1 min): median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}`);
+  console.log(`peak RSS over the run (VmHWM): ${peaks.join('; ')}`);
 }
 
 await main();

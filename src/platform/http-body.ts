@@ -8,22 +8,33 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** A body as the pieces it was read in (not joined), and its size. */
+export interface BodyPieces {
+  pieces: Buffer[];
+  size: number;
+}
+
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return joinBody(await readBodyPieces(req, limit));
+}
+
+/** The body as read: a large one (a 1 MiB value) can then be passed on without being joined first. */
+export function readBodyPieces(req: IncomingMessage, limit: number): Promise<BodyPieces> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? -1);
-    const chunks: Buffer[] = [];
+    const pieces: Buffer[] = [];
     let size = 0;
     let tooLarge = declared > limit;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) tooLarge = true;
-      if (!tooLarge) chunks.push(chunk);
+      if (!tooLarge) pieces.push(chunk);
     });
-    req.on('end', () =>
-      tooLarge
-        ? reject(new BodyTooLargeError(Math.max(size, declared)))
-        : resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)),
-    );
+    req.on('end', () => (tooLarge ? reject(new BodyTooLargeError(Math.max(size, declared))) : resolve({ pieces, size })));
     req.on('error', reject);
   });
+}
+
+export function joinBody(body: BodyPieces): Buffer {
+  return body.pieces.length === 1 ? body.pieces[0] : Buffer.concat(body.pieces, body.size);
 }

@@ -12,6 +12,7 @@ import type { Credential, TransactionOutcome } from '../upstream/kv-client.js';
 import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
 import type { ClientCost, CostOwner } from './client-cost.js';
+import { joinReply, replyHead, type Reply } from '../resp/reply-pieces.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 
 /**
@@ -21,6 +22,8 @@ import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './
 export interface PipelineUpstream {
   /** One /pipeline call: one RESP2 reply per command, in order. */
   pipeline(commands: Buffer[][], credential?: Credential): Promise<Buffer[]>;
+  /** The same, a large bulk reply possibly in the pieces it arrived in (written to the client as they are). */
+  pipelineReplies?(commands: Buffer[][], credential?: Credential): Promise<Reply[]>;
   /** One MULTI … EXEC, as /multi-exec or, with watched keys, as one script. */
   transaction(commands: Buffer[][], watch?: WatchedKeys, credential?: Credential): Promise<TransactionOutcome>;
 }
@@ -39,7 +42,7 @@ export interface BatchSource extends CostOwner {
    * Receives the raw RESP2 reply of one of its commands (possibly an error reply made by the client);
    * `answeredAt` is performance.now() when the call's answer came (one clock reading per call).
    */
-  deliver(item: CommandItem, reply: Buffer, answeredAt: number): void;
+  deliver(item: CommandItem, reply: Reply, answeredAt: number): void;
   /** Receives the outcome of one of its transactions. */
   deliverTransaction(item: TransactionItem, outcome: TransactionOutcome): void;
   /** Called after a call with its commands completed (to write replies, resume reading). */
@@ -235,7 +238,7 @@ export class Batcher {
   }
 
   /** Remembers which connections just got a large reply (isLarge). */
-  private noteReplySizes(owners: readonly BatchSource[], replies: readonly Buffer[]): void {
+  private noteReplySizes(owners: readonly BatchSource[], replies: readonly Reply[]): void {
     for (let i = 0; i < owners.length; i++) {
       if (replies[i].length >= LARGE_WORK_BYTES) {
         this.largeReplies.add(owners[i]);
@@ -259,7 +262,7 @@ export class Batcher {
   poll(commands: Buffer[][], credential?: Credential): Promise<Buffer[]> {
     this.stats.calls++;
     this.stats.commands += commands.length;
-    return this.call(commands, credential, NO_OWNERS);
+    return this.call(commands, credential, NO_OWNERS).then((replies) => replies.map(joinReply));
   }
 
   /** One /pipeline call, observed; never rejects. `owners[i]` sent `commands[i]` (none: the shared pollers). */
@@ -268,13 +271,18 @@ export class Batcher {
     credential: Credential | undefined,
     owners: readonly (BatchSource | undefined)[],
     names?: readonly string[],
-  ): Promise<Buffer[]> {
+  ): Promise<Reply[]> {
     const started = performance.now();
-    const answered = this.client.pipeline(commands, credential).catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
+    const upstream =
+      owners.length > 0 && this.client.pipelineReplies
+        ? this.client.pipelineReplies(commands, credential)
+        : this.client.pipeline(commands, credential);
+    const answered = upstream.catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
     const { observe, cost } = this.options;
     if (!observe && !cost) return answered;
     return answered.then((replies) => {
-      observe?.(commands, replies, performance.now() - started);
+      // Observers look for error replies: a reply in pieces (a bulk string) is seen by its first piece.
+      observe?.(commands, replies.map(replyHead), performance.now() - started);
       cost?.call(owners, names ?? commands.map(commandName), commands, replies);
       return replies;
     });

@@ -14,6 +14,8 @@
 // are counted under `other` (a series, once created, never moves, so every counter stays monotonic).
 // Commands are named from the command table, which is bounded already.
 
+import { replyHead, type Reply } from '../resp/reply-pieces.js';
+
 /** What the cost of one upstream call is charged to: a connection's names (BatchSource). */
 export interface CostOwner {
   /** CLIENT SETNAME / HELLO SETNAME ('' when unset). */
@@ -89,7 +91,7 @@ export class ClientCost {
     owners: readonly (CostOwner | undefined)[],
     names: readonly string[],
     commands: readonly Buffer[][],
-    replies: readonly (Buffer | undefined)[],
+    replies: readonly (Reply | undefined)[],
   ): void {
     const n = commands.length;
     const share = 1 / n;
@@ -104,7 +106,7 @@ export class ClientCost {
       const reply = replies[i];
       if (reply !== undefined) {
         received += reply.length;
-        if (reply[0] === MINUS) errors++;
+        if (replyHead(reply)[0] === MINUS) errors++;
       }
       if (i + 1 < n && owners[i + 1] === owners[i] && names[i + 1] === names[i]) continue;
       const run = { commands: i + 1 - start, requests: (i + 1 - start) * share, bytesSent: sent, bytesReceived: received, errors };

@@ -10,6 +10,7 @@
 //
 // Replies are written strictly in request order, in the connection's protocol (RESP2, or RESP3 after
 // HELLO 3: upstream replies are converted by reply type).
+import { joinReply, replyHead, type Reply } from '../resp/reply-pieces.js';
 import { performance } from 'node:perf_hooks';
 import { toResp3 } from '../resp/resp3-converter.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
@@ -137,14 +138,15 @@ export class Session extends RespConnection implements Connection, BatchSource, 
 
   // ---- BatchSource (the way back from the upstream) ----
 
-  deliver(item: CommandItem, reply: Buffer, answeredAt: number): void {
-    let out = item.shape === undefined ? reply : toResp3(reply, item.shape);
-    if (item.transform) out = item.transform(out);
+  deliver(item: CommandItem, reply: Reply, answeredAt: number): void {
+    // A reply in pieces (a large bulk) is written as it is; a converted one is joined first.
+    let out = item.shape === undefined ? reply : toResp3(joinReply(reply), item.shape);
+    if (item.transform) out = item.transform(joinReply(out));
     this.replies.fill(item.slot, out);
     if (item.readAt !== undefined) {
       const ms = answeredAt - item.readAt;
       this.ctx.ops.commandDone(this, item.args, ms);
-      if (item.name) this.ctx.server.commandStats.ran(item.name, ms * 1000, out);
+      if (item.name) this.ctx.server.commandStats.ran(item.name, ms * 1000, replyHead(out));
     }
   }
 

@@ -22,7 +22,7 @@ export function splitResp2Replies(body: Buffer, count: number): Buffer[] | undef
 }
 
 /** The offset just past the RESP2 reply that starts at `start`, or -1 when it is not RESP2 or not complete. */
-function resp2End(buf: Buffer, start: number): number {
+export function resp2End(buf: Buffer, start: number): number {
   let pos = start;
   let pending = 1;
   while (pending > 0) {

@@ -2,6 +2,8 @@
 // known later (forwarded, SUBSCRIBE waiting for its stream) takes a position that is filled when it
 // arrives. Replies are written as soon as nothing before them is missing.
 
+import { ReplyPieces, writeReply, type Reply } from '../resp/reply-pieces.js';
+
 const EMPTY = Buffer.alloc(0);
 
 /**
@@ -23,7 +25,7 @@ export interface ReplyOutput {
 
 export class ReplyQueue {
   /** Replies in request order; undefined = not answered yet. */
-  private readonly slots: (Buffer | undefined)[] = [];
+  private readonly slots: (Reply | undefined)[] = [];
   /** Position in the connection's whole reply sequence of slots[0] (positions stay valid when the array is trimmed). */
   private base = 0;
   /** First reply not written yet. */
@@ -65,7 +67,7 @@ export class ReplyQueue {
     return slot;
   }
 
-  fill(slot: number, reply: Buffer): void {
+  fill(slot: number, reply: Reply): void {
     if (this.silenced.size > 0 && this.silenced.delete(slot)) reply = EMPTY;
     this.slots[slot - this.base] = reply;
   }
@@ -91,13 +93,14 @@ export class ReplyQueue {
     const start = this.head;
     while (this.head < this.slots.length && this.slots[this.head] !== undefined) this.head++;
     if (this.head > start) {
-      const ready = this.slots.slice(start, this.head) as Buffer[];
-      if (ready.length === 1) this.socket.write(ready[0]);
-      else if (!hasLargeReply(ready)) this.socket.write(Buffer.concat(ready));
+      const ready = this.slots.slice(start, this.head) as Reply[];
+      if (ready.length === 1) writeReply(this.socket, ready[0]);
+      else if (!hasLargeReply(ready)) this.socket.write(Buffer.concat(ready as Buffer[]));
       else {
-        // Large replies (1 MiB GETs of a pipelining client) go out as they are, in one writev, not copied.
+        // Large replies (1 MiB GETs of a pipelining client) go out as they are, in one writev, not
+        // copied; a reply in pieces (resp/reply-pieces.ts) from the pieces it was read in.
         this.socket.cork?.();
-        for (const reply of ready) this.socket.write(reply);
+        for (const reply of ready) writeReply(this.socket, reply);
         this.socket.uncork?.();
       }
       if (this.head === this.slots.length) {
@@ -138,7 +141,7 @@ export class ReplyQueue {
 /** From this size on, a reply is written as its own Buffer rather than copied into a joined write. */
 const LARGE_REPLY_BYTES = 64 * 1024;
 
-function hasLargeReply(replies: readonly Buffer[]): boolean {
-  for (const reply of replies) if (reply.length >= LARGE_REPLY_BYTES) return true;
+function hasLargeReply(replies: readonly Reply[]): boolean {
+  for (const reply of replies) if (reply instanceof ReplyPieces || reply.length >= LARGE_REPLY_BYTES) return true;
   return false;
 }

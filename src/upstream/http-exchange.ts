@@ -15,8 +15,12 @@ import type { Dispatcher } from 'undici';
 import { oneLine } from '../resp/protocol.js';
 
 export type Exchange =
-  /** `retryAfter`: the Retry-After header, when the answer has one (429, 503). */
-  | { ok: true; status: number; contentType: string; body: Buffer; retryAfter?: string }
+  /**
+   * `body`: the answer's bytes in one Buffer (joined when first read); `pieces`: the same bytes as they
+   * arrived, for a large answer passed on without that join. `retryAfter`: the Retry-After header,
+   * when the answer has one (429, 503).
+   */
+  | { ok: true; status: number; contentType: string; readonly body: Buffer; pieces: readonly Buffer[]; size: number; retryAfter?: string }
   | {
       ok: false;
       /** What went wrong, without credentials, e.g. `connect ECONNREFUSED 127.0.0.1:8079`. */
@@ -134,9 +138,20 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     if (this.finish()) return;
-    const body = this.chunks.length === 1 ? this.chunks[0] : this.chunks.length === 0 ? EMPTY : Buffer.concat(this.chunks, this.size);
+    const pieces = this.chunks;
+    const size = this.size;
     this.chunks = [];
-    const answer: Exchange = { ok: true, status: this.status, contentType: this.contentType, body };
+    let body: Buffer | undefined = pieces.length === 1 ? pieces[0] : pieces.length === 0 ? EMPTY : undefined;
+    const answer: Exchange = {
+      ok: true,
+      status: this.status,
+      contentType: this.contentType,
+      pieces,
+      size,
+      get body() {
+        return (body ??= Buffer.concat(pieces, size));
+      },
+    };
     if (this.retryAfter !== undefined) answer.retryAfter = this.retryAfter;
     this.resolve(answer);
   }

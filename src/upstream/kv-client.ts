@@ -19,6 +19,7 @@ import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
 import { splitResp2Replies } from '../resp/resp2-splitter.js';
+import { joinReply, splitResp2Pieces, type Reply } from '../resp/reply-pieces.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
@@ -75,7 +76,7 @@ const REJECTED_WHOLE = new Set([400, 413, 414, 431]);
 
 /** How an answer to a request of `count` commands is to be used. */
 type Verdict =
-  | { kind: 'replies'; replies: Buffer[] }
+  | { kind: 'replies'; replies: Reply[] }
   /** The upstream refused the (single) command with this error reply; the batch goes on. */
   | { kind: 'refused'; reply: Buffer }
   /** The request failed: its commands get `reply`; the batch stops, the commands not sent yet get `rest`. */
@@ -89,7 +90,7 @@ interface Batch {
   /** Size of each command as JSON; -1 for the path form. */
   readonly sizes: number[];
   readonly escapes: Escapes;
-  readonly replies: Buffer[];
+  readonly replies: Reply[];
   /** Set once a request failed: the reply of every command not sent yet. */
   stop: Buffer | undefined;
   /** The client's own token (pass-through, ACL users); undefined = the configured token. */
@@ -151,8 +152,18 @@ export class KvClient {
 
   /** Runs commands in order; resolves with exactly one raw RESP2 reply per command, never rejects. */
   async pipeline(commands: Buffer[][], credential?: Credential): Promise<Buffer[]> {
+    const replies = await this.pipelineReplies(commands, credential);
+    for (let i = 0; i < replies.length; i++) replies[i] = joinReply(replies[i]);
+    return replies as Buffer[];
+  }
+
+  /**
+   * Like pipeline, but a large bulk reply (a 1 MiB GET) comes in the pieces it was read in
+   * (resp/reply-pieces.ts), for a caller that writes it as it is.
+   */
+  async pipelineReplies(commands: Buffer[][], credential?: Credential): Promise<Reply[]> {
     const n = commands.length;
-    const replies = new Array<Buffer>(n);
+    const replies = new Array<Reply>(n);
     if (n === 0) return replies;
     try {
       if (this.closed) {
@@ -377,8 +388,15 @@ export class KvClient {
         answer.notSent,
         answer.timedOut ? `timed out after ${this.timeoutMs} ms` : answer.problem,
       );
-    const { status, body } = answer;
+    const { status } = answer;
     const binary = answer.contentType.startsWith('application/octet-stream');
+    if (status === 200 && binary && answer.pieces.length > 1) {
+      // The replies as views of the pieces the answer arrived in, a large bulk (GET of 1 MiB) kept in
+      // its pieces: the answer is not joined (a copy, and fresh memory as large as the answer).
+      const replies = splitResp2Pieces(answer.pieces, count);
+      if (replies) return { kind: 'replies', replies };
+    }
+    const body = answer.body;
     if (status === 200 && binary) {
       const replies = splitResp2Replies(body, count);
       if (replies) return { kind: 'replies', replies };

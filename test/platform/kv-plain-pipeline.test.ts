@@ -10,11 +10,12 @@ import { plainKindOf } from '../../src/platform/kv/executor.js';
 import { rewriteJsonCommand } from '../../src/platform/kv/json/rewrite.js';
 import { replyFilterFor } from '../../src/platform/kv/json/visibility.js';
 import { readPlainPipeline, type PlainKind } from '../../src/platform/kv/plain-pipeline.js';
+import { readLargePathCommand } from '../../src/platform/kv/request.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
-import { RedisConnection } from '../../src/platform/redis/connection.js';
+import { PASS_THROUGH_BYTES, RedisConnection } from '../../src/platform/redis/connection.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
-import { encodeCommands } from '../../src/resp/request-writer.js';
-import { kv, startTestPlatform } from '../helpers/platform.js';
+import { encodeCommands, LARGE_ARG_BYTES } from '../../src/resp/request-writer.js';
+import { command, kv, startTestPlatform } from '../helpers/platform.js';
 
 const kindOf = (name: string): PlainKind => plainKindOf(lookupCommand(name));
 
@@ -139,6 +140,43 @@ describe('readPlainPipeline', () => {
   });
 });
 
+describe('readLargePathCommand', () => {
+  const a = Buffer.alloc(LARGE_ARG_BYTES, 'a');
+  const b = Buffer.from('b\r\n$');
+  const body = { pieces: [a, b], size: a.length + b.length };
+
+  it('writes the RESP request around the body pieces, which are passed on as they are', () => {
+    const request = readLargePathCommand('/set/k%20x', 'EX=10&_token=t&KEEPTTL', body, kindOf);
+    if (request?.kind !== 'plain-command') throw new Error(`not a plain command: ${JSON.stringify(request)}`);
+    expect(request.wrote).toBe(true);
+    expect(request.resp).toContain(a);
+    expect(request.resp).toContain(b);
+    const expected = encodeCommands([['set', 'k x', Buffer.concat([a, b]), 'EX', '10', 'KEEPTTL']]);
+    expect(Buffer.concat(request.resp).equals(expected)).toBe(true);
+    const read = readLargePathCommand('/lrange/k/0', '', body, kindOf); // a plain read, with a large last argument
+    expect(read?.kind === 'plain-command' && read.wrote).toBe(false);
+  });
+
+  it('leaves small bodies, routes, empty names and commands that are not plain to parseKvRequest', () => {
+    const small = { pieces: [Buffer.from('v')], size: 1 };
+    expect(readLargePathCommand('/set/k', '', small, kindOf)).toBeUndefined();
+    for (const path of [
+      '/',
+      '/pipeline',
+      '/multi-exec',
+      '/monitor',
+      '/subscribe/ch',
+      '/psubscribe/c*',
+      '//k',
+      '/json.set/k/$',
+      '/type/k',
+      '/nosuch/k',
+    ]) {
+      expect(readLargePathCommand(path, '', body, kindOf), path).toBeUndefined();
+    }
+  });
+});
+
 describe('RedisConnection.sendEncodedJoined', () => {
   let redis: EmbeddedRedis;
   beforeAll(async () => {
@@ -205,6 +243,75 @@ describe('RedisConnection.sendEncodedJoined', () => {
     } finally {
       conn.close();
       await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe('RedisConnection passes a large bulk reply through as it is read', () => {
+  /** A server that answers the first write with `parts`, one write each, a few ms apart. */
+  async function serverSending(parts: Buffer[]): Promise<net.Server> {
+    const server = net.createServer((socket) => {
+      socket.setNoDelay(true);
+      socket.once('data', async () => {
+        for (const part of parts) {
+          socket.write(part);
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return server;
+  }
+
+  it('hands over the pieces of a large bulk in order, without joining them, and finds the replies around it', async () => {
+    const size = PASS_THROUGH_BYTES * 3 + 7;
+    const value = Buffer.alloc(size, 'x');
+    value.write('\r\n$5\r\n', 1000); // bytes that look like RESP inside the value are not read as RESP
+    const whole = Buffer.concat([Buffer.from(`:1\r\n$${size}\r\n`), value, Buffer.from('\r\n+OK\r\n'), Buffer.from('$3\r\nabc\r\n')]);
+    // Cuts: inside the length line, inside the value (three times), and right after its CRLF with the next reply in the same read.
+    const cuts = [0, 6, 20, 70_000, 140_000, whole.length - 20, whole.length];
+    const server = await serverSending(cuts.slice(1).map((to, i) => whole.subarray(cuts[i], to)));
+    const conn = await RedisConnection.open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
+    try {
+      const pieces: Buffer[] = [];
+      const streamed = conn.sendEncodedStreamed(Buffer.from('*1\r\n$4\r\nPING\r\n'.repeat(3)), 3, (p) => pieces.push(p));
+      const after = conn.send([['PING']]);
+      await streamed;
+      expect(Buffer.concat(pieces).equals(whole.subarray(0, whole.length - 9))).toBe(true);
+      expect(pieces.length).toBeGreaterThan(3);
+      expect((await after).map(String)).toEqual(['$3\r\nabc\r\n']);
+    } finally {
+      conn.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('joins the pieces for a caller that wants one Buffer, and fails a caller whose bulk is cut off', async () => {
+    const size = PASS_THROUGH_BYTES + 1;
+    const head = Buffer.from(`$${size}\r\n`);
+    const server = await serverSending([
+      Buffer.concat([head, Buffer.alloc(1000, 'y')]),
+      Buffer.alloc(size - 1000, 'y'),
+      Buffer.from('\r\n'),
+    ]);
+    const conn = await RedisConnection.open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
+    try {
+      const joined = await conn.sendEncodedJoined(Buffer.from('*1\r\n$4\r\nPING\r\n'), 1);
+      expect(joined.equals(Buffer.concat([head, Buffer.alloc(size, 'y'), Buffer.from('\r\n')]))).toBe(true);
+    } finally {
+      conn.close();
+      await new Promise((r) => server.close(r));
+    }
+    const cut = net.createServer((socket) => socket.once('data', () => socket.end(Buffer.concat([head, Buffer.alloc(5000, 'z')]))));
+    await new Promise<void>((r) => cut.listen(0, '127.0.0.1', r));
+    const conn2 = await RedisConnection.open({ host: '127.0.0.1', port: (cut.address() as net.AddressInfo).port });
+    try {
+      const pieces: Buffer[] = [];
+      await expect(conn2.sendEncodedStreamed(Buffer.from('*1\r\n$4\r\nPING\r\n'), 1, (p) => pieces.push(p))).rejects.toThrow(/closed/);
+      expect(pieces.length).toBeGreaterThan(0); // what came was handed over: the caller must drop its answer
+    } finally {
+      conn2.close();
+      await new Promise((r) => cut.close(r));
     }
   });
 });
@@ -290,6 +397,52 @@ describe('the platform answers a plain pipeline as it answers the same commands 
     const small = await kv(p, '/pipeline', { body: JSON.stringify([['GET', 'stream:none']]), headers: resp2 });
     expect(small.headers.get('content-length')).toBe('5');
     expect(small.bytes.toString()).toBe('$-1\r\n');
+  });
+
+  it('a plain path-form command with a large body (its value passed on in pieces) answers as the same command in JSON', async () => {
+    const value = 'é🎉"\\'.repeat(LARGE_ARG_BYTES / 4); // over LARGE_ARG_BYTES in UTF-8
+    const other = 'z'.repeat(LARGE_ARG_BYTES + 3);
+    const cases: Array<[string, string, string, (string | number)[], string?]> = [
+      // [path, query, body, the same command as JSON, token]
+      ['/set/pp:a', '', value, ['SET', 'pp:b', value]],
+      ['/getset/pp:a', '', other, ['GETSET', 'pp:b', other]], // a large reply, passed through too
+      ['/get/pp:a', '', other, ['GET', 'pp:b', other]], // wrong number of arguments
+      ['/set/pp:a', '?EX=100&_token=ignored', value, ['SET', 'pp:b', value, 'EX', '100']],
+      ['/ttl/pp:a', '', '', ['TTL', 'pp:b']],
+      ['/lpush/pp:a', '', value, ['LPUSH', 'pp:b', value]], // WRONGTYPE
+      ['/SeT/pp:a', '', value, ['SeT', 'pp:b', value]],
+      ['/set/pp:ro', '', value, ['SET', 'pp:ro', value], p.readonlyToken], // NOPERM
+    ];
+    const formats: Record<string, string>[] = [{}, { 'Upstash-Encoding': 'base64' }, { 'Upstash-Response-Format': 'resp2' }];
+    for (const headers of formats) {
+      for (const [path, query, body, json, token] of cases) {
+        const fast = await kv(p, path + query, { body: body || undefined, method: 'POST', headers, token });
+        const slow = await kv(p, '/', { body: JSON.stringify(json), headers, token });
+        const what = `${path}${query} ${JSON.stringify(headers)}`;
+        expect(fast.status, what).toBe(slow.status);
+        expect(fast.headers.get('content-type'), what).toBe(slow.headers.get('content-type'));
+        expect(fast.bytes.toString('latin1').replaceAll('pp:a', 'pp:b'), what).toBe(slow.bytes.toString('latin1'));
+      }
+    }
+    expect((await command(p, ['GET', 'pp:a'])).json.result).toBe(value);
+  });
+
+  it('a large binary body reaches redis-server byte for byte, and the sync token moves only after a write', async () => {
+    const value = Buffer.alloc(LARGE_ARG_BYTES * 2 + 1);
+    for (let i = 0; i < value.length; i++) value[i] = (i * 7) & 0xff;
+    const resp2 = { 'Upstash-Response-Format': 'resp2' };
+    const token0 = (await kv(p, '/get/sync:probe')).headers.get('upstash-sync-token');
+    const set = await kv(p, '/set/pp:bin', { body: value, headers: resp2 });
+    const token1 = (await kv(p, '/get/sync:probe')).headers.get('upstash-sync-token');
+    expect(set.status).toBe(200);
+    expect(set.text).toBe('+OK\r\n');
+    expect(token1).not.toBe(token0);
+    const get = await kv(p, '/get/pp:bin', { headers: resp2 });
+    expect(get.bytes.equals(Buffer.concat([Buffer.from(`$${value.length}\r\n`), value, Buffer.from('\r\n')]))).toBe(true);
+    const strlen = await kv(p, '/strlen/pp:bin', { body: value, headers: resp2 }); // wrong number of arguments: nothing written
+    expect(strlen.status).toBe(400);
+    expect(strlen.text).toMatch(/^-ERR wrong number of arguments for 'strlen' command/);
+    expect((await kv(p, '/get/sync:probe')).headers.get('upstash-sync-token')).toBe(token1);
   });
 
   it('the Read Only token gets NOPERM in place for a write, as by the general path', async () => {

@@ -194,7 +194,12 @@ export class Executor {
    * A pipeline of plain commands (plainKind), already RESP: the replies' bytes back to back; or, with
    * `onPiece`, handed there as they arrive (then the result is empty).
    */
-  async runPlain(principal: Principal, resp: Buffer, count: number, onPiece?: (piece: Buffer) => void): Promise<Buffer> {
+  async runPlain(
+    principal: Principal,
+    resp: Buffer | readonly Buffer[],
+    count: number,
+    onPiece?: (piece: Buffer) => void,
+  ): Promise<Buffer> {
     // Only while hash fields have expiry times: no await (a promise and a turn) per request otherwise.
     if (this.fieldExpiry?.active) await this.expireDueFields();
     const conn = await this.shared(principal);

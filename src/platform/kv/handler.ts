@@ -2,14 +2,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../logger.js';
-import { readBody, BodyTooLargeError } from '../http-body.js';
+import { readBodyPieces, BodyTooLargeError, joinBody, type BodyPieces } from '../http-body.js';
 import type { InternalStore } from '../internal-store.js';
 import { startStream } from './events.js';
 import { CredentialsRevokedError, Executor, StoreUnavailableError } from './executor.js';
 import { replyToJsonObject } from './json-reply.js';
 import { scanReply } from '../../resp/reply-scanner.js';
 import type { Principal, Principals } from './principals.js';
-import { parseKvRequest } from './request.js';
+import { parseKvRequest, readLargePathCommand } from './request.js';
 
 export interface KvLimits {
   maxRequestSize: number;
@@ -72,9 +72,9 @@ export class KvHandler {
       );
     }
 
-    let body: Buffer;
+    let body: BodyPieces;
     try {
-      body = await readBody(req, this.limits.maxRequestSize - Buffer.byteLength(req.url ?? ''));
+      body = await readBodyPieces(req, this.limits.maxRequestSize - Buffer.byteLength(req.url ?? ''));
     } catch (err) {
       if (err instanceof BodyTooLargeError) {
         const actual = err.actual + Buffer.byteLength(req.url ?? '');
@@ -88,7 +88,9 @@ export class KvHandler {
       }
       throw err;
     }
-    const request = parseKvRequest(path, query, body, this.executor.plainKind);
+    const request =
+      readLargePathCommand(path, query, body, this.executor.plainKind) ??
+      parseKvRequest(path, query, joinBody(body), this.executor.plainKind);
     if (request.kind === 'invalid') return this.json(res, 400, errorJson(request.error));
 
     const commandCount =
@@ -126,6 +128,13 @@ export class KvHandler {
           if (resp2) return this.binary(res, isError ? 400 : 200, reply);
           return this.json(res, isError ? 400 : 200, replyToJsonObject(reply, { base64 }));
         }
+        case 'plain-command': {
+          const reply = await this.executor.runPlain(principal, request.resp, 1);
+          if (request.wrote) this.writes++;
+          const isError = reply[0] === 0x2d;
+          if (resp2) return this.binary(res, isError ? 400 : 200, reply);
+          return this.json(res, isError ? 400 : 200, replyToJsonObject(reply, { base64 }));
+        }
         case 'pipeline': {
           const { replies, wrote } = await this.executor.run(principal, request.commands);
           if (wrote) this.writes++;
@@ -159,10 +168,11 @@ export class KvHandler {
   }
 
   /**
-   * A plain pipeline's resp2 answer. Replies are held back and sent with a Content-Length (one write)
-   * while they add up to less than STREAM_FROM bytes; past that, the answer starts at once and the
-   * rest follows as it arrives (chunked), so 600 pipelined 1 MiB GETs do not wait for 600 MiB
-   * before their first byte (the proxy's upstream deadline grows with the bytes that arrive).
+   * A plain pipeline's resp2 answer. Replies are held back and sent with a Content-Length (one write
+   * of the pieces as they were read, not joined) while they add up to less than STREAM_FROM bytes;
+   * past that, the answer starts at once and the rest follows as it arrives (chunked), so 600
+   * pipelined 1 MiB GETs do not wait for 600 MiB before their first byte (the proxy's upstream
+   * deadline grows with the bytes that arrive).
    */
   private async plainResp2(res: ServerResponse, principal: Principal, resp: Buffer, count: number): Promise<void> {
     let pieces: Buffer[] = [];
@@ -186,7 +196,7 @@ export class KvHandler {
       throw err;
     }
     if (streaming) return void res.end();
-    this.binary(res, 200, pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, size));
+    this.binaryPieces(res, 200, pieces, size);
   }
 
   /** Liveness and readiness without a token: 200 when the data store answers PING, 503 otherwise. */
@@ -217,12 +227,21 @@ export class KvHandler {
   }
 
   private binary(res: ServerResponse, status: number, bytes: Buffer): void {
+    this.binaryPieces(res, status, [bytes], bytes.length);
+  }
+
+  /** A binary answer of `size` bytes in pieces, written together (one writev) without joining them. */
+  private binaryPieces(res: ServerResponse, status: number, pieces: readonly Buffer[], size: number): void {
     res.writeHead(status, {
       'Content-Type': 'application/octet-stream',
-      'Content-Length': bytes.length,
+      'Content-Length': size,
       'upstash-sync-token': this.syncToken(),
     });
-    res.end(bytes);
+    if (pieces.length === 1) return void res.end(pieces[0]);
+    res.cork();
+    for (const piece of pieces) res.write(piece);
+    res.end();
+    res.uncork();
   }
 }
 

@@ -2,7 +2,8 @@
 // an event stream. Path segments and query parameters are percent-decoded to raw bytes, so any
 // binary argument can travel in the path form; JSON bodies carry text arguments.
 import { percentDecode } from './percent-decode.js';
-import type { Arg } from '../../resp/request-writer.js';
+import { LARGE_ARG_BYTES, type Arg } from '../../resp/request-writer.js';
+import type { BodyPieces } from '../http-body.js';
 import { readPlainPipeline, type PlainKind, type PlainPipeline } from './plain-pipeline.js';
 
 export type KvRequest =
@@ -10,6 +11,8 @@ export type KvRequest =
   | { kind: 'pipeline'; commands: Arg[][] }
   /** A pipeline of plain commands, already RESP (plain-pipeline.ts): the same answer as `pipeline`, cheaper. */
   | ({ kind: 'plain-pipeline' } & PlainPipeline)
+  /** One plain command of the path form with a large body, as RESP pieces (the body's own among them). */
+  | { kind: 'plain-command'; resp: Buffer[]; wrote: boolean }
   | { kind: 'multi-exec'; commands: Arg[][] }
   | { kind: 'subscribe' | 'psubscribe' | 'ssubscribe'; channel: Buffer }
   | { kind: 'monitor' }
@@ -58,6 +61,49 @@ export function parseKvRequest(rawPath: string, rawQuery: string, body: Buffer, 
   if (command[0].length === 0) return invalid('ERR empty command name in the path');
   return { kind: 'command', command };
 }
+
+/** Whether the path names a route of its own rather than a command of the path form (parseKvRequest's order). */
+function isRoute(segments: readonly string[]): boolean {
+  if (segments.length === 1 && segments[0] === '') return true;
+  const first = segments[0].toLowerCase();
+  if (segments.length === 1) return first === 'pipeline' || first === 'multi-exec' || first === 'monitor';
+  return segments.length === 2 && (first === 'subscribe' || first === 'psubscribe' || first === 'ssubscribe');
+}
+
+/**
+ * A path-form command whose body is large (SET k <1 MiB>) and whose name is plain (Executor.plainKind):
+ * its RESP request as pieces, the body's pieces among them as they were read, so the value reaches
+ * redis-server with no join, no copy and no plan (the general path answers the same: a plain command is
+ * sent as it is). Undefined for anything else, which parseKvRequest reads.
+ */
+export function readLargePathCommand(
+  rawPath: string,
+  rawQuery: string,
+  body: BodyPieces,
+  plainKind: (name: string) => PlainKind,
+): KvRequest | undefined {
+  if (body.size < LARGE_ARG_BYTES) return undefined;
+  const segments = rawPath.split('/').slice(1);
+  if (isRoute(segments)) return undefined;
+  const head = segments.map((s) => percentDecode(s));
+  if (head[0].length === 0) return undefined;
+  const kind = plainKind(head[0].toString('latin1'));
+  if (kind === undefined) return undefined;
+  const tail = queryArguments(rawQuery);
+  const before = encodeArgs(`*${head.length + 1 + tail.length}\r\n`, head, `$${body.size}\r\n`);
+  const after = encodeArgs('\r\n', tail, '');
+  return { kind: 'plain-command', resp: [before, ...body.pieces, after], wrote: kind === 'write' };
+}
+
+/** `prefix`, each argument as a RESP bulk string, then `suffix`, in one Buffer. */
+function encodeArgs(prefix: string, args: readonly Buffer[], suffix: string): Buffer {
+  const parts: Buffer[] = [Buffer.from(prefix, 'latin1')];
+  for (const arg of args) parts.push(Buffer.from(`$${arg.length}\r\n`, 'latin1'), arg, CRLF);
+  parts.push(Buffer.from(suffix, 'latin1'));
+  return Buffer.concat(parts);
+}
+
+const CRLF = Buffer.from('\r\n');
 
 /** Query parameters other than _token, in URL order: `EX=100` → EX 100, `NX` → NX. */
 function queryArguments(rawQuery: string): Buffer[] {

@@ -17,13 +17,25 @@ interface Pending {
   remaining: number;
   /** One Buffer per reply, or (joined) the pieces of the replies' bytes as they arrived. */
   replies: Buffer[];
-  /** Whether the caller wants the replies' bytes as one Buffer, without a Buffer per reply. */
+  /** Whether the caller wants the replies' bytes back to back, without a Buffer per reply. */
   joined: boolean;
-  /** Joined, handed over piece by piece as complete replies arrive (sendEncodedStreamed). */
+  /**
+   * Joined, handed over piece by piece as the bytes arrive (sendEncodedStreamed): whole replies, or
+   * the parts of a large bulk reply as they are read (PASS_THROUGH_BYTES).
+   */
   onPiece?: (piece: Buffer) => void;
   resolve: (replies: Buffer[]) => void;
   reject: (err: Error) => void;
 }
+
+/**
+ * A bulk reply from this size on goes to a joined caller as its bytes arrive, in the pieces the socket
+ * read, instead of being gathered and joined first: a 1 MiB GET answered over HTTP in resp2 is then
+ * written from the very Buffers it was read into (bench/README.md, large values).
+ */
+export const PASS_THROUGH_BYTES = 64 * 1024;
+
+const EMPTY = Buffer.alloc(0);
 
 /** Raised when a connection drops with commands in flight: their outcome is unknown. */
 export class ConnectionLostError extends Error {}
@@ -34,6 +46,8 @@ export class RedisConnection {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private needed = 0;
+  /** Bytes of a large bulk reply still to come that go to the joined head as they arrive (PASS_THROUGH_BYTES). */
+  private passing = 0;
   private closedError: Error | undefined;
   /** Commands of this event-loop turn not written yet: they go out in one write (one system call). */
   private outgoing: Buffer[] = [];
@@ -119,34 +133,42 @@ export class RedisConnection {
   /**
    * Like sendEncoded, but resolves with the `count` replies' bytes back to back in one Buffer: what an
    * HTTP resp2 answer sends as it is, with no Buffer per reply and no copy when they arrived in one read.
+   * `bytes` may be pieces (a large value among them): they are written as they are, in one writev.
    */
-  sendEncodedJoined(bytes: Buffer, count: number): Promise<Buffer> {
+  sendEncodedJoined(bytes: Buffer | readonly Buffer[], count: number): Promise<Buffer> {
     if (this.closedError) return Promise.reject(this.closedError);
     return new Promise((resolve, reject) => {
       if (count === 0) return resolve(Buffer.alloc(0));
       const done = (pieces: Buffer[]) => resolve(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces));
       this.queue.push({ remaining: count, replies: [], joined: true, resolve: done, reject });
-      this.enqueueWrite(bytes);
+      this.enqueueRequest(bytes);
     });
   }
 
   /**
-   * Like sendEncodedJoined, but the replies' bytes go to `onPiece` as complete replies arrive (each
-   * piece one or more whole replies, in order), for an answer too large to hold back whole (600
-   * pipelined 1 MiB GETs); resolves once all `count` replies came.
+   * Like sendEncodedJoined, but the replies' bytes go to `onPiece` in order as they arrive (whole
+   * replies, or the parts of a large bulk reply as read), for an answer too large to hold back whole
+   * (600 pipelined 1 MiB GETs) or to be joined; resolves once all `count` replies came.
    */
-  sendEncodedStreamed(bytes: Buffer, count: number, onPiece: (piece: Buffer) => void): Promise<void> {
+  sendEncodedStreamed(bytes: Buffer | readonly Buffer[], count: number, onPiece: (piece: Buffer) => void): Promise<void> {
     if (this.closedError) return Promise.reject(this.closedError);
     return new Promise((resolve, reject) => {
       if (count === 0) return resolve();
       this.queue.push({ remaining: count, replies: [], joined: true, onPiece, resolve: () => resolve(), reject });
-      this.enqueueWrite(bytes);
+      this.enqueueRequest(bytes);
     });
   }
 
   /** Writes commands whose replies arrive through `onPush` (SUBSCRIBE, MONITOR). */
   writeRaw(bytes: Buffer): void {
     if (!this.closedError) this.enqueueWrite(bytes);
+  }
+
+  /** Encoded commands, one Buffer or pieces written as they are (not joined). */
+  private enqueueRequest(bytes: Buffer | readonly Buffer[]): void {
+    if (Buffer.isBuffer(bytes)) return this.enqueueWrite(bytes);
+    for (const piece of bytes) this.enqueueWrite(piece);
+    this.outgoingLarge = true;
   }
 
   /**
@@ -181,6 +203,10 @@ export class RedisConnection {
   }
 
   private receive(chunk: Buffer): void {
+    if (this.passing > 0) {
+      chunk = this.passOn(chunk);
+      if (chunk.length === 0) return;
+    }
     this.chunks.push(chunk);
     this.buffered += chunk.length;
     if (this.buffered < this.needed) return; // a large reply is still arriving: don't rescan yet
@@ -222,6 +248,17 @@ export class RedisConnection {
     while (head.remaining > 0 && pos < buf.length) {
       const end = scanReply(buf, pos);
       if (end < 0) {
+        const bulkEnd = largeBulkEnd(buf, pos);
+        if (bulkEnd > 0) {
+          // A large bulk reply has begun: what came so far goes on now, the rest as it is read.
+          if (pos > start) this.hand(head, buf.subarray(start, pos));
+          this.hand(head, buf.subarray(pos));
+          this.passing = bulkEnd - buf.length;
+          this.chunks = [];
+          this.buffered = 0;
+          this.needed = 0;
+          return -1;
+        }
         if (pos > start) break;
         const rest = buf.subarray(pos);
         this.chunks = [rest];
@@ -232,13 +269,31 @@ export class RedisConnection {
       pos = end;
       head.remaining--;
     }
-    if (head.onPiece) head.onPiece(buf.subarray(start, pos));
-    else head.replies.push(buf.subarray(start, pos));
+    this.hand(head, buf.subarray(start, pos));
     if (head.remaining === 0) {
       this.queue.shift();
       head.resolve(head.replies);
     }
     return pos;
+  }
+
+  /** The next bytes of a large bulk reply being passed through go to the head; returns what follows the reply. */
+  private passOn(chunk: Buffer): Buffer {
+    const head = this.queue[0];
+    const n = Math.min(chunk.length, this.passing);
+    this.passing -= n;
+    if (!head) return EMPTY; // failed meanwhile: the connection is closed
+    this.hand(head, n === chunk.length ? chunk : chunk.subarray(0, n));
+    if (this.passing === 0 && --head.remaining === 0) {
+      this.queue.shift();
+      head.resolve(head.replies);
+    }
+    return n === chunk.length ? EMPTY : chunk.subarray(n);
+  }
+
+  private hand(head: Pending, piece: Buffer): void {
+    if (head.onPiece) head.onPiece(piece);
+    else head.replies.push(piece);
   }
 
   private deliver(reply: Buffer): void {
@@ -262,6 +317,18 @@ export class RedisConnection {
     for (const p of this.queue.splice(0)) p.reject(this.closedError);
     this.onClose?.(this.closedError);
   }
+}
+
+/**
+ * Where the bulk reply at `pos` ends when it is PASS_THROUGH_BYTES or more and its header line is
+ * complete (`$1048576\r\n`); -1 otherwise.
+ */
+function largeBulkEnd(buf: Buffer, pos: number): number {
+  if (buf[pos] !== 0x24) return -1;
+  const cr = buf.indexOf(13, pos + 1);
+  if (cr < 0 || cr + 1 >= buf.length || cr - pos > 20) return -1;
+  const len = Number(buf.toString('latin1', pos + 1, cr));
+  return Number.isSafeInteger(len) && len >= PASS_THROUGH_BYTES ? cr + 2 + len + 2 : -1;
 }
 
 /** Text of an error reply (`-ERR ...\r\n` → `ERR ...`), or undefined when the reply is not an error. */
