@@ -6,9 +6,9 @@
 // RSS again after they idled.
 // With --benchmark the upstream is a real one instead (`respgate platform` of this checkout, its own
 // process, shared by every run), and after the idle figures each proxy serves
-// `redis-benchmark -c 50 -n <--requests, 200000> -t set,get`; its RSS is read 1.5 s and 10 s after
+// `redis-benchmark -c 50 [-P <--pipeline>] -n <--requests, 200000> -t set,get`; its RSS is read 1.5 s and 10 s after
 // (V8's memory reducer shrinks the heap after some seconds of quiet), with the peak (VmHWM).
-//   npx tsx bench/startup.ts [--runs 5] [--connections 2000] [--benchmark [--requests N]] [--root <dir>[::VAR=value,…]]…
+//   npx tsx bench/startup.ts [--runs 5] [--connections 2000] [--benchmark [--requests N] [--pipeline P]] [--root <dir>[::VAR=value,…]]…
 // Each --root is measured in turn, interleaved run by run (default: this checkout); `::VAR=value`
 // adds environment variables (e.g. `--root . --root .::RESPGATE_NO_BUNDLE=1`). Run `npm run build`
 // first: bin/respgate runs dist/ only when it is newer than src/.
@@ -26,6 +26,7 @@ if (roots.length === 0) roots.push(path.resolve(path.dirname(fileURLToPath(impor
 const connections = Number(valueOf('--connections') ?? 0);
 const benchmark = args.includes('--benchmark');
 const requests = Number(valueOf('--requests') ?? 200_000);
+const pipeline = Number(valueOf('--pipeline') ?? 1);
 const IDLE_MS = 1500;
 const QUIET_MS = 10_000;
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -93,8 +94,10 @@ function cpuSeconds(pid: number): number {
 
 function redisBenchmark(port: number): Promise<string> {
   return new Promise((resolve, reject) =>
-    execFile('redis-benchmark', ['-p', String(port), '-c', '50', '-n', String(requests), '-t', 'set,get', '-q'], (err, stdout) =>
-      err ? reject(err) : resolve(stdout.replace(/.*\r/g, '').trim().replace(/\n/g, '; ')),
+    execFile(
+      'redis-benchmark',
+      ['-p', String(port), '-c', '50', '-P', String(pipeline), '-n', String(requests), '-t', 'set,get', '-q'],
+      (err, stdout) => (err ? reject(err) : resolve(stdout.replace(/.*\r/g, '').trim().replace(/\n/g, '; '))),
     ),
   );
 }
@@ -209,7 +212,7 @@ for (const [root, r] of results) {
   const loaded = r.filter((x) => x.afterLoad).map((x) => x.afterLoad!);
   if (loaded.length)
     console.log(
-      `  after redis-benchmark -c 50 -n ${requests} -t set,get: RSS ${figures(
+      `  after redis-benchmark -c 50${pipeline > 1 ? ` -P ${pipeline}` : ''} -n ${requests} -t set,get: RSS ${figures(
         loaded.map((x) => x.rss),
         1,
       )} MiB, 10 s later ${figures(
@@ -220,7 +223,7 @@ for (const [root, r] of results) {
         1,
       )} MiB; proxy CPU per command ${figures(
         loaded.map((x) => x.cpuUsPerCommand),
-        1,
+        2,
       )} µs; redis-benchmark: ${loaded.map((x) => x.said).join(' | ')}`,
     );
 }

@@ -181,40 +181,57 @@ class Subscription {
   }
 }
 
-class ConnectionPushes implements PushState {
-  private readonly channels = new Map<string, Subscription>();
-  private readonly patterns = new Map<string, Subscription>();
-  private readonly shards = new Map<string, Subscription>();
-  private monitor: MonitorFeed | undefined;
-  private readonly order: PubsubOrder;
+/**
+ * The subscriptions of a connection that made one, and the order of their messages. Made at its first
+ * SUBSCRIBE, PSUBSCRIBE or SSUBSCRIBE (or UNSUBSCRIBE): most connections never subscribe, and these
+ * maps and the order step weigh ~1.5 KiB each (2 000 idle connections: bench/README.md, issue 25).
+ */
+class Subscriptions {
+  readonly channels = new Map<string, Subscription>();
+  readonly patterns = new Map<string, Subscription>();
+  readonly shards = new Map<string, Subscription>();
+  readonly order: PubsubOrder;
 
-  constructor(
-    readonly port: PushPort,
-    private readonly upstreamOrNone: PushUpstream | undefined,
-  ) {
+  constructor(port: PushPort) {
     this.order = new PubsubOrder(
-      (frame) => this.port.push(frame),
+      (frame) => port.push(frame),
       (channel) => this.channels.get(channel)?.confirmed ?? false,
       undefined,
       () => this.patterns.size > 0,
     );
   }
+}
+
+class ConnectionPushes implements PushState {
+  private subs: Subscriptions | undefined;
+  private monitor: MonitorFeed | undefined;
+
+  constructor(
+    readonly port: PushPort,
+    private readonly upstreamOrNone: PushUpstream | undefined,
+  ) {}
+
+  /** The subscriptions, made on first use. */
+  private get made(): Subscriptions {
+    return (this.subs ??= new Subscriptions(this.port));
+  }
 
   /** Every subscription: RESP2 subscribe mode (Redis 7.0: CLIENT_PUBSUB) while it is above 0. */
   get subscriptionCount(): number {
-    return this.channels.size + this.patterns.size + this.shards.size;
+    const s = this.subs;
+    return s === undefined ? 0 : s.channels.size + s.patterns.size + s.shards.size;
   }
 
   get shardCount(): number {
-    return this.shards.size;
+    return this.subs?.shards.size ?? 0;
   }
 
   get channelCount(): number {
-    return this.channels.size;
+    return this.subs?.channels.size ?? 0;
   }
 
   get patternCount(): number {
-    return this.patterns.size;
+    return this.subs?.patterns.size ?? 0;
   }
 
   get monitoring(): boolean {
@@ -248,22 +265,25 @@ class ConnectionPushes implements PushState {
   }
 
   reset(): void {
-    this.order.flushAll();
-    for (const map of [this.channels, this.patterns, this.shards]) {
-      for (const sub of map.values()) sub.close();
-      map.clear();
+    const s = this.subs;
+    if (s !== undefined) {
+      s.order.flushAll();
+      for (const map of [s.channels, s.patterns, s.shards]) {
+        for (const sub of map.values()) sub.close();
+        map.clear();
+      }
     }
     this.monitor?.stop();
     this.monitor = undefined;
   }
 
   deliverMessage(channel: Buffer, message: Buffer): void {
-    this.order.message(channel.toString('latin1'), message, messageFrame(this.port.protocol, WORDS.message, channel, message));
+    this.made.order.message(channel.toString('latin1'), message, messageFrame(this.port.protocol, WORDS.message, channel, message));
   }
 
   deliverPmessage(pattern: Buffer, channel: Buffer, message: Buffer): void {
     const frame = messageFrame(this.port.protocol, WORDS.pmessage, channel, message, pattern);
-    this.order.pmessage(pattern.toString('latin1'), channel.toString('latin1'), message, frame);
+    this.made.order.pmessage(pattern.toString('latin1'), channel.toString('latin1'), message, frame);
   }
 
   deliverShardMessage(channel: Buffer, message: Buffer): void {
@@ -281,12 +301,13 @@ class ConnectionPushes implements PushState {
   }
 
   private mapOf(kind: Kind): Map<string, Subscription> {
-    return kind === 'channel' ? this.channels : kind === 'pattern' ? this.patterns : this.shards;
+    const s = this.made;
+    return kind === 'channel' ? s.channels : kind === 'pattern' ? s.patterns : s.shards;
   }
 
   /** The count a confirmation carries: channels + patterns, or shard channels (Redis 7.0 counts them apart). */
   private countFor(kind: Kind): number {
-    return kind === 'shard' ? this.shards.size : this.channels.size + this.patterns.size;
+    return kind === 'shard' ? this.shardCount : this.channelCount + this.patternCount;
   }
 
   private remove(sub: Subscription, error?: string): void {
@@ -294,8 +315,8 @@ class ConnectionPushes implements PushState {
     if (map.get(sub.key) === sub) {
       map.delete(sub.key);
       // What a stream held back is written before the confirmation of leaving it, as Redis had sent it.
-      if (sub.kind === 'pattern') this.order.flushPattern(sub.key);
-      else if (sub.kind === 'channel') this.order.flushChannel(sub.key);
+      if (sub.kind === 'pattern') this.made.order.flushPattern(sub.key);
+      else if (sub.kind === 'channel') this.made.order.flushChannel(sub.key);
     }
     const waiting = error === undefined ? [] : sub.waiters.splice(0);
     sub.close();

@@ -144,6 +144,9 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
       log,
     },
     (socket, id, onClosed) => {
+      // Below debug level a session gets no closure of its own (issue 25: idle connections), and its
+      // address is read only when asked for (CLIENT LIST).
+      if (!log.isLevelEnabled('debug')) return new Session(socket, id, ctx, onClosed);
       const session = new Session(socket, id, ctx, (s) => {
         onClosed(s);
         log.debug({ conn: s.id, client: s.address }, 'connection closed');

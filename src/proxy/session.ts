@@ -30,7 +30,7 @@ import { Transaction, transactionReply } from './transaction.js';
 
 const UNBLOCKED = errorReply('UNBLOCKED client unblocked via CLIENT UNBLOCK');
 
-export class Session extends RespConnection implements Connection, BatchSource, DispatchTarget {
+export class Session extends RespConnection implements Connection, BatchSource, DispatchTarget, ProxyLocalContext {
   // BatchSource
   readonly pending: ForwardItem[] = [];
   inFlight = false;
@@ -39,7 +39,6 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   readonly transaction = new Transaction();
   /** Pub/sub subscriptions and MONITOR of this connection (upstream event streams). */
   readonly pushes: PushState;
-  readonly local: ProxyLocalContext;
   /** The blocking command polling now, if any. */
   private blocking: BlockingRun | undefined;
 
@@ -51,7 +50,17 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   ) {
     super(socket, id, ctx.host, onClosed as (c: RespConnection) => void);
     this.pushes = createPushState(this, ctx.pushUpstream);
-    this.local = { conn: this, server: ctx.server, drained: () => this.drained() };
+  }
+
+  // ProxyLocalContext: the session is its own (no object and closure of their own per connection).
+  get local(): ProxyLocalContext {
+    return this;
+  }
+  get conn(): Session {
+    return this;
+  }
+  get server(): ProxyLocalContext['server'] {
+    return this.ctx.server;
   }
 
   protected handle(args: Buffer[], readAt: number): void {
@@ -66,8 +75,8 @@ export class Session extends RespConnection implements Connection, BatchSource, 
 
   /** The database whose batcher the pending and in-flight items go to; it changes only when there are none. */
   private batchDb = 0;
-  /** Commands waiting for the items of another database to be answered first. */
-  private drainWaiters: Array<() => void> = [];
+  /** Commands waiting for the items of another database to be answered first (made when one waits). */
+  private drainWaiters: Array<() => void> | undefined;
 
   /**
    * A command for database `db` is next: undefined when it may be queued now; otherwise the items
@@ -81,7 +90,7 @@ export class Session extends RespConnection implements Connection, BatchSource, 
       return undefined;
     }
     return new Promise((resolve) =>
-      this.drainWaiters.push(() => {
+      (this.drainWaiters ??= []).push(() => {
         this.batchDb = db;
         resolve();
       }),
@@ -90,7 +99,7 @@ export class Session extends RespConnection implements Connection, BatchSource, 
 
   /** Resolves once nothing of this connection waits for or is in an upstream call (INFO keyspace of every database). */
   drained(): Promise<void> {
-    return this.busy ? new Promise((resolve) => this.drainWaiters.push(resolve)) : Promise.resolve();
+    return this.busy ? new Promise((resolve) => (this.drainWaiters ??= []).push(resolve)) : Promise.resolve();
   }
 
   /**
@@ -159,7 +168,8 @@ export class Session extends RespConnection implements Connection, BatchSource, 
 
   afterBatch(): void {
     this.writeAndResume();
-    if (this.drainWaiters.length > 0 && !this.busy) for (const resolve of this.drainWaiters.splice(0)) resolve();
+    const waiters = this.drainWaiters;
+    if (waiters !== undefined && waiters.length > 0 && !this.busy) for (const resolve of waiters.splice(0)) resolve();
   }
 
   runBlocking(item: BlockingItem, release: () => void): void {
@@ -208,7 +218,7 @@ export class Session extends RespConnection implements Connection, BatchSource, 
 
   protected closed(): void {
     this.pending.length = 0; // not yet sent: never sent
-    this.drainWaiters.length = 0;
+    this.drainWaiters = undefined;
     this.blocking?.cancel(); // a blocking command stops polling
     this.blocking = undefined;
     this.transaction.discard();

@@ -22,6 +22,11 @@ import { readSocket } from './socket-input.js';
 
 const EMPTY = Buffer.alloc(0);
 
+/** Where a client socket keeps its connection, for the listeners every connection shares. */
+const CONNECTION = Symbol('respgate.connection');
+type OwnedSocket = net.Socket & { [CONNECTION]: RespConnection };
+const ignoreError = (): void => undefined;
+
 /** The per-connection limits every port applies (Redis' names in docs/security.md). */
 export interface ConnectionLimits {
   /** proto-max-bulk-len: the largest argument (a larger bulk header is a protocol error). */
@@ -73,8 +78,8 @@ export abstract class RespConnection implements ReplyPort {
   protected peerEnded = false;
   /** A reply waits for something slow (AUTH with the upstream): later requests stay in the reader until it is answered. */
   private deferring = false;
-  /** The soft output limit: since when it is exceeded. */
-  private readonly outputSoftLimit = { softSince: 0 };
+  /** The soft output limit: since when it is exceeded (0 = it is not; the connection is its own SoftLimitState). */
+  softSince = 0;
 
   constructor(
     readonly socket: net.Socket,
@@ -89,20 +94,35 @@ export abstract class RespConnection implements ReplyPort {
     this.replies = new ReplyQueue(socket, host.limits.closeGraceMs);
     socket.setNoDelay(true);
     readSocket(socket, host.readBuffer, (chunk, shared) => this.receive(chunk, shared));
-    socket.on('drain', () => this.maybeResume());
-    // The client half-closed (sent everything, e.g. `printf … | nc -N`): like Redis, the commands it
-    // sent before are still answered, then the connection closes. The listener is created with
-    // allowHalfOpen, or Node would end our side at once and drop those replies.
-    socket.on('end', () => {
-      this.peerEnded = true;
-      this.peerEnd();
-    });
-    socket.on('error', () => undefined); // 'close' follows
-    socket.on('close', () => {
-      this.replies.closedByPeer();
-      this.closed();
-      this.onClosed(this);
-    });
+    // The socket's listeners are shared by every connection (no closures of its own per connection:
+    // ~250 bytes each, issue 25); each finds its connection on the socket.
+    (socket as OwnedSocket)[CONNECTION] = this;
+    socket.on('drain', RespConnection.onDrain);
+    socket.on('end', RespConnection.onEnd);
+    socket.on('error', ignoreError); // 'close' follows
+    socket.on('close', RespConnection.onClose);
+  }
+
+  private static onDrain(this: OwnedSocket): void {
+    this[CONNECTION].maybeResume();
+  }
+
+  /**
+   * The client half-closed (sent everything, e.g. `printf … | nc -N`): like Redis, the commands it
+   * sent before are still answered, then the connection closes. The listener is created with
+   * allowHalfOpen, or Node would end our side at once and drop those replies.
+   */
+  private static onEnd(this: OwnedSocket): void {
+    const connection = this[CONNECTION];
+    connection.peerEnded = true;
+    connection.peerEnd();
+  }
+
+  private static onClose(this: OwnedSocket): void {
+    const connection = this[CONNECTION];
+    connection.replies.closedByPeer();
+    connection.closed();
+    connection.onClosed(connection);
   }
 
   // ---- what a port adds ----
@@ -200,12 +220,12 @@ export abstract class RespConnection implements ReplyPort {
     const used = this.socket.writableLength;
     // The usual case, checked first: the kernel took every byte, so no limit can be reached.
     if (used === 0) {
-      this.outputSoftLimit.softSince = 0;
+      this.softSince = 0;
       return;
     }
     const cls = this.outputClass;
     const limit = this.host.limits.outputBufferLimits[cls];
-    if (outputLimitReached(limit, used, this.outputSoftLimit, Date.now())) {
+    if (outputLimitReached(limit, used, this, Date.now())) {
       this.host.log.warn(
         {
           conn: this.id,

@@ -39,8 +39,8 @@ export class ReplyQueue {
     private readonly closeGraceMs: number,
   ) {}
 
-  /** Positions taken and silenced by CLIENT REPLY OFF/SKIP before their reply came. */
-  private readonly silenced = new Set<number>();
+  /** Positions taken and silenced by CLIENT REPLY OFF/SKIP before their reply came (made at the first). */
+  private silenced: Set<number> | undefined;
 
   /** The position the next reply will take. */
   get nextPosition(): number {
@@ -50,7 +50,7 @@ export class ReplyQueue {
   /** CLIENT REPLY OFF/SKIP: the replies from `from` on (answered or still to come) are not written. */
   silence(from: number): void {
     for (let p = Math.max(from, this.base + this.head); p < this.base + this.slots.length; p++) {
-      if (this.slots[p - this.base] === undefined) this.silenced.add(p);
+      if (this.slots[p - this.base] === undefined) (this.silenced ??= new Set()).add(p);
       else this.slots[p - this.base] = EMPTY;
     }
   }
@@ -68,7 +68,7 @@ export class ReplyQueue {
   }
 
   fill(slot: number, reply: Reply): void {
-    if (this.silenced.size > 0 && this.silenced.delete(slot)) reply = EMPTY;
+    if (this.silenced !== undefined && this.silenced.size > 0 && this.silenced.delete(slot)) reply = EMPTY;
     this.slots[slot - this.base] = reply;
   }
 

@@ -8,12 +8,14 @@ import { proxyBanner } from '../banner.js';
 import type { ProxyRoleFlags } from '../options.js';
 import { databasesOf, proxyConfig, upstreamUrlOf } from '../proxy-config.js';
 import { waitForSignal } from '../signals.js';
+import { holdYoungGeneration, youngGenerationPolicy } from '../young-generation.js';
 
 export async function run(flags: ProxyRoleFlags): Promise<void> {
   const url = upstreamUrlOf(flags.upstreamUrl || process.env.UPSTASH_REDIS_REST_URL);
   // No upstream token: pass-through, each client authenticates with its own token (docs/security.md).
   const token = flags.upstreamToken || process.env.UPSTASH_REDIS_REST_TOKEN || '';
   const log = createLogger(flags.logLevel);
+  const semiSpaceMiB = youngGenerationPolicy();
   const config = { ...proxyConfig(flags, url, token), databases: databasesOf(flags.database) };
   const proxy = await startProxy(config, log);
   const readiness = async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem });
@@ -34,6 +36,8 @@ export async function run(flags: ProxyRoleFlags): Promise<void> {
         })
       : undefined;
   const upstreamOk = await proxy.upstreamChecked;
+  // Serving from now on: V8's young generation grows no further than this (young-generation.ts).
+  if (semiSpaceMiB !== undefined) holdYoungGeneration(semiSpaceMiB);
   const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(proxyBanner(proxy, url, { given: token !== '', fromEnv: !flags.upstreamToken }, upstreamOk, metrics?.port));
   if (metrics)

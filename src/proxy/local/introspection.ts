@@ -15,7 +15,8 @@ import type { ProxyHandler, ProxyServerState } from '../context.js';
 
 const INFO_KEYSPACE = [Buffer.from('INFO'), Buffer.from('keyspace')];
 
-export const info: ProxyHandler = ({ conn, server, drained }, args) => {
+export const info: ProxyHandler = (ctx, args) => {
+  const { conn, server } = ctx;
   const sections = args.slice(1).map(lower);
   const wantsKeyspace = sections.length === 0 || sections.some((s) => ['keyspace', 'all', 'everything', 'default'].includes(s));
   // The protocol of the connection when the command ran (a HELLO after it must not change its reply).
@@ -28,7 +29,8 @@ export const info: ProxyHandler = ({ conn, server, drained }, args) => {
     return {
       kind: 'defer',
       run: () =>
-        drained()
+        ctx
+          .drained()
           .then(() => keyspaceOfAll(databases, conn.credential))
           .then(render),
     };

@@ -1,0 +1,53 @@
+// V8's young generation in a sidecar (issue 25). V8 doubles the young generation (two semi-spaces)
+// whenever the objects that survive its scavenges add up to more than its size, up to 16 MiB a
+// semi-space on a 64-bit machine, and keeps it at that size: a redis-benchmark run left ~27 MiB of its
+// pages in the proxy's RSS for good (bench/README.md, "Sidecar memory per connection and after load").
+// `--max-semi-space-size` would cap it, but V8 reads it only when it starts (command line,
+// NODE_OPTIONS), which bin/respgate does not control; the growth factor, though, is read at every
+// growth. So once the proxy serves, the young generation stops growing at the first size of at least
+// RESPGATE_SEMI_SPACE_MIB a semi-space (default 8): the factor becomes 1. Measured: 8 MiB costs no
+// CPU per command that shows, 4 MiB (what the start reaches) 0-7 % more, V8's 1 MiB start size 8-15 %
+// (docs/decisions.md).
+import { PerformanceObserver } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import { ConfigError } from '../config.js';
+
+/** The semi-space size the proxy's young generation stops growing at, by default. */
+export const HELD_SEMI_SPACE_MIB = 8;
+
+const MiB = 1024 * 1024;
+
+/** The size of one semi-space now (V8 commits both: new_space's size is twice it). */
+export function semiSpaceBytes(): number {
+  const newSpace = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
+  return newSpace ? newSpace.space_size / 2 : 0;
+}
+
+/**
+ * Stops the young generation's growth once a semi-space is `semiSpaceMiB` or more: now if it is, or
+ * at the garbage collection that grows it there (watched until then).
+ */
+export function holdYoungGeneration(semiSpaceMiB = HELD_SEMI_SPACE_MIB): void {
+  const hold = () => v8.setFlagsFromString('--semi-space-growth-factor=1');
+  if (semiSpaceBytes() >= semiSpaceMiB * MiB) return hold();
+  const observer = new PerformanceObserver(() => {
+    if (semiSpaceBytes() < semiSpaceMiB * MiB) return;
+    hold();
+    observer.disconnect();
+  });
+  observer.observe({ entryTypes: ['gc'] });
+}
+
+/**
+ * The proxy's policy: the semi-space size its young generation stops growing at, undefined for V8's
+ * own growth. RESPGATE_SEMI_SPACE_MIB (a whole number of MiB; 0: V8's own growth), else 8 MiB unless
+ * RESPGATE_V8_FLAGS sets a semi-space flag itself.
+ */
+export function youngGenerationPolicy(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const asked = env.RESPGATE_SEMI_SPACE_MIB?.trim();
+  if (asked === undefined || asked === '') return /semi[-_]space/.test(env.RESPGATE_V8_FLAGS ?? '') ? undefined : HELD_SEMI_SPACE_MIB;
+  const mib = Number(asked);
+  if (!/^\d+$/.test(asked) || !Number.isSafeInteger(mib))
+    throw new ConfigError(`RESPGATE_SEMI_SPACE_MIB must be a whole number of MiB (0: V8's own growth), not '${asked}'`);
+  return mib === 0 ? undefined : mib;
+}
