@@ -12,7 +12,7 @@ import type { Credential, TransactionOutcome } from '../upstream/kv-client.js';
 import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
 import type { ClientCost, CostOwner } from './client-cost.js';
-import { joinReply, replyHead, type Reply } from '../resp/reply-pieces.js';
+import { joinReply, replyHead, ReplyPieces, type Reply } from '../resp/reply-pieces.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 
 /**
@@ -281,8 +281,7 @@ export class Batcher {
     const { observe, cost } = this.options;
     if (!observe && !cost) return answered;
     return answered.then((replies) => {
-      // Observers look for error replies: a reply in pieces (a bulk string) is seen by its first piece.
-      observe?.(commands, replies.map(replyHead), performance.now() - started);
+      if (observe) observeReplies(observe, commands, replies, performance.now() - started);
       cost?.call(owners, names ?? commands.map(commandName), commands, replies);
       return replies;
     });
@@ -363,4 +362,18 @@ function commandName(args: readonly Buffer[]): string {
  */
 function internalError(err: unknown): string {
   return `ERR respgate internal error: ${String((err as Error)?.message ?? err)}`;
+}
+
+/**
+ * Observers look for error replies and may rewrite one in place (proxy/limits-hint.ts). A reply in
+ * pieces (a large bulk string, never an error) is shown by its first piece and kept as it is.
+ */
+function observeReplies(observe: NonNullable<BatcherOptions['observe']>, commands: Buffer[][], replies: Reply[], ms: number): void {
+  if (!replies.some((reply) => reply instanceof ReplyPieces)) {
+    observe(commands, replies as Buffer[], ms);
+    return;
+  }
+  const heads = replies.map(replyHead);
+  observe(commands, heads, ms);
+  for (let i = 0; i < heads.length; i++) if (heads[i] !== replyHead(replies[i])) replies[i] = heads[i];
 }
