@@ -6,6 +6,7 @@
 //
 //   npx tsx bench/dev-stack-cpu.ts /tmp/base              # GET, 4 rounds
 //   npx tsx bench/dev-stack-cpu.ts /tmp/base set --profile DIR   # also node --cpu-prof into DIR/<build>
+//   npx tsx bench/dev-stack-cpu.ts /tmp/base get --pipeline 1 --requests 100000   # -P 1, fewer requests
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +16,18 @@ import { cpuUs, median, startUntilReady } from './process-stack.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const [other = '/tmp/base', test = 'get'] = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--profile');
-const profileAt = process.argv.indexOf('--profile');
-const PROFILE_DIR = profileAt > 0 ? process.argv[profileAt + 1] : undefined;
-const ROUNDS = 4;
-const REQUESTS = 300_000;
+const OPTIONS = ['--profile', '--pipeline', '--requests', '--rounds'];
+const [other = '/tmp/base', test = 'get'] = process.argv
+  .slice(2)
+  .filter((a, i, all) => !a.startsWith('--') && !OPTIONS.includes(all[i - 1]));
+const option = (name: string): string | undefined => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const PROFILE_DIR = option('--profile');
+const ROUNDS = Number(option('--rounds') ?? 4);
+const REQUESTS = Number(option('--requests') ?? 300_000);
+const PIPELINE = option('--pipeline') ?? '16';
 
 async function dev(dir: string): Promise<{ port: number; pid: number; stop: () => void }> {
   const port = await freePort();
@@ -32,12 +40,12 @@ async function dev(dir: string): Promise<{ port: number; pid: number; stop: () =
 }
 
 const benchmark = (port: number, n: number) =>
-  run('redis-benchmark', ['-p', String(port), '-c', '50', '-n', String(n), '-r', '10000', '-t', test, '-P', '16', '--csv']);
+  run('redis-benchmark', ['-p', String(port), '-c', '50', '-n', String(n), '-r', '10000', '-t', test, '-P', PIPELINE, '--csv']);
 
 const stacks = { 'this build': await dev(root), [other]: await dev(other) };
 const results = Object.fromEntries(Object.keys(stacks).map((k) => [k, { rps: [] as number[], cpu: [] as number[] }]));
 try {
-  for (const s of Object.values(stacks)) await benchmark(s.port, 100_000); // warm-up
+  for (const s of Object.values(stacks)) await benchmark(s.port, Math.min(100_000, REQUESTS)); // warm-up
   for (let r = 0; r < ROUNDS; r++) {
     const names = Object.keys(stacks);
     for (const name of r % 2 ? names.reverse() : names) {
@@ -51,7 +59,9 @@ try {
 } finally {
   for (const s of Object.values(stacks)) s.stop();
 }
-console.log(`${test.toUpperCase()} -c 50 -P 16 -n ${REQUESTS}, ${ROUNDS} rounds alternating; dev process CPU µs per command and req/s`);
+console.log(
+  `${test.toUpperCase()} -c 50 -P ${PIPELINE} -n ${REQUESTS}, ${ROUNDS} rounds alternating; dev process CPU µs per command and req/s`,
+);
 for (const [name, v] of Object.entries(results)) {
   console.log(
     `${name}: CPU ${v.cpu.map((x) => x.toFixed(2)).join(' ')} (median ${median(v.cpu).toFixed(2)}); req/s median ${Math.round(median(v.rps))}`,

@@ -231,6 +231,8 @@ export class Batcher {
   private isLarge(source: BatchSource, first: ForwardItem): boolean {
     if (first.kind !== 'command') return false;
     if (this.sawLargeReply && this.largeReplies.has(source)) return true;
+    // Its RESP size (measured when it was read) bounds its arguments' bytes from above: smaller, not large.
+    if (first.bytes !== undefined && first.bytes < LARGE_WORK_BYTES) return false;
     const args = first.args;
     let bytes = 0;
     for (let i = 0; i < args.length; i++) bytes += args[i].length;
@@ -271,6 +273,7 @@ export class Batcher {
     credential: Credential | undefined,
     owners: readonly (BatchSource | undefined)[],
     names?: readonly string[],
+    sizes?: readonly (number | undefined)[],
   ): Promise<Reply[]> {
     const started = performance.now();
     const upstream =
@@ -282,7 +285,7 @@ export class Batcher {
     if (!observe && !cost) return answered;
     return answered.then((replies) => {
       if (observe) observeReplies(observe, commands, replies, performance.now() - started);
-      cost?.call(owners, names ?? commands.map(commandName), commands, replies);
+      cost?.call(owners, names ?? commands.map(commandName), commands, replies, sizes);
       return replies;
     });
   }
@@ -336,8 +339,20 @@ export class Batcher {
     this.inFlight++;
     this.stats.calls++;
     this.stats.commands += items.length;
-    const commands = items.map((i) => i.args);
-    const answered = this.call(commands, credential, owners, this.options.cost && items.map((i) => i.name ?? commandName(i.args)));
+    const n = items.length;
+    const commands = new Array<Buffer[]>(n);
+    // With cost accounting, each command's name and size are gathered in the same pass over the items.
+    const names = this.options.cost ? new Array<string>(n) : undefined;
+    const sizes = names ? new Array<number | undefined>(n) : undefined;
+    for (let i = 0; i < n; i++) {
+      const item = items[i];
+      commands[i] = item.args;
+      if (names) {
+        names[i] = item.name ?? commandName(item.args);
+        sizes![i] = item.bytes;
+      }
+    }
+    const answered = this.call(commands, credential, owners, names, sizes);
     void answered.then((replies) => {
       this.inFlight--;
       const answeredAt = performance.now();

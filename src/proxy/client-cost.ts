@@ -76,6 +76,14 @@ export class ClientCost {
   private readonly series = new Map<string, CostCounters>();
   private readonly byCommand = new Map<string, CostCounters>();
   private namedSeries = 0;
+  /** The counters charge() used last, by client label and by command name. */
+  private readonly last: {
+    label: string;
+    tracked: CostCounters | undefined;
+    series: CostCounters | undefined;
+    name: string;
+    command: CostCounters | undefined;
+  } = { label: '', tracked: undefined, series: undefined, name: '', command: undefined };
 
   constructor(
     readonly maxClients = DEFAULT_MAX_CLIENT_LABELS,
@@ -85,38 +93,59 @@ export class ClientCost {
   /**
    * One upstream call: `owners[i]` sent `commands[i]` (undefined: the shared blocking pollers),
    * `names[i]` is its command's table name, `replies[i]` its RESP2 reply (undefined when the
-   * call's outcome had none per command).
+   * call's outcome had none per command). `sizes[i]`, when given, is requestBytes(commands[i]),
+   * measured earlier (CommandItem.bytes): walking a call's arguments again here, long after they
+   * were read, cost more than the rest of the accounting (cache misses; bench/README.md, issue 25).
    */
   call(
     owners: readonly (CostOwner | undefined)[],
     names: readonly string[],
     commands: readonly Buffer[][],
     replies: readonly (Reply | undefined)[],
+    sizes?: readonly (number | undefined)[],
   ): void {
     const n = commands.length;
     const share = 1 / n;
     // A call's commands come in runs from the same connection, often of the same command: each run
-    // is summed here and charged once (a few map lookups per run, not per command).
+    // is summed here and charged once (charge: no map lookup while the label and command repeat).
     let start = 0;
     let sent = 0;
     let received = 0;
     let errors = 0;
     for (let i = 0; i < n; i++) {
-      sent += requestBytes(commands[i]);
+      sent += sizes?.[i] ?? requestBytes(commands[i]);
       const reply = replies[i];
       if (reply !== undefined) {
         received += reply.length;
         if (replyHead(reply)[0] === MINUS) errors++;
       }
       if (i + 1 < n && owners[i + 1] === owners[i] && names[i + 1] === names[i]) continue;
-      const run = { commands: i + 1 - start, requests: (i + 1 - start) * share, bytesSent: sent, bytesReceived: received, errors };
-      const label = costLabel(owners[i]);
-      add(this.tracked(label), run);
-      add(this.seriesFor(label), run);
-      add(entry(this.byCommand, names[i]), run);
+      const count = i + 1 - start;
+      this.charge(costLabel(owners[i]), names[i], count, count * share, sent, received, errors);
       start = i + 1;
       sent = received = errors = 0;
     }
+  }
+
+  /**
+   * Adds one run to its client's INFO totals and series and to its command's series. The counters
+   * of the last label and command are kept at hand: at -P 16 a call holds a run per connection, and
+   * most connections share a label (their name, or `(unnamed)`) and a command (bench/batcher.bench.ts).
+   */
+  private charge(label: string, name: string, commands: number, requests: number, sent: number, received: number, errors: number): void {
+    const last = this.last;
+    if (last.tracked === undefined || label !== last.label) {
+      last.label = label;
+      last.tracked = this.tracked(label);
+      last.series = this.seriesFor(label);
+    }
+    if (last.command === undefined || name !== last.name) {
+      last.name = name;
+      last.command = entry(this.byCommand, name);
+    }
+    add(last.tracked, commands, requests, sent, received, errors);
+    add(last.series!, commands, requests, sent, received, errors);
+    add(last.command, commands, requests, sent, received, errors);
   }
 
   /** The /metrics series by client label (at most maxClients names and `other`). */
@@ -150,6 +179,7 @@ export class ClientCost {
   /** CONFIG RESETSTAT clears INFO's totals; the /metrics counters keep counting (Prometheus counters never go back). */
   resetInfo(): void {
     this.byName.clear();
+    this.last.tracked = undefined; // it was one of byName's
   }
 
   private tracked(label: string): CostCounters {
@@ -173,12 +203,12 @@ function entry(map: Map<string, CostCounters>, key: string): CostCounters {
   return c;
 }
 
-function add(c: CostCounters, run: CostCounters): void {
-  c.commands += run.commands;
-  c.requests += run.requests;
-  c.bytesSent += run.bytesSent;
-  c.bytesReceived += run.bytesReceived;
-  c.errors += run.errors;
+function add(c: CostCounters, commands: number, requests: number, sent: number, received: number, errors: number): void {
+  c.commands += commands;
+  c.requests += requests;
+  c.bytesSent += sent;
+  c.bytesReceived += received;
+  c.errors += errors;
 }
 
 /** A name as an INFO field may carry it (no `:`, `,`, `=` or space, which separate INFO's fields). */

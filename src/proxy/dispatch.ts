@@ -10,6 +10,7 @@ import { lower } from '../resp/args.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { planBlocking } from './blocking.js';
+import { requestBytes } from './client-cost.js';
 import { checkCopyDb, databaseOf } from './databases.js';
 import type { PushState, ReplyMode } from '../server/context.js';
 import type { ForwardItem } from './forward-item.js';
@@ -212,7 +213,7 @@ function forward(
   shape: ReplyShape | undefined,
   transform: ((reply: Buffer) => Buffer) | undefined,
 ): void {
-  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt, name });
+  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt, name, bytes: requestBytes(args) });
 }
 
 /**

@@ -18,6 +18,12 @@ export interface CommandItem {
   readAt?: number;
   /** The client's command, for INFO commandstats (`client|list`; `watch` for WATCH's fingerprint read). */
   name?: string;
+  /**
+   * `args` as a RESP request (client-cost.ts requestBytes), measured when the item is made, while its
+   * arguments are fresh in the CPU's cache: the batcher's large-work check and the cost accounting
+   * read this number instead of walking the arguments again when the answer comes.
+   */
+  bytes?: number;
 }
 
 /** MULTI … EXEC: the queued commands, sent as one /multi-exec call; `parts` builds the EXEC array. */

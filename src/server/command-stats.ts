@@ -23,6 +23,9 @@ const BANG = 0x21;
 
 export class CommandStats {
   private readonly commands = new Map<string, CommandCounters>();
+  /** The counters counters() found last, and their command. */
+  private lastName = '';
+  private last: CommandCounters | undefined;
   private readonly errors = new Map<string, number>();
   /** INFO stats total_error_replies. */
   totalErrorReplies = 0;
@@ -49,6 +52,7 @@ export class CommandStats {
 
   /** CONFIG RESETSTAT. */
   reset(): void {
+    this.last = undefined; // one of the cleared counters
     this.commands.clear();
     this.errors.clear();
     this.totalErrorReplies = 0;
@@ -78,8 +82,12 @@ export class CommandStats {
   }
 
   private counters(name: string): CommandCounters {
+    // A pipeline's replies come in runs of one command (`-P 16`: 16 GETs of a client): no map lookup for those.
+    if (name === this.lastName && this.last !== undefined) return this.last;
     let c = this.commands.get(name);
     if (!c) this.commands.set(name, (c = { calls: 0, usec: 0, rejected: 0, failed: 0, latency: new LatencyHistogram() }));
+    this.lastName = name;
+    this.last = c;
     return c;
   }
 

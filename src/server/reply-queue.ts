@@ -90,26 +90,36 @@ export class ReplyQueue {
   /** Writes every reply that is ready and has no unanswered reply before it. */
   write(): void {
     if (this.closed) return;
+    const slots = this.slots;
     const start = this.head;
-    while (this.head < this.slots.length && this.slots[this.head] !== undefined) this.head++;
-    if (this.head > start) {
-      const ready = this.slots.slice(start, this.head) as Reply[];
-      if (ready.length === 1) writeReply(this.socket, ready[0]);
-      else if (!hasLargeReply(ready)) this.socket.write(Buffer.concat(ready as Buffer[]));
+    // One pass finds the ready run, its bytes and whether a large reply (or one in pieces) is in it.
+    let end = start;
+    let bytes = 0;
+    let large = false;
+    for (; end < slots.length; end++) {
+      const reply = slots[end];
+      if (reply === undefined) break;
+      bytes += reply.length;
+      if (reply.length >= LARGE_REPLY_BYTES || reply instanceof ReplyPieces) large = true;
+    }
+    if (end > start) {
+      this.head = end;
+      if (end - start === 1) writeReply(this.socket, slots[start]!);
+      else if (!large) this.socket.write(joined(slots as readonly (Buffer | undefined)[], start, end, bytes));
       else {
         // Large replies (1 MiB GETs of a pipelining client) go out as they are, in one writev, not
         // copied; a reply in pieces (resp/reply-pieces.ts) from the pieces it was read in.
         this.socket.cork?.();
-        for (const reply of ready) writeReply(this.socket, reply);
+        for (let i = start; i < end; i++) writeReply(this.socket, slots[i]!);
         this.socket.uncork?.();
       }
-      if (this.head === this.slots.length) {
-        this.base += this.head;
-        this.slots.length = 0;
+      if (end === slots.length) {
+        this.base += end;
+        slots.length = 0;
         this.head = 0;
-      } else if (this.head > 1024) {
-        this.base += this.head;
-        this.slots.splice(0, this.head);
+      } else if (end > 1024) {
+        this.base += end;
+        slots.splice(0, end);
         this.head = 0;
       }
     }
@@ -141,7 +151,17 @@ export class ReplyQueue {
 /** From this size on, a reply is written as its own Buffer rather than copied into a joined write. */
 const LARGE_REPLY_BYTES = 64 * 1024;
 
-function hasLargeReply(replies: readonly Reply[]): boolean {
-  for (const reply of replies) if (reply instanceof ReplyPieces || reply.length >= LARGE_REPLY_BYTES) return true;
-  return false;
+/**
+ * Replies [start, end) in one Buffer of `bytes` bytes: what Buffer.concat(slots.slice(start, end))
+ * makes, without the array copy and the second pass over the lengths. Only plain Buffers reach it.
+ */
+function joined(slots: readonly (Buffer | undefined)[], start: number, end: number, bytes: number): Buffer {
+  const out = Buffer.allocUnsafe(bytes);
+  let at = 0;
+  for (let i = start; i < end; i++) {
+    const reply = slots[i]!;
+    out.set(reply, at);
+    at += reply.length;
+  }
+  return out;
 }

@@ -5,6 +5,7 @@
 // promise. test/proxy/batcher.test.ts drives the same batcher through the real client and platform.
 import { describe, expect, it } from 'vitest';
 import { Batcher, LARGE_WORK_BYTES, type BatchSource, type PipelineUpstream } from '../../src/proxy/batcher.js';
+import { ClientCost, requestBytes, UNNAMED } from '../../src/proxy/client-cost.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from '../../src/proxy/forward-item.js';
 import type { Credential, TransactionOutcome } from '../../src/upstream/kv-client.js';
 import type { WatchedKeys } from '../../src/upstream/script-transaction.js';
@@ -87,15 +88,21 @@ class Source implements BatchSource {
   onBlocking: ((item: BlockingItem, release: () => void) => void) | undefined;
   private slot = 0;
 
-  constructor(readonly credential?: Credential) {}
+  /** `measured`: items carry their RESP size, as dispatch makes them (CommandItem.bytes). */
+  constructor(
+    readonly credential?: Credential,
+    private readonly measured = false,
+  ) {}
 
   command(...args: string[]): this {
+    const buffers = args.map((a) => Buffer.from(a));
     this.pending.push({
       kind: 'command',
-      args: args.map((a) => Buffer.from(a)),
+      args: buffers,
       slot: this.slot++,
       shape: undefined,
       transform: undefined,
+      bytes: this.measured ? requestBytes(buffers) : undefined,
     });
     return this;
   }
@@ -288,6 +295,33 @@ describe('Batcher with a fake upstream', () => {
     await until(() => big1.replies.length === 2 && big3.replies.length === 1, 'answered');
     expect(big1.replies[1]).toBe('+GET k1\r\n');
     expect(batcher.stats).toEqual({ calls: 4, commands: 6 });
+  });
+
+  it('items that carry their measured size (as dispatch makes them) batch alike, and their size is what the cost counts', async () => {
+    const upstream = new FakeUpstream();
+    const cost = new ClientCost();
+    const batcher = new Batcher(upstream, { maxBatch: 1000, maxInFlight: 8, cost });
+    const value = 'x'.repeat(LARGE_WORK_BYTES);
+    // Just under the threshold in argument bytes, though its RESP size is above it: not large.
+    const under = 'y'.repeat(LARGE_WORK_BYTES - 'SETk0'.length - 1);
+    const small = new Source(undefined, true).command('ECHO', 'a');
+    const big = new Source(undefined, true).command('SET', 'k1', value).command('GET', 'k1');
+    const almost = new Source(undefined, true).command('SET', 'k0', under);
+    for (const s of [small, big, almost]) batcher.enqueue(s);
+    await until(() => small.batches === 1 && big.batches === 1 && almost.batches === 1, 'answered');
+    const shape = upstream.sent.map((call) => call.map((c) => c.map((a) => (a.length > 16 ? `<${a.length}>` : a))));
+    expect(shape).toEqual([
+      [
+        ['ECHO', 'a'],
+        ['SET', 'k0', `<${under.length}>`],
+      ],
+      [
+        ['SET', 'k1', `<${LARGE_WORK_BYTES}>`],
+        ['GET', 'k1'],
+      ],
+    ]);
+    const sent = upstream.sent.flat().reduce((n, c) => n + requestBytes(c.map((a) => Buffer.from(a))), 0);
+    expect(cost.clientSeries().get(UNNAMED)).toMatchObject({ commands: 4, bytesSent: sent });
   });
 
   it('a connection whose last reply was large reads alone next time; a small reply puts it back with the others', async () => {

@@ -62,6 +62,32 @@ describe('ClientCost', () => {
     expect(cost.clientSeries().get('small')?.commands).toBe(1);
   });
 
+  it('charges sizes measured earlier as the commands would measure now, and counts right across labels, commands and a reset', () => {
+    const walked = new ClientCost();
+    const given = new ClientCost();
+    const a = { name: '' };
+    const c = { name: '', libName: 'lib' };
+    const commands = [cmd('GET', 'x'), cmd('GET', 'y'), cmd('SET', 'z', 'v'), cmd('GET', 'w'), cmd('GET', 'v')];
+    const owners = [a, a, a, c, a];
+    const names = ['get', 'get', 'set', 'get', 'get'];
+    const replies = [b('$-1\r\n'), b('$-1\r\n'), b('+OK\r\n'), b('-ERR x\r\n'), b('$-1\r\n')];
+    walked.call(owners, names, commands, replies);
+    given.call(owners, names, commands, replies, commands.map(requestBytes));
+    for (const cost of [walked, given]) {
+      expect(cost.clientSeries().get(UNNAMED)).toMatchObject({ commands: 4, errors: 0 });
+      expect(cost.clientSeries().get('lib')).toMatchObject({ commands: 1, errors: 1, bytesReceived: 8 });
+      expect(cost.commandSeries().get('get')).toMatchObject({ commands: 4, errors: 1 });
+      expect(cost.commandSeries().get('set')).toMatchObject({ commands: 1, bytesSent: requestBytes(commands[2]) });
+    }
+    expect([...given.clientSeries()]).toEqual([...walked.clientSeries()]);
+    expect([...given.commandSeries()]).toEqual([...walked.commandSeries()]);
+    // After CONFIG RESETSTAT, INFO counts from zero for the same label (no stale counters kept at hand).
+    given.resetInfo();
+    given.call([a], ['get'], [cmd('GET', 'x')], [b('$-1\r\n')], [requestBytes(cmd('GET', 'x'))]);
+    expect(Object.fromEntries(clientCostLines(given))[`client_${infoName(UNNAMED)}`]).toMatch(/^commands=1,/);
+    expect(given.clientSeries().get(UNNAMED)?.commands).toBe(5);
+  });
+
   it('keeps INFO field separators out of names', () => {
     expect(infoName('svc:api,v=2 x')).toBe('svc_api_v_2_x');
     expect(infoName('node-redis(4.7)@host/a.b')).toBe('node-redis(4.7)@host/a.b');

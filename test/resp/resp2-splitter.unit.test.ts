@@ -67,6 +67,15 @@ describe('isResp2', () => {
       expect(isResp2(b(s)), s).toBe(true);
   });
 
+  it('finds each line end as indexOf did: long lines, a CR without LF, no CR, a CR as the last byte', () => {
+    const long = `+${'x'.repeat(5000)}\r\n`;
+    for (const s of [long, `-ERR ${'y'.repeat(300)}\r\n`, '+a\rb\r\n', '+OK\r', '+OK', '$3\r\nab\r\n', '*2\r\n+a\r\n+b\r', '+\r\n'])
+      expect(isResp2(b(s)), JSON.stringify(s.slice(0, 20))).toBe(reference(b(s)));
+    const many = b(`*100\r\n${'$3\r\nxxx\r\n'.repeat(100)}`.repeat(3));
+    expect(splitResp2Replies(many, 3)?.map((r) => r.length)).toEqual([906, 906, 906]);
+    expect(splitResp2Replies(many.subarray(0, many.length - 1), 3)).toBeUndefined();
+  });
+
   it('refuses RESP3 types, bad lengths and integers, and bytes before or after the reply', () => {
     for (const s of [
       '_\r\n',

@@ -1,0 +1,150 @@
+// ReplyQueue in process, against a fake output that records each write: request order with replies
+// that come later, one joined write per ready run, large replies written as they are (corked, not
+// copied), CLIENT REPLY's silencing, and the close after the last reply.
+import { describe, expect, it } from 'vitest';
+import { ReplyQueue, type ReplyOutput } from '../../src/server/reply-queue.js';
+
+class Recorder implements ReplyOutput {
+  /** Each write() call's bytes, and whether it came while corked. */
+  readonly writes: Array<{ data: Buffer; corked: boolean }> = [];
+  corks = 0;
+  ended = false;
+  private corked = false;
+  write(data: Buffer): boolean {
+    this.writes.push({ data: Buffer.from(data), corked: this.corked });
+    return true;
+  }
+  cork(): void {
+    this.corks++;
+    this.corked = true;
+  }
+  uncork(): void {
+    this.corked = false;
+  }
+  end(done: () => void): void {
+    this.ended = true;
+    done();
+  }
+  resume(): void {}
+  destroy(): void {}
+  get text(): string {
+    return Buffer.concat(this.writes.map((w) => w.data)).toString('latin1');
+  }
+}
+
+const b = (s: string) => Buffer.from(s, 'latin1');
+
+describe('ReplyQueue', () => {
+  it('writes replies in request order, holding later ones until an earlier one is filled', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 1000);
+    const first = q.take();
+    q.answer(b('+now\r\n'));
+    const third = q.take();
+    q.fill(third, b(':3\r\n'));
+    q.write();
+    expect(out.writes).toHaveLength(0);
+    expect(q.owed).toBe(3);
+    q.fill(first, b('$1\r\na\r\n'));
+    q.write();
+    // One joined write of the three, in order.
+    expect(out.writes).toHaveLength(1);
+    expect(out.text).toBe('$1\r\na\r\n+now\r\n:3\r\n');
+    expect(q.owed).toBe(0);
+  });
+
+  it('writes one ready reply as it is, and a ready run up to the first missing reply', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 1000);
+    const one = b('+OK\r\n');
+    q.answer(one);
+    q.write();
+    expect(out.writes).toHaveLength(1);
+    const a = q.take();
+    const c = q.take();
+    const d = q.take();
+    q.fill(a, b(':1\r\n'));
+    q.fill(c, b(':2\r\n'));
+    q.write();
+    expect(out.writes.map((w) => w.data.toString())).toEqual(['+OK\r\n', ':1\r\n:2\r\n']);
+    q.fill(d, b(':3\r\n'));
+    q.write();
+    expect(out.text).toBe('+OK\r\n:1\r\n:2\r\n:3\r\n');
+    // Positions stay valid after the queue emptied and trimmed itself.
+    expect(q.nextPosition).toBe(4);
+  });
+
+  it('keeps positions across a long run of replies (trimmed past 1024 written)', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 1000);
+    const slots = Array.from({ length: 1500 }, () => q.take());
+    for (let i = 0; i < 1200; i++) q.fill(slots[i], b(`:${i}\r\n`));
+    q.write();
+    for (let i = 1200; i < 1500; i++) q.fill(slots[i], b(`:${i}\r\n`));
+    q.write();
+    const expected = Array.from({ length: 1500 }, (_, i) => `:${i}\r\n`).join('');
+    expect(out.text).toBe(expected);
+    expect(out.writes).toHaveLength(2);
+  });
+
+  it('writes a run that holds a large reply without copying it: each reply corked into one writev', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 1000);
+    const big = Buffer.concat([b('$70000\r\n'), Buffer.alloc(70_000, 0x78), b('\r\n')]);
+    q.answer(b('+OK\r\n'));
+    q.answer(big);
+    q.answer(b(':1\r\n'));
+    q.write();
+    expect(out.corks).toBe(1);
+    expect(out.writes.map((w) => [w.data.length, w.corked])).toEqual([
+      [5, true],
+      [big.length, true],
+      [4, true],
+    ]);
+  });
+
+  it('joins small replies that add up to more than the large-reply size into one write', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 1000);
+    const reply = Buffer.concat([b('$1000\r\n'), Buffer.alloc(1000, 0x61), b('\r\n')]);
+    for (let i = 0; i < 100; i++) q.answer(reply);
+    q.write();
+    expect(out.corks).toBe(0);
+    expect(out.writes).toHaveLength(1);
+    expect(out.writes[0].data.equals(Buffer.concat(Array.from({ length: 100 }, () => reply)))).toBe(true);
+  });
+
+  it('silences replies from a position on (CLIENT REPLY OFF), answered or still to come', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 1000);
+    q.answer(b('+kept\r\n'));
+    const from = q.nextPosition;
+    q.answer(b('+dropped\r\n'));
+    const later = q.take();
+    q.silence(from);
+    q.fill(later, b('+also dropped\r\n'));
+    q.answer(b('+after\r\n'));
+    q.write();
+    expect(out.text).toBe('+kept\r\n+after\r\n');
+  });
+
+  it('closes after the replies owed, and writes nothing once the peer is gone', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 1000);
+    const slot = q.take();
+    q.closeAfterReplies();
+    expect(out.ended).toBe(false);
+    q.fill(slot, b('+bye\r\n'));
+    q.write();
+    expect(out.text).toBe('+bye\r\n');
+    expect(out.ended).toBe(true);
+    expect(q.ended).toBe(true);
+
+    const gone = new Recorder();
+    const q2 = new ReplyQueue(gone, 1000);
+    q2.closedByPeer();
+    q2.answer(b('+lost\r\n'));
+    q2.write();
+    expect(gone.writes).toHaveLength(0);
+  });
+});
