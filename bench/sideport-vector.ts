@@ -28,6 +28,7 @@ import { Redis as IORedis } from 'ioredis';
 import { Pool } from 'undici';
 import { freePort } from '../src/platform/redis/embedded-server.js';
 import { cpuUs, log, median, startUntilReady, stop, sysUs, type Proc } from './process-stack.js';
+import { unitVectors } from './random-vectors.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => {
@@ -62,21 +63,8 @@ const TOKEN = 'bench-token';
 const KEY = 'bench';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-// ---- data: i.i.d. uniform unit vectors (the "random 384-dimensional vectors")
-// mulberry32: the LCG used before (seed * 1103515245 in float64) lost precision past 2^53 and cycled,
-// so half the vectors were duplicates of others.
-let seed = 42;
-function rand(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-}
-function unitVector(): Float32Array {
-  const v = Float32Array.from({ length: DIM }, () => rand() * 2 - 1);
-  const n = Math.hypot(...v);
-  return v.map((x) => Number((x / n).toFixed(6)));
-}
+// ---- data: i.i.d. uniform unit vectors (the "random 384-dimensional vectors"), bench/random-vectors.ts
+const unitVector = unitVectors(DIM);
 const data = Array.from({ length: VECTORS }, unitVector);
 const queries = Array.from({ length: QUERIES }, unitVector);
 const blobs = data.map((v) => Buffer.from(v.buffer));

@@ -9,20 +9,10 @@
 import { RequestReader } from '../src/resp/request-reader.js';
 import { ArgCursor } from '../src/sideports/args.js';
 import { readVectorInput } from '../src/sideports/vector/input.js';
+import { unitVectors } from './random-vectors.js';
 
-let seed = 42;
-function rand(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-}
-/** The bench's vectors (bench/sideport-vector.ts): unit vectors of 6-decimal values, held as float32. */
-function unitVector(): Float32Array {
-  const v = Float32Array.from({ length: 384 }, () => rand() * 2 - 1);
-  const n = Math.hypot(...v);
-  return v.map((x) => Number((x / n).toFixed(6)));
-}
+/** The bench's vectors (bench/sideport-vector.ts's, bench/random-vectors.ts). */
+const unitVector = unitVectors(384);
 const vectors = Array.from({ length: 50 }, unitVector);
 /** A VSIM request as a client sends it, each value printed by `print`. */
 const frames = (print: (x: number) => string) =>
