@@ -98,21 +98,10 @@ describe('MONITOR, compared with redis-server', () => {
       ['HSET', 'mon:h', 'a field', 'with "quotes" and \\ backslash'],
       ['DEL', 'mon:k', 'mon:bin', 'mon:h'],
     ];
-    const seen: Record<string, string[]> = {};
-    for (const [name, side] of [
-      ['oracle', oraclePort],
-      ['proxy', port],
-    ] as const) {
-      const m = await RawClient.connect(side);
-      const other = await RawClient.connect(side);
-      expect((await m.call(['MONITOR']))[0].toString()).toBe('+OK\r\n');
-      for (const c of commands) await other.call(c);
-      const lines = await m.replies(commands.length);
-      for (const l of lines) expect(l.toString('latin1')).toMatch(LINE);
-      seen[name] = lines.map(commandPart);
-      m.close();
-      other.close();
-    }
+    const both = await monitorOnBoth(commands);
+    for (const { lines } of Object.values(both)) for (const l of lines) expect(l.toString('latin1')).toMatch(LINE);
+    const seen = { oracle: both.oracle.lines.map(commandPart), proxy: both.proxy.lines.map(commandPart) };
+    expect(seen.oracle).toHaveLength(commands.length);
     expect(seen.proxy).toEqual(seen.oracle);
     expect(seen.proxy[0]).toBe('"SET" "mon:k" "v"');
     expect(seen.proxy[2]).toContain('"\\x00\\x01\\x02');
