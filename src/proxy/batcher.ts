@@ -13,6 +13,7 @@ import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
 import type { ClientCost, CostOwner } from './client-cost.js';
 import { joinReply, replyHead, ReplyPieces, type Reply } from '../resp/reply-pieces.js';
+import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 
 /**
@@ -359,12 +360,28 @@ export class Batcher {
       this.noteReplySizes(owners, replies);
       for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i], answeredAt);
       this.wake(commands);
+      giveBackValues(items, replies);
       this.finished(sources);
     });
   }
 }
 
 const NO_OWNERS: readonly undefined[] = [];
+
+const MINUS = 0x2d;
+
+/**
+ * After a call, the large values its commands were read into go back to the pool (resp/large-buffers.ts):
+ * nothing reads them any more (SLOWLOG and MONITOR keep copies). Only after an answer that is not an
+ * error: then the upstream has read the whole request, so no write of it can still be in progress.
+ */
+function giveBackValues(items: readonly CommandItem[], replies: readonly Reply[]): void {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item.bytes !== undefined && item.bytes < POOLED_MIN_BYTES) continue;
+    if (replyHead(replies[i])[0] !== MINUS) largeBuffers.giveAll(item.args);
+  }
+}
 
 /** A command's table name (`get`, `client|list`); `unknown` outside the table (keeps the label set bounded). */
 function commandName(args: readonly Buffer[]): string {

@@ -4,6 +4,7 @@
 
 import { string2ll } from './args.js';
 import { viewOf } from './buffer-view.js';
+import { largeBuffers } from './large-buffers.js';
 
 export interface ReaderLimits {
   /** proto-max-bulk-len: largest bulk argument. Redis default 512 MB. */
@@ -280,7 +281,8 @@ export class RequestReader {
 
   /** Gives the pending bulk an exact-size buffer so the rest of it is copied once, not re-buffered. */
   private startBigArg(): void {
-    const big = Buffer.allocUnsafe(this.bulkLen);
+    // From the pool of large values: the batcher gives it back once the command is answered.
+    const big = largeBuffers.take(this.bulkLen);
     const n = Math.min(this.end - this.start, this.bulkLen);
     this.buf.copy(big, 0, this.start, this.start + n);
     this.start += n;

@@ -86,6 +86,37 @@ describe('large replies written from the pieces they arrived in (resp/reply-piec
   });
 });
 
+describe('value buffers used again once answered (resp/large-buffers.ts)', () => {
+  it('a value queued in MULTI, one refused with an error and those sent meanwhile all stay intact', async () => {
+    const b = (...args: (string | Buffer)[]) => args.map((a) => (typeof a === 'string' ? Buffer.from(a) : a));
+    const run = async (port: number) => {
+      const [a, c] = await Promise.all([RawClient.connect(port), RawClient.connect(port)]);
+      try {
+        const out: Buffer[] = [];
+        out.push(...(await a.call(b('MULTI'), b('SET', 'reuse:queued', value(1, 20)))));
+        out.push(...(await c.call(b('SET', 'reuse:str', 'x'))));
+        // Errors: the upstream answered without storing; their buffers are not handed back.
+        out.push(...(await c.call(b('SET', 'reuse:e', value(2, 21), 'EX', 'abc'), b('LPUSH', 'reuse:str', value(2, 22)))));
+        // Sequential and pipelined large SETs, each taking a buffer another one gave back.
+        for (let v = 0; v < 6; v++) out.push(...(await c.call(b('SET', `reuse:${v % 3}`, value(3 + v, 30 + v)))));
+        out.push(...(await c.call(...[0, 1, 2, 3].map((v) => b('SET', `reuse:p${v}`, value(v, 40 + v))))));
+        out.push(...(await a.call(b('EXEC'))));
+        const keys = ['queued', 'e', '0', '1', '2', 'p0', 'p1', 'p2', 'p3'];
+        out.push(...(await c.call(...keys.map((k) => b('GET', `reuse:${k}`)))));
+        return out;
+      } finally {
+        a.close();
+        c.close();
+      }
+    };
+    const viaProxy = await run(stack.proxy.port);
+    const direct = await run(stack.oracle.endpoint.port);
+    expect(viaProxy.length).toBe(direct.length);
+    viaProxy.forEach((reply, i) => expect(reply.equals(direct[i]), `reply ${i}: ${reply.subarray(0, 40).toString('latin1')}`).toBe(true));
+    expect(direct.at(-9)!.length).toBeGreaterThan(1024 * 1024); // the queued value, read back
+  });
+});
+
 describe('a burst of large values from one pipelining client (issue 22)', () => {
   let short: Stack;
   beforeAll(async () => {

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
 import { RequestReader, type ReadResult } from '../../src/resp/request-reader.js';
+import { capacityFor } from '../../src/resp/large-buffers.js';
 import { tracked } from '../helpers/cleanup.js';
 
 // ---------- helpers ----------
@@ -520,7 +521,7 @@ describe('chunking', () => {
     expect(Date.now() - t0).toBeLessThan(20_000);
   });
 
-  it('a large bulk arriving in pieces is received into one exact-size buffer', () => {
+  it('a large bulk arriving in pieces is received into one buffer of its size class (resp/large-buffers.ts)', () => {
     const value = Buffer.alloc(5 * 1024 * 1024);
     for (let i = 0; i < value.length; i++) value[i] = i & 255;
     const frame = encodeCommand(['SET', 'k', value]);
@@ -530,7 +531,8 @@ describe('chunking', () => {
     expect(results).toHaveLength(1);
     const arg = results[0].kind === 'command' ? results[0].args[2] : Buffer.alloc(0);
     expect(arg.equals(value)).toBe(true);
-    expect(arg.buffer.byteLength).toBeLessThan(value.length + 64 * 1024);
+    expect(arg.length).toBe(value.length);
+    expect(arg.buffer.byteLength).toBe(capacityFor(value.length));
   });
 });
 
@@ -572,7 +574,8 @@ describe('pushShared: bytes lent from one read buffer (socket-input.ts)', () => 
     expect(commands(results).map((c) => c[0])).toEqual(['SET', 'GET']);
     const arg = results[0].kind === 'command' ? results[0].args[2] : Buffer.alloc(0);
     expect(arg.equals(value)).toBe(true);
-    expect(arg.buffer.byteLength).toBeLessThan(value.length + 64 * 1024);
+    expect(arg.length).toBe(value.length);
+    expect(arg.buffer.byteLength).toBe(capacityFor(value.length));
   });
 });
 
