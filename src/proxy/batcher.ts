@@ -14,6 +14,7 @@ import { BlockingHub } from './blocking-hub.js';
 import type { ClientCost, CostOwner } from './client-cost.js';
 import { joinReply, replyHead, ReplyPieces, type Reply } from '../resp/reply-pieces.js';
 import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
+import { largeValuesSeen } from '../large-value-heap.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
 
 /**
@@ -244,6 +245,7 @@ export class Batcher {
   private noteReplySizes(owners: readonly BatchSource[], replies: readonly Reply[]): void {
     for (let i = 0; i < owners.length; i++) {
       if (replies[i].length >= LARGE_WORK_BYTES) {
+        if (!this.sawLargeReply) largeValuesSeen();
         this.largeReplies.add(owners[i]);
         this.sawLargeReply = true;
       } else if (this.sawLargeReply) {

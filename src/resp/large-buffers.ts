@@ -9,8 +9,9 @@
 //
 // Ownership is explicit and one-way: `take` hands out a view; only its last holder calls `give`, once,
 // when nothing can read the bytes any more. A buffer never given back is an ordinary Buffer the
-// garbage collector frees. Views are recognised by identity (a WeakSet), so giving back anything
+// garbage collector frees. Views are recognised by identity (a WeakMap), so giving back anything
 // else (a small argument, a view of a read buffer) does nothing.
+import { largeValuesSeen } from '../large-value-heap.js';
 
 /** From this size on a value buffer is pooled; smaller ones are plain Buffers. */
 export const POOLED_MIN_BYTES = 128 * 1024;
@@ -30,7 +31,9 @@ export class LargeBuffers {
 
   /** A Buffer of exactly `bytes` bytes, uninitialised (Buffer.allocUnsafe's contract). */
   take(bytes: number): Buffer {
-    if (bytes < POOLED_MIN_BYTES || bytes > POOLED_MAX_BYTES) return Buffer.allocUnsafe(bytes);
+    if (bytes < POOLED_MIN_BYTES) return Buffer.allocUnsafe(bytes);
+    largeValuesSeen();
+    if (bytes > POOLED_MAX_BYTES) return Buffer.allocUnsafe(bytes);
     const capacity = capacityFor(bytes);
     const list = this.free.get(capacity);
     let whole = list?.pop();

@@ -10,6 +10,8 @@ import { replyToJsonObject } from './json-reply.js';
 import { scanReply } from '../../resp/reply-scanner.js';
 import type { Principal, Principals } from './principals.js';
 import { parseKvRequest, readLargePathCommand } from './request.js';
+import { LARGE_ARG_BYTES } from '../../resp/request-writer.js';
+import { largeValuesSeen } from '../../large-value-heap.js';
 
 export interface KvLimits {
   maxRequestSize: number;
@@ -88,6 +90,7 @@ export class KvHandler {
       }
       throw err;
     }
+    if (body.size >= LARGE_ARG_BYTES) largeValuesSeen();
     const request =
       readLargePathCommand(path, query, body, this.executor.plainKind) ??
       parseKvRequest(path, query, joinBody(body), this.executor.plainKind);
@@ -184,6 +187,7 @@ export class KvHandler {
       size += piece.length;
       if (size < STREAM_FROM) return;
       streaming = true;
+      largeValuesSeen();
       res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'upstash-sync-token': this.syncToken() });
       for (const p of pieces) res.write(p);
       pieces = [];
@@ -218,6 +222,7 @@ export class KvHandler {
 
   private json(res: ServerResponse, status: number, text: string): void {
     if (res.headersSent) return void res.end();
+    if (text.length >= LARGE_ARG_BYTES) largeValuesSeen();
     res.writeHead(status, {
       'Content-Type': 'application/json',
       'Content-Length': Buffer.byteLength(text),
@@ -232,6 +237,7 @@ export class KvHandler {
 
   /** A binary answer of `size` bytes in pieces, written together (one writev) without joining them. */
   private binaryPieces(res: ServerResponse, status: number, pieces: readonly Buffer[], size: number): void {
+    if (size >= LARGE_ARG_BYTES) largeValuesSeen();
     res.writeHead(status, {
       'Content-Type': 'application/octet-stream',
       'Content-Length': size,
