@@ -8,6 +8,7 @@
 import { performance } from 'node:perf_hooks';
 import { resolveCommand } from '../commands/table.js';
 import { errorReply } from '../resp/protocol.js';
+import { emptyKeepingRoom } from '../server/reply-queue.js';
 import type { Credential, TransactionOutcome } from '../upstream/kv-client.js';
 import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
@@ -220,7 +221,10 @@ export class Batcher {
       items.push(item);
       owners.push(source);
     }
-    pending.splice(0, take);
+    // All of them (the usual case): emptied keeping the array's room for the next commands; splice made
+    // an array of the removed items and V8 dropped the room (~200 bytes per command at -P 1).
+    if (take === pending.length) emptyKeepingRoom(pending);
+    else pending.splice(0, take);
     source.inFlight = true;
   }
 
