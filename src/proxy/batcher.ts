@@ -8,10 +8,11 @@
 import { performance } from 'node:perf_hooks';
 import { resolveCommand } from '../commands/table.js';
 import { errorReply } from '../resp/protocol.js';
+import { emptyKeepingRoom } from '../server/reply-queue.js';
 import type { Credential, TransactionOutcome } from '../upstream/kv-client.js';
 import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
-import type { ClientCost, CostOwner } from './client-cost.js';
+import type { ClientCost, CostedCommand, CostOwner } from './client-cost.js';
 import { joinReply, replyHead, ReplyPieces, type Reply } from '../resp/reply-pieces.js';
 import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
 import { largeValuesSeen } from '../large-value-heap.js';
@@ -222,7 +223,10 @@ export class Batcher {
       items.push(item);
       owners.push(source);
     }
-    pending.splice(0, take);
+    // All of them (the usual case): emptied keeping the array's room for the next commands; splice made
+    // an array of the removed items and V8 dropped the room (~200 bytes per command at -P 1).
+    if (take === pending.length) emptyKeepingRoom(pending);
+    else pending.splice(0, take);
     source.inFlight = true;
   }
 
@@ -270,13 +274,15 @@ export class Batcher {
     return this.call(commands, credential, NO_OWNERS).then((replies) => replies.map(joinReply));
   }
 
-  /** One /pipeline call, observed; never rejects. `owners[i]` sent `commands[i]` (none: the shared pollers). */
+  /**
+   * One /pipeline call, observed; never rejects. `owners[i]` sent `commands[i]` (none: the shared
+   * pollers); `items`, when given, are the batcher's items of those commands (their names and sizes).
+   */
   private call(
     commands: Buffer[][],
     credential: Credential | undefined,
     owners: readonly (BatchSource | undefined)[],
-    names?: readonly string[],
-    sizes?: readonly (number | undefined)[],
+    items?: readonly CommandItem[],
   ): Promise<Reply[]> {
     const started = performance.now();
     const upstream =
@@ -288,7 +294,7 @@ export class Batcher {
     if (!observe && !cost) return answered;
     return answered.then((replies) => {
       if (observe) observeReplies(observe, commands, replies, performance.now() - started);
-      cost?.call(owners, names ?? commands.map(commandName), commands, replies, sizes);
+      cost?.callItems(owners, items ?? commands.map(asItem), replies, commandName);
       return replies;
     });
   }
@@ -344,18 +350,9 @@ export class Batcher {
     this.stats.commands += items.length;
     const n = items.length;
     const commands = new Array<Buffer[]>(n);
-    // With cost accounting, each command's name and size are gathered in the same pass over the items.
-    const names = this.options.cost ? new Array<string>(n) : undefined;
-    const sizes = names ? new Array<number | undefined>(n) : undefined;
-    for (let i = 0; i < n; i++) {
-      const item = items[i];
-      commands[i] = item.args;
-      if (names) {
-        names[i] = item.name ?? commandName(item.args);
-        sizes![i] = item.bytes;
-      }
-    }
-    const answered = this.call(commands, credential, owners, names, sizes);
+    for (let i = 0; i < n; i++) commands[i] = items[i].args;
+    // The cost accounting reads the items' names and sizes (no arrays of them per call).
+    const answered = this.call(commands, credential, owners, items);
     void answered.then((replies) => {
       this.inFlight--;
       const answeredAt = performance.now();
@@ -384,6 +381,7 @@ function giveBackValues(items: readonly CommandItem[], replies: readonly Reply[]
     if (replyHead(replies[i])[0] !== MINUS) largeBuffers.giveAll(item.args);
   }
 }
+const asItem = (args: Buffer[]): CostedCommand => ({ args });
 
 /** A command's table name (`get`, `client|list`); `unknown` outside the table (keeps the label set bounded). */
 function commandName(args: readonly Buffer[]): string {

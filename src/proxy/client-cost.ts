@@ -24,6 +24,13 @@ export interface CostOwner {
   readonly libName?: string;
 }
 
+/** One command of a call: its arguments, its table name and its RESP size when known (CommandItem has them). */
+export interface CostedCommand {
+  readonly args: Buffer[];
+  readonly name?: string;
+  readonly bytes?: number;
+}
+
 export interface CostCounters {
   commands: number;
   requests: number;
@@ -93,9 +100,7 @@ export class ClientCost {
   /**
    * One upstream call: `owners[i]` sent `commands[i]` (undefined: the shared blocking pollers),
    * `names[i]` is its command's table name, `replies[i]` its RESP2 reply (undefined when the
-   * call's outcome had none per command). `sizes[i]`, when given, is requestBytes(commands[i]),
-   * measured earlier (CommandItem.bytes): walking a call's arguments again here, long after they
-   * were read, cost more than the rest of the accounting (cache misses; bench/README.md, issue 25).
+   * call's outcome had none per command). `sizes[i]`, when given, is requestBytes(commands[i]).
    */
   call(
     owners: readonly (CostOwner | undefined)[],
@@ -104,7 +109,23 @@ export class ClientCost {
     replies: readonly (Reply | undefined)[],
     sizes?: readonly (number | undefined)[],
   ): void {
-    const n = commands.length;
+    const items = commands.map((args, i): CostedCommand => ({ args, name: names[i], bytes: sizes?.[i] }));
+    this.callItems(owners, items, replies, () => 'unknown');
+  }
+
+  /**
+   * The same for the batcher's items (CommandItem), read as they are: no array of names and sizes per
+   * call. An item's `bytes` is requestBytes(args) measured when it was read: walking a call's
+   * arguments again here, long after they were read, cost more than the rest of the accounting
+   * (cache misses; bench/README.md, issue 25). `nameOf` names an item that has no name.
+   */
+  callItems(
+    owners: readonly (CostOwner | undefined)[],
+    items: readonly CostedCommand[],
+    replies: readonly (Reply | undefined)[],
+    nameOf: (args: readonly Buffer[]) => string,
+  ): void {
+    const n = items.length;
     const share = 1 / n;
     // A call's commands come in runs from the same connection, often of the same command: each run
     // is summed here and charged once (charge: no map lookup while the label and command repeat).
@@ -112,18 +133,22 @@ export class ClientCost {
     let sent = 0;
     let received = 0;
     let errors = 0;
+    let name = n > 0 ? (items[0].name ?? nameOf(items[0].args)) : '';
     for (let i = 0; i < n; i++) {
-      sent += sizes?.[i] ?? requestBytes(commands[i]);
+      const item = items[i];
+      sent += item.bytes ?? requestBytes(item.args);
       const reply = replies[i];
       if (reply !== undefined) {
         received += reply.length;
         if (replyHead(reply)[0] === MINUS) errors++;
       }
-      if (i + 1 < n && owners[i + 1] === owners[i] && names[i + 1] === names[i]) continue;
+      const next = i + 1 < n ? (items[i + 1].name ?? nameOf(items[i + 1].args)) : '';
+      if (i + 1 < n && owners[i + 1] === owners[i] && next === name) continue;
       const count = i + 1 - start;
-      this.charge(costLabel(owners[i]), names[i], count, count * share, sent, received, errors);
+      this.charge(costLabel(owners[i]), name, count, count * share, sent, received, errors);
       start = i + 1;
       sent = received = errors = 0;
+      name = next;
     }
   }
 

@@ -20,6 +20,9 @@ import { errorReply } from './replies.js';
 import { ReplyQueue } from './reply-queue.js';
 import { readSocket } from './socket-input.js';
 
+/** performance.timeOrigin, read once: its getter made a number object per socket read (~16 bytes per command at -P 1). */
+const TIME_ORIGIN = performance.timeOrigin;
+
 const EMPTY = Buffer.alloc(0);
 
 /** Where a client socket keeps its connection, for the listeners every connection shares. */
@@ -173,7 +176,7 @@ export abstract class RespConnection implements ReplyPort {
     // One clock reading per socket read: the commands of one read were read at the same moment. Like
     // Redis' lastinteraction, any read counts as activity (CLIENT LIST idle=, the idle timeout).
     const readAt = performance.now();
-    this.lastInteractionAt = performance.timeOrigin + readAt;
+    this.lastInteractionAt = TIME_ORIGIN + readAt;
     for (;;) {
       if (this.deferring) break;
       const request = this.reader.read();

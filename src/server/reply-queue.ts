@@ -115,7 +115,7 @@ export class ReplyQueue {
       }
       if (end === slots.length) {
         this.base += end;
-        slots.length = 0;
+        emptyKeepingRoom(slots);
         this.head = 0;
       } else if (end > 1024) {
         this.base += end;
@@ -146,6 +146,20 @@ export class ReplyQueue {
     this.closed = true;
     this.closingNow = true;
   }
+}
+
+/** Arrays of up to this many entries keep their room when emptied (emptyKeepingRoom). */
+const KEPT_ROOM = 64;
+
+/**
+ * Empties an array; a short one keeps its room for the next entries. `length = 0` hands V8's backing
+ * store back, so the next push made a new one: ~150 bytes of garbage per command at -P 1 (one
+ * command per read), for the reply positions here and the batcher's pending items. pop() keeps it.
+ * A long one (a burst of a deep pipeline) lets it go, so an idle connection holds no large array.
+ */
+export function emptyKeepingRoom(array: unknown[]): void {
+  if (array.length > KEPT_ROOM) array.length = 0;
+  else while (array.length > 0) array.pop();
 }
 
 /** From this size on, a reply is written as its own Buffer rather than copied into a joined write. */

@@ -88,6 +88,27 @@ describe('ClientCost', () => {
     expect(given.clientSeries().get(UNNAMED)?.commands).toBe(5);
   });
 
+  it("charges the batcher's items as call() charges the same commands, naming an item without a name by nameOf", () => {
+    const byArrays = new ClientCost();
+    const byItems = new ClientCost();
+    const a = { name: 'a' };
+    const c = { name: '', libName: 'lib' };
+    const commands = [cmd('GET', 'x'), cmd('GET', 'y'), cmd('SET', 'z', 'v'), cmd('GET', 'w'), cmd('INCR', 'n')];
+    const owners = [a, a, a, c, c];
+    const names = ['get', 'get', 'set', 'get', 'incr'];
+    const replies = [b('$-1\r\n'), b('$-1\r\n'), b('+OK\r\n'), b('-ERR x\r\n'), b(':1\r\n')];
+    byArrays.call(owners, names, commands, replies);
+    // The last item has neither name nor size: nameOf names it, its size is measured.
+    const items = commands.map((args, i) => (i < 4 ? { args, name: names[i], bytes: requestBytes(args) } : { args }));
+    const asked: string[] = [];
+    byItems.callItems(owners, items, replies, (args) => (asked.push(String(args[0])), 'incr'));
+    expect(asked).toEqual(['INCR']);
+    expect([...byItems.clientSeries()]).toEqual([...byArrays.clientSeries()]);
+    expect([...byItems.commandSeries()]).toEqual([...byArrays.commandSeries()]);
+    expect(byItems.commandSeries().get('get')).toMatchObject({ commands: 3, errors: 1 });
+    expect(byItems.clientSeries().get('lib')).toMatchObject({ commands: 2, errors: 1 });
+  });
+
   it('keeps INFO field separators out of names', () => {
     expect(infoName('svc:api,v=2 x')).toBe('svc_api_v_2_x');
     expect(infoName('node-redis(4.7)@host/a.b')).toBe('node-redis(4.7)@host/a.b');

@@ -579,6 +579,39 @@ describe('pushShared: bytes lent from one read buffer (socket-input.ts)', () => 
   });
 });
 
+describe('argument arrays and command names', () => {
+  it('a request has an array of exactly its arguments, up to and past the presized count', () => {
+    for (const n of [1, 2, 3, 64, 65, 200]) {
+      const args = ['MSET', ...Array.from({ length: n - 1 }, (_, i) => `a${i}`)];
+      const { results } = readAll([encodeCommand(args)]);
+      expect(results).toHaveLength(1);
+      const r = results[0];
+      expect(r.kind === 'command' && r.args.length).toBe(n);
+      expect(commands(results)).toEqual([args]);
+    }
+  });
+
+  it('a command name is one shared copy per spelling, equal byte for byte, and never a view of the input', () => {
+    const reader = new RequestReader();
+    const input = Buffer.concat([encodeCommand(['GET', 'a']), encodeCommand(['get', 'b']), encodeCommand(['GET', 'c'])]);
+    reader.push(input);
+    const names: Buffer[] = [];
+    for (let r = reader.read(); r !== undefined; r = reader.read()) if (r.kind === 'command') names.push(r.args[0]);
+    expect(names.map((n) => n.toString())).toEqual(['GET', 'get', 'GET']);
+    expect(names[2]).toBe(names[0]);
+    expect(names[1]).not.toBe(names[0]);
+    expect(names[0].buffer).not.toBe(input.buffer);
+    input.fill(0x78); // the client's bytes change: the names do not
+    expect(names.map((n) => n.toString())).toEqual(['GET', 'get', 'GET']);
+  });
+
+  it('a first argument longer than any command name is a view like the others', () => {
+    const long = 'x'.repeat(40);
+    const { results } = readAll([encodeCommand([long, 'y'])]);
+    expect(commands(results)).toEqual([[long, 'y']]);
+  });
+});
+
 describe('pipelines', () => {
   const N = 10_000;
   const frames: Buffer[] = [];

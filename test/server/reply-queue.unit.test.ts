@@ -2,7 +2,7 @@
 // that come later, one joined write per ready run, large replies written as they are (corked, not
 // copied), CLIENT REPLY's silencing, and the close after the last reply.
 import { describe, expect, it } from 'vitest';
-import { ReplyQueue, type ReplyOutput } from '../../src/server/reply-queue.js';
+import { emptyKeepingRoom, ReplyQueue, type ReplyOutput } from '../../src/server/reply-queue.js';
 
 class Recorder implements ReplyOutput {
   /** Each write() call's bytes, and whether it came while corked. */
@@ -85,6 +85,31 @@ describe('ReplyQueue', () => {
     const expected = Array.from({ length: 1500 }, (_, i) => `:${i}\r\n`).join('');
     expect(out.text).toBe(expected);
     expect(out.writes).toHaveLength(2);
+  });
+
+  it('empties a short array keeping it (the same array, length 0) and a long one too', () => {
+    for (const n of [0, 1, 16, 64, 65, 5000]) {
+      const a = Array.from({ length: n }, (_, i) => i);
+      emptyKeepingRoom(a);
+      expect(a).toEqual([]);
+      a.push(7);
+      expect(a).toEqual([7]);
+    }
+  });
+
+  it('keeps positions when every reply is written one at a time (the -P 1 pattern)', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 10);
+    for (let i = 0; i < 200; i++) {
+      const slot = q.take();
+      expect(slot).toBe(i);
+      expect(q.nextPosition).toBe(i + 1);
+      q.fill(slot, Buffer.from(`:${i}\r\n`));
+      q.write();
+      expect(q.owed).toBe(0);
+    }
+    expect(out.writes.length).toBe(200);
+    expect(out.text).toBe(Array.from({ length: 200 }, (_, i) => `:${i}\r\n`).join(''));
   });
 
   it('writes a run that holds a large reply without copying it: each reply corked into one writev', () => {

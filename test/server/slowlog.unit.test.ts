@@ -57,4 +57,26 @@ describe('Slowlog', () => {
     log.record(1, args(4), conn);
     expect(keys(log)).toEqual(['k4']);
   });
+
+  it("keeps the arguments as Redis trims them (32, each at most 128 bytes), copied: later changes to the client's bytes do not show", () => {
+    const log = new Slowlog(0, 10);
+    const many = Array.from({ length: 40 }, (_, i) => Buffer.from(i === 1 ? 'y'.repeat(300) : `a${i}`));
+    log.record(5, many, conn);
+    const short = [Buffer.from('GET'), Buffer.from('key')];
+    log.record(6, short, conn);
+    short[1].write('KEY');
+    many[2].write('b');
+    const [newest, older] = log.get(-1);
+    expect(newest.args.map(String)).toEqual(['GET', 'key']);
+    expect(older.args).toHaveLength(32);
+    expect(older.args.map(String)).toEqual([
+      'a0',
+      'y'.repeat(128) + '... (172 more bytes)',
+      ...Array.from({ length: 29 }, (_, i) => `a${i + 2}`),
+      '... (9 more arguments)',
+    ]);
+    expect(older).toMatchObject({ id: 0, durationUs: 5, client: conn.address, clientName: conn.name });
+    // Every read gives the same arguments.
+    expect(older.args.map(String)).toEqual(log.get(-1)[1].args.map(String));
+  });
 });
