@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Dispatcher } from 'undici';
 import { Http1Pool } from '../../src/upstream/http1-pool.js';
 import { exchange } from '../../src/upstream/http-exchange.js';
+import { callPool } from '../../src/upstream/undici-pool.js';
 
 interface Outcome {
   started: boolean;
@@ -303,5 +304,23 @@ describe('Http1Pool', () => {
     await q.destroy();
     expect(await stuck).toMatchObject({ started: true, error: { code: 'UND_ERR_DESTROYED' } });
     expect(q.destroyed).toBe(true);
+  });
+
+  it("is the proxy's call pool unless RESPGATE_UPSTREAM_HTTP=undici asks for undici's Pool", async () => {
+    const options = { connections: 2, connectTimeoutMs: 1000, headersTimeoutMs: 2000, bodyTimeoutMs: 2000 };
+    const lean = callPool('http://127.0.0.1:1', options);
+    expect(lean).toBeInstanceOf(Http1Pool);
+    await lean.destroy();
+    const before = process.env.RESPGATE_UPSTREAM_HTTP;
+    process.env.RESPGATE_UPSTREAM_HTTP = 'undici';
+    try {
+      const undici = callPool('http://127.0.0.1:1', options);
+      expect(undici).not.toBeInstanceOf(Http1Pool);
+      expect(undici.constructor.name).toBe('Pool');
+      await undici.destroy();
+    } finally {
+      if (before === undefined) delete process.env.RESPGATE_UPSTREAM_HTTP;
+      else process.env.RESPGATE_UPSTREAM_HTTP = before;
+    }
   });
 });
