@@ -411,39 +411,29 @@ class Connection {
 
   /** Status line and headers: calls onResponseStart and sets the body's framing; false after an error. */
   private parseHead(text: string): boolean {
-    const lines = text.split('\r\n');
-    const status = /^HTTP\/1\.([01]) (\d{3})/.exec(lines[0]);
-    if (!status) {
-      this.destroy(failure(`invalid answer from the upstream: ${lines[0].slice(0, 40)}`, 'UND_ERR_SOCKET'));
+    const code = statusCode(text);
+    if (code < 0) {
+      this.destroy(failure(`invalid answer from the upstream: ${text.slice(0, 40)}`, 'UND_ERR_SOCKET'));
       return false;
     }
-    const code = Number(status[2]);
-    const headers: Record<string, string | string[]> = {};
-    for (let i = 1; i < lines.length; i++) {
-      const colon = lines[i].indexOf(':');
-      if (colon <= 0) continue;
-      const name = lines[i].slice(0, colon).trim().toLowerCase();
-      const value = lines[i].slice(colon + 1).trim();
-      const seen = headers[name];
-      headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
-    }
-    const one = (name: string): string | undefined => {
-      const v = headers[name];
-      return Array.isArray(v) ? v[v.length - 1] : v;
-    };
     if (code >= 100 && code < 200 && code !== 101) {
       this.startAnswer(); // informational: the real answer follows
       return true;
     }
-    const connection = (one('connection') ?? '').toLowerCase();
-    this.reuse = status[1] === '1' ? !connection.includes('close') : connection.includes('keep-alive');
-    const hint = /timeout=(\d+)/i.exec(one('keep-alive') ?? '');
+    const headers = parseHeaders(text);
+    const last = (name: string): string => {
+      const v = headers[name];
+      return (Array.isArray(v) ? v[v.length - 1] : v) ?? '';
+    };
+    const connection = last('connection').toLowerCase();
+    this.reuse = text.charCodeAt(7) === 49 /* HTTP/1.1 */ ? !connection.includes('close') : connection.includes('keep-alive');
+    const keepAlive = last('keep-alive');
+    const hint = keepAlive === '' ? null : /timeout=(\d+)/i.exec(keepAlive);
     if (hint) this.keepAliveMs = Math.min(this.pool.defaultKeepAliveMs, Number(hint[1]) * 1000 - KEEP_ALIVE_MARGIN_MS);
     if (this.keepAliveMs <= 0) this.reuse = false;
-    const encoding = (one('transfer-encoding') ?? '').toLowerCase();
-    const length = one('content-length');
+    const length = headers['content-length'];
     this.inHead = false;
-    if (encoding.includes('chunked')) {
+    if (last('transfer-encoding').toLowerCase().includes('chunked')) {
       this.body = Body.Chunked;
       this.chunk = Chunk.Size;
       this.line = '';
@@ -451,7 +441,7 @@ class Connection {
       this.body = Body.Length;
       this.left = 0;
     } else if (length !== undefined) {
-      if (!/^\d+$/.test(length)) {
+      if (typeof length !== 'string' || !/^\d+$/.test(length)) {
         this.destroy(failure('invalid content-length from the upstream', 'UND_ERR_SOCKET'));
         return false;
       }
@@ -535,4 +525,39 @@ class Connection {
     this.completed = true;
     request.handler.onResponseEnd?.(controller, NO_TRAILERS);
   }
+}
+
+/** The status of `HTTP/1.x NNN …`, or -1 when the head does not start with a status line. */
+function statusCode(head: string): number {
+  if (!head.startsWith('HTTP/1.') || head.charCodeAt(8) !== 32) return -1;
+  const minor = head.charCodeAt(7);
+  if (minor !== 48 && minor !== 49) return -1;
+  let code = 0;
+  for (let i = 9; i < 12; i++) {
+    const digit = head.charCodeAt(i) - 48;
+    if (!(digit >= 0 && digit <= 9)) return -1;
+    code = code * 10 + digit;
+  }
+  const after = head.charCodeAt(12);
+  return after === 32 || after === 13 || Number.isNaN(after) ? code : -1;
+}
+
+/** The header lines after the status line, names lower-cased; a repeated name gives an array (undici's shape). */
+function parseHeaders(head: string): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  let at = head.indexOf('\r\n');
+  while (at >= 0) {
+    at += 2;
+    const end = head.indexOf('\r\n', at);
+    const stop = end < 0 ? head.length : end;
+    const colon = head.indexOf(':', at);
+    if (colon > at && colon < stop) {
+      const name = head.slice(at, colon).trim().toLowerCase();
+      const value = head.slice(colon + 1, stop).trim();
+      const seen = headers[name];
+      headers[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+    }
+    at = end;
+  }
+  return headers;
 }

@@ -274,6 +274,27 @@ describe('Http1Pool', () => {
     expect(s.sockets).toHaveLength(2);
   });
 
+  it('fails an answer without an HTTP/1.x status line or with a broken content-length, as sent', async () => {
+    const s = await rawServer((socket, _r, n) => {
+      if (n === 1) socket.write('HTTP/2 200\r\n\r\n');
+      else if (n === 2) socket.write('HTTP/1.1 200 OK\r\nContent-Length: 12x\r\n\r\n');
+      else socket.write('HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    });
+    const p = pool(s.origin, 1);
+    expect(await call(p)).toMatchObject({
+      started: true,
+      error: { code: 'UND_ERR_SOCKET', message: 'invalid answer from the upstream: HTTP/2 200' },
+    });
+    expect(await call(p)).toMatchObject({
+      started: true,
+      error: { code: 'UND_ERR_SOCKET', message: 'invalid content-length from the upstream' },
+    });
+    // HTTP/1.0 without keep-alive: answered, then the connection is not reused.
+    expect((await call(p)).body.toString()).toBe('ok');
+    expect((await call(p)).body.toString()).toBe('ok');
+    expect(s.sockets).toHaveLength(4);
+  });
+
   it("closes an idle connection before the server's keep-alive timeout", async () => {
     const s = await rawServer((socket) => socket.write('HTTP/1.1 200 OK\r\nKeep-Alive: timeout=3\r\nContent-Length: 0\r\n\r\n'));
     const p = pool(s.origin);
