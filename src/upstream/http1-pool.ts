@@ -12,11 +12,16 @@
 // HTTP it understands: a status line and headers (1xx skipped), a body framed by content-length,
 // chunked transfer-encoding or the end of the connection; `connection: close`; the server's
 // `keep-alive: timeout=N` (an idle connection is closed 2 s before the server would, as undici does,
-// so a request is not written to a connection the server is closing).
+// so a request is not written to a connection the server is closing). Connections are opened by
+// undici's own connector (TCP or TLS, its connect timeout and errors, TLS session reuse): upstream/
+// opens no socket itself (DESIGN.md's room rule), and a failed connect reads exactly as before.
 import diagnostics from 'node:diagnostics_channel';
-import net from 'node:net';
-import tls from 'node:tls';
-import type { Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type { Duplex } from 'node:stream';
+import type { buildConnector as BuildConnector, Dispatcher } from 'undici';
+
+const require = createRequire(import.meta.url);
+const buildConnector: typeof BuildConnector = require('undici/lib/core/connect.js');
 
 export interface Http1PoolOptions {
   /** Most connections open at once. */
@@ -65,10 +70,10 @@ const NO_TRAILERS = {};
 const requestCreated = diagnostics.channel('undici:request:create');
 
 export class Http1Pool {
-  private readonly host: string;
-  private readonly port: number;
-  private readonly secure: boolean;
+  private readonly url: URL;
   private readonly hostHeader: string;
+  /** undici's connector: a connected TCP or TLS socket, or the connect error. */
+  private readonly connector: BuildConnector.connector;
   private readonly idle: Connection[] = [];
   private readonly open = new Set<Connection>();
   private readonly queue: Pending[] = [];
@@ -81,11 +86,9 @@ export class Http1Pool {
     readonly origin: string,
     readonly options: Http1PoolOptions,
   ) {
-    const url = new URL(origin);
-    this.secure = url.protocol === 'https:';
-    this.host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    this.port = Number(url.port || (this.secure ? 443 : 80));
-    this.hostHeader = url.host;
+    this.url = new URL(origin);
+    this.hostHeader = this.url.host;
+    this.connector = buildConnector({ timeout: options.connectTimeoutMs, ...(options.ca ? { ca: options.ca } : {}) });
   }
 
   get destroyed(): boolean {
@@ -201,16 +204,12 @@ export class Http1Pool {
   }
 
   private connect(): void {
-    const connection = new Connection(this, this.openSocket());
+    const connection = new Connection(this);
     this.open.add(connection);
-  }
-
-  private openSocket(): net.Socket {
-    const { host, port } = this;
-    if (!this.secure) return net.connect({ host, port, noDelay: true });
-    return tls
-      .connect({ host, port, servername: net.isIP(host) ? undefined : host, ca: this.options.ca, ALPNProtocols: ['http/1.1'] })
-      .setNoDelay(true);
+    const { hostname, host, protocol, port } = this.url;
+    this.connector({ hostname, host, protocol, port, servername: undefined, localAddress: null, httpSocket: undefined }, (err, socket) =>
+      err || !socket ? connection.failed(err ?? new Error('no socket')) : connection.opened(socket),
+    );
   }
 
   private sweep(): void {
@@ -224,12 +223,6 @@ export class Http1Pool {
     for (const resolve of this.closedWaiters.splice(0)) resolve();
   }
 
-  get address(): string {
-    return `${this.host}:${this.port}`;
-  }
-  get secureTransport(): boolean {
-    return this.secure;
-  }
   get defaultKeepAliveMs(): number {
     return this.options.keepAliveTimeoutMs ?? 4000;
   }
@@ -252,13 +245,12 @@ const enum Chunk {
 class Connection {
   idleSince = 0;
   keepAliveMs: number;
-  private connected = false;
+  private socket: Duplex | undefined;
   private request: Pending | undefined;
   private controller: Dispatcher.DispatchController | undefined;
   private gone = false;
   /** An answer ended in the read being handled. */
   private completed = false;
-  private connectTimer: NodeJS.Timeout | undefined;
   // The answer being read.
   private head: Buffer | undefined;
   private inHead = true;
@@ -268,28 +260,36 @@ class Connection {
   private chunk = Chunk.Size;
   private line = '';
 
-  constructor(
-    private readonly pool: Http1Pool,
-    readonly socket: net.Socket,
-  ) {
+  constructor(private readonly pool: Http1Pool) {
     this.keepAliveMs = pool.defaultKeepAliveMs;
-    socket.on(pool.secureTransport ? 'secureConnect' : 'connect', () => this.onConnect());
+  }
+
+  /** The connector's socket, connected (TLS: handshake done). */
+  opened(socket: Duplex): void {
+    if (this.gone) {
+      socket.destroy(); // the pool was destroyed meanwhile
+      return;
+    }
+    this.socket = socket;
     socket.on('data', (data: Buffer) => this.onData(data));
     socket.on('error', (err: Error) => this.destroy(err));
     socket.on('end', () => this.onEnd());
     socket.on('close', () => this.destroy());
-    const timeoutMs = pool.options.connectTimeoutMs;
-    this.connectTimer = setTimeout(
-      () =>
-        this.destroy(
-          failure(`Connect Timeout Error (attempted address: ${pool.address}, timeout: ${timeoutMs}ms)`, 'UND_ERR_CONNECT_TIMEOUT'),
-        ),
-      timeoutMs,
-    );
+    const next = this.pool.nextQueued();
+    if (next) this.send(next);
+    else this.pool.released(this);
+  }
+
+  /** The connection did not open (refused, timed out, TLS refused): a queued request fails, not sent. */
+  failed(error: Error): void {
+    if (this.gone) return;
+    this.gone = true;
+    this.pool.failedToConnect(error);
+    this.pool.removed(this);
   }
 
   get usable(): boolean {
-    return !this.gone && !this.socket.destroyed && !this.socket.readableEnded;
+    return !this.gone && this.socket !== undefined && !this.socket.destroyed && !this.socket.readableEnded;
   }
 
   send(pending: Pending): void {
@@ -321,18 +321,19 @@ class Connection {
     this.controller = controller;
     this.startAnswer();
     const { head, body } = pending;
-    if (typeof body === 'string') this.socket.write(body.length === 0 ? head : head + body);
+    const socket = this.socket!;
+    if (typeof body === 'string') socket.write(body.length === 0 ? head : head + body);
     else if (body.length <= COPY_BODY_BYTES) {
       const out = Buffer.allocUnsafe(head.length + body.length);
       out.write(head, 0, 'latin1');
       out.set(body, head.length);
-      this.socket.write(out);
+      socket.write(out);
     } else {
       // A large body is not copied: head and body leave in one writev.
-      this.socket.cork();
-      this.socket.write(head, 'latin1');
-      this.socket.write(body);
-      this.socket.uncork();
+      socket.cork();
+      socket.write(head, 'latin1');
+      socket.write(body);
+      socket.uncork();
     }
   }
 
@@ -340,15 +341,12 @@ class Connection {
   destroy(error?: Error): void {
     if (this.gone) return;
     this.gone = true;
-    clearTimeout(this.connectTimer);
-    this.socket.destroy();
+    this.socket?.destroy();
     const request = this.request;
     this.request = undefined;
     if (request) {
       const problem = error ?? failure('other side closed', 'UND_ERR_SOCKET');
       request.handler.onResponseError?.(this.controller as Dispatcher.DispatchController, problem);
-    } else if (!this.connected && error) {
-      this.pool.failedToConnect(error);
     }
     this.pool.removed(this);
   }
@@ -357,14 +355,6 @@ class Connection {
   private onEnd(): void {
     if (this.request && !this.inHead && this.body === Body.UntilClose) this.finish();
     this.destroy();
-  }
-
-  private onConnect(): void {
-    clearTimeout(this.connectTimer);
-    this.connected = true;
-    const next = this.pool.nextQueued();
-    if (next) this.send(next);
-    else this.pool.released(this);
   }
 
   private startAnswer(): void {
