@@ -10,6 +10,8 @@
 //   npx tsx bench/cpu-per-command.ts --pipelines 16 --tests get   # some cases only (e.g. to profile one)
 //   npx tsx bench/profile-summary.ts DIR/proxy-*.cpuprofile       # self time by function
 //   npx tsx bench/cpu-per-command.ts --root /path/to/other/checkout  # that checkout's proxy and platform
+//   npx tsx bench/cpu-per-command.ts --syscalls    # also system calls (by kind) and context switches per
+//                                   # command of redis-server and each proxy (perf stat tracepoints, /proc)
 //   npx tsx bench/cpu-per-command.ts --compare /path/to/other/build  # A/B: that build's proxy and platform too,
 //                                   # measured in the same rounds, interleaved with this one (rows "… (B)");
 //                                   # --compare may be given several times (rows (B), (C) …)
@@ -25,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../src/platform/redis/embedded-server.js';
 import { cpuUs, log, median, startRedis, startStack, stop, sysUs, writeCalls } from './process-stack.js';
+import { contextSwitches, countSyscalls, SYSCALLS } from './syscall-count.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,6 +38,7 @@ const arg = (name: string): string | undefined => {
 const quick = process.argv.includes('--quick');
 const ROUNDS = Number(arg('--rounds') ?? (quick ? 1 : 3));
 const PROFILE_DIR = arg('--profile');
+const SYSCALL_COUNTS = process.argv.includes('--syscalls');
 /** Requests per case, by -P: enough CPU time at each side for hundreds of 10 ms ticks. */
 const REQUESTS: Record<number, number> = quick ? { 1: 20_000, 16: 100_000 } : { 1: 200_000, 16: 1_000_000 };
 const requests = (pipeline: number): number => REQUESTS[pipeline] ?? (pipeline < 8 ? REQUESTS[1] : REQUESTS[16]);
@@ -71,12 +75,25 @@ async function p50Latency(port: number): Promise<number> {
   return Number(line[header.indexOf('p50_latency_ms')]) * 1000;
 }
 
-/** CPU µs per command of each process while `work` runs. */
+/** System calls by kind (`all`, SYSCALLS, `cs-vol`, `cs-invol`: context switches) per command of one process. */
+type CallCounts = Record<string, number>;
+
+/** CPU µs per command of each process while `work` runs (and, with --syscalls, the system calls of `traced`). */
 async function cpuDuring(
   pids: Record<string, number>,
   commands: number,
   work: () => Promise<number>,
-): Promise<{ perCommand: Record<string, number>; writes: Record<string, number>; sys: Record<string, number>; rps: number }> {
+  traced: string[] = [],
+): Promise<{
+  perCommand: Record<string, number>;
+  writes: Record<string, number>;
+  sys: Record<string, number>;
+  calls: Record<string, CallCounts>;
+  rps: number;
+}> {
+  const tracing = SYSCALL_COUNTS ? traced : [];
+  const counters = await Promise.all(tracing.map((k) => countSyscalls(pids[k])));
+  const switchesBefore = tracing.map((k) => contextSwitches(pids[k]));
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuUs(pid)]));
   const writesBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, writeCalls(pid)]));
   const sysBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, sysUs(pid)]));
@@ -84,7 +101,26 @@ async function cpuDuring(
   const perCommand = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (cpuUs(pid) - before[k]) / commands]));
   const writes = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (writeCalls(pid) - writesBefore[k]) / commands]));
   const sys = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (sysUs(pid) - sysBefore[k]) / commands]));
-  return { perCommand, writes, sys, rps };
+  const calls: Record<string, CallCounts> = {};
+  for (const [i, k] of tracing.entries()) {
+    const switches = contextSwitches(pids[k]);
+    const counted = await counters[i].stop();
+    const perCmd: CallCounts = {
+      'cs-vol': (switches.voluntary - switchesBefore[i].voluntary) / commands,
+      'cs-invol': (switches.involuntary - switchesBefore[i].involuntary) / commands,
+    };
+    if (counted) for (const [name, n] of Object.entries(counted)) perCmd[name] = n / commands;
+    calls[k] = perCmd;
+  }
+  return { perCommand, writes, sys, calls, rps };
+}
+
+/** One row of the system-call table: per command, by kind ('—' when perf could not count). */
+function callRow(label: string, p: number, who: string, c: CallCounts): string {
+  const f = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(3));
+  const epoll = c.all === undefined ? undefined : (c.epoll_pwait ?? 0) + (c.epoll_wait ?? 0);
+  const other = c.all === undefined ? undefined : c.all - SYSCALLS.reduce((sum, name) => sum + (c[name] ?? 0), 0) + (c.setsockopt ?? 0);
+  return `| ${label} | ${p} | ${who} | ${f(c.all)} | ${f(c.read)} | ${f(c.write)} | ${f(c.writev)} | ${f(epoll)} | ${f(c.epoll_ctl)} | ${f(c.futex)} | ${f(other)} | ${f(c['cs-vol'])} / ${f(c['cs-invol'])} |`;
 }
 
 async function main(): Promise<void> {
@@ -99,6 +135,7 @@ async function main(): Promise<void> {
   const load: number[] = [loadavg()[0]];
   const rows: string[] = [];
   const writeRows: string[] = [];
+  const callRows: string[] = [];
   let latencyLine: string;
   try {
     for (const test of TESTS) {
@@ -120,19 +157,25 @@ async function main(): Promise<void> {
     for (const p of PIPELINES) {
       for (const test of TESTS) {
         const samples: Record<string, number[]> = { direct: [], directRps: [], directW: [], directS: [] };
+        const callSamples: Record<string, CallCounts[]> = {};
         for (let r = 0; r < ROUNDS; r++) {
           log(`  ${test.toUpperCase()} -P ${p} round ${r + 1}/${ROUNDS} (load ${loadavg()[0].toFixed(1)})`);
           load.push(loadavg()[0]);
-          const d = await cpuDuring({ direct: directProc.pid }, requests(p), () => benchmark(directPort, test, p));
+          const d = await cpuDuring({ direct: directProc.pid }, requests(p), () => benchmark(directPort, test, p), ['direct']);
+          if (d.calls.direct) (callSamples.direct ??= []).push(d.calls.direct);
           samples.direct.push(d.perCommand.direct);
           samples.directRps.push(d.rps);
           samples.directW.push(d.writes.direct);
           samples.directS.push(d.sys.direct);
           for (const [i, stack] of stacks.entries()) {
             const b = LETTERS[i]; // '' for this build, B, C … for the --compare builds' samples
-            const x = await cpuDuring({ proxy: stack.proxy.pid, platform: stack.platform.pid, data: stack.dataPid }, requests(p), () =>
-              benchmark(stack.proxyPort, test, p),
+            const x = await cpuDuring(
+              { proxy: stack.proxy.pid, platform: stack.platform.pid, data: stack.dataPid },
+              requests(p),
+              () => benchmark(stack.proxyPort, test, p),
+              ['proxy'],
             );
+            if (x.calls.proxy) (callSamples['proxy' + b] ??= []).push(x.calls.proxy);
             for (const k of ['proxy', 'platform', 'data']) (samples[k + b] ??= []).push(x.perCommand[k]);
             (samples['proxyRps' + b] ??= []).push(x.rps);
             (samples['proxyW' + b] ??= []).push(x.writes.proxy);
@@ -142,6 +185,13 @@ async function main(): Promise<void> {
           }
         }
         const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
+        // Per kind of call, the median of the rounds.
+        const callMedian = (rounds: CallCounts[]): CallCounts =>
+          Object.fromEntries(Object.keys(rounds[0]).map((name) => [name, median(rounds.map((r) => r[name] ?? 0))]));
+        if (callSamples.direct) callRows.push(callRow(test.toUpperCase(), p, 'redis-server direct', callMedian(callSamples.direct)));
+        for (const b of stacks.map((_, i) => LETTERS[i]))
+          if (callSamples['proxy' + b])
+            callRows.push(callRow(test.toUpperCase(), p, `proxy${b ? ` (${b})` : ''}`, callMedian(callSamples['proxy' + b])));
         const ratio = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} µs (${(v / m.direct).toFixed(2)}×)`;
         const sysShare = (sys: number, all: number) => `${Math.round((100 * sys) / all)}%`;
         for (const b of stacks.map((_, i) => LETTERS[i])) {
@@ -180,6 +230,18 @@ async function main(): Promise<void> {
   console.log('|---|---|---|---|---|---|');
   for (const row of writeRows) console.log(row);
   console.log('');
+  if (callRows.length > 0) {
+    console.log(
+      'System calls per command (perf stat tracepoints, all threads; `—`: perf could not count) and context switches per command (/proc):',
+    );
+    console.log('');
+    console.log(
+      '| test | -P | process | all | read | write | writev | epoll wait | epoll_ctl | futex | other | context switches vol / invol |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const row of callRows) console.log(row);
+    console.log('');
+  }
   console.log(latencyLine);
   console.log(
     `load average (1 min) during the run: median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}; ${readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/)?.[1] ?? 'cpu'}, ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores, Node ${process.version}`,

@@ -10,7 +10,7 @@
 // last argument, goes alone in the path form. The parts of a batch run one after the other, so the upstream sees them in order.
 // Transactions go as one /multi-exec call, or as one EVAL when keys are watched or an argument is
 // binary (script-transaction.ts).
-import { Pool } from './undici-pool.js';
+import { callPool, type Pool } from './undici-pool.js';
 import { PROXY_DEFAULTS, type UpstreamFormat } from '../config.js';
 import { errorReply, oneLine } from '../resp/protocol.js';
 import { describeReplies, splitReplies } from '../resp/reply-scanner.js';
@@ -507,14 +507,14 @@ export class KvClient {
   }
 
   private newPool(): Pool {
-    return new Pool(this.origin, {
+    return callPool(this.origin, {
       connections: this.connections,
-      pipelining: 1,
-      connect: { timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) },
+      connectTimeoutMs: this.timeoutMs,
+      ca: this.ca,
       // The exchange's own deadline is the one that counts; these are backstops (the largest request
       // has time for its bytes).
-      headersTimeout: Math.ceil(this.timeoutMs + transferAllowanceMs(this.upstreamMaxRequestBytes)) + 1000,
-      bodyTimeout: this.timeoutMs + 1000,
+      headersTimeoutMs: Math.ceil(this.timeoutMs + transferAllowanceMs(this.upstreamMaxRequestBytes)) + 1000,
+      bodyTimeoutMs: this.timeoutMs + 1000,
     });
   }
 

@@ -5,6 +5,7 @@
 // (`Object.assign(Dispatcher.prototype, api)`), so a Pool made here is the index's Pool.
 import { createRequire } from 'node:module';
 import type { Pool as UndiciPool } from 'undici';
+import { Http1Pool } from './http1-pool.js';
 
 const require = createRequire(import.meta.url);
 
@@ -14,3 +15,34 @@ const Dispatcher = require('undici/lib/dispatcher/dispatcher.js');
 Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
 
 export type Pool = UndiciPool;
+
+/** What the proxy's upstream calls (kv-client.ts) are sent through. */
+export interface CallPoolOptions {
+  connections: number;
+  connectTimeoutMs: number;
+  ca?: string | Buffer;
+  /** undici's backstops (the exchange's own deadline is the one that counts). */
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+}
+
+/**
+ * The pool of the proxy's upstream calls: the lean HTTP/1.1 client (http1-pool.ts), or undici's Pool
+ * with RESPGATE_UPSTREAM_HTTP=undici (the client of earlier versions, kept as a fallback).
+ */
+export function callPool(origin: string, options: CallPoolOptions): Pool {
+  if (process.env.RESPGATE_UPSTREAM_HTTP === 'undici')
+    return new Pool(origin, {
+      connections: options.connections,
+      pipelining: 1,
+      connect: { timeout: options.connectTimeoutMs, ...(options.ca ? { ca: options.ca } : {}) },
+      headersTimeout: options.headersTimeoutMs,
+      bodyTimeout: options.bodyTimeoutMs,
+    });
+  // Http1Pool is a Dispatcher as far as exchange() and kv-client use one: dispatch, close, destroy, destroyed.
+  return new Http1Pool(origin, {
+    connections: options.connections,
+    connectTimeoutMs: options.connectTimeoutMs,
+    ca: options.ca,
+  }) as unknown as Pool;
+}
