@@ -7,7 +7,8 @@
 // growth. So once the proxy serves, the young generation stops growing at the first size of at least
 // RESPGATE_SEMI_SPACE_MIB a semi-space (default 8): the factor becomes 1. Measured: 8 MiB costs no
 // CPU per command that shows, 4 MiB (what the start reaches) 0-7 % more, V8's 1 MiB start size 8-15 %
-// (docs/decisions.md).
+// (docs/decisions.md). What a busy spell leaves (the held young generation, objects and Buffers it
+// promoted) is given back once the proxy is quiet: heap-release.ts.
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { ConfigError } from '../config.js';

@@ -8,6 +8,7 @@ import { proxyBanner } from '../banner.js';
 import type { ProxyRoleFlags } from '../options.js';
 import { databasesOf, proxyConfig, upstreamUrlOf } from '../proxy-config.js';
 import { waitForSignal } from '../signals.js';
+import { releaseAfterLoad, releasePolicy } from '../heap-release.js';
 import { holdYoungGeneration, youngGenerationPolicy } from '../young-generation.js';
 
 export async function run(flags: ProxyRoleFlags): Promise<void> {
@@ -16,6 +17,7 @@ export async function run(flags: ProxyRoleFlags): Promise<void> {
   const token = flags.upstreamToken || process.env.UPSTASH_REDIS_REST_TOKEN || '';
   const log = createLogger(flags.logLevel);
   const semiSpaceMiB = youngGenerationPolicy();
+  const releaseMs = releasePolicy();
   const config = { ...proxyConfig(flags, url, token), databases: databasesOf(flags.database) };
   const proxy = await startProxy(config, log);
   const readiness = async () => ({ ready: proxy.upstream.ready, problem: proxy.upstream.problem });
@@ -38,6 +40,8 @@ export async function run(flags: ProxyRoleFlags): Promise<void> {
   const upstreamOk = await proxy.upstreamChecked;
   // Serving from now on: V8's young generation grows no further than this (young-generation.ts).
   if (semiSpaceMiB !== undefined) holdYoungGeneration(semiSpaceMiB);
+  // And gives back what a busy spell left once it is over (heap-release.ts).
+  const released = releaseMs !== undefined ? releaseAfterLoad(releaseMs) : undefined;
   const signalled = waitForSignal(); // before the banner: a SIGTERM right after it must stop us cleanly
   process.stdout.write(proxyBanner(proxy, url, { given: token !== '', fromEnv: !flags.upstreamToken }, upstreamOk, metrics?.port));
   if (metrics)
@@ -45,5 +49,6 @@ export async function run(flags: ProxyRoleFlags): Promise<void> {
   await signalled;
   await metrics?.stop();
   webConsole.close();
+  released?.stop();
   await proxy.shutdown();
 }

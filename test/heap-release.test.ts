@@ -1,0 +1,114 @@
+// The proxy gives memory back once a busy spell is over (src/cli/heap-release.ts, issue 25). V8's
+// collections are the whole process's, so each case runs in a child process of its own: a "load" keeps
+// objects and 8 KiB Buffers alive across event-loop turns (V8 grows the young generation and promotes
+// some of them, as under redis-benchmark), then drops them and goes quiet.
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../src/config.js';
+import { RELEASE_QUIET_MS, releasePolicy } from '../src/cli/heap-release.js';
+import { runRespgate } from './helpers/respgate-cli.js';
+
+const run = promisify(execFile);
+const moduleUrl = (name: string) => pathToFileURL(path.resolve(import.meta.dirname, `../src/cli/${name}.ts`)).href;
+const MiB = 1024 * 1024;
+
+interface Weight {
+  semi: number;
+  arrayBuffers: number;
+  releases: number;
+}
+
+/**
+ * Warms up (short-lived garbage, as the proxy's start makes before it serves), then runs a load with
+ * `releaseAfterLoad(quietMs)` watching (0: not watching) and waits `waitMs`; the weight at the load's end
+ * and after the wait. The load keeps objects and 8 KiB Buffers for ten event-loop turns (`survivors`),
+ * or makes small objects that die within their turn.
+ */
+async function loadThenQuiet(quietMs: number, waitMs: number, survivors = true): Promise<{ end: Weight; after: Weight }> {
+  const code = `
+    import { releaseAfterLoad } from ${JSON.stringify(moduleUrl('heap-release'))};
+    import { semiSpaceBytes } from ${JSON.stringify(moduleUrl('young-generation'))};
+    const turn = async (n, keep) => {
+      let kept = [];
+      for (let t = 0; t < n; t++) {
+        const batch = [];
+        for (let i = 0; i < 200; i++) batch.push({ t, i, name: 'c' + i });
+        if (keep) {
+          for (let i = 0; i < 1800; i++) batch.push({ t, i, name: 'c' + i });
+          for (let i = 0; i < 40; i++) batch.push(Buffer.alloc(8192));
+          kept.push(batch);
+          if (kept.length > 10) kept.shift();
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    await turn(2000, false);
+    const release = ${quietMs} ? releaseAfterLoad(${quietMs}) : undefined;
+    const weight = () => ({ semi: semiSpaceBytes(), arrayBuffers: process.memoryUsage().arrayBuffers, releases: release?.releases ?? 0 });
+    await turn(${survivors} ? 150 : 3000, ${survivors});
+    const end = weight();
+    await new Promise((resolve) => setTimeout(resolve, ${waitMs}));
+    console.log(JSON.stringify({ end, after: weight() }));
+  `;
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code]);
+  return JSON.parse(stdout.trim().split('\n').pop()!) as { end: Weight; after: Weight };
+}
+
+describe('giving memory back after a busy spell', () => {
+  it('frees the dead Buffers once quiet, and the young generation once V8 sees a low allocation rate (5 s); unwatched, nothing comes back', async () => {
+    const [watched, early, unwatched] = await Promise.all([loadThenQuiet(300, 6500), loadThenQuiet(300, 1500), loadThenQuiet(0, 6500)]);
+    // Never during the load: collections keep postponing the release.
+    expect(watched.end.releases).toBe(0);
+    expect(watched.end.semi).toBeGreaterThan(4 * MiB);
+    expect(watched.end.arrayBuffers).toBeGreaterThan(2 * MiB);
+    // After the quiet time: the promoted Buffers are gone; V8 keeps the young generation for its window.
+    expect(early.after.releases).toBe(1);
+    expect(early.after.arrayBuffers).toBeLessThan(1 * MiB);
+    // After V8's window: one more release, and the young generation is back to its smallest.
+    expect(watched.after.releases).toBe(2);
+    expect(watched.after.semi).toBeLessThanOrEqual(2 * MiB);
+    expect(watched.after.arrayBuffers).toBeLessThan(1 * MiB);
+    // Without the release an idle process keeps all of it: V8 collects only when JavaScript allocates.
+    expect(unwatched.after.semi).toBe(unwatched.end.semi);
+    expect(unwatched.after.semi).toBeGreaterThan(4 * MiB);
+    expect(unwatched.after.arrayBuffers).toBeGreaterThan(2 * MiB);
+  }, 30_000);
+
+  it('does not collect when the load left nothing to give back (objects that die young only)', async () => {
+    const { end, after } = await loadThenQuiet(300, 1500, false);
+    expect(end.semi).toBeLessThanOrEqual(4 * MiB);
+    expect(after.releases).toBe(0);
+  }, 30_000);
+});
+
+describe('the policy (RESPGATE_RELEASE_AFTER_MS)', () => {
+  it('releases after 1 s of quiet unless told otherwise; 0 never releases', () => {
+    expect(RELEASE_QUIET_MS).toBe(1000);
+    expect(releasePolicy({})).toBe(1000);
+    expect(releasePolicy({ RESPGATE_RELEASE_AFTER_MS: '' })).toBe(1000);
+    expect(releasePolicy({ RESPGATE_RELEASE_AFTER_MS: ' 250 ' })).toBe(250);
+    expect(releasePolicy({ RESPGATE_RELEASE_AFTER_MS: '0' })).toBeUndefined();
+  });
+
+  it('refuses a time that is not a whole number of milliseconds', () => {
+    for (const bad of ['-1', '1.5', 'x', '1s', '1e3']) {
+      expect(() => releasePolicy({ RESPGATE_RELEASE_AFTER_MS: bad })).toThrow(ConfigError);
+      expect(() => releasePolicy({ RESPGATE_RELEASE_AFTER_MS: bad })).toThrow(
+        `RESPGATE_RELEASE_AFTER_MS must be a whole number of milliseconds (0: never), not '${bad}'`,
+      );
+    }
+  });
+
+  it('respgate proxy exits with a configuration error for a bad RESPGATE_RELEASE_AFTER_MS', async () => {
+    const r = await runRespgate(['proxy', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x'], {
+      RESPGATE_RELEASE_AFTER_MS: 'soon',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "configuration error: RESPGATE_RELEASE_AFTER_MS must be a whole number of milliseconds (0: never), not 'soon'",
+    );
+  });
+});
