@@ -12,7 +12,7 @@
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { ConfigError } from '../config.js';
+import { wholeNumberEnv } from './whole-number-env.js';
 import { semiSpaceBytes } from './young-generation.js';
 
 /** Quiet time (no garbage collection) after which the proxy gives memory back, by default. */
@@ -125,10 +125,6 @@ export function releaseAfterLoad(quietMs = RELEASE_QUIET_MS): HeapRelease {
  * milliseconds; 0: never), else 1000.
  */
 export function releasePolicy(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const asked = env.RESPGATE_RELEASE_AFTER_MS?.trim();
-  if (asked === undefined || asked === '') return RELEASE_QUIET_MS;
-  const ms = Number(asked);
-  if (!/^\d+$/.test(asked) || !Number.isSafeInteger(ms))
-    throw new ConfigError(`RESPGATE_RELEASE_AFTER_MS must be a whole number of milliseconds (0: never), not '${asked}'`);
+  const ms = wholeNumberEnv(env, 'RESPGATE_RELEASE_AFTER_MS', 'milliseconds (0: never)') ?? RELEASE_QUIET_MS;
   return ms === 0 ? undefined : ms;
 }

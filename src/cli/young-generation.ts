@@ -11,7 +11,7 @@
 // promoted) is given back once the proxy is quiet: heap-release.ts.
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
-import { ConfigError } from '../config.js';
+import { wholeNumberEnv } from './whole-number-env.js';
 
 /** The semi-space size the proxy's young generation stops growing at, by default. */
 export const HELD_SEMI_SPACE_MIB = 8;
@@ -49,10 +49,7 @@ export function holdYoungGeneration(semiSpaceMiB = HELD_SEMI_SPACE_MIB): void {
  * RESPGATE_V8_FLAGS sets a semi-space flag itself.
  */
 export function youngGenerationPolicy(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const asked = env.RESPGATE_SEMI_SPACE_MIB?.trim();
-  if (asked === undefined || asked === '') return /semi[-_]space/.test(env.RESPGATE_V8_FLAGS ?? '') ? undefined : HELD_SEMI_SPACE_MIB;
-  const mib = Number(asked);
-  if (!/^\d+$/.test(asked) || !Number.isSafeInteger(mib))
-    throw new ConfigError(`RESPGATE_SEMI_SPACE_MIB must be a whole number of MiB (0: V8's own growth), not '${asked}'`);
+  const mib = wholeNumberEnv(env, 'RESPGATE_SEMI_SPACE_MIB', "MiB (0: V8's own growth)");
+  if (mib === undefined) return /semi[-_]space/.test(env.RESPGATE_V8_FLAGS ?? '') ? undefined : HELD_SEMI_SPACE_MIB;
   return mib === 0 ? undefined : mib;
 }
