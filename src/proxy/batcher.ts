@@ -294,7 +294,7 @@ export class Batcher {
     if (!observe && !cost) return answered;
     return answered.then((replies) => {
       if (observe) observeReplies(observe, commands, replies, performance.now() - started);
-      cost?.callItems(owners, items ?? commands.map(asItem), replies, commandName);
+      cost?.call(owners, items ?? commands.map(asItem), replies, commandName);
       return replies;
     });
   }
@@ -315,9 +315,9 @@ export class Batcher {
       const replies = outcome.kind === 'executed-script' ? outcome.replies : [];
       this.options.cost?.call(
         commands.map(() => source),
-        commands.map(commandName),
-        commands,
+        commands.map(asItem),
         commands.map((_, i) => replies[i]),
+        commandName,
       );
       source.deliverTransaction(item, outcome);
       this.wake(commands);

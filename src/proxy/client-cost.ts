@@ -98,28 +98,14 @@ export class ClientCost {
   ) {}
 
   /**
-   * One upstream call: `owners[i]` sent `commands[i]` (undefined: the shared blocking pollers),
-   * `names[i]` is its command's table name, `replies[i]` its RESP2 reply (undefined when the
-   * call's outcome had none per command). `sizes[i]`, when given, is requestBytes(commands[i]).
+   * One upstream call: `owners[i]` sent `items[i]` (undefined: the shared blocking pollers), `replies[i]`
+   * is its RESP2 reply (undefined when the call's outcome had none per command). The batcher's items
+   * (CommandItem) are read as they are: no array of names and sizes per call. An item's `bytes` is
+   * requestBytes(args) measured when it was read: walking a call's arguments again here, long after they
+   * were read, cost more than the rest of the accounting (cache misses; bench/README.md, issue 25).
+   * `nameOf` names an item that has no name.
    */
   call(
-    owners: readonly (CostOwner | undefined)[],
-    names: readonly string[],
-    commands: readonly Buffer[][],
-    replies: readonly (Reply | undefined)[],
-    sizes?: readonly (number | undefined)[],
-  ): void {
-    const items = commands.map((args, i): CostedCommand => ({ args, name: names[i], bytes: sizes?.[i] }));
-    this.callItems(owners, items, replies, () => 'unknown');
-  }
-
-  /**
-   * The same for the batcher's items (CommandItem), read as they are: no array of names and sizes per
-   * call. An item's `bytes` is requestBytes(args) measured when it was read: walking a call's
-   * arguments again here, long after they were read, cost more than the rest of the accounting
-   * (cache misses; bench/README.md, issue 25). `nameOf` names an item that has no name.
-   */
-  callItems(
     owners: readonly (CostOwner | undefined)[],
     items: readonly CostedCommand[],
     replies: readonly (Reply | undefined)[],

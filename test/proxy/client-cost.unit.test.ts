@@ -1,10 +1,35 @@
 // ClientCost in process: fair shares of a coalesced request, labels (name, lib-name, unnamed),
 // bounded series with `other`, INFO's top N, and bad input to the INFO name encoding.
 import { describe, expect, it } from 'vitest';
-import { BLOCKING_POLLER, ClientCost, clientCostLines, costLabel, infoName, requestBytes, UNNAMED } from '../../src/proxy/client-cost.js';
+import {
+  BLOCKING_POLLER,
+  ClientCost,
+  type CostOwner,
+  clientCostLines,
+  costLabel,
+  infoName,
+  requestBytes,
+  UNNAMED,
+} from '../../src/proxy/client-cost.js';
 
 const b = (s: string) => Buffer.from(s);
 const cmd = (...args: string[]) => args.map(b);
+/** Charges commands given as parallel arrays (names, optional sizes), as items. */
+function charge(
+  cost: ClientCost,
+  owners: readonly (CostOwner | undefined)[],
+  names: readonly string[],
+  commands: readonly Buffer[][],
+  replies: readonly (Buffer | undefined)[],
+  sizes?: readonly (number | undefined)[],
+): void {
+  cost.call(
+    owners,
+    commands.map((args, i) => ({ args, name: names[i], bytes: sizes?.[i] })),
+    replies,
+    () => 'unknown',
+  );
+}
 
 describe('ClientCost', () => {
   it('labels a connection by its name, else its lib-name, else (unnamed); no owner is the blocking poller', () => {
@@ -25,7 +50,7 @@ describe('ClientCost', () => {
     const c = { name: 'c' };
     const commands = [cmd('GET', 'x'), cmd('GET', 'y'), cmd('SET', 'z', 'v')];
     const replies = [b('$1\r\n1\r\n'), b('-ERR boom\r\n'), b('+OK\r\n')];
-    cost.call([a, a, c], ['get', 'get', 'set'], commands, replies);
+    charge(cost, [a, a, c], ['get', 'get', 'set'], commands, replies);
     const series = cost.clientSeries();
     expect(series.get('a')).toEqual({
       commands: 2,
@@ -42,7 +67,7 @@ describe('ClientCost', () => {
 
   it('gives the first N names series and counts later ones as other, monotonically', () => {
     const cost = new ClientCost(2);
-    for (const name of ['a', 'b', 'c', 'd', 'a']) cost.call([{ name }], ['ping'], [cmd('PING')], [b('+PONG\r\n')]);
+    for (const name of ['a', 'b', 'c', 'd', 'a']) charge(cost, [{ name }], ['ping'], [cmd('PING')], [b('+PONG\r\n')]);
     expect([...cost.clientSeries().keys()]).toEqual(['a', 'b', 'other']);
     expect(cost.clientSeries().get('other')?.commands).toBe(2);
     expect(cost.clientSeries().get('a')?.commands).toBe(2);
@@ -50,8 +75,8 @@ describe('ClientCost', () => {
 
   it('INFO lists the top N by commands then other, and resets without touching the series', () => {
     const cost = new ClientCost(1);
-    cost.call([{ name: 'small' }], ['get'], [cmd('GET', 'k')], [b('$-1\r\n')]);
-    for (let i = 0; i < 3; i++) cost.call([{ name: 'big' }], ['get'], [cmd('GET', 'k')], [b('$-1\r\n')]);
+    charge(cost, [{ name: 'small' }], ['get'], [cmd('GET', 'k')], [b('$-1\r\n')]);
+    for (let i = 0; i < 3; i++) charge(cost, [{ name: 'big' }], ['get'], [cmd('GET', 'k')], [b('$-1\r\n')]);
     const lines = Object.fromEntries(clientCostLines(cost));
     expect(lines.clientcost_clients).toBe('2');
     expect(lines.client_big).toMatch(/^commands=3,requests=3\.000,bytes_sent=\d+,bytes_received=15,errors=0$/);
@@ -71,8 +96,8 @@ describe('ClientCost', () => {
     const owners = [a, a, a, c, a];
     const names = ['get', 'get', 'set', 'get', 'get'];
     const replies = [b('$-1\r\n'), b('$-1\r\n'), b('+OK\r\n'), b('-ERR x\r\n'), b('$-1\r\n')];
-    walked.call(owners, names, commands, replies);
-    given.call(owners, names, commands, replies, commands.map(requestBytes));
+    charge(walked, owners, names, commands, replies);
+    charge(given, owners, names, commands, replies, commands.map(requestBytes));
     for (const cost of [walked, given]) {
       expect(cost.clientSeries().get(UNNAMED)).toMatchObject({ commands: 4, errors: 0 });
       expect(cost.clientSeries().get('lib')).toMatchObject({ commands: 1, errors: 1, bytesReceived: 8 });
@@ -83,7 +108,7 @@ describe('ClientCost', () => {
     expect([...given.commandSeries()]).toEqual([...walked.commandSeries()]);
     // After CONFIG RESETSTAT, INFO counts from zero for the same label (no stale counters kept at hand).
     given.resetInfo();
-    given.call([a], ['get'], [cmd('GET', 'x')], [b('$-1\r\n')], [requestBytes(cmd('GET', 'x'))]);
+    charge(given, [a], ['get'], [cmd('GET', 'x')], [b('$-1\r\n')], [requestBytes(cmd('GET', 'x'))]);
     expect(Object.fromEntries(clientCostLines(given))[`client_${infoName(UNNAMED)}`]).toMatch(/^commands=1,/);
     expect(given.clientSeries().get(UNNAMED)?.commands).toBe(5);
   });
@@ -97,11 +122,11 @@ describe('ClientCost', () => {
     const owners = [a, a, a, c, c];
     const names = ['get', 'get', 'set', 'get', 'incr'];
     const replies = [b('$-1\r\n'), b('$-1\r\n'), b('+OK\r\n'), b('-ERR x\r\n'), b(':1\r\n')];
-    byArrays.call(owners, names, commands, replies);
+    charge(byArrays, owners, names, commands, replies);
     // The last item has neither name nor size: nameOf names it, its size is measured.
     const items = commands.map((args, i) => (i < 4 ? { args, name: names[i], bytes: requestBytes(args) } : { args }));
     const asked: string[] = [];
-    byItems.callItems(owners, items, replies, (args) => (asked.push(String(args[0])), 'incr'));
+    byItems.call(owners, items, replies, (args) => (asked.push(String(args[0])), 'incr'));
     expect(asked).toEqual(['INCR']);
     expect([...byItems.clientSeries()]).toEqual([...byArrays.clientSeries()]);
     expect([...byItems.commandSeries()]).toEqual([...byArrays.commandSeries()]);
