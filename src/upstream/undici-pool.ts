@@ -21,7 +21,11 @@ export interface CallPoolOptions {
   connections: number;
   connectTimeoutMs: number;
   ca?: string | Buffer;
-  /** undici's backstops (the exchange's own deadline is the one that counts). */
+  /**
+   * Backstops for the undici fallback only. Http1Pool needs none: the exchange's own deadline
+   * (http-exchange.ts) bounds every call, and its abort destroys the connection the call was on
+   * (test/proxy/upstream-faults.test.ts: an upstream that never answers).
+   */
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
 }
