@@ -81,6 +81,8 @@ const SLAB_MIN_ROOM = 8 * 1024;
  * a few large reads, with no 64 KiB Buffer per read and no join (issue 25, bench/README.md).
  */
 const DIRECT_BODY_BYTES = POOLED_MIN_BYTES;
+/** Larger bodies are read as they come (slab views): no buffer as large as a content-length the server merely claims. */
+const DIRECT_BODY_MAX_BYTES = 16 * 1024 * 1024;
 /** undici's channel of new requests (what its instrumentation and our tests watch), published on when watched. */
 const requestCreated = diagnostics.channel('undici:request:create');
 
@@ -533,7 +535,13 @@ class Connection {
       return data.length;
     }
     if (this.body === Body.Length) {
-      if (this.reads && this.left >= DIRECT_BODY_BYTES && this.left === this.length && this.left > data.length - at)
+      if (
+        this.reads &&
+        this.left >= DIRECT_BODY_BYTES &&
+        this.left <= DIRECT_BODY_MAX_BYTES &&
+        this.left === this.length &&
+        this.left > data.length - at
+      )
         return this.readDirect(data, at);
       const take = Math.min(this.left, data.length - at);
       this.left -= take;
