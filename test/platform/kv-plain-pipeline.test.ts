@@ -342,7 +342,7 @@ describe('RedisConnection reads a bulk of 128 KiB or more straight into a buffer
     return out;
   }
 
-  it('hands it over whole, in one buffer from the large-value pool, with the replies around it as before', async () => {
+  it('hands the last reply of its call over whole, in one buffer from the large-value pool, with the replies around it as before', async () => {
     const size = 1024 * 1024 + 3;
     const bulk = Buffer.concat([Buffer.from(`$${size}\r\n`), value(size, 1), Buffer.from('\r\n')]);
     const whole = Buffer.concat([Buffer.from(':1\r\n'), bulk, Buffer.from('+OK\r\n$3\r\nabc\r\n')]);
@@ -352,14 +352,32 @@ describe('RedisConnection reads a bulk of 128 KiB or more straight into a buffer
     const conn = await RedisConnection.open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
     try {
       const pieces: Buffer[] = [];
-      const streamed = conn.sendEncodedStreamed(ping(3), 3, (p) => pieces.push(p));
-      const after = conn.send([['PING']]);
+      const streamed = conn.sendEncodedStreamed(ping(2), 2, (p) => pieces.push(p));
+      const next = conn.send([['PING'], ['PING']]);
       await streamed;
-      expect(Buffer.concat(pieces).equals(whole.subarray(0, whole.length - 9))).toBe(true);
+      expect(Buffer.concat(pieces).equals(whole.subarray(0, whole.length - 14))).toBe(true);
       const own = pieces.find((p) => p.length === bulk.length)!;
       expect(own.equals(bulk)).toBe(true);
       expect(largeBuffers.owns(own)).toBe(true);
-      expect((await after).map(String)).toEqual(['$3\r\nabc\r\n']);
+      expect((await next).map(String)).toEqual(['+OK\r\n', '$3\r\nabc\r\n']);
+    } finally {
+      conn.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('passes a large bulk that is not the last reply of its call (a burst of GETs) on in the pieces it is read in', async () => {
+    const size = 1024 * 1024;
+    const bulk = Buffer.concat([Buffer.from(`$${size}\r\n`), value(size, 5), Buffer.from('\r\n')]);
+    const whole = Buffer.concat([bulk, Buffer.from('+OK\r\n')]);
+    const server = await serverSending([whole.subarray(0, 100_000), whole.subarray(100_000)]);
+    const conn = await RedisConnection.open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
+    try {
+      const pieces: Buffer[] = [];
+      await conn.sendEncodedStreamed(ping(2), 2, (p) => pieces.push(p));
+      expect(Buffer.concat(pieces).equals(whole)).toBe(true);
+      expect(pieces.length).toBeGreaterThan(2);
+      expect(pieces.some((p) => largeBuffers.owns(p))).toBe(false);
     } finally {
       conn.close();
       await new Promise((r) => server.close(r));

@@ -50,7 +50,10 @@ const SLAB_MIN_ROOM = 8 * 1024;
  * A bulk reply for a joined caller of this size (up to the pool's largest) is read straight into one
  * buffer of its size from the large-value pool, which the HTTP answer gives back once written
  * (handler.ts): a 1 MiB GET arrives in a few large reads, with no 64 KiB Buffer per read (issue 25).
- * Larger ones are passed on in the pieces they are read in (PASS_THROUGH_BYTES).
+ * Only the last reply of its call: a large GET (the proxy gives it a call of its own). A burst of many
+ * (600 pipelined 1 MiB GETs, streamed) keeps the pieces as read, whose memory fits their bytes (a pooled
+ * buffer is of its size class, up to 1/8 more) and goes as soon as each is written. Larger bulks too
+ * are passed on in the pieces they are read in (PASS_THROUGH_BYTES).
  */
 const DIRECT_MIN_BYTES = POOLED_MIN_BYTES;
 const DIRECT_MAX_BYTES = 16 * 1024 * 1024;
@@ -336,7 +339,8 @@ export class RedisConnection {
         if (bulkEnd > 0) {
           // A large bulk reply has begun: what came so far goes on now, the rest as it is read.
           if (pos > start) this.hand(head, buf.subarray(start, pos));
-          if (bulkEnd - pos >= DIRECT_MIN_BYTES && bulkEnd - pos <= DIRECT_MAX_BYTES) this.readDirect(buf, pos, bulkEnd);
+          if (head.remaining === 1 && bulkEnd - pos >= DIRECT_MIN_BYTES && bulkEnd - pos <= DIRECT_MAX_BYTES)
+            this.readDirect(buf, pos, bulkEnd);
           else {
             this.hand(head, buf.subarray(pos));
             this.passing = bulkEnd - buf.length;
