@@ -8,6 +8,7 @@
 //   npx tsx bench/large-values.ts --rounds 5 --size 1048576 --requests 200
 //   npx tsx bench/large-values.ts --compare /path/to/other/build   # rows (B): that build too, same rounds
 //   npx tsx bench/large-values.ts --rounds 1 --profile DIR          # node --cpu-prof of proxy and platform
+//   npx tsx bench/large-values.ts --rounds 1 --tests get --profile DIR  # GET only, profiled
 //   npx tsx bench/large-values.ts --warmup 1                        # passes of each test before the rounds (default 3)
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -27,7 +28,8 @@ const arg = (name: string): string | undefined => {
 const ROUNDS = Number(arg('--rounds') ?? 3);
 const SIZE = Number(arg('--size') ?? 1_048_576);
 const REQUESTS = Number(arg('--requests') ?? 200);
-const TESTS = ['set', 'get'];
+/** --tests get: GET only (the values are SET once first, so GETs read 1 MiB values, not nil). */
+const TESTS = (arg('--tests') ?? 'set,get').split(',');
 const LETTERS = ['', 'B', 'C', 'D'];
 const PROFILE_DIR = arg('--profile');
 /** Passes of each test before the rounds: a fresh platform's CPU per 1 MiB SET falls 3× over its first few hundred. */
@@ -63,6 +65,7 @@ async function main(): Promise<void> {
   const load: number[] = [];
   const peaks: string[] = [];
   try {
+    if (!TESTS.includes('set')) for (const port of [directPort, ...stacks.map((s) => s.proxyPort)]) await benchmark(port, 'set');
     for (let w = 0; w < WARMUP; w++) {
       for (const test of TESTS) {
         await benchmark(directPort, test);

@@ -56,6 +56,11 @@ export class LargeBuffers {
     this.freeBytes += whole.length;
   }
 
+  /** Whether `view` is a view from take() not given back yet (its holder may give it back). */
+  owns(view: Buffer): boolean {
+    return this.out.has(view);
+  }
+
   /** Gives back every pooled view among `args` (a command's arguments after it was answered). */
   giveAll(args: readonly Buffer[]): void {
     for (let i = 0; i < args.length; i++) if (args[i].length >= POOLED_MIN_BYTES) this.give(args[i]);

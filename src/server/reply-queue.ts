@@ -2,6 +2,7 @@
 // known later (forwarded, SUBSCRIBE waiting for its stream) takes a position that is filled when it
 // arrives. Replies are written as soon as nothing before them is missing.
 
+import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
 import { ReplyPieces, writeReply, type Reply } from '../resp/reply-pieces.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -12,7 +13,8 @@ const EMPTY = Buffer.alloc(0);
  * the seam lets test/proxy/dispatch.unit.test.ts run dispatch in-process with a fake output.
  */
 export interface ReplyOutput {
-  write(data: Buffer): boolean;
+  /** `done` (when given) runs once the bytes are written, or with the error that stopped them. */
+  write(data: Buffer, done?: (err?: Error | null) => void): boolean;
   /** Writes until uncork go out together (net.Socket's; a fake output may leave them out). */
   cork?(): void;
   uncork?(): void;
@@ -104,13 +106,13 @@ export class ReplyQueue {
     }
     if (end > start) {
       this.head = end;
-      if (end - start === 1) writeReply(this.socket, slots[start]!);
+      if (end - start === 1) writeOne(this.socket, slots[start]!);
       else if (!large) this.socket.write(joined(slots as readonly (Buffer | undefined)[], start, end, bytes));
       else {
         // Large replies (1 MiB GETs of a pipelining client) go out as they are, in one writev, not
         // copied; a reply in pieces (resp/reply-pieces.ts) from the pieces it was read in.
         this.socket.cork?.();
-        for (let i = start; i < end; i++) writeReply(this.socket, slots[i]!);
+        for (let i = start; i < end; i++) writeOne(this.socket, slots[i]!);
         this.socket.uncork?.();
       }
       if (end === slots.length) {
@@ -146,6 +148,19 @@ export class ReplyQueue {
     this.closed = true;
     this.closingNow = true;
   }
+}
+
+/**
+ * Writes one reply. A reply that is a buffer of the large-value pool (a 1 MiB GET that the upstream
+ * client read straight into it, kv-client.ts) goes back to the pool once the socket has written it,
+ * for the next large answer: no fresh 1 MiB per GET (issue 25). After a failed write it is left to the
+ * garbage collector.
+ */
+function writeOne(socket: ReplyOutput, reply: Reply): void {
+  if (reply instanceof ReplyPieces || reply.length < POOLED_MIN_BYTES || !largeBuffers.owns(reply)) return writeReply(socket, reply);
+  socket.write(reply, (err) => {
+    if (!err) largeBuffers.give(reply);
+  });
 }
 
 /** Arrays of up to this many entries keep their room when emptied (emptyKeepingRoom). */

@@ -19,6 +19,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { buildConnector as BuildConnector, Dispatcher } from 'undici';
+import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
 
 const require = createRequire(import.meta.url);
 const buildConnector: typeof BuildConnector = require('undici/lib/core/connect.js');
@@ -66,6 +67,22 @@ const COPY_BODY_BYTES = 16 * 1024;
 const KEEP_ALIVE_MARGIN_MS = 2000;
 const SWEEP_MS = 500;
 const NO_TRAILERS = {};
+/**
+ * Plain TCP answers are read into memory the connection chooses (net's `onread`): slabs of this size,
+ * each read landing after the last, so a small answer is a view of a slab shared with the answers
+ * before it (one allocation per ~64 KiB read, not one 64 KiB ArrayBuffer per read, shrunk after).
+ */
+const SLAB_BYTES = 64 * 1024;
+/** A slab with less room than this left is replaced by a new one (the old one lives on in its views). */
+const SLAB_MIN_ROOM = 8 * 1024;
+/**
+ * A body framed by content-length of this size or more that goes on past the read it starts in is read
+ * straight into one buffer of its whole size, taken from the large-value pool: a 1 MiB GET arrives in
+ * a few large reads, with no 64 KiB Buffer per read and no join (issue 25, bench/README.md).
+ */
+const DIRECT_BODY_BYTES = POOLED_MIN_BYTES;
+/** Larger bodies are read as they come (slab views): no buffer as large as a content-length the server merely claims. */
+const DIRECT_BODY_MAX_BYTES = 16 * 1024 * 1024;
 /** undici's channel of new requests (what its instrumentation and our tests watch), published on when watched. */
 const requestCreated = diagnostics.channel('undici:request:create');
 
@@ -207,7 +224,14 @@ export class Http1Pool {
     const connection = new Connection(this);
     this.open.add(connection);
     const { hostname, host, protocol, port } = this.url;
-    this.connector({ hostname, host, protocol, port, servername: undefined, localAddress: null, httpSocket: undefined }, (err, socket) =>
+    // Plain TCP: a connector of the connection's own, whose sockets read where the connection says
+    // (net's `onread` option, passed on by undici's connector). TLS keeps the shared connector (its
+    // session cache) and 'data' events.
+    const connector =
+      protocol === 'http:'
+        ? buildConnector({ timeout: this.options.connectTimeoutMs, onread: connection.reader() } as BuildConnector.BuildOptions)
+        : this.connector;
+    connector({ hostname, host, protocol, port, servername: undefined, localAddress: null, httpSocket: undefined }, (err, socket) =>
       err || !socket ? connection.failed(err ?? new Error('no socket')) : connection.opened(socket),
     );
   }
@@ -259,9 +283,52 @@ class Connection {
   private left = 0;
   private chunk = Chunk.Size;
   private line = '';
+  /** The answer's content-length (Body.Length), to tell whether any of its body was read yet. */
+  private length = 0;
+  // Plain TCP reads (reader()): the slab reads land in, where the next read goes in it, and a large
+  // body being read straight into its own buffer.
+  private reads = false;
+  private slab: Buffer | undefined;
+  private slabAt = 0;
+  /** Set while a read is handled: the slab offset from which its bytes were copied away (reusable). */
+  private slabFreeFrom = -1;
+  private direct: Buffer | undefined;
+  private directAt = 0;
 
   constructor(private readonly pool: Http1Pool) {
     this.keepAliveMs = pool.defaultKeepAliveMs;
+  }
+
+  /** net's `onread` option for this connection's socket: it reads where nextReadBuffer says. */
+  reader(): { buffer: () => Buffer; callback: (bytes: number, buffer: Buffer) => void } {
+    this.reads = true;
+    return { buffer: () => this.nextReadBuffer(), callback: (bytes, buffer) => this.onRead(bytes, buffer) };
+  }
+
+  /** Where the next read lands: the rest of a large body's buffer, else the free end of the slab. */
+  private nextReadBuffer(): Buffer {
+    if (this.direct) return this.direct.subarray(this.directAt);
+    if (!this.slab || this.slab.length - this.slabAt < SLAB_MIN_ROOM) {
+      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      this.slabAt = 0;
+    }
+    return this.slab.subarray(this.slabAt);
+  }
+
+  /** A read of `bytes` bytes into `buffer` (what nextReadBuffer gave). */
+  private onRead(bytes: number, buffer: Buffer): void {
+    if (this.gone) return;
+    if (this.direct) {
+      this.directAt += bytes;
+      if (this.directAt === this.direct.length) this.directDone();
+      return;
+    }
+    const start = this.slabAt;
+    this.slabAt += bytes;
+    this.slabFreeFrom = -1;
+    this.onData(buffer.subarray(0, bytes));
+    // A large body's first bytes were copied into its own buffer: that part of the slab is free again.
+    if (this.slabFreeFrom >= 0) this.slabAt = start + this.slabFreeFrom;
   }
 
   /** The connector's socket, connected (TLS: handshake done). */
@@ -271,7 +338,7 @@ class Connection {
       return;
     }
     this.socket = socket;
-    socket.on('data', (data: Buffer) => this.onData(data));
+    if (!this.reads) socket.on('data', (data: Buffer) => this.onData(data));
     socket.on('error', (err: Error) => this.destroy(err));
     socket.on('end', () => this.onEnd());
     socket.on('close', () => this.destroy());
@@ -374,6 +441,21 @@ class Connection {
     if (this.gone) return;
     // Bytes nobody asked for (after the answer, or on an idle connection): the connection is out of step.
     if (at < data.length) return this.destroy(failure('unexpected data from the upstream', 'UND_ERR_SOCKET'));
+    this.afterRead();
+  }
+
+  /** The last bytes of a large body arrived in its own buffer: the handler gets it whole, in one piece. */
+  private directDone(): void {
+    const body = this.direct!;
+    this.direct = undefined;
+    this.left = 0;
+    this.deliver(body);
+    this.finish();
+    this.afterRead();
+  }
+
+  /** After a read: an answer that ended in it frees the connection for the next request (or closes it). */
+  private afterRead(): void {
     if (this.completed) {
       this.completed = false;
       if (this.reuse && this.usable) this.pool.released(this);
@@ -436,7 +518,7 @@ class Connection {
         return false;
       }
       this.body = Body.Length;
-      this.left = Number(length);
+      this.left = this.length = Number(length);
     } else {
       this.body = Body.UntilClose;
       this.reuse = false;
@@ -453,6 +535,14 @@ class Connection {
       return data.length;
     }
     if (this.body === Body.Length) {
+      if (
+        this.reads &&
+        this.left >= DIRECT_BODY_BYTES &&
+        this.left <= DIRECT_BODY_MAX_BYTES &&
+        this.left === this.length &&
+        this.left > data.length - at
+      )
+        return this.readDirect(data, at);
       const take = Math.min(this.left, data.length - at);
       this.left -= take;
       if (take > 0) this.deliver(data.subarray(at, at + take));
@@ -460,6 +550,16 @@ class Connection {
       return at + take;
     }
     return this.readChunked(data, at);
+  }
+
+  /** A large body starts in this read and goes on: it is read into a buffer of its own (nextReadBuffer). */
+  private readDirect(data: Buffer, at: number): number {
+    const body = largeBuffers.take(this.left);
+    data.copy(body, 0, at);
+    this.direct = body;
+    this.directAt = data.length - at;
+    this.slabFreeFrom = at;
+    return data.length;
   }
 
   private readChunked(data: Buffer, at: number): number {

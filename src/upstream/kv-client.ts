@@ -19,6 +19,7 @@ import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
 import { splitResp2Replies } from '../resp/resp2-splitter.js';
+import { largeBuffers } from '../resp/large-buffers.js';
 import { joinReply, splitResp2Pieces, type Reply } from '../resp/reply-pieces.js';
 import { pathForm } from './path-form.js';
 import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
@@ -399,6 +400,9 @@ export class KvClient {
     const body = answer.body;
     if (status === 200 && binary) {
       const replies = splitResp2Replies(body, count);
+      // A large answer read straight into a pooled buffer (http1-pool.ts) that is one whole reply: the
+      // reply is that very buffer, so the client's writer gives it back once written (reply-queue.ts).
+      if (replies && count === 1 && replies[0].length === body.length && largeBuffers.owns(body)) replies[0] = body;
       if (replies) return { kind: 'replies', replies };
       if (splitReplies(body, count)) return this.failed(malformedText('a reply that is not RESP2', 'command'), false, 'malformed answer');
       return this.failed(malformedText(describeReplies(body, count), 'command'), false, 'malformed answer');

@@ -13,6 +13,7 @@ import { readPlainPipeline, type PlainKind } from '../../src/platform/kv/plain-p
 import { readLargePathCommand } from '../../src/platform/kv/request.js';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { PASS_THROUGH_BYTES, RedisConnection } from '../../src/platform/redis/connection.js';
+import { largeBuffers } from '../../src/resp/large-buffers.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
 import { encodeCommands, LARGE_ARG_BYTES } from '../../src/resp/request-writer.js';
 import { command, kv, startTestPlatform } from '../helpers/platform.js';
@@ -264,12 +265,12 @@ describe('RedisConnection passes a large bulk reply through as it is read', () =
   }
 
   it('hands over the pieces of a large bulk in order, without joining them, and finds the replies around it', async () => {
-    const size = PASS_THROUGH_BYTES * 3 + 7;
+    const size = PASS_THROUGH_BYTES + 40_007; // under the size read straight into a buffer of its own
     const value = Buffer.alloc(size, 'x');
     value.write('\r\n$5\r\n', 1000); // bytes that look like RESP inside the value are not read as RESP
     const whole = Buffer.concat([Buffer.from(`:1\r\n$${size}\r\n`), value, Buffer.from('\r\n+OK\r\n'), Buffer.from('$3\r\nabc\r\n')]);
     // Cuts: inside the length line, inside the value (three times), and right after its CRLF with the next reply in the same read.
-    const cuts = [0, 6, 20, 70_000, 140_000, whole.length - 20, whole.length];
+    const cuts = [0, 6, 20, 30_000, 70_000, whole.length - 20, whole.length];
     const server = await serverSending(cuts.slice(1).map((to, i) => whole.subarray(cuts[i], to)));
     const conn = await RedisConnection.open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
     try {
@@ -312,6 +313,139 @@ describe('RedisConnection passes a large bulk reply through as it is read', () =
     } finally {
       conn2.close();
       await new Promise((r) => cut.close(r));
+    }
+  });
+});
+
+describe('RedisConnection reads a bulk of 128 KiB or more straight into a buffer of its own', () => {
+  /** A server that answers the first write with `parts`, one write each, a few ms apart; then `after` (e.g. close). */
+  async function serverSending(parts: Buffer[], after?: (socket: net.Socket) => void): Promise<net.Server> {
+    const server = net.createServer((socket) => {
+      socket.setNoDelay(true);
+      socket.on('error', () => undefined);
+      socket.once('data', async () => {
+        for (const part of parts) {
+          socket.write(part);
+          await new Promise((r) => setTimeout(r, 3));
+        }
+        after?.(socket);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return server;
+  }
+  const ping = (n: number) => Buffer.from('*1\r\n$4\r\nPING\r\n'.repeat(n));
+  function value(size: number, seed: number): Buffer {
+    const out = Buffer.allocUnsafe(size);
+    for (let i = 0; i < size; i++) out[i] = (i * 29 + seed + (i >> 11)) & 255;
+    out.write('\r\n$5\r\n', 1000); // bytes that look like RESP inside the value are not read as RESP
+    return out;
+  }
+
+  it('hands the last reply of its call over whole, in one buffer from the large-value pool, with the replies around it as before', async () => {
+    const size = 1024 * 1024 + 3;
+    const bulk = Buffer.concat([Buffer.from(`$${size}\r\n`), value(size, 1), Buffer.from('\r\n')]);
+    const whole = Buffer.concat([Buffer.from(':1\r\n'), bulk, Buffer.from('+OK\r\n$3\r\nabc\r\n')]);
+    // Cuts: inside the length line, inside the value at odd places, and right after its CRLF with the next reply in the same read.
+    const cuts = [0, 6, 20, 70_001, 70_002, 500_000, whole.length - 9, whole.length];
+    const server = await serverSending(cuts.slice(1).map((to, i) => whole.subarray(cuts[i], to)));
+    const conn = await RedisConnection.open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
+    try {
+      const pieces: Buffer[] = [];
+      const streamed = conn.sendEncodedStreamed(ping(2), 2, (p) => pieces.push(p));
+      const next = conn.send([['PING'], ['PING']]);
+      await streamed;
+      expect(Buffer.concat(pieces).equals(whole.subarray(0, whole.length - 14))).toBe(true);
+      const own = pieces.find((p) => p.length === bulk.length)!;
+      expect(own.equals(bulk)).toBe(true);
+      expect(largeBuffers.owns(own)).toBe(true);
+      expect((await next).map(String)).toEqual(['+OK\r\n', '$3\r\nabc\r\n']);
+    } finally {
+      conn.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('passes a large bulk that is not the last reply of its call (a burst of GETs) on in the pieces it is read in', async () => {
+    const size = 1024 * 1024;
+    const bulk = Buffer.concat([Buffer.from(`$${size}\r\n`), value(size, 5), Buffer.from('\r\n')]);
+    const whole = Buffer.concat([bulk, Buffer.from('+OK\r\n')]);
+    const server = await serverSending([whole.subarray(0, 100_000), whole.subarray(100_000)]);
+    const conn = await RedisConnection.open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
+    try {
+      const pieces: Buffer[] = [];
+      await conn.sendEncodedStreamed(ping(2), 2, (p) => pieces.push(p));
+      expect(Buffer.concat(pieces).equals(whole)).toBe(true);
+      expect(pieces.length).toBeGreaterThan(2);
+      expect(pieces.some((p) => largeBuffers.owns(p))).toBe(false);
+    } finally {
+      conn.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('keeps the replies read before it intact, and takes a given-back buffer for the next bulk', async () => {
+    const size = 300_000;
+    const bulks = [1, 2].map((seed) => Buffer.concat([Buffer.from(`$${size}\r\n`), value(size, seed), Buffer.from('\r\n')]));
+    const small = (n: number) => Buffer.from(`$5\r\nhell${n}\r\n`);
+    const server = net.createServer((socket) => {
+      let n = 0;
+      socket.on('data', () => {
+        // Each request: a small reply and the start of the bulk in one write, then the rest.
+        const bulk = bulks[n % 2];
+        socket.write(Buffer.concat([small(n++), bulk.subarray(0, 100)]));
+        setTimeout(() => socket.write(bulk.subarray(100)), 3);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const conn = await RedisConnection.open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
+    try {
+      // A caller that wants one Buffer gets the small reply and the bulk joined.
+      const first = await conn.sendEncodedJoined(ping(2), 2);
+      expect(first.equals(Buffer.concat([small(0), bulks[0]]))).toBe(true);
+      const answers: Buffer[][] = [];
+      for (let i = 0; i < 6; i++) {
+        const pieces: Buffer[] = [];
+        await conn.sendEncodedStreamed(ping(2), 2, (p) => pieces.push(p));
+        answers.push(pieces);
+        // Written and given back: the next bulk reuses the memory; the small reply before it must not change.
+        largeBuffers.give(pieces[1]);
+        expect(pieces[0].equals(small(i + 1))).toBe(true);
+        expect(pieces[1].equals(bulks[(i + 1) % 2])).toBe(true);
+      }
+      expect(answers[2][1].buffer).toBe(answers[1][1].buffer);
+      for (const [i, pieces] of answers.entries()) expect(pieces[0].equals(small(i + 1)), `answer ${i}`).toBe(true);
+    } finally {
+      conn.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('fails the caller of a bulk cut off mid-way, having handed over nothing of it, and passes one above 16 MiB on in pieces', async () => {
+    const size = 1024 * 1024;
+    const head = Buffer.from(`$${size}\r\n`);
+    const server = await serverSending([Buffer.concat([Buffer.from('+OK\r\n'), head, value(600_000, 3)])], (s) => s.end());
+    const conn = await RedisConnection.open({ host: '127.0.0.1', port: (server.address() as net.AddressInfo).port });
+    try {
+      const pieces: Buffer[] = [];
+      await expect(conn.sendEncodedStreamed(ping(2), 2, (p) => pieces.push(p))).rejects.toThrow(/closed/);
+      expect(Buffer.concat(pieces).toString()).toBe('+OK\r\n');
+    } finally {
+      conn.close();
+      await new Promise((r) => server.close(r));
+    }
+    const huge = 17 * 1024 * 1024;
+    const hugeBulk = Buffer.concat([Buffer.from(`$${huge}\r\n`), value(huge, 4), Buffer.from('\r\n')]);
+    const server2 = await serverSending([hugeBulk]);
+    const conn2 = await RedisConnection.open({ host: '127.0.0.1', port: (server2.address() as net.AddressInfo).port });
+    try {
+      const pieces: Buffer[] = [];
+      await conn2.sendEncodedStreamed(ping(1), 1, (p) => pieces.push(p));
+      expect(pieces.length).toBeGreaterThan(1);
+      expect(Buffer.concat(pieces).equals(hugeBulk)).toBe(true);
+    } finally {
+      conn2.close();
+      await new Promise((r) => server2.close(r));
     }
   });
 });

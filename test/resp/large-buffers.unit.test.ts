@@ -59,4 +59,15 @@ describe('LargeBuffers', () => {
     pool.giveAll([Buffer.from('SET'), Buffer.from('k'), ...views]);
     expect(pool.freeByteCount).toBe(2 * 1024 * 1024);
   });
+
+  it('owns a view it handed out until it is given back, and nothing else (not a view of that view, not a plain Buffer)', () => {
+    const pool = new LargeBuffers();
+    const view = pool.take(1024 * 1024);
+    expect(pool.owns(view)).toBe(true);
+    expect(pool.owns(view.subarray(0, 10))).toBe(false);
+    expect(pool.owns(Buffer.alloc(1024 * 1024))).toBe(false);
+    expect(pool.owns(pool.take(100))).toBe(false);
+    pool.give(view);
+    expect(pool.owns(view)).toBe(false);
+  });
 });

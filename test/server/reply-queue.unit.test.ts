@@ -3,6 +3,7 @@
 // copied), CLIENT REPLY's silencing, and the close after the last reply.
 import { describe, expect, it } from 'vitest';
 import { emptyKeepingRoom, ReplyQueue, type ReplyOutput } from '../../src/server/reply-queue.js';
+import { largeBuffers } from '../../src/resp/large-buffers.js';
 
 class Recorder implements ReplyOutput {
   /** Each write() call's bytes, and whether it came while corked. */
@@ -171,5 +172,43 @@ describe('ReplyQueue', () => {
     q2.answer(b('+lost\r\n'));
     q2.write();
     expect(gone.writes).toHaveLength(0);
+  });
+});
+
+describe('ReplyQueue: a reply in a buffer of the large-value pool', () => {
+  /** Records each write and its completion callback, which the test calls. */
+  class Deferred extends Recorder {
+    readonly done: (((err?: Error | null) => void) | undefined)[] = [];
+    write(data: Buffer, done?: (err?: Error | null) => void): boolean {
+      this.done.push(done);
+      return super.write(data);
+    }
+  }
+
+  it('goes back to the pool once the socket has written it, not before; after a failed write it does not', () => {
+    const out = new Deferred();
+    const q = new ReplyQueue(out, 1000);
+    const pooled = largeBuffers.take(1024 * 1024 + 15);
+    pooled.write('$1048576\r\n', 'latin1');
+    const plain = Buffer.alloc(200_000, 65); // large, not from the pool: nothing to give back
+    q.answer(pooled);
+    q.answer(plain);
+    q.write();
+    expect(out.writes).toHaveLength(2);
+    expect(out.writes[0].data.equals(pooled)).toBe(true);
+    expect(out.done[1]).toBeUndefined();
+    expect(largeBuffers.owns(pooled)).toBe(true); // still being written
+    const free = largeBuffers.freeByteCount;
+    out.done[0]!(null);
+    expect(largeBuffers.owns(pooled)).toBe(false);
+    expect(largeBuffers.freeByteCount).toBeGreaterThan(free);
+    // The next take of that size gets the same memory.
+    const again = largeBuffers.take(1024 * 1024 + 15);
+    expect(again.buffer).toBe(pooled.buffer);
+
+    q.answer(again);
+    q.write();
+    out.done[2]!(new Error('EPIPE'));
+    expect(largeBuffers.owns(again)).toBe(true); // left to the garbage collector, never reused
   });
 });

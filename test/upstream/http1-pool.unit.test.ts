@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import { Http1Pool } from '../../src/upstream/http1-pool.js';
 import { exchange } from '../../src/upstream/http-exchange.js';
 import { callPool } from '../../src/upstream/undici-pool.js';
+import { largeBuffers } from '../../src/resp/large-buffers.js';
 
 interface Outcome {
   started: boolean;
@@ -343,5 +344,132 @@ describe('Http1Pool', () => {
       if (before === undefined) delete process.env.RESPGATE_UPSTREAM_HTTP;
       else process.env.RESPGATE_UPSTREAM_HTTP = before;
     }
+  });
+});
+
+/** One request; resolves with the chunks the handler got, as they are (not copied), or the error. */
+function callRaw(p: Http1Pool): Promise<{ chunks: Buffer[]; error?: Error & { code?: string }; started: boolean }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let started = false;
+    p.dispatch(
+      { method: 'POST', path: '/pipeline', body: '[]' },
+      {
+        onRequestStart: () => void (started = true),
+        onResponseData: (_c, chunk) => void chunks.push(chunk),
+        onResponseEnd: () => resolve({ chunks, started }),
+        onResponseError: (_c, error) => resolve({ chunks, error, started }),
+      },
+    );
+  });
+}
+
+/** `size` bytes of pattern `seed`, every byte value, CR LF among them. */
+function pattern(size: number, seed: number): Buffer {
+  const out = Buffer.allocUnsafe(size);
+  for (let i = 0; i < size; i++) out[i] = (i * 31 + seed + (i >> 9)) & 255;
+  return out;
+}
+
+/** Writes `bytes` in pieces of the given sizes (cycled), a pause after every few, so the reader gets many reads. */
+async function writeInPieces(socket: net.Socket, bytes: Buffer, sizes: number[]): Promise<void> {
+  let k = 0;
+  for (let at = 0; at < bytes.length; k++) {
+    const size = sizes[k % sizes.length];
+    socket.write(bytes.subarray(at, at + size));
+    at += size;
+    if (k % 3 === 2) await tick();
+  }
+}
+
+describe('Http1Pool: answers read where the connection says (plain TCP)', () => {
+  it('reads a large body that arrives in many reads of odd sizes into one buffer of its size from the large-value pool', async () => {
+    const bodies = [pattern(1024 * 1024 + 3, 1), pattern(1024 * 1024 + 3, 2), pattern(300_000, 3)];
+    const s = await rawServer(async (socket, _r, n) => {
+      const body = bodies[n - 1];
+      if (!body) return socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      // The head's end and the body's first bytes in one write, then pieces of odd sizes.
+      const head = Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: ${body.length}\r\n\r\n`);
+      await writeInPieces(socket, Buffer.concat([head, body]), [head.length - 3, 10, 1, 65_537, 4095, 200_001, 7]);
+    });
+    const p = pool(s.origin, 1);
+    const first = await callRaw(p);
+    expect(first.error).toBeUndefined();
+    expect(first.chunks).toHaveLength(1);
+    expect(first.chunks[0].equals(bodies[0])).toBe(true);
+    expect(largeBuffers.owns(first.chunks[0])).toBe(true);
+    // Given back, the same memory takes the next large body: the first one's bytes are overwritten only now.
+    const copy = Buffer.from(first.chunks[0]);
+    largeBuffers.give(first.chunks[0]);
+    const second = await callRaw(p);
+    expect(second.chunks).toHaveLength(1);
+    expect(second.chunks[0].equals(bodies[1])).toBe(true);
+    expect(second.chunks[0].buffer).toBe(first.chunks[0].buffer);
+    expect(copy.equals(bodies[0])).toBe(true);
+    const third = await callRaw(p);
+    expect(Buffer.concat(third.chunks).equals(bodies[2])).toBe(true);
+    // And the connection goes on with small answers.
+    expect(Buffer.concat((await callRaw(p)).chunks).toString()).toBe('ok');
+    expect(s.sockets).toHaveLength(1);
+  });
+
+  it('keeps small answers as views that later reads never overwrite, with large bodies read between them', async () => {
+    const s = await rawServer(async (socket, _r, n) => {
+      if (n % 10 === 0) {
+        const body = pattern(200_000, n);
+        // The head alone in one read: the body starts at the next read.
+        socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`);
+        await tick();
+        return writeInPieces(socket, body, [70_000, 3, 50_000]);
+      }
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${String(n).length + 1}\r\n\r\n#${n}`);
+    });
+    const p = pool(s.origin, 1);
+    const kept: Buffer[][] = [];
+    for (let i = 1; i <= 300; i++) kept.push((await callRaw(p)).chunks);
+    for (let i = 1; i <= 300; i++) {
+      const got = Buffer.concat(kept[i - 1]);
+      if (i % 10 === 0) expect(got.equals(pattern(200_000, i)), `answer ${i}`).toBe(true);
+      else expect(got.toString(), `answer ${i}`).toBe(`#${i}`);
+    }
+    expect(s.sockets).toHaveLength(1);
+  });
+
+  it('reads bodies larger than a read buffer but not read into one buffer (under 128 KiB, over 16 MiB) in pieces as read', async () => {
+    const medium = pattern(100_000, 5); // above 64 KiB, under 128 KiB: read as it comes
+    const huge = pattern(17 * 1024 * 1024, 6); // above 16 MiB: no buffer of a size the server merely claims
+    const s = await rawServer((socket, _r, n) => {
+      const body = n === 1 ? medium : huge;
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`);
+      socket.write(body);
+    });
+    const p = pool(s.origin, 1);
+    const m = await callRaw(p);
+    expect(Buffer.concat(m.chunks).equals(medium)).toBe(true);
+    expect(m.chunks.length).toBeGreaterThan(1);
+    const h = await callRaw(p);
+    expect(h.chunks.length).toBeGreaterThan(1);
+    expect(Buffer.concat(h.chunks).equals(huge)).toBe(true);
+    expect(h.chunks.some((c) => largeBuffers.owns(c))).toBe(false);
+  });
+
+  it('fails a request whose large body is cut off mid-way, as sent ("other side closed"), and the next gets a new connection', async () => {
+    const body = pattern(1024 * 1024, 7);
+    const s = await rawServer(async (socket, _r, n) => {
+      socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`);
+      if (n > 1) return socket.write(body);
+      await writeInPieces(socket, body.subarray(0, 600_000), [65_536]);
+      await tick();
+      socket.destroy();
+    });
+    const p = pool(s.origin, 1);
+    const cut = await callRaw(p);
+    expect(cut.started).toBe(true);
+    expect(cut.chunks).toHaveLength(0); // nothing half-read reaches the handler
+    expect(cut.error).toMatchObject({ message: 'other side closed', code: 'UND_ERR_SOCKET' });
+    const next = await callRaw(p);
+    expect(next.chunks).toHaveLength(1);
+    expect(next.chunks[0].equals(body)).toBe(true);
+    expect(s.sockets).toHaveLength(2);
   });
 });

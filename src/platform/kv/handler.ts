@@ -12,6 +12,7 @@ import type { Principal, Principals } from './principals.js';
 import { parseKvRequest, readLargePathCommand } from './request.js';
 import { LARGE_ARG_BYTES } from '../../resp/request-writer.js';
 import { largeValuesSeen } from '../../large-value-heap.js';
+import { largeBuffers, POOLED_MIN_BYTES } from '../../resp/large-buffers.js';
 
 export interface KvLimits {
   maxRequestSize: number;
@@ -182,14 +183,14 @@ export class KvHandler {
     let size = 0;
     let streaming = false;
     const onPiece = (piece: Buffer): void => {
-      if (streaming) return void res.write(piece);
+      if (streaming) return writePiece(res, piece);
       pieces.push(piece);
       size += piece.length;
       if (size < STREAM_FROM) return;
       streaming = true;
       largeValuesSeen();
       res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'upstash-sync-token': this.syncToken() });
-      for (const p of pieces) res.write(p);
+      for (const p of pieces) writePiece(res, p);
       pieces = [];
     };
     try {
@@ -243,12 +244,24 @@ export class KvHandler {
       'Content-Length': size,
       'upstash-sync-token': this.syncToken(),
     });
-    if (pieces.length === 1) return void res.end(pieces[0]);
+    if (pieces.length === 1 && pieces[0].length < POOLED_MIN_BYTES) return void res.end(pieces[0]);
     res.cork();
-    for (const piece of pieces) res.write(piece);
+    for (const piece of pieces) writePiece(res, piece);
     res.end();
     res.uncork();
   }
+}
+
+/**
+ * Writes a piece of an answer. A large bulk that redis-server's connection read straight into a buffer
+ * of the large-value pool (redis/connection.ts) goes back to the pool once written, for the next one:
+ * no fresh 1 MiB per GET (issue 25). After a failed write it is left to the garbage collector.
+ */
+function writePiece(res: ServerResponse, piece: Buffer): void {
+  if (piece.length < POOLED_MIN_BYTES || !largeBuffers.owns(piece)) return void res.write(piece);
+  res.write(piece, (err) => {
+    if (!err) largeBuffers.give(piece);
+  });
 }
 
 /** `[{"result": …}, …]` of replies back to back in one Buffer (a plain pipeline's). */

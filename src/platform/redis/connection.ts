@@ -4,6 +4,7 @@
 import net from 'node:net';
 import { encodeCommands, encodePieces, type Arg } from '../../resp/request-writer.js';
 import { scanReply } from '../../resp/reply-scanner.js';
+import { largeBuffers, POOLED_MIN_BYTES } from '../../resp/large-buffers.js';
 
 export interface RedisEndpoint {
   host: string;
@@ -37,6 +38,26 @@ export const PASS_THROUGH_BYTES = 64 * 1024;
 
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * Reads land in memory the connection chooses (net's `onread`): slabs of this size, each read after the
+ * last, so a reply is a view of a slab shared with the replies before it (one allocation per ~64 KiB
+ * read, not a 64 KiB ArrayBuffer per read, shrunk after).
+ */
+const SLAB_BYTES = 64 * 1024;
+/** A slab with less room than this left is replaced by a new one (the old one lives on in its views). */
+const SLAB_MIN_ROOM = 8 * 1024;
+/**
+ * A bulk reply for a joined caller of this size (up to the pool's largest) is read straight into one
+ * buffer of its size from the large-value pool, which the HTTP answer gives back once written
+ * (handler.ts): a 1 MiB GET arrives in a few large reads, with no 64 KiB Buffer per read (issue 25).
+ * Only the last reply of its call: a large GET (the proxy gives it a call of its own). A burst of many
+ * (600 pipelined 1 MiB GETs, streamed) keeps the pieces as read, whose memory fits their bytes (a pooled
+ * buffer is of its size class, up to 1/8 more) and goes as soon as each is written. Larger bulks too
+ * are passed on in the pieces they are read in (PASS_THROUGH_BYTES).
+ */
+const DIRECT_MIN_BYTES = POOLED_MIN_BYTES;
+const DIRECT_MAX_BYTES = 16 * 1024 * 1024;
+
 /** Raised when a connection drops with commands in flight: their outcome is unknown. */
 export class ConnectionLostError extends Error {}
 
@@ -59,18 +80,37 @@ export class RedisConnection {
   onClose: ((err: Error) => void) | undefined;
   /** Receives replies nobody asked for (pub/sub messages, MONITOR lines) once `push` mode is set. */
   onPush: ((reply: Buffer) => void) | undefined;
+  // Where reads land (nextReadBuffer): the slab and where the next read goes in it, the size of the read
+  // being handled, and a large bulk being read straight into its own buffer.
+  private slab: Buffer | undefined;
+  private slabAt = 0;
+  private readBytes = 0;
+  /** Set while a read is handled: from where in it the bytes were copied away (that slab part is free again). */
+  private slabFreeFrom = -1;
+  private direct: Buffer | undefined;
+  private directAt = 0;
 
-  private constructor(socket: net.Socket) {
-    this.socket = socket;
-    socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('error', (err) => this.fail(err));
-    socket.on('close', () => this.fail(new ConnectionLostError('connection to redis-server closed')));
+  private constructor(endpoint: RedisEndpoint) {
+    this.socket = net.connect({
+      host: endpoint.host,
+      port: endpoint.port,
+      onread: {
+        buffer: () => this.nextReadBuffer(),
+        callback: (bytes, buffer) => {
+          this.onRead(bytes, buffer as Buffer);
+          return true;
+        },
+      },
+    });
+    this.socket.setNoDelay(true);
+    this.socket.on('error', (err) => this.fail(err));
+    this.socket.on('close', () => this.fail(new ConnectionLostError('connection to redis-server closed')));
   }
 
   /** Connects, authenticates and selects the database; rejects with Redis' own error text. */
   static async open(endpoint: RedisEndpoint, timeoutMs = 5000): Promise<RedisConnection> {
-    const socket = net.connect({ host: endpoint.host, port: endpoint.port });
+    const conn = new RedisConnection(endpoint);
+    const socket = conn.socket;
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         socket.destroy();
@@ -85,7 +125,6 @@ export class RedisConnection {
         reject(new Error(`cannot connect to redis-server at ${endpoint.host}:${endpoint.port}: ${err.message}`));
       });
     });
-    const conn = new RedisConnection(socket);
     const setup: Arg[][] = [];
     if (endpoint.password !== undefined) {
       setup.push(endpoint.username ? ['AUTH', endpoint.username, endpoint.password] : ['AUTH', endpoint.password]);
@@ -202,6 +241,54 @@ export class RedisConnection {
     this.socket.destroy();
   }
 
+  /** Where the next read lands: the rest of a large bulk's buffer, else the free end of the slab. */
+  private nextReadBuffer(): Buffer {
+    if (this.direct) return this.direct.subarray(this.directAt);
+    if (!this.slab || this.slab.length - this.slabAt < SLAB_MIN_ROOM) {
+      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      this.slabAt = 0;
+    }
+    return this.slab.subarray(this.slabAt);
+  }
+
+  /** A read of `bytes` bytes into `buffer` (what nextReadBuffer gave). */
+  private onRead(bytes: number, buffer: Buffer): void {
+    if (this.direct) {
+      this.directAt += bytes;
+      if (this.directAt === this.direct.length) this.directDone();
+      return;
+    }
+    const start = this.slabAt;
+    this.slabAt += bytes;
+    this.readBytes = bytes;
+    this.slabFreeFrom = -1;
+    this.receive(buffer.subarray(0, bytes));
+    if (this.slabFreeFrom >= 0) this.slabAt = start + this.slabFreeFrom;
+  }
+
+  /** A large bulk begins at buf[pos] and ends at `end`, past buf: its bytes so far go to its own buffer, the rest is read there. */
+  private readDirect(buf: Buffer, pos: number, end: number): void {
+    const bulk = largeBuffers.take(end - pos);
+    buf.copy(bulk, 0, pos);
+    this.direct = bulk;
+    this.directAt = buf.length - pos;
+    // Of this read's bytes, those copied are free again (earlier reads' parts stay as they are).
+    this.slabFreeFrom = Math.max(0, this.readBytes - (buf.length - pos));
+  }
+
+  /** The last bytes of a large bulk arrived in its own buffer: it goes to the caller whole. */
+  private directDone(): void {
+    const bulk = this.direct!;
+    this.direct = undefined;
+    const head = this.queue[0];
+    if (!head) return; // failed meanwhile: the connection is closed
+    this.hand(head, bulk);
+    if (--head.remaining === 0) {
+      this.queue.shift();
+      head.resolve(head.replies);
+    }
+  }
+
   private receive(chunk: Buffer): void {
     if (this.passing > 0) {
       chunk = this.passOn(chunk);
@@ -252,8 +339,12 @@ export class RedisConnection {
         if (bulkEnd > 0) {
           // A large bulk reply has begun: what came so far goes on now, the rest as it is read.
           if (pos > start) this.hand(head, buf.subarray(start, pos));
-          this.hand(head, buf.subarray(pos));
-          this.passing = bulkEnd - buf.length;
+          if (head.remaining === 1 && bulkEnd - pos >= DIRECT_MIN_BYTES && bulkEnd - pos <= DIRECT_MAX_BYTES)
+            this.readDirect(buf, pos, bulkEnd);
+          else {
+            this.hand(head, buf.subarray(pos));
+            this.passing = bulkEnd - buf.length;
+          }
           this.chunks = [];
           this.buffered = 0;
           this.needed = 0;
