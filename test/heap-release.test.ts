@@ -92,6 +92,48 @@ describe('giving memory back after a busy spell', () => {
     expect(late.after.semi).toBeLessThanOrEqual(2 * MiB);
   }, 30_000);
 
+  it('stops the flush when collections not of its own come back (the load is back), and releases after the next quiet spell', async () => {
+    const code = `
+      import { releaseAfterLoad } from ${JSON.stringify(moduleUrl('heap-release'))};
+      import { semiSpaceBytes } from ${JSON.stringify(moduleUrl('young-generation'))};
+      const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+      const turn = async (n) => {
+        let kept = [];
+        for (let t = 0; t < n; t++) {
+          const batch = [];
+          for (let i = 0; i < 2000; i++) batch.push({ t, i, name: 'c' + i });
+          for (let i = 0; i < 40; i++) batch.push(Buffer.alloc(8192));
+          kept.push(batch);
+          if (kept.length > 10) kept.shift();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      const release = releaseAfterLoad(300);
+      await turn(150);
+      const t0 = performance.now();
+      while (!release.flushing && performance.now() - t0 < 5000) await sleep(2);
+      const started = release.flushing;
+      // The load is back: 1e6 small objects at once, more than the young generation holds.
+      let last;
+      for (let i = 0; i < 1e6; i++) last = { i, name: 'b' + i };
+      await sleep(60);
+      const interrupted = { flushing: release.flushing, releases: release.releases, last: last.i };
+      await sleep(2500);
+      console.log(JSON.stringify({ started, interrupted, after: { releases: release.releases, semi: semiSpaceBytes() } }));
+    `;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code]);
+    const r = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      started: boolean;
+      interrupted: { flushing: boolean; releases: number };
+      after: { releases: number; semi: number };
+    };
+    expect(r.started).toBe(true);
+    expect(r.interrupted.flushing).toBe(false);
+    expect(r.interrupted.releases).toBe(0);
+    expect(r.after.releases).toBe(1);
+    expect(r.after.semi).toBeLessThanOrEqual(2 * MiB);
+  }, 30_000);
+
   it('does not collect when the load left nothing to give back (objects that die young only)', async () => {
     const { end, after } = await loadThenQuiet(300, 1500, { survivors: false });
     expect(end.semi).toBeLessThanOrEqual(4 * MiB);

@@ -69,8 +69,10 @@ function weight(): Weight {
 }
 
 export interface HeapRelease {
-  /** Releases done so far (each one scavenge and one full collection). */
+  /** Releases done so far (each a full collection, and the flush and a second one when it was needed). */
   readonly releases: number;
+  /** True while a release spaces its scavenges out (the flush). */
+  readonly flushing: boolean;
   stop(): void;
 }
 
@@ -148,6 +150,9 @@ export function releaseAfterLoad(quietMs = RELEASE_QUIET_MS, flushScavenges = FL
   return {
     get releases() {
       return releases;
+    },
+    get flushing() {
+      return flushing !== undefined;
     },
     stop() {
       observer.disconnect();
