@@ -7,8 +7,8 @@
 // With --benchmark the upstream is a real one instead (`respgate platform` of this checkout, its own
 // process, shared by every run), and after the idle figures each proxy serves
 // `redis-benchmark -c 50 [-P <--pipeline>] -n <--requests, 200000> -t set,get`; its RSS is read 1.5 s and 10 s after
-// (the proxy gives memory back 1 s after the load's last collection, and the young generation once
-// more ~5 s later, src/cli/heap-release.ts: the 1.5 s reading sees the first step, the 10 s one both),
+// (the proxy gives memory back 0.5 s after the load's last collection, the young generation ~0.4 s
+// later, src/cli/heap-release.ts: both readings come after the release),
 // with the peak (VmHWM).
 //   npx tsx bench/startup.ts [--runs 5] [--connections 2000] [--benchmark [--requests N] [--pipeline P]] [--root <dir>[::VAR=value,…]]…
 // Each --root is measured in turn, interleaved run by run (default: this checkout); `::VAR=value`
