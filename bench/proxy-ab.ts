@@ -132,7 +132,7 @@ async function perfRecord(pid: number, file: string, work: () => Promise<unknown
 async function main(): Promise<void> {
   if (PERF_DIR) mkdirSync(PERF_DIR, { recursive: true });
   const platform = await startPlatform();
-  const proxies = [];
+  const proxies: { v: Variant; proc: Proc; port: number }[] = [];
   for (const v of VARIANTS) proxies.push({ v, ...(await startProxy(v, platform.httpPort)) });
   log(proxies.map((p) => `${p.v.label}: pid ${p.proc.pid} :${p.port}`).join(', '));
   const cells = new Map<string, { cpu: number[]; sys: number[]; gc: number[]; scav: number[]; rps: number[]; count: number[] }>();
