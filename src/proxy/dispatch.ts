@@ -3,6 +3,8 @@
 // before running a command (NOAUTH, MONITOR as a replica, RESP2 subscribed mode), then the
 // transaction queue, then the route of the command table: upstream, local answer, refusal, blocking
 // emulation, pub/sub stream, or MULTI/EXEC.
+// Imported: the global `Buffer` is an accessor (node's bootstrap), a getter call per use in hot code.
+import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { replyShape } from '../commands/reply-types.js';
 import { arityOk, checkCommand, resolveCommand, routeOf, type CommandSpec } from '../commands/table.js';

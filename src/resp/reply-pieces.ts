@@ -3,6 +3,8 @@
 // joined into a new 1 MiB Buffer first. That join was a copy per reply and, above all, 1 MiB of
 // fresh memory per reply, which made V8 run a full garbage collection every few dozen replies
 // (bench/README.md, large values).
+// Imported: the global `Buffer` is an accessor (node's bootstrap), a getter call per use in hot code.
+import { Buffer } from 'node:buffer';
 import { resp2End } from './resp2-splitter.js';
 import { scanReply } from './reply-scanner.js';
 

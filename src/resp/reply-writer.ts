@@ -2,6 +2,8 @@
 // including its RESP2 fallbacks: map → flat array, set/push → array, double/big number/verbatim → bulk,
 // boolean → integer 1/0, null → $-1 (null bulk) or *-1 (null array).
 
+// Imported: the global `Buffer` is an accessor (node's bootstrap), a getter call per use in hot code.
+import { Buffer } from 'node:buffer';
 import type { Protocol } from './protocol.js';
 
 export type { Protocol };

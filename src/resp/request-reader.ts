@@ -2,6 +2,8 @@
 // (processInputBuffer / processInlineBuffer / processMultibulkBuffer): same framing, same limits, same
 // error texts, same quirks (strchr stops at a NUL byte, the 2 bytes after a bulk are not checked).
 
+// Imported: the global `Buffer` is an accessor (node's bootstrap), a getter call per use in hot code.
+import { Buffer } from 'node:buffer';
 import { string2ll } from './args.js';
 import { viewOf } from './buffer-view.js';
 import { largeBuffers } from './large-buffers.js';

@@ -8,6 +8,8 @@
 //   socket read (socket-input.ts) → receive → RequestReader.read (resp/request-reader.ts)
 //     → handle (the port's dispatch: a reply now, a position filled later, or a deferred one)
 //     → afterRead → ReplyQueue.write (reply-queue.ts) → socket.write
+// Imported: the global `Buffer` is an accessor (node's bootstrap), a getter call per use in hot code.
+import { Buffer } from 'node:buffer';
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../logger.js';

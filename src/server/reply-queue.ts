@@ -2,6 +2,8 @@
 // known later (forwarded, SUBSCRIBE waiting for its stream) takes a position that is filled when it
 // arrives. Replies are written as soon as nothing before them is missing.
 
+// Imported: the global `Buffer` is an accessor (node's bootstrap), a getter call per use in hot code.
+import { Buffer } from 'node:buffer';
 import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
 import { ReplyPieces, writeReply, type Reply } from '../resp/reply-pieces.js';
 

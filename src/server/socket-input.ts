@@ -7,6 +7,8 @@
 // is copied into that value's buffer only (no 64 KiB Buffer per read: issue 25). pause() and resume() stop and start
 // reading as before (net.Socket handles them in this mode), and the end of input still emits 'end'.
 // Sockets where the mode is not available (TLS, another Node) keep the 'data' event.
+// Imported: the global `Buffer` is an accessor (node's bootstrap), a getter call per use in hot code.
+import { Buffer } from 'node:buffer';
 import type net from 'node:net';
 
 /** One read at most: the size of the buffer libuv reads into (Node's own default is 64 KB too). */
