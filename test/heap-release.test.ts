@@ -134,6 +134,55 @@ describe('giving memory back after a busy spell', () => {
     expect(r.after.semi).toBeLessThanOrEqual(2 * MiB);
   }, 30_000);
 
+  it('waits four times longer before the next release when the load came back soon after one, and as configured when it came back late', async () => {
+    const code = `
+      import { releaseAfterLoad } from ${JSON.stringify(moduleUrl('heap-release'))};
+      const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+      const turn = async (n) => {
+        let kept = [];
+        for (let t = 0; t < n; t++) {
+          const batch = [];
+          for (let i = 0; i < 2000; i++) batch.push({ t, i, name: 'c' + i });
+          for (let i = 0; i < 40; i++) batch.push(Buffer.alloc(8192));
+          kept.push(batch);
+          if (kept.length > 10) kept.shift();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      const until = async (test, ms) => {
+        const t0 = performance.now();
+        while (!test() && performance.now() - t0 < ms) await sleep(5);
+      };
+      const release = releaseAfterLoad(300, 20, 4000);
+      await turn(150);
+      await until(() => release.releases === 1, 5000);
+      const first = { releases: release.releases, quietMs: release.quietMs };
+      await turn(150); // back at once
+      const backSoon = release.quietMs;
+      await sleep(700);
+      const before = release.releases; // 700 ms of quiet: the 300 ms are no longer enough
+      await until(() => release.releases === 2, 6000);
+      const second = release.releases;
+      await sleep(4500); // past the window
+      await turn(150);
+      console.log(JSON.stringify({ first, backSoon, before, second, backLate: release.quietMs }));
+      release.stop();
+    `;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code]);
+    const r = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      first: { releases: number; quietMs: number };
+      backSoon: number;
+      before: number;
+      second: number;
+      backLate: number;
+    };
+    expect(r.first).toEqual({ releases: 1, quietMs: 300 });
+    expect(r.backSoon).toBe(1200);
+    expect(r.before).toBe(1);
+    expect(r.second).toBe(2);
+    expect(r.backLate).toBe(300);
+  }, 30_000);
+
   it('does not collect when the load left nothing to give back (objects that die young only)', async () => {
     const { end, after } = await loadThenQuiet(300, 1500, { survivors: false });
     expect(end.semi).toBeLessThanOrEqual(4 * MiB);

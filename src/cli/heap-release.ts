@@ -12,6 +12,11 @@
 // new space, 20 ms apart, push them out (each new sample: ~0 bytes over 20 ms), and a second full
 // collection shrinks it, ~0.4 s after the first instead of 5 s (bench/README.md, "RSS 1.5 s after load").
 // Should V8 still keep it (another V8, whose samples differ), the release is tried once more after 5 s.
+// A release costs more than its ~50 ms: its full collection makes V8 drop optimized code of the upstream
+// path ("weak objects" deopts), recompiled in the next busy spell, ~0.1-0.15 s of CPU (bench/README.md,
+// "the release after load is the gap"). So when the load comes back soon after a release, the quiet
+// time before the next one grows fourfold (up to 30 s): a proxy whose traffic pauses now and then
+// pays for at most a few releases, one that goes idle still gives its memory back.
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -36,6 +41,13 @@ const SETTLED_SEMI_SPACE = 4 * 1024 * 1024;
  */
 const FLUSH_SCAVENGES = 20;
 const FLUSH_SPACING_MS = 20;
+/**
+ * Load back within this long after a release: the quiet time grows fourfold, up to its ceiling; load
+ * back later: the quiet time is the configured one again.
+ */
+const BACKOFF_WINDOW_MS = 30_000;
+const BACKOFF_FACTOR = 4;
+const MAX_QUIET_MS = 30_000;
 /** An event loop busier than this (share of the time) is not quiet, collections or not. */
 const BUSY_LOOP = 0.05;
 
@@ -73,6 +85,8 @@ export interface HeapRelease {
   readonly releases: number;
   /** True while a release spaces its scavenges out (the flush). */
   readonly flushing: boolean;
+  /** The quiet time the next release waits for (grown when the load came back soon after a release). */
+  readonly quietMs: number;
   stop(): void;
 }
 
@@ -83,9 +97,15 @@ export interface HeapRelease {
  * 4 MiB a semi-space (what the proxy's start reaches) and past the size it had then, old space by 4 MiB,
  * or external memory by 8 MiB. A collection not of ours during a release (the load is back) stops it.
  * An idle process is never woken: the timer is armed by a collection only. `flushScavenges` 0: no
- * flush, the young generation waits for the retry.
+ * flush, the young generation waits for the retry. Load back within 30 s of a release makes the next
+ * quiet time four times longer (up to 30 s); load back later resets it to `quietMs` (`backoffWindowMs`:
+ * the 30 s, for tests).
  */
-export function releaseAfterLoad(quietMs = RELEASE_QUIET_MS, flushScavenges = FLUSH_SCAVENGES): HeapRelease {
+export function releaseAfterLoad(
+  quietMs = RELEASE_QUIET_MS,
+  flushScavenges = FLUSH_SCAVENGES,
+  backoffWindowMs = BACKOFF_WINDOW_MS,
+): HeapRelease {
   let releases = 0;
   let floor = weight();
   let ours: Array<[number, number]> = []; // when the current release's own collections ran
@@ -95,6 +115,8 @@ export function releaseAfterLoad(quietMs = RELEASE_QUIET_MS, flushScavenges = FL
   let recheck: NodeJS.Timeout | undefined;
   let flushing: NodeJS.Timeout | undefined;
   let retry: NodeJS.Timeout | undefined;
+  let wait = quietMs; // the quiet time now (backoff)
+  let releasedAt: number | undefined; // end of the last release, until the load came back
   const settled = () => Math.max(floor.semi, SETTLED_SEMI_SPACE);
   const grown = (now: Weight) =>
     now.semi > settled() || now.old >= floor.old + WORTH_RELEASING || now.external >= floor.external + 2 * WORTH_RELEASING;
@@ -105,6 +127,7 @@ export function releaseAfterLoad(quietMs = RELEASE_QUIET_MS, flushScavenges = FL
   };
   const done = (again: boolean) => {
     releases++;
+    releasedAt = performance.now();
     const after = weight();
     // V8 kept the young generation grown (its allocation rate was still high): once more after its window.
     if (!again && after.semi > settled()) retry = setTimeout(() => release(true), LOW_RATE_WINDOW_MS).unref();
@@ -143,7 +166,15 @@ export function releaseAfterLoad(quietMs = RELEASE_QUIET_MS, flushScavenges = FL
     clearTimeout(retry);
     clearTimeout(recheck);
     since = performance.eventLoopUtilization();
-    quiet ??= setTimeout(onQuiet, quietMs).unref();
+    if (releasedAt !== undefined) {
+      // The load is back: soon after the release, wait longer next time; long after, as configured.
+      const soon = performance.now() - releasedAt < backoffWindowMs;
+      wait = soon ? Math.min(wait * BACKOFF_FACTOR, Math.max(MAX_QUIET_MS, quietMs)) : quietMs;
+      releasedAt = undefined;
+      clearTimeout(quiet);
+      quiet = undefined;
+    }
+    quiet ??= setTimeout(onQuiet, wait).unref();
     quiet.refresh();
   });
   observer.observe({ entryTypes: ['gc'] });
@@ -153,6 +184,9 @@ export function releaseAfterLoad(quietMs = RELEASE_QUIET_MS, flushScavenges = FL
     },
     get flushing() {
       return flushing !== undefined;
+    },
+    get quietMs() {
+      return wait;
     },
     stop() {
       observer.disconnect();
