@@ -66,6 +66,18 @@ export class LargeBuffers {
     for (let i = 0; i < args.length; i++) if (args[i].length >= POOLED_MIN_BYTES) this.give(args[i]);
   }
 
+  /**
+   * Writes `data` to `out`; a pooled view goes back to the pool once written (after a failed write it is
+   * left to the garbage collector). False when `data` is not a pooled view: the caller writes it its own way.
+   */
+  writeGivingBack(out: { write(data: Buffer, done: (err?: Error | null) => void): unknown }, data: Buffer): boolean {
+    if (data.length < POOLED_MIN_BYTES || !this.owns(data)) return false;
+    out.write(data, (err) => {
+      if (!err) this.give(data);
+    });
+    return true;
+  }
+
   /** Bytes held free (tests, metrics). */
   get freeByteCount(): number {
     return this.freeBytes;

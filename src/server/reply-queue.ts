@@ -4,7 +4,7 @@
 
 // Imported: the global `Buffer` is an accessor (node's bootstrap), a getter call per use in hot code.
 import { Buffer } from 'node:buffer';
-import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
+import { largeBuffers } from '../resp/large-buffers.js';
 import { ReplyPieces, writeReply, type Reply } from '../resp/reply-pieces.js';
 
 const EMPTY = Buffer.alloc(0);
@@ -159,10 +159,7 @@ export class ReplyQueue {
  * garbage collector.
  */
 function writeOne(socket: ReplyOutput, reply: Reply): void {
-  if (reply instanceof ReplyPieces || reply.length < POOLED_MIN_BYTES || !largeBuffers.owns(reply)) return writeReply(socket, reply);
-  socket.write(reply, (err) => {
-    if (!err) largeBuffers.give(reply);
-  });
+  if (reply instanceof ReplyPieces || !largeBuffers.writeGivingBack(socket, reply)) writeReply(socket, reply);
 }
 
 /** Arrays of up to this many entries keep their room when emptied (emptyKeepingRoom). */

@@ -20,6 +20,7 @@ import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { buildConnector as BuildConnector, Dispatcher } from 'undici';
 import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
+import { ReadSlab } from '../resp/read-slab.js';
 
 const require = createRequire(import.meta.url);
 const buildConnector: typeof BuildConnector = require('undici/lib/core/connect.js');
@@ -67,14 +68,6 @@ const COPY_BODY_BYTES = 16 * 1024;
 const KEEP_ALIVE_MARGIN_MS = 2000;
 const SWEEP_MS = 500;
 const NO_TRAILERS = {};
-/**
- * Plain TCP answers are read into memory the connection chooses (net's `onread`): slabs of this size,
- * each read landing after the last, so a small answer is a view of a slab shared with the answers
- * before it (one allocation per ~64 KiB read, not one 64 KiB ArrayBuffer per read, shrunk after).
- */
-const SLAB_BYTES = 64 * 1024;
-/** A slab with less room than this left is replaced by a new one (the old one lives on in its views). */
-const SLAB_MIN_ROOM = 8 * 1024;
 /**
  * A body framed by content-length of this size or more that goes on past the read it starts in is read
  * straight into one buffer of its whole size, taken from the large-value pool: a 1 MiB GET arrives in
@@ -285,11 +278,10 @@ class Connection {
   private line = '';
   /** The answer's content-length (Body.Length), to tell whether any of its body was read yet. */
   private length = 0;
-  // Plain TCP reads (reader()): the slab reads land in, where the next read goes in it, and a large
+  // Plain TCP reads (reader()): the slab reads land in (resp/read-slab.ts), and a large
   // body being read straight into its own buffer.
   private reads = false;
-  private slab: Buffer | undefined;
-  private slabAt = 0;
+  private readonly slab = new ReadSlab();
   /** Set while a read is handled: the slab offset from which its bytes were copied away (reusable). */
   private slabFreeFrom = -1;
   private direct: Buffer | undefined;
@@ -307,12 +299,7 @@ class Connection {
 
   /** Where the next read lands: the rest of a large body's buffer, else the free end of the slab. */
   private nextReadBuffer(): Buffer {
-    if (this.direct) return this.direct.subarray(this.directAt);
-    if (!this.slab || this.slab.length - this.slabAt < SLAB_MIN_ROOM) {
-      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-      this.slabAt = 0;
-    }
-    return this.slab.subarray(this.slabAt);
+    return this.direct ? this.direct.subarray(this.directAt) : this.slab.next();
   }
 
   /** A read of `bytes` bytes into `buffer` (what nextReadBuffer gave). */
@@ -323,12 +310,11 @@ class Connection {
       if (this.directAt === this.direct.length) this.directDone();
       return;
     }
-    const start = this.slabAt;
-    this.slabAt += bytes;
+    const start = this.slab.took(bytes);
     this.slabFreeFrom = -1;
     this.onData(buffer.subarray(0, bytes));
     // A large body's first bytes were copied into its own buffer: that part of the slab is free again.
-    if (this.slabFreeFrom >= 0) this.slabAt = start + this.slabFreeFrom;
+    if (this.slabFreeFrom >= 0) this.slab.freeFrom(start + this.slabFreeFrom);
   }
 
   /** The connector's socket, connected (TLS: handshake done). */

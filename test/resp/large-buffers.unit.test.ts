@@ -70,4 +70,24 @@ describe('LargeBuffers', () => {
     pool.give(view);
     expect(pool.owns(view)).toBe(false);
   });
+
+  it('writeGivingBack: a pooled view goes back once written, not after a failed write; anything else is left to the caller', () => {
+    const pool = new LargeBuffers();
+    const done: Array<(err?: Error | null) => void> = [];
+    const out = { write: (_data: Buffer, cb: (err?: Error | null) => void) => done.push(cb) };
+    const small = Buffer.alloc(10);
+    expect(pool.writeGivingBack(out, small)).toBe(false);
+    expect(pool.writeGivingBack(out, Buffer.alloc(POOLED_MIN_BYTES))).toBe(false); // large, but not the pool's
+    const ok = pool.take(POOLED_MIN_BYTES);
+    const failed = pool.take(POOLED_MIN_BYTES);
+    expect(pool.writeGivingBack(out, ok)).toBe(true);
+    expect(pool.writeGivingBack(out, failed)).toBe(true);
+    expect(done).toHaveLength(2);
+    expect(pool.freeByteCount).toBe(0); // nothing back before the writes finish
+    done[0]();
+    done[1](new Error('EPIPE'));
+    expect(pool.freeByteCount).toBe(POOLED_MIN_BYTES);
+    expect(pool.owns(ok)).toBe(false);
+    expect(pool.owns(failed)).toBe(true);
+  });
 });

@@ -258,10 +258,7 @@ export class KvHandler {
  * no fresh 1 MiB per GET (issue 25). After a failed write it is left to the garbage collector.
  */
 function writePiece(res: ServerResponse, piece: Buffer): void {
-  if (piece.length < POOLED_MIN_BYTES || !largeBuffers.owns(piece)) return void res.write(piece);
-  res.write(piece, (err) => {
-    if (!err) largeBuffers.give(piece);
-  });
+  if (!largeBuffers.writeGivingBack(res, piece)) res.write(piece);
 }
 
 /** `[{"result": …}, …]` of replies back to back in one Buffer (a plain pipeline's). */

@@ -5,6 +5,7 @@ import net from 'node:net';
 import { encodeCommands, encodePieces, type Arg } from '../../resp/request-writer.js';
 import { scanReply } from '../../resp/reply-scanner.js';
 import { largeBuffers, POOLED_MIN_BYTES } from '../../resp/large-buffers.js';
+import { ReadSlab } from '../../resp/read-slab.js';
 
 export interface RedisEndpoint {
   host: string;
@@ -39,14 +40,6 @@ export const PASS_THROUGH_BYTES = 64 * 1024;
 const EMPTY = Buffer.alloc(0);
 
 /**
- * Reads land in memory the connection chooses (net's `onread`): slabs of this size, each read after the
- * last, so a reply is a view of a slab shared with the replies before it (one allocation per ~64 KiB
- * read, not a 64 KiB ArrayBuffer per read, shrunk after).
- */
-const SLAB_BYTES = 64 * 1024;
-/** A slab with less room than this left is replaced by a new one (the old one lives on in its views). */
-const SLAB_MIN_ROOM = 8 * 1024;
-/**
  * A bulk reply for a joined caller of this size (up to the pool's largest) is read straight into one
  * buffer of its size from the large-value pool, which the HTTP answer gives back once written
  * (handler.ts): a 1 MiB GET arrives in a few large reads, with no 64 KiB Buffer per read (issue 25).
@@ -80,10 +73,9 @@ export class RedisConnection {
   onClose: ((err: Error) => void) | undefined;
   /** Receives replies nobody asked for (pub/sub messages, MONITOR lines) once `push` mode is set. */
   onPush: ((reply: Buffer) => void) | undefined;
-  // Where reads land (nextReadBuffer): the slab and where the next read goes in it, the size of the read
+  // Where reads land (nextReadBuffer): the slab (resp/read-slab.ts), the size of the read
   // being handled, and a large bulk being read straight into its own buffer.
-  private slab: Buffer | undefined;
-  private slabAt = 0;
+  private readonly slab = new ReadSlab();
   private readBytes = 0;
   /** Set while a read is handled: from where in it the bytes were copied away (that slab part is free again). */
   private slabFreeFrom = -1;
@@ -243,12 +235,7 @@ export class RedisConnection {
 
   /** Where the next read lands: the rest of a large bulk's buffer, else the free end of the slab. */
   private nextReadBuffer(): Buffer {
-    if (this.direct) return this.direct.subarray(this.directAt);
-    if (!this.slab || this.slab.length - this.slabAt < SLAB_MIN_ROOM) {
-      this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-      this.slabAt = 0;
-    }
-    return this.slab.subarray(this.slabAt);
+    return this.direct ? this.direct.subarray(this.directAt) : this.slab.next();
   }
 
   /** A read of `bytes` bytes into `buffer` (what nextReadBuffer gave). */
@@ -258,12 +245,11 @@ export class RedisConnection {
       if (this.directAt === this.direct.length) this.directDone();
       return;
     }
-    const start = this.slabAt;
-    this.slabAt += bytes;
+    const start = this.slab.took(bytes);
     this.readBytes = bytes;
     this.slabFreeFrom = -1;
     this.receive(buffer.subarray(0, bytes));
-    if (this.slabFreeFrom >= 0) this.slabAt = start + this.slabFreeFrom;
+    if (this.slabFreeFrom >= 0) this.slab.freeFrom(start + this.slabFreeFrom);
   }
 
   /** A large bulk begins at buf[pos] and ends at `end`, past buf: its bytes so far go to its own buffer, the rest is read there. */
