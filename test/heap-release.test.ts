@@ -61,6 +61,22 @@ async function loadThenQuiet(
   return JSON.parse(stdout.trim().split('\n').pop()!) as { end: Weight; after: Weight };
 }
 
+/** Script text: `sleep(ms)`, and `turn(n)`, a load of n event-loop turns keeping objects and 8 KiB Buffers for ten turns. */
+const KEEPING_LOAD = `
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const turn = async (n) => {
+    let kept = [];
+    for (let t = 0; t < n; t++) {
+      const batch = [];
+      for (let i = 0; i < 2000; i++) batch.push({ t, i, name: 'c' + i });
+      for (let i = 0; i < 40; i++) batch.push(Buffer.alloc(8192));
+      kept.push(batch);
+      if (kept.length > 10) kept.shift();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+`;
+
 describe('giving memory back after a busy spell', () => {
   it('frees the dead Buffers and shrinks the young generation once quiet (within 1.5 s); unwatched, nothing comes back', async () => {
     const [watched, early, unwatched] = await Promise.all([loadThenQuiet(300, 6500), loadThenQuiet(300, 1500), loadThenQuiet(0, 6500)]);
@@ -96,18 +112,7 @@ describe('giving memory back after a busy spell', () => {
     const code = `
       import { releaseAfterLoad } from ${JSON.stringify(moduleUrl('heap-release'))};
       import { semiSpaceBytes } from ${JSON.stringify(moduleUrl('young-generation'))};
-      const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-      const turn = async (n) => {
-        let kept = [];
-        for (let t = 0; t < n; t++) {
-          const batch = [];
-          for (let i = 0; i < 2000; i++) batch.push({ t, i, name: 'c' + i });
-          for (let i = 0; i < 40; i++) batch.push(Buffer.alloc(8192));
-          kept.push(batch);
-          if (kept.length > 10) kept.shift();
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      };
+      ${KEEPING_LOAD}
       const release = releaseAfterLoad(300);
       await turn(150);
       const t0 = performance.now();
@@ -137,18 +142,7 @@ describe('giving memory back after a busy spell', () => {
   it('waits four times longer before the next release when the load came back soon after one, and as configured when it came back late', async () => {
     const code = `
       import { releaseAfterLoad } from ${JSON.stringify(moduleUrl('heap-release'))};
-      const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-      const turn = async (n) => {
-        let kept = [];
-        for (let t = 0; t < n; t++) {
-          const batch = [];
-          for (let i = 0; i < 2000; i++) batch.push({ t, i, name: 'c' + i });
-          for (let i = 0; i < 40; i++) batch.push(Buffer.alloc(8192));
-          kept.push(batch);
-          if (kept.length > 10) kept.shift();
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      };
+      ${KEEPING_LOAD}
       const until = async (test, ms) => {
         const t0 = performance.now();
         while (!test() && performance.now() - t0 < ms) await sleep(5);
