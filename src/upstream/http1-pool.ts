@@ -20,7 +20,7 @@ import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { buildConnector as BuildConnector, Dispatcher } from 'undici';
 import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
-import { ReadSlab } from '../resp/read-slab.js';
+import { ReadLanding } from '../resp/read-landing.js';
 
 const require = createRequire(import.meta.url);
 const buildConnector: typeof BuildConnector = require('undici/lib/core/connect.js');
@@ -278,43 +278,26 @@ class Connection {
   private line = '';
   /** The answer's content-length (Body.Length), to tell whether any of its body was read yet. */
   private length = 0;
-  // Plain TCP reads (reader()): the slab reads land in (resp/read-slab.ts), and a large
-  // body being read straight into its own buffer.
+  /** Plain TCP reads (reader()) land where `landing` says: a slab, or a large body's own buffer. */
   private reads = false;
-  private readonly slab = new ReadSlab();
-  /** Set while a read is handled: the slab offset from which its bytes were copied away (reusable). */
-  private slabFreeFrom = -1;
-  private direct: Buffer | undefined;
-  private directAt = 0;
+  private readonly landing = new ReadLanding();
 
   constructor(private readonly pool: Http1Pool) {
     this.keepAliveMs = pool.defaultKeepAliveMs;
   }
 
-  /** net's `onread` option for this connection's socket: it reads where nextReadBuffer says. */
+  /** net's `onread` option for this connection's socket: it reads where the landing says. */
   reader(): { buffer: () => Buffer; callback: (bytes: number, buffer: Buffer) => void } {
     this.reads = true;
-    return { buffer: () => this.nextReadBuffer(), callback: (bytes, buffer) => this.onRead(bytes, buffer) };
+    return { buffer: () => this.landing.next(), callback: (bytes) => this.onRead(bytes) };
   }
 
-  /** Where the next read lands: the rest of a large body's buffer, else the free end of the slab. */
-  private nextReadBuffer(): Buffer {
-    return this.direct ? this.direct.subarray(this.directAt) : this.slab.next();
-  }
-
-  /** A read of `bytes` bytes into `buffer` (what nextReadBuffer gave). */
-  private onRead(bytes: number, buffer: Buffer): void {
+  /** A read of `bytes` bytes, where the landing said. */
+  private onRead(bytes: number): void {
     if (this.gone) return;
-    if (this.direct) {
-      this.directAt += bytes;
-      if (this.directAt === this.direct.length) this.directDone();
-      return;
-    }
-    const start = this.slab.took(bytes);
-    this.slabFreeFrom = -1;
-    this.onData(buffer.subarray(0, bytes));
-    // A large body's first bytes were copied into its own buffer: that part of the slab is free again.
-    if (this.slabFreeFrom >= 0) this.slab.freeFrom(start + this.slabFreeFrom);
+    if (!this.landing.filling) return this.onData(this.landing.took(bytes));
+    const body = this.landing.filled(bytes);
+    if (body) this.directDone(body);
   }
 
   /** The connector's socket, connected (TLS: handshake done). */
@@ -431,9 +414,7 @@ class Connection {
   }
 
   /** The last bytes of a large body arrived in its own buffer: the handler gets it whole, in one piece. */
-  private directDone(): void {
-    const body = this.direct!;
-    this.direct = undefined;
+  private directDone(body: Buffer): void {
     this.left = 0;
     this.deliver(body);
     this.finish();
@@ -538,13 +519,11 @@ class Connection {
     return this.readChunked(data, at);
   }
 
-  /** A large body starts in this read and goes on: it is read into a buffer of its own (nextReadBuffer). */
+  /** A large body starts in this read and goes on: it is read into a buffer of its own (the landing's fill). */
   private readDirect(data: Buffer, at: number): number {
     const body = largeBuffers.take(this.left);
     data.copy(body, 0, at);
-    this.direct = body;
-    this.directAt = data.length - at;
-    this.slabFreeFrom = at;
+    this.landing.fill(body, data.length - at);
     return data.length;
   }
 

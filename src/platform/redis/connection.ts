@@ -5,7 +5,7 @@ import net from 'node:net';
 import { encodeCommands, encodePieces, type Arg } from '../../resp/request-writer.js';
 import { scanReply } from '../../resp/reply-scanner.js';
 import { largeBuffers, POOLED_MIN_BYTES } from '../../resp/large-buffers.js';
-import { ReadSlab } from '../../resp/read-slab.js';
+import { ReadLanding } from '../../resp/read-landing.js';
 
 export interface RedisEndpoint {
   host: string;
@@ -73,23 +73,17 @@ export class RedisConnection {
   onClose: ((err: Error) => void) | undefined;
   /** Receives replies nobody asked for (pub/sub messages, MONITOR lines) once `push` mode is set. */
   onPush: ((reply: Buffer) => void) | undefined;
-  // Where reads land (nextReadBuffer): the slab (resp/read-slab.ts), the size of the read
-  // being handled, and a large bulk being read straight into its own buffer.
-  private readonly slab = new ReadSlab();
-  private readBytes = 0;
-  /** Set while a read is handled: from where in it the bytes were copied away (that slab part is free again). */
-  private slabFreeFrom = -1;
-  private direct: Buffer | undefined;
-  private directAt = 0;
+  /** Where reads land: a slab, or a large bulk's own buffer. */
+  private readonly landing = new ReadLanding();
 
   private constructor(endpoint: RedisEndpoint) {
     this.socket = net.connect({
       host: endpoint.host,
       port: endpoint.port,
       onread: {
-        buffer: () => this.nextReadBuffer(),
-        callback: (bytes, buffer) => {
-          this.onRead(bytes, buffer as Buffer);
+        buffer: () => this.landing.next(),
+        callback: (bytes) => {
+          this.onRead(bytes);
           return true;
         },
       },
@@ -233,39 +227,23 @@ export class RedisConnection {
     this.socket.destroy();
   }
 
-  /** Where the next read lands: the rest of a large bulk's buffer, else the free end of the slab. */
-  private nextReadBuffer(): Buffer {
-    return this.direct ? this.direct.subarray(this.directAt) : this.slab.next();
-  }
-
-  /** A read of `bytes` bytes into `buffer` (what nextReadBuffer gave). */
-  private onRead(bytes: number, buffer: Buffer): void {
-    if (this.direct) {
-      this.directAt += bytes;
-      if (this.directAt === this.direct.length) this.directDone();
-      return;
-    }
-    const start = this.slab.took(bytes);
-    this.readBytes = bytes;
-    this.slabFreeFrom = -1;
-    this.receive(buffer.subarray(0, bytes));
-    if (this.slabFreeFrom >= 0) this.slab.freeFrom(start + this.slabFreeFrom);
+  /** A read of `bytes` bytes, where the landing said. */
+  private onRead(bytes: number): void {
+    if (!this.landing.filling) return this.receive(this.landing.took(bytes));
+    const bulk = this.landing.filled(bytes);
+    if (bulk) this.directDone(bulk);
   }
 
   /** A large bulk begins at buf[pos] and ends at `end`, past buf: its bytes so far go to its own buffer, the rest is read there. */
   private readDirect(buf: Buffer, pos: number, end: number): void {
     const bulk = largeBuffers.take(end - pos);
     buf.copy(bulk, 0, pos);
-    this.direct = bulk;
-    this.directAt = buf.length - pos;
     // Of this read's bytes, those copied are free again (earlier reads' parts stay as they are).
-    this.slabFreeFrom = Math.max(0, this.readBytes - (buf.length - pos));
+    this.landing.fill(bulk, buf.length - pos);
   }
 
   /** The last bytes of a large bulk arrived in its own buffer: it goes to the caller whole. */
-  private directDone(): void {
-    const bulk = this.direct!;
-    this.direct = undefined;
+  private directDone(bulk: Buffer): void {
     const head = this.queue[0];
     if (!head) return; // failed meanwhile: the connection is closed
     this.hand(head, bulk);
