@@ -3,15 +3,17 @@
 // request before doing any work of its own (issue 14, bench/README.md "CPU per command").
 //   data    socket 'data' event + socket.write (the stream API)
 //   onread  net.Socket's onread mode into one shared buffer (src/server/socket-input.ts) + socket.write
-//   handle  onread + a write on the socket handle below the Writable stream (not used by the proxy)
+//   handle  onread + a write on the socket handle below the Writable stream, a new WriteWrap per write
+//   output  onread + src/server/socket-output.ts (the handle's write, its request object used again)
 //
-//   npx tsx bench/echo-read-modes.ts [--rounds 3] [--requests 200000]
+//   npx tsx bench/echo-read-modes.ts [--rounds 3] [--requests 200000] [--modes data,onread,handle,output]
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { createReadBuffer, readSocket } from '../src/server/socket-input.js';
+import { SocketOutput } from '../src/server/socket-output.js';
 
 const run = promisify(execFile);
 const arg = (name: string, fallback: number): number => {
@@ -28,6 +30,7 @@ function serve(mode: string): void {
   const server = net.createServer({ allowHalfOpen: true }, (socket) => {
     socket.setNoDelay(true);
     const handle = (socket as unknown as { _handle: { writeBuffer(req: unknown, b: Buffer): number } })._handle;
+    const output = new SocketOutput(socket, { outputDrained: () => undefined });
     const answer = (chunk: Buffer): void => {
       let n = 0;
       for (let i = chunk.indexOf(42); i >= 0; i = chunk.indexOf(42, i + 1)) n++; // one '*' per command
@@ -37,7 +40,8 @@ function serve(mode: string): void {
         req.handle = handle;
         req.oncomplete = () => undefined;
         if (handle.writeBuffer(req, out) !== 0) socket.destroy();
-      } else socket.write(out);
+      } else if (mode === 'output') output.write(out);
+      else socket.write(out);
     };
     if (mode === 'data') socket.on('data', answer);
     else readSocket(socket, readBuffer, answer);
@@ -47,9 +51,10 @@ function serve(mode: string): void {
   server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as net.AddressInfo).port}\n`));
 }
 
-function cpuTicks(pid: number): number {
+/** [user, user + system] clock ticks of a process. */
+function cpuTicks(pid: number): [number, number] {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);
+  return [Number(f[11]), Number(f[11]) + Number(f[12])];
 }
 
 async function start(cmd: string, args: string[]): Promise<{ child: ChildProcess; port: number }> {
@@ -63,8 +68,10 @@ async function main(): Promise<void> {
   const requests = arg('--requests', 200_000);
   const self = fileURLToPath(import.meta.url);
   const targets: Record<string, { child: ChildProcess; port: number }> = {};
-  for (const mode of ['data', 'onread', 'handle'])
-    targets[mode] = await start(process.execPath, [...process.execArgv, self, '--serve', mode]);
+  const modes = (process.argv.includes('--modes') ? process.argv[process.argv.indexOf('--modes') + 1] : 'data,onread,handle,output').split(
+    ',',
+  );
+  for (const mode of modes) targets[mode] = await start(process.execPath, [...process.execArgv, self, '--serve', mode]);
   const redisPort = await new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
       const p = (s.address() as net.AddressInfo).port;
@@ -77,12 +84,15 @@ async function main(): Promise<void> {
   await new Promise((r) => setTimeout(r, 500));
   targets.redis = { child: redis, port: redisPort };
   const samples: Record<string, number[]> = {};
+  const users: Record<string, number[]> = {};
   try {
     for (let r = 0; r < rounds; r++) {
       for (const [name, t] of Object.entries(targets)) {
         const before = cpuTicks(t.child.pid!);
         await run('redis-benchmark', ['-p', String(t.port), '-c', '50', '-n', String(requests), '-t', 'ping_mbulk', '--csv']);
-        (samples[name] ??= []).push(((cpuTicks(t.child.pid!) - before) * 10_000) / requests); // 100 Hz ticks → µs
+        const after = cpuTicks(t.child.pid!);
+        (samples[name] ??= []).push(((after[1] - before[1]) * 10_000) / requests); // 100 Hz ticks → µs
+        (users[name] ??= []).push(((after[0] - before[0]) * 10_000) / requests);
       }
     }
   } finally {
@@ -91,7 +101,9 @@ async function main(): Promise<void> {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(`CPU µs per request, median of ${rounds} (redis-benchmark -c 50 -n ${requests} -t ping_mbulk -P 1):`);
   for (const [name, xs] of Object.entries(samples))
-    console.log(`  ${name.padEnd(7)} ${median(xs).toFixed(2)} µs  (${xs.map((x) => x.toFixed(2)).join(', ')})`);
+    console.log(
+      `  ${name.padEnd(7)} ${median(xs).toFixed(2)} µs, user ${median(users[name]).toFixed(2)}  (${xs.map((x) => x.toFixed(2)).join(', ')})`,
+    );
 }
 
 if (process.argv[2] === '--serve') serve(process.argv[3]);

@@ -7,7 +7,8 @@
 //
 //   socket read (socket-input.ts) → receive → RequestReader.read (resp/request-reader.ts)
 //     → handle (the port's dispatch: a reply now, a position filled later, or a deferred one)
-//     → afterRead → ReplyQueue.write (reply-queue.ts) → socket.write
+//     → afterRead → ReplyQueue.write (reply-queue.ts) → SocketOutput.write (socket-output.ts: the
+//       socket's handle when nothing is queued, else socket.write)
 // Imported: the global `Buffer` is an accessor (node's bootstrap), a getter call per use in hot code.
 import { Buffer } from 'node:buffer';
 import type net from 'node:net';
@@ -21,6 +22,7 @@ import { outputLimitReached, type OutputBufferLimits, type OutputClass } from '.
 import { errorReply } from './replies.js';
 import { ReplyQueue } from './reply-queue.js';
 import { readSocket } from './socket-input.js';
+import { SocketOutput, type OutputOwner } from './socket-output.js';
 
 /** performance.timeOrigin, read once: its getter made a number object per socket read (~16 bytes per command at -P 1). */
 const TIME_ORIGIN = performance.timeOrigin;
@@ -59,7 +61,7 @@ export interface ConnectionHost {
   readonly authRequired: boolean;
 }
 
-export abstract class RespConnection implements ReplyPort {
+export abstract class RespConnection implements ReplyPort, OutputOwner {
   readonly createdAt = Date.now();
   lastInteractionAt = Date.now();
   replyMode: ReplyMode = 'on';
@@ -76,6 +78,8 @@ export abstract class RespConnection implements ReplyPort {
   credential: Credential | undefined;
   readonly fd: number;
   readonly replies: ReplyQueue;
+  /** Where the replies are written: the socket, or its handle below the Writable (socket-output.ts). */
+  private readonly output: SocketOutput;
   private readonly reader: RequestReader;
   /** Reading stopped: too many replies owed (backpressure). */
   private paused = false;
@@ -96,7 +100,8 @@ export abstract class RespConnection implements ReplyPort {
     this.authenticated = !host.authRequired;
     this.reader = new RequestReader({ maxBulkLength: host.limits.maxBulkLength });
     this.reader.authenticated = this.authenticated;
-    this.replies = new ReplyQueue(socket, host.limits.closeGraceMs);
+    this.output = new SocketOutput(socket, this);
+    this.replies = new ReplyQueue(this.output, host.limits.closeGraceMs);
     socket.setNoDelay(true);
     readSocket(socket, host.readBuffer, (chunk, shared) => this.receive(chunk, shared));
     // The socket's listeners are shared by every connection (no closures of its own per connection:
@@ -110,6 +115,11 @@ export abstract class RespConnection implements ReplyPort {
 
   private static onDrain(this: OwnedSocket): void {
     this[CONNECTION].maybeResume();
+  }
+
+  /** The writes that waited in libuv (a client that read slowly) are written: the Writable's 'drain' for them. */
+  outputDrained(): void {
+    this.maybeResume();
   }
 
   /**
@@ -195,7 +205,7 @@ export abstract class RespConnection implements ReplyPort {
     this.afterRead();
     this.writeReplies();
     // Backpressure: too many replies owed, or written replies the client does not read.
-    if ((this.replies.owed >= limits.maxPendingReplies || this.socket.writableNeedDrain || this.deferring) && !this.paused) {
+    if ((this.replies.owed >= limits.maxPendingReplies || this.output.needsDrain || this.deferring) && !this.paused) {
       this.paused = true;
       this.socket.pause();
     }
@@ -222,7 +232,7 @@ export abstract class RespConnection implements ReplyPort {
    */
   protected writeReplies(): void {
     this.replies.write();
-    const used = this.socket.writableLength;
+    const used = this.output.pendingBytes;
     // The usual case, checked first: the kernel took every byte, so no limit can be reached.
     if (used === 0) {
       this.softSince = 0;
@@ -304,7 +314,7 @@ export abstract class RespConnection implements ReplyPort {
   /** After replies came in: writes them and reads again once the client has caught up. */
   protected writeAndResume(): void {
     this.writeReplies();
-    if (this.socket.writableNeedDrain && !this.paused && !this.socket.destroyed) {
+    if (this.output.needsDrain && !this.paused && !this.socket.destroyed) {
       // The client does not read its replies: stop reading its requests until it does ('drain').
       this.paused = true;
       this.socket.pause();
@@ -319,7 +329,7 @@ export abstract class RespConnection implements ReplyPort {
       !this.deferring &&
       !this.replies.closing &&
       this.replies.owed < this.host.limits.maxPendingReplies / 2 &&
-      !this.socket.writableNeedDrain
+      !this.output.needsDrain
     ) {
       this.paused = false;
       this.socket.resume();
