@@ -2,7 +2,7 @@
 // Writable stream (issue 25). A socket.write runs, per reply batch, Writable.write → writeOrBuffer →
 // _write → _writeGeneric → writeGeneric → createWriteWrap (an object-template instance) →
 // handle.writeBuffer, then afterWrite on the tick queue. Here a reply is one handle.writeBuffer with a
-// request object that is used again as long as libuv writes everything at once (a write that completes
+// request object (one per connection) that is used again as long as libuv writes everything at once (a write that completes
 // at once never binds its request object in C++: StreamBase::Write returns before CreateWriteWrap).
 //
 // A write goes to the handle only when that keeps today's order and accounting: a plain TCP or pipe
@@ -56,8 +56,6 @@ export interface OutputOwner {
 }
 
 const binding = loadBinding();
-/** A request object no write holds: the last one that libuv wrote at once (shared by all sockets, one thread). */
-let spare: WriteReq | undefined;
 
 /**
  * node's stream binding (WriteWrap, the state the last write leaves: async or not), through
@@ -131,6 +129,8 @@ export class SocketOutput implements ReplyOutput {
   private corks = 0;
   private held: Buffer[] | undefined;
   private heldDone: Done[] | undefined;
+  /** A request object no write holds: the last one libuv wrote at once (made at the first write). */
+  private spare: WriteReq | undefined;
 
   constructor(
     private readonly socket: net.Socket,
@@ -159,8 +159,8 @@ export class SocketOutput implements ReplyOutput {
     }
     const handle = this.directHandle();
     if (handle === undefined) return this.socket.write(data, done);
-    const req = spare ?? newRequest();
-    spare = undefined;
+    const req = this.spare ?? newRequest();
+    this.spare = undefined;
     return this.dispatched(req, handle, handle.writeBuffer(req, data), data, done);
   }
 
@@ -187,8 +187,8 @@ export class SocketOutput implements ReplyOutput {
       this.socket.uncork();
       return;
     }
-    const req = spare ?? newRequest();
-    spare = undefined;
+    const req = this.spare ?? newRequest();
+    this.spare = undefined;
     this.dispatched(req, handle, handle.writev(req, chunks, true), chunks, dones);
   }
 
@@ -245,7 +245,7 @@ export class SocketOutput implements ReplyOutput {
       return false;
     }
     if (binding!.streamBaseState[binding!.kLastWriteWasAsync] === 0) {
-      spare = req; // never bound in C++: free for the next write
+      this.spare = req; // never bound in C++: free for the next write
       callDone(done, null);
       return true;
     }

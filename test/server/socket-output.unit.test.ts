@@ -2,13 +2,11 @@
 // completes then; a write a client does not read waits in libuv with its buffer, counts as pending
 // output, pauses (needsDrain) and arrives whole and in order; the large-value pool gets its buffer back
 // only once libuv has written it; a reset peer's error closes the socket; the end comes after the
-// last byte; TLS sockets keep socket.write.
+// last byte. (A TLS socket keeps socket.write: socket-output-tls.test.ts, which makes certificates.)
 import net from 'node:net';
-import tls from 'node:tls';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LargeBuffers } from '../../src/resp/large-buffers.js';
 import { SocketOutput } from '../../src/server/socket-output.js';
-import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
 
 interface Pair {
   server: net.Socket;
@@ -206,34 +204,5 @@ describe('SocketOutput', () => {
     p.server.uncork();
     p.output.write(Buffer.from('b'));
     expect((await readAll(p.client, 2)).toString()).toBe('ab');
-  });
-
-  describe('TLS', () => {
-    let certs: TestCerts;
-    beforeAll(() => {
-      certs = makeTestCerts();
-    });
-    afterAll(() => certs?.remove());
-
-    it('a TLS socket is written with socket.write', async () => {
-      const server = tls.createServer({ cert: certs.serverCert, key: certs.serverKey });
-      open.push(server);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const accepted = new Promise<tls.TLSSocket>((resolve) => server.once('secureConnection', resolve));
-      const client = tls.connect({ port: (server.address() as net.AddressInfo).port, host: '127.0.0.1', ca: certs.ca });
-      sockets.push(client);
-      const socket = await accepted;
-      sockets.push(socket);
-      let writes = 0;
-      const write = socket.write.bind(socket) as (...a: unknown[]) => boolean;
-      socket.write = ((...a: unknown[]) => {
-        writes++;
-        return write(...a);
-      }) as typeof socket.write;
-      const output = new SocketOutput(socket, { outputDrained: () => undefined });
-      output.write(Buffer.from('+PONG\r\n'));
-      expect(writes).toBe(1);
-      expect((await readAll(client, 7)).toString()).toBe('+PONG\r\n');
-    });
   });
 });
