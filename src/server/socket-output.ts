@@ -21,8 +21,8 @@
 //   written; then the owner's `outputDrained` runs (the Writable's 'drain' for the other writes).
 // `socket.bytesWritten` counts these writes by itself: it reads the handle's own counter.
 //
-// Where node's internals are not as expected (another Node, a policy refusing process.binding),
-// every write is socket.write.
+// Where node's internals are not as expected (another Node, a policy refusing process.binding,
+// pending deprecations on: process.binding would warn), every write is socket.write.
 import type net from 'node:net';
 import { getSystemErrorName } from 'node:util';
 import type { ReplyOutput } from './reply-queue.js';
@@ -63,6 +63,9 @@ const binding = loadBinding();
  * anything is not as expected: every write then goes through socket.write.
  */
 function loadBinding(): StreamBinding | undefined {
+  // With pending deprecations on, process.binding warns (DEP0111), and --throw-deprecation makes that
+  // warning an uncaught exception on the next tick: not worth a few percent of CPU.
+  if (pendingDeprecations()) return undefined;
   try {
     const b = (process as unknown as { binding(name: string): Partial<StreamBinding> }).binding('stream_wrap');
     if (
@@ -77,6 +80,14 @@ function loadBinding(): StreamBinding | undefined {
     // process.binding refused (a permission model, a future Node): the Writable path.
   }
   return undefined;
+}
+
+function pendingDeprecations(): boolean {
+  return (
+    process.env.NODE_PENDING_DEPRECATION === '1' ||
+    process.execArgv.includes('--pending-deprecation') ||
+    (process.env.NODE_OPTIONS ?? '').includes('--pending-deprecation')
+  );
 }
 
 function newRequest(): WriteReq {
