@@ -194,18 +194,25 @@ export class Executor {
    * A pipeline of plain commands (plainKind), already RESP: the replies' bytes back to back; or, with
    * `onPiece`, handed there as they arrive (then the result is empty).
    */
-  async runPlain(
+  runPlain(principal: Principal, resp: Buffer | readonly Buffer[], count: number, onPiece?: (piece: Buffer) => void): Promise<Buffer> {
+    // The usual case, on the open shared connection: no async function and no await of the connection
+    // per request (the platform's cost per /pipeline call at -P 1, bench/README.md).
+    const conn = this.fieldExpiry?.active ? undefined : principal.pool.sharedNow();
+    if (conn) return sendPlain(conn, resp, count, onPiece).catch(rethrowStoreError);
+    return this.runPlainWaiting(principal, resp, count, onPiece);
+  }
+
+  private async runPlainWaiting(
     principal: Principal,
     resp: Buffer | readonly Buffer[],
     count: number,
     onPiece?: (piece: Buffer) => void,
   ): Promise<Buffer> {
-    // Only while hash fields have expiry times: no await (a promise and a turn) per request otherwise.
+    // Only while hash fields have expiry times.
     if (this.fieldExpiry?.active) await this.expireDueFields();
     const conn = await this.shared(principal);
     try {
-      if (onPiece) return await conn.sendEncodedStreamed(resp, count, onPiece).then(() => EMPTY_REPLIES);
-      return await conn.sendEncodedJoined(resp, count);
+      return await sendPlain(conn, resp, count, onPiece);
     } catch (err) {
       throw storeError(err);
     }
@@ -595,6 +602,21 @@ function bulkOf(text: string): Buffer {
 function isNoPermFor(reply: Buffer, command: string): boolean {
   const text = errorText(reply);
   return text !== undefined && text.startsWith('NOPERM') && text.includes(`'${command}'`);
+}
+
+/** A plain pipeline's RESP on `conn`: its replies joined, or (with `onPiece`) handed there as they arrive. */
+function sendPlain(
+  conn: RedisConnection,
+  resp: Buffer | readonly Buffer[],
+  count: number,
+  onPiece?: (piece: Buffer) => void,
+): Promise<Buffer> {
+  if (onPiece) return conn.sendEncodedStreamed(resp, count, onPiece).then(() => EMPTY_REPLIES);
+  return conn.sendEncodedJoined(resp, count);
+}
+
+function rethrowStoreError(err: unknown): never {
+  throw storeError(err);
 }
 
 /** The Redis user behind a token no longer accepts its password (it was changed or deleted). */

@@ -101,6 +101,11 @@ export class Principals {
   }
 
   /** The principal of a token: a configured one, or one made earlier by ACL RESTTOKEN (kept in the internal store). */
+  /** The principal of a token already seen, without a promise (the per-request path); else `resolve`. */
+  known(token: string): Principal | undefined {
+    return this.byToken.get(token);
+  }
+
   async resolve(token: string): Promise<Principal | undefined> {
     const known = this.byToken.get(token);
     if (known) return known;

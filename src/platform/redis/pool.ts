@@ -5,6 +5,8 @@ import { RedisConnection, type RedisEndpoint } from './connection.js';
 
 export class RedisPool {
   private sharedConn: Promise<RedisConnection> | undefined;
+  /** The shared connection once open (and until it closes): used without an await per request. */
+  private sharedOpen: RedisConnection | undefined;
   private readonly idle: RedisConnection[] = [];
   private lent = 0;
   private readonly waiters: Array<(conn: Promise<RedisConnection>) => void> = [];
@@ -23,7 +25,9 @@ export class RedisPool {
       this.sharedConn = opening;
       opening.then(
         (conn) => {
+          if (this.sharedConn === opening && !conn.closed) this.sharedOpen = conn;
           conn.onClose = () => {
+            if (this.sharedOpen === conn) this.sharedOpen = undefined;
             if (this.sharedConn === opening) this.sharedConn = undefined;
           };
         },
@@ -33,6 +37,11 @@ export class RedisPool {
       );
     }
     return this.sharedConn;
+  }
+
+  /** The shared connection when it is open now, without a promise; undefined otherwise (then `shared()`). */
+  sharedNow(): RedisConnection | undefined {
+    return this.closed ? undefined : this.sharedOpen;
   }
 
   /** Borrows a connection nobody else uses until `release`. Waits when all are lent. */
@@ -74,6 +83,7 @@ export class RedisPool {
     for (const conn of this.idle.splice(0)) conn.close();
     const shared = this.sharedConn;
     this.sharedConn = undefined;
+    this.sharedOpen = undefined;
     if (shared) (await shared.catch(() => undefined))?.close();
   }
 }
