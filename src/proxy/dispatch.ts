@@ -101,9 +101,31 @@ function holdUntil(t: DispatchTarget, ready: Promise<void>, args: Buffer[], star
   return HELD;
 }
 
+/**
+ * The last command name resolved, as the Buffer it came in, and its spec. The request reader gives every
+ * request spelling a name alike the same shared Buffer (resp/request-reader.ts SPELLINGS), and a pipeline
+ * repeats a command: the same Buffer again is the same command, without hashing its bytes a second time.
+ * Only commands without subcommands are kept (a container's spec depends on the next argument).
+ */
+let lastName: Buffer | undefined;
+let lastSpec: CommandSpec | undefined;
+
+/** resolveCommand, with the last name remembered by identity. */
+function commandOf(args: Buffer[]): CommandSpec | undefined {
+  const name = args[0];
+  if (name === lastName && name !== undefined) return lastSpec;
+  const spec = resolveCommand(args);
+  // Not a container nor one of its subcommands: those depend on the next argument.
+  if (spec !== undefined && spec.subcommands === undefined && spec.container === undefined) {
+    lastName = name;
+    lastSpec = spec;
+  }
+  return spec;
+}
+
 function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): typeof HELD | void {
   // checkCommand's own test, without its result object (40 bytes per command at -P 16): its error only for a failure.
-  const spec = resolveCommand(args);
+  const spec = commandOf(args);
   if (spec === undefined || !arityOk(spec, args.length)) return rejectUnchecked(t, args);
   t.lastCommand = spec.name;
   if (!t.authenticated && !spec.flags.has('no_auth')) return reject(t, spec, NOAUTH);

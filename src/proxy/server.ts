@@ -92,11 +92,8 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
   };
   const { databases, upstreamStats } = openDatabases(config, client, batcherOptions);
   const slowlog = new Slowlog(config.slowlogLogSlowerThanUs, config.slowlogMaxLen);
-  const server: ProxyServerState = {
+  const state: Omit<ProxyServerState, 'acceptedConnections'> = {
     connections: sessions,
-    get acceptedConnections() {
-      return live.listeners?.accepted ?? 0;
-    },
     startedAt: Date.now(),
     stats: upstreamStats,
     databases,
@@ -110,6 +107,13 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     traffic,
     auth,
   };
+  // The getter is defined afterwards, not in the literal: V8 makes an object literal with an accessor a
+  // dictionary-mode object, and then every read of its fields (dispatch reads several per command) is a
+  // generic lookup (bench/README.md, issue 25, hop branch).
+  const server = Object.defineProperty(state, 'acceptedConnections', {
+    get: () => live.listeners?.accepted ?? 0,
+    enumerable: true,
+  }) as ProxyServerState;
   const ctx: ProxyContext = {
     config,
     databases,

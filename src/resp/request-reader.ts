@@ -104,6 +104,8 @@ export class RequestReader {
   private memoBlocked = false;
 
   private failed = false;
+  /** The command name of the last request (nameAt). */
+  private lastName: Buffer | undefined = undefined;
 
   constructor(limits?: Partial<ReaderLimits>) {
     this.limits = { ...DEFAULT_READER_LIMITS, ...limits };
@@ -288,7 +290,7 @@ export class RequestReader {
       // A command's name is one shared Buffer per spelling: clients repeat a few, and a view per command
       // was ~100 bytes of garbage each (a fifth of what the proxy allocates per GET at -P 16).
       const named = this.argCount === 0 && this.bulkLen <= MAX_SHARED_NAME;
-      this.addArg(named ? SPELLINGS.get(this.buf, argStart, argEnd) : viewOf(this.memory, this.memoryOffset, argStart, argEnd));
+      this.addArg(named ? this.nameAt(argStart, argEnd) : viewOf(this.memory, this.memoryOffset, argStart, argEnd));
     }
 
     const args = this.args;
@@ -296,6 +298,22 @@ export class RequestReader {
     this.argBytes = 0;
     this.argCount = 0;
     return { kind: 'command', args, inline: false };
+  }
+
+  /**
+   * The shared Buffer of the command name in buf[start, end): the last one again when the bytes match it
+   * (a pipeline repeats its command), else SPELLINGS' (a hash of the bytes).
+   */
+  private nameAt(start: number, end: number): Buffer {
+    const last = this.lastName;
+    const len = end - start;
+    if (last !== undefined && last.length === len) {
+      const buf = this.buf;
+      let k = 0;
+      while (k < len && last[k] === buf[start + k]) k++;
+      if (k === len) return last;
+    }
+    return (this.lastName = SPELLINGS.get(this.buf, start, end));
   }
 
   private addArg(arg: Buffer): void {

@@ -22,7 +22,7 @@ import { splitResp2Replies } from '../resp/resp2-splitter.js';
 import { largeBuffers } from '../resp/large-buffers.js';
 import { joinReply, splitResp2Pieces, type Reply } from '../resp/reply-pieces.js';
 import { pathForm } from './path-form.js';
-import { measureCommand, writeCommands, type Escapes } from './pipeline-body.js';
+import { measureCommand, plainBody, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
 import { readTransactionReply, scriptLimitError, transactionCommand, type WatchedKeys } from './script-transaction.js';
 import { ScriptBodies } from './script-bodies.js';
@@ -88,9 +88,12 @@ type Verdict =
 /** The state of one pipeline call. */
 interface Batch {
   readonly commands: Buffer[][];
-  /** Size of each command as JSON; -1 for the path form. */
-  readonly sizes: number[];
-  readonly escapes: Escapes;
+  /**
+   * Size of each command as JSON; -1 for the path form. Undefined while the batch goes as one plain body
+   * (plainBody), measured only if it must be split after all (an upstream that rejects it whole).
+   */
+  sizes: number[] | undefined;
+  escapes: Escapes;
   readonly replies: Reply[];
   /** Set once a request failed: the reply of every command not sent yet. */
   stop: Buffer | undefined;
@@ -115,6 +118,8 @@ export class KvClient {
   private readonly maxRequestBytes: number;
   private readonly token: string;
   private readonly upstreamMaxRequestBytes: number;
+  /** A batch whose JSON body is at most this large goes as one request, written in one pass (plainBody). */
+  private readonly plainLimit: number;
   private readonly ca: string | Buffer | undefined;
   /** The script bodies passed on to this upstream, for the transactions that run them from a script. */
   private readonly scripts = new ScriptBodies();
@@ -141,6 +146,7 @@ export class KvClient {
     this.connections = positive(options.connections, PROXY_DEFAULTS.upstreamConnections);
     this.maxRequestBytes = positive(options.maxRequestBytes, PROXY_DEFAULTS.maxRequestBytes);
     this.upstreamMaxRequestBytes = positive(options.upstreamMaxRequestBytes ?? 0, PROXY_DEFAULTS.upstreamMaxRequestBytes);
+    this.plainLimit = Math.min(this.maxRequestBytes, this.upstreamMaxRequestBytes);
     this.ca = options.ca;
     const authorization = `Bearer ${options.token}`;
     this.jsonHeaders = { authorization, 'content-type': 'application/json', 'upstash-response-format': 'resp2' };
@@ -171,12 +177,16 @@ export class KvClient {
         replies.fill(errorReply('ERR upstream client is closed; the command was not executed'));
         return replies;
       }
-      // Size of each command as JSON (-1: JSON cannot carry it, path form).
-      const sizes = new Array<number>(n);
-      const escapes: { map: Escapes } = { map: undefined };
-      for (let i = 0; i < n; i++) sizes[i] = largeLastArgument(commands[i]) ? -1 : measureCommand(commands[i], escapes);
-      const batch: Batch = { commands, sizes, escapes: escapes.map, replies, stop: undefined, credential };
       for (let i = 0; i < n; i++) this.scripts.learn(commands[i]);
+      const batch: Batch = { commands, sizes: undefined, escapes: undefined, replies, stop: undefined, credential };
+      // The usual batch: plain arguments that fit one request, written in one pass over their bytes.
+      const plain = plainBody(commands, this.plainLimit, LARGE_BODY_ARGUMENT);
+      if (plain !== undefined) {
+        await this.sendJson(batch, 0, n, plain);
+        return replies;
+      }
+      // Size of each command as JSON (-1: JSON cannot carry it, path form).
+      const sizes = measureBatch(batch);
 
       // Consecutive JSON commands share a request while it stays under maxRequestBytes; a command
       // JSON cannot carry goes alone. Each request waits for the previous one (order).
@@ -302,20 +312,26 @@ export class KvClient {
     if (!pool.destroyed) await pool.destroy().catch(() => undefined);
   }
 
-  /** Commands [from, to) as one /pipeline request; a request the upstream rejects whole is split in halves. */
-  private async sendJson(batch: Batch, from: number, to: number): Promise<void> {
+  /**
+   * Commands [from, to) as one /pipeline request (`body`, when written already); a request the upstream
+   * rejects whole is split in halves.
+   */
+  private async sendJson(batch: Batch, from: number, to: number, body?: Buffer): Promise<void> {
     const { replies } = batch;
     if (batch.stop) {
       replies.fill(batch.stop, from, to);
       return;
     }
     const count = to - from;
-    if (count === 1 && batch.sizes[from] + 2 > this.upstreamMaxRequestBytes) {
-      // Refused here: the upstream would answer 413 after receiving all of it.
-      replies[from] = errorReply(tooLargeText(batch.sizes[from] + 2, this.upstreamMaxRequestBytes, 'command'));
-      return;
+    if (body === undefined) {
+      const sizes = batch.sizes ?? measureBatch(batch);
+      if (count === 1 && sizes[from] + 2 > this.upstreamMaxRequestBytes) {
+        // Refused here: the upstream would answer 413 after receiving all of it.
+        replies[from] = errorReply(tooLargeText(sizes[from] + 2, this.upstreamMaxRequestBytes, 'command'));
+        return;
+      }
+      body = writeCommands(batch.commands, sizes, batch.escapes, from, to);
     }
-    const body = writeCommands(batch.commands, batch.sizes, batch.escapes, from, to);
     const asked = this.askJson;
     const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body }, batch.credential);
     const verdict = this.readPipeline(answer, batch.commands.slice(from, to), asked, batch.credential !== undefined);
@@ -559,6 +575,20 @@ function largeLastArgument(command: readonly Buffer[]): boolean {
   let path = 0;
   for (let i = 0; i < n - 1; i++) path += command[i].length;
   return path <= SMALL_PATH;
+}
+
+/**
+ * The size of each command of the batch as JSON (-1: JSON cannot carry it, or its large last argument
+ * goes as the body of the path form), and the escaped arguments; kept on the batch.
+ */
+function measureBatch(batch: Batch): number[] {
+  const { commands } = batch;
+  const sizes = new Array<number>(commands.length);
+  const escapes: { map: Escapes } = { map: undefined };
+  for (let i = 0; i < commands.length; i++) sizes[i] = largeLastArgument(commands[i]) ? -1 : measureCommand(commands[i], escapes);
+  batch.sizes = sizes;
+  batch.escapes = escapes.map;
+  return sizes;
 }
 
 function emptyCommandInTransaction(index: number): string {

@@ -92,3 +92,64 @@ export function writeCommands(
   out[pos] = 0x5d;
   return out;
 }
+
+/** Arguments from this size on are checked by the word-wise scan and copied by memcpy; shorter ones byte by byte. */
+const BYTEWISE_BELOW = 64;
+
+/**
+ * All `commands` as one JSON body in a single pass over their bytes, when every argument can stand in
+ * a JSON string as it is (valid UTF-8 without `"`, `\` or control characters: the usual case) and the
+ * body's size stays within `maxBytes` and no argument is `largeArgument` bytes or more (a large value
+ * may go in the path form instead); undefined otherwise (then measureCommand and writeCommands,
+ * which escape, split and isolate, do the work). The body's size is known from the arguments' lengths
+ * alone, so each byte is read once, checked and written in the same loop: measureCommand's scan and
+ * writeCommands' copy read every argument twice (bench/README.md, issue 25, hop branch).
+ */
+export function plainBody(commands: readonly (readonly Buffer[])[], maxBytes: number, largeArgument: number): Buffer | undefined {
+  const n = commands.length;
+  if (n === 0) return undefined;
+  let total = 1 + n; // [ ] and n - 1 commas between commands
+  for (let i = 0; i < n; i++) {
+    const command = commands[i];
+    const argc = command.length;
+    if (argc === 0) return undefined;
+    total += 1 + argc; // [ ] and argc - 1 commas between arguments
+    for (let j = 0; j < argc; j++) {
+      const len = command[j].length;
+      if (len >= largeArgument) return undefined;
+      total += len + 2;
+    }
+    if (total > maxBytes) return undefined;
+  }
+  const out = Buffer.allocUnsafe(total);
+  let pos = 0;
+  out[pos++] = 0x5b; // [
+  for (let i = 0; i < n; i++) {
+    if (i > 0) out[pos++] = 0x2c; // ,
+    out[pos++] = 0x5b;
+    const command = commands[i];
+    for (let j = 0; j < command.length; j++) {
+      if (j > 0) out[pos++] = 0x2c;
+      const arg = command[j];
+      const len = arg.length;
+      out[pos++] = 0x22; // "
+      if (len < BYTEWISE_BELOW) {
+        // Checked and copied in one loop: a byte below 0x20, `"` or `\` needs an escape; above 0x7f, a UTF-8 check.
+        let special = 0;
+        for (let k = 0; k < len; k++) {
+          const c = arg[k];
+          out[pos++] = c;
+          if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7f) special = 1;
+        }
+        if (special !== 0 && scanArgument(arg) !== ArgKind.Plain) return undefined;
+      } else {
+        if (scanArgument(arg) !== ArgKind.Plain) return undefined;
+        pos += arg.copy(out, pos);
+      }
+      out[pos++] = 0x22;
+    }
+    out[pos++] = 0x5d; // ]
+  }
+  out[pos] = 0x5d;
+  return out;
+}

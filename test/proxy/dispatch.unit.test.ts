@@ -213,7 +213,7 @@ function setup() {
     if (conn.pending.length > 0 && !conn.inFlight) batcher.enqueue(conn);
     conn.replies.write();
   };
-  return { upstream, conn, read, server };
+  return { upstream, conn, read, server, batcher };
 }
 
 const w = (line: string): string[] => line.split(' ');
@@ -266,6 +266,34 @@ describe('dispatch', () => {
     upstream.calls[1].answer();
     await until(() => conn.out.text.endsWith('+GET next\r\n'));
     expect(conn.out.text).toBe('$5\r\nfirst\r\n+GET slow\r\n+PONG\r\n+GET next\r\n');
+  });
+
+  it('a name Buffer used again (as the request reader shares one per spelling) resolves by its command, a container by its subcommand', async () => {
+    const { upstream, conn, batcher } = setup();
+    const [get, client, ping] = ['GET', 'CLIENT', 'PING'].map((name) => Buffer.from(name));
+    const readAt = performance.now();
+    const run = (...args: Buffer[]) => dispatch(conn, args, readAt);
+    run(get, Buffer.from('a'));
+    run(get, Buffer.from('b'));
+    run(client, Buffer.from('SETNAME'), Buffer.from('x'));
+    run(client, Buffer.from('GETNAME'));
+    run(ping);
+    run(get);
+    run(client, Buffer.from('NOSUCH'));
+    batcher.enqueue(conn);
+    conn.replies.write();
+    await until(() => conn.out.text.includes('NOSUCH'));
+    expect(upstream.sent).toEqual([[w('GET a'), w('GET b')]]);
+    expect(conn.out.text.split('\r\n').slice(0, -1)).toEqual([
+      '+GET a',
+      '+GET b',
+      '+OK',
+      '$1',
+      'x',
+      '+PONG',
+      "-ERR wrong number of arguments for 'get' command",
+      "-ERR unknown subcommand 'NOSUCH'. Try CLIENT HELP.",
+    ]);
   });
 
   it('answers unknown commands and wrong arity with Redis 7.0 texts, before anything is forwarded', () => {

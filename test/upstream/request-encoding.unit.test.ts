@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { percentDecode } from '../../src/platform/kv/percent-decode.js';
 import { parseKvRequest } from '../../src/platform/kv/request.js';
 import { pathForm, percentEncode } from '../../src/upstream/path-form.js';
-import { measureCommand, writeCommands, type Escapes } from '../../src/upstream/pipeline-body.js';
+import { measureCommand, plainBody, writeCommands, type Escapes } from '../../src/upstream/pipeline-body.js';
 
 function body(commands: Buffer[][]): { text: Buffer; sizes: number[] } {
   const sizes = new Array<number>(commands.length);
@@ -42,6 +42,39 @@ describe('JSON pipeline body', () => {
     expect(writeCommands(commands, sizes, escapes.map, 1, 3).toString()).toBe('[["B","x\\"y"],["C"]]');
     expect(measureCommand([Buffer.from('GET'), Buffer.from([0xff])], { map: undefined })).toBe(-1);
     expect(measureCommand([], { map: undefined })).toBe(-1);
+  });
+
+  it('writes plain commands in one pass exactly as measure and write do, and declines what needs the general path', () => {
+    const arg = fc.oneof(
+      fc.string({ unit: 'binary' }),
+      fc.string({ unit: fc.constantFrom('a', 'Z', '0', ' ', '~', 'é', '\u2028', '𝄞', '"', '\\', '\n', '\u0000', '\u007f') }),
+      fc.string({ unit: fc.constantFrom('a', 'b', ' ', 'é', '"', '\n'), minLength: 60, maxLength: 300 }),
+      fc.uint8Array({ maxLength: 80 }).map((bytes) => Buffer.from(bytes).toString('latin1')),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.array(arg, { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 8 }), (rows) => {
+        const commands = rows.map((r) => r.map((s) => Buffer.from(s)));
+        const plain = plainBody(commands, 1 << 20, 1 << 20);
+        const special = (a: Buffer) => a.some((c) => c < 0x20 || c === 0x22 || c === 0x5c);
+        const needsGeneral = commands.some((c) => c.some((a) => !isUtf8(a) || special(a)));
+        if (needsGeneral) expect(plain).toBeUndefined();
+        else expect(plain?.toString()).toBe(body(commands).text.toString());
+      }),
+      { numRuns: 500 },
+    );
+    const commands = [
+      [Buffer.from('SET'), Buffer.from('k'), Buffer.from('v')],
+      [Buffer.from('GET'), Buffer.from('k')],
+    ];
+    expect(plainBody(commands, 1000, 1000)?.toString()).toBe('[["SET","k","v"],["GET","k"]]');
+    // Exactly at the limit, then one byte over it.
+    expect(plainBody(commands, 29, 1000)?.length).toBe(29);
+    expect(plainBody(commands, 28, 1000)).toBeUndefined();
+    // An argument of the large size goes the general way (maybe the path form).
+    expect(plainBody(commands, 1000, 2)).toBeUndefined();
+    expect(plainBody([[Buffer.from('GET'), Buffer.from([0xff])]], 1000, 1000)).toBeUndefined();
+    expect(plainBody([[]], 1000, 1000)).toBeUndefined();
+    expect(plainBody([], 1000, 1000)).toBeUndefined();
   });
 });
 
