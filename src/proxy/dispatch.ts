@@ -37,6 +37,9 @@ export interface DispatchTarget {
   readonly local: ProxyLocalContext;
   /** The selected database (SELECT). */
   db: number;
+  /** The last command name resolved for this connection, as the reader's shared Buffer, and its spec (commandOf). */
+  nameSeen: Buffer | undefined;
+  specSeen: CommandSpec | undefined;
   /**
    * A command for database `db` is next: undefined when it may go now, or a promise of the moment the
    * connection's items for another database are answered (databases.ts, Session.useDatabase).
@@ -102,30 +105,27 @@ function holdUntil(t: DispatchTarget, ready: Promise<void>, args: Buffer[], star
 }
 
 /**
- * The last command name resolved, as the Buffer it came in, and its spec. The request reader gives every
+ * resolveCommand, with the connection's last name remembered by identity. The request reader gives every
  * request spelling a name alike the same shared Buffer (resp/request-reader.ts SPELLINGS), and a pipeline
  * repeats a command: the same Buffer again is the same command, without hashing its bytes a second time.
- * Only commands without subcommands are kept (a container's spec depends on the next argument).
+ * Only commands without subcommands are kept (a container's spec depends on the next argument). Kept on the
+ * connection: src/proxy holds no module state.
  */
-let lastName: Buffer | undefined;
-let lastSpec: CommandSpec | undefined;
-
-/** resolveCommand, with the last name remembered by identity. */
-function commandOf(args: Buffer[]): CommandSpec | undefined {
+function commandOf(t: DispatchTarget, args: Buffer[]): CommandSpec | undefined {
   const name = args[0];
-  if (name === lastName && name !== undefined) return lastSpec;
+  if (name === t.nameSeen && name !== undefined) return t.specSeen;
   const spec = resolveCommand(args);
   // Not a container nor one of its subcommands: those depend on the next argument.
   if (spec !== undefined && spec.subcommands === undefined && spec.container === undefined) {
-    lastName = name;
-    lastSpec = spec;
+    t.nameSeen = name;
+    t.specSeen = spec;
   }
   return spec;
 }
 
 function dispatchCommand(t: DispatchTarget, args: Buffer[], startedAt: number): typeof HELD | void {
   // checkCommand's own test, without its result object (40 bytes per command at -P 16): its error only for a failure.
-  const spec = commandOf(args);
+  const spec = commandOf(t, args);
   if (spec === undefined || !arityOk(spec, args.length)) return rejectUnchecked(t, args);
   t.lastCommand = spec.name;
   if (!t.authenticated && !spec.flags.has('no_auth')) return reject(t, spec, NOAUTH);

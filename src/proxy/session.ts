@@ -14,6 +14,7 @@ import { joinReply, replyHead, type Reply } from '../resp/reply-pieces.js';
 import { performance } from 'node:perf_hooks';
 import { toResp3 } from '../resp/resp3-converter.js';
 import type { TransactionOutcome } from '../upstream/kv-client.js';
+import type { CommandSpec } from '../commands/table.js';
 import type { BatchSource } from './batcher.js';
 import type { BlockingRun } from './blocking.js';
 import { runBlocking } from './blocking-hub.js';
@@ -35,6 +36,10 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   readonly pending: ForwardItem[] = [];
   inFlight = false;
   queued = false;
+
+  // DispatchTarget: the last command name resolved and its spec.
+  nameSeen: Buffer | undefined = undefined;
+  specSeen: CommandSpec | undefined = undefined;
 
   readonly transaction = new Transaction();
   /** Pub/sub subscriptions and MONITOR of this connection (upstream event streams). */

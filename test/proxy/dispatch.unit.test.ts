@@ -6,6 +6,7 @@
 // transactions}.test.ts check the same through sockets against a real redis-server.
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
+import type { CommandSpec } from '../../src/commands/table.js';
 import { Batcher, type BatchSource, type PipelineUpstream } from '../../src/proxy/batcher.js';
 import { ClientCost } from '../../src/proxy/client-cost.js';
 import type { ProxyLocalContext, ProxyServerState, PushPort } from '../../src/proxy/context.js';
@@ -94,6 +95,8 @@ class FakeConnection implements DispatchTarget, Connection, BatchSource, PushPor
   readonly local: ProxyLocalContext;
   protocol: Protocol = 2;
   db = 0;
+  nameSeen: Buffer | undefined = undefined;
+  specSeen: CommandSpec | undefined = undefined;
   authenticated = true;
   lastCommand = '';
   replyMode: ReplyMode = 'on';
