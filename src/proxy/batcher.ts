@@ -10,7 +10,6 @@ import { resolveCommand } from '../commands/table.js';
 import { errorReply } from '../resp/protocol.js';
 import { emptyKeepingRoom } from '../server/reply-queue.js';
 import type { Credential, TransactionOutcome } from '../upstream/kv-client.js';
-import type { JsonElement } from '../upstream/pipeline-body.js';
 import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
 import type { ClientCost, CostedCommand, CostOwner } from './client-cost.js';
@@ -27,7 +26,7 @@ export interface PipelineUpstream {
   /** One /pipeline call: one RESP2 reply per command, in order. */
   pipeline(commands: Buffer[][], credential?: Credential): Promise<Buffer[]>;
   /** The same, a large bulk reply possibly in the pieces it arrived in (written to the client as they are). */
-  pipelineReplies?(commands: Buffer[][], credential?: Credential, elements?: readonly JsonElement[]): Promise<Reply[]>;
+  pipelineReplies?(commands: Buffer[][], credential?: Credential): Promise<Reply[]>;
   /** One MULTI … EXEC, as /multi-exec or, with watched keys, as one script. */
   transaction(commands: Buffer[][], watch?: WatchedKeys, credential?: Credential): Promise<TransactionOutcome>;
 }
@@ -288,7 +287,7 @@ export class Batcher {
     const started = performance.now();
     const upstream =
       owners.length > 0 && this.client.pipelineReplies
-        ? this.client.pipelineReplies(commands, credential, items)
+        ? this.client.pipelineReplies(commands, credential)
         : this.client.pipeline(commands, credential);
     const answered = upstream.catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
     const { observe, cost } = this.options;

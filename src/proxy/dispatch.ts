@@ -12,11 +12,10 @@ import { lower } from '../resp/args.js';
 import type { Protocol } from '../resp/protocol.js';
 import type { ReplyShape } from '../resp/reply-shape.js';
 import { planBlocking } from './blocking.js';
-import { encodeElement } from '../upstream/pipeline-body.js';
 import { requestBytes } from './client-cost.js';
 import { checkCopyDb, databaseOf } from './databases.js';
 import type { PushState, ReplyMode } from '../server/context.js';
-import type { CommandItem, ForwardItem } from './forward-item.js';
+import type { ForwardItem } from './forward-item.js';
 import { runLocalCommand, type ProxyLocalContext } from './local/index.js';
 import { redacted } from './monitor.js';
 import { errorReply, NOAUTH, QUEUED, refusal, REPLICA_KEYSPACE } from '../server/replies.js';
@@ -251,21 +250,7 @@ function forward(
   shape: ReplyShape | undefined,
   transform: ((reply: Buffer) => Buffer) | undefined,
 ): void {
-  const item: CommandItem = {
-    kind: 'command',
-    args,
-    slot: t.replies.take(),
-    shape,
-    transform,
-    readAt,
-    name,
-    bytes: requestBytes(args),
-    json: undefined,
-    jsonStart: 0,
-    jsonEnd: 0,
-  };
-  encodeElement(args, item);
-  t.pending.push(item);
+  t.pending.push({ kind: 'command', args, slot: t.replies.take(), shape, transform, readAt, name, bytes: requestBytes(args) });
 }
 
 /**

@@ -2,16 +2,11 @@
 // per command). Types only.
 import type { ReplyShape } from '../resp/reply-shape.js';
 import type { Protocol } from '../resp/protocol.js';
-import type { JsonElement } from '../upstream/pipeline-body.js';
 import type { WatchedKeys } from '../upstream/script-transaction.js';
 import type { BlockingPlan } from './blocking.js';
 
-/**
- * A command sent upstream in a /pipeline call; its reply fills position `slot` of the connection's replies.
- * As a JsonElement it may carry its JSON element, written at dispatch while its arguments were in the cache;
- * only the /pipeline body reads it (a command that goes another way ignores it).
- */
-export interface CommandItem extends JsonElement {
+/** A command sent upstream in a /pipeline call; its reply fills position `slot` of the connection's replies. */
+export interface CommandItem {
   kind: 'command';
   args: Buffer[];
   slot: number;

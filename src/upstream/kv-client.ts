@@ -22,7 +22,7 @@ import { splitResp2Replies } from '../resp/resp2-splitter.js';
 import { largeBuffers } from '../resp/large-buffers.js';
 import { joinReply, splitResp2Pieces, type Reply } from '../resp/reply-pieces.js';
 import { pathForm } from './path-form.js';
-import { measureCommand, plainBody, plainBodyOf, writeCommands, type Escapes, type JsonElement } from './pipeline-body.js';
+import { measureCommand, plainBody, writeCommands, type Escapes } from './pipeline-body.js';
 import { jsonPipelineToResp, type JsonItem } from './json-to-resp.js';
 import { readTransactionReply, scriptLimitError, transactionCommand, type WatchedKeys } from './script-transaction.js';
 import { ScriptBodies } from './script-bodies.js';
@@ -166,10 +166,9 @@ export class KvClient {
 
   /**
    * Like pipeline, but a large bulk reply (a 1 MiB GET) comes in the pieces it was read in
-   * (resp/reply-pieces.ts), for a caller that writes it as it is. `elements[i]`, when given, may hold
-   * `commands[i]`'s JSON element written when it was read (pipeline-body.ts encodeElement).
+   * (resp/reply-pieces.ts), for a caller that writes it as it is.
    */
-  async pipelineReplies(commands: Buffer[][], credential?: Credential, elements?: readonly JsonElement[]): Promise<Reply[]> {
+  async pipelineReplies(commands: Buffer[][], credential?: Credential): Promise<Reply[]> {
     const n = commands.length;
     const replies = new Array<Reply>(n);
     if (n === 0) return replies;
@@ -181,10 +180,7 @@ export class KvClient {
       for (let i = 0; i < n; i++) this.scripts.learn(commands[i]);
       const batch: Batch = { commands, sizes: undefined, escapes: undefined, replies, stop: undefined, credential };
       // The usual batch: plain arguments that fit one request, written in one pass over their bytes.
-      const plain =
-        elements === undefined
-          ? plainBody(commands, this.plainLimit, LARGE_BODY_ARGUMENT)
-          : plainBodyOf(commands, elements, this.plainLimit, LARGE_BODY_ARGUMENT);
+      const plain = plainBody(commands, this.plainLimit, LARGE_BODY_ARGUMENT);
       if (plain !== undefined) {
         await this.sendJson(batch, 0, n, plain);
         return replies;

@@ -126,150 +126,30 @@ export function plainBody(commands: readonly (readonly Buffer[])[], maxBytes: nu
   out[pos++] = 0x5b; // [
   for (let i = 0; i < n; i++) {
     if (i > 0) out[pos++] = 0x2c; // ,
-    pos = writePlain(commands[i], out, pos);
-    if (pos < 0) return undefined;
-  }
-  out[pos] = 0x5d;
-  return out;
-}
-
-/**
- * A command's JSON element (`["GET","k"]`) written when the command was read, while its bytes are still in
- * the CPU's cache: `json[jsonStart, jsonEnd)` of a shared slab, or `json` undefined when it was not (an
- * argument that needs an escape or is not UTF-8, a large command). The slab byte at `jsonEnd` is a comma, so
- * the elements of commands read one after another form one run that the body copies at once.
- */
-export interface JsonElement {
-  json?: Buffer | undefined;
-  jsonStart?: number;
-  jsonEnd?: number;
-}
-
-/** Elements are written into slabs of this size, in order; a full slab is left to the items that point into it. */
-const SLAB_BYTES = 64 * 1024;
-/** Commands whose element would be larger are not written early (the body writes them from their arguments). */
-const EARLY_MAX_BYTES = 1024;
-let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-let slabPos = 0;
-
-/**
- * Writes `command`'s JSON element and a comma into the current slab and points `element` at it; leaves
- * `element.json` undefined when the command is not plain (then the body is written from the arguments).
- * The same checks as plainBody, so a body made of these elements is byte-identical to plainBody's.
- */
-export function encodeElement(command: readonly Buffer[], element: JsonElement): void {
-  const argc = command.length;
-  if (argc === 0) return;
-  let size = 2 + argc; // [ ] , and argc - 1 commas
-  for (let j = 0; j < argc; j++) size += command[j].length + 2;
-  if (size > EARLY_MAX_BYTES) return;
-  if (slabPos + size > SLAB_BYTES) {
-    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-    slabPos = 0;
-  }
-  const out = slab;
-  const start = slabPos;
-  const end = writePlain(command, out, start);
-  if (end < 0) return;
-  element.json = out;
-  element.jsonStart = start;
-  element.jsonEnd = end;
-  out[end] = 0x2c; // the comma after it, for runs
-  slabPos = end + 1;
-}
-
-/**
- * plainBody for commands of which some carry their element written early (`elements[i]`, encodeElement):
- * those are copied in runs, the others written from their arguments. Byte-identical to plainBody, and
- * undefined in the same cases.
- */
-export function plainBodyOf(
-  commands: readonly (readonly Buffer[])[],
-  elements: readonly JsonElement[],
-  maxBytes: number,
-  largeArgument: number,
-): Buffer | undefined {
-  const n = commands.length;
-  if (n === 0) return undefined;
-  let total = 1 + n;
-  let early = 0;
-  for (let i = 0; i < n; i++) {
-    const element = elements[i];
-    if (element.json !== undefined) {
-      total += element.jsonEnd! - element.jsonStart!;
-      early++;
-      continue;
-    }
+    out[pos++] = 0x5b;
     const command = commands[i];
-    const argc = command.length;
-    if (argc === 0) return undefined;
-    total += 1 + argc;
-    for (let j = 0; j < argc; j++) {
-      const len = command[j].length;
-      if (len >= largeArgument) return undefined;
-      total += len + 2;
+    for (let j = 0; j < command.length; j++) {
+      if (j > 0) out[pos++] = 0x2c;
+      const arg = command[j];
+      const len = arg.length;
+      out[pos++] = 0x22; // "
+      if (len < BYTEWISE_BELOW) {
+        // Checked and copied in one loop: a byte below 0x20, `"` or `\` needs an escape; above 0x7f, a UTF-8 check.
+        let special = 0;
+        for (let k = 0; k < len; k++) {
+          const c = arg[k];
+          out[pos++] = c;
+          if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7f) special = 1;
+        }
+        if (special !== 0 && scanArgument(arg) !== ArgKind.Plain) return undefined;
+      } else {
+        if (scanArgument(arg) !== ArgKind.Plain) return undefined;
+        pos += arg.copy(out, pos);
+      }
+      out[pos++] = 0x22;
     }
-  }
-  if (total > maxBytes) return undefined;
-  if (early === 0) return plainBody(commands, maxBytes, largeArgument);
-  const out = Buffer.allocUnsafe(total);
-  out[0] = 0x5b; // [
-  let pos = 1;
-  let i = 0;
-  while (i < n) {
-    if (i > 0) out[pos++] = 0x2c;
-    const element = elements[i];
-    const json = element.json;
-    if (json === undefined) {
-      const written = writePlain(commands[i], out, pos);
-      if (written < 0) return undefined;
-      pos = written;
-      i++;
-      continue;
-    }
-    // A run: the following elements that sit right after this one in the same slab (comma between).
-    const start = element.jsonStart!;
-    let end = element.jsonEnd!;
-    i++;
-    while (i < n) {
-      const next = elements[i];
-      if (next.json !== json || next.jsonStart !== end + 1) break;
-      end = next.jsonEnd!;
-      i++;
-    }
-    const len = end - start;
-    if (len < BYTEWISE_BELOW) {
-      for (let k = start; k < end; k++) out[pos++] = json[k];
-    } else {
-      pos += json.copy(out, pos, start, end);
-    }
+    out[pos++] = 0x5d; // ]
   }
   out[pos] = 0x5d;
   return out;
-}
-
-/** One command's element at `pos` of `out`, from its arguments; the position after it, or -1 when not plain. */
-function writePlain(command: readonly Buffer[], out: Buffer, pos: number): number {
-  out[pos++] = 0x5b;
-  for (let j = 0; j < command.length; j++) {
-    if (j > 0) out[pos++] = 0x2c;
-    const arg = command[j];
-    const len = arg.length;
-    out[pos++] = 0x22;
-    if (len < BYTEWISE_BELOW) {
-      let special = 0;
-      for (let k = 0; k < len; k++) {
-        const c = arg[k];
-        out[pos++] = c;
-        if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7f) special = 1;
-      }
-      if (special !== 0 && scanArgument(arg) !== ArgKind.Plain) return -1;
-    } else {
-      if (scanArgument(arg) !== ArgKind.Plain) return -1;
-      pos += arg.copy(out, pos);
-    }
-    out[pos++] = 0x22;
-  }
-  out[pos++] = 0x5d;
-  return pos;
 }

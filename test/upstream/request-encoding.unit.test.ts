@@ -5,15 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { percentDecode } from '../../src/platform/kv/percent-decode.js';
 import { parseKvRequest } from '../../src/platform/kv/request.js';
 import { pathForm, percentEncode } from '../../src/upstream/path-form.js';
-import {
-  encodeElement,
-  measureCommand,
-  plainBody,
-  plainBodyOf,
-  writeCommands,
-  type Escapes,
-  type JsonElement,
-} from '../../src/upstream/pipeline-body.js';
+import { measureCommand, plainBody, writeCommands, type Escapes } from '../../src/upstream/pipeline-body.js';
 
 function body(commands: Buffer[][]): { text: Buffer; sizes: number[] } {
   const sizes = new Array<number>(commands.length);
@@ -83,105 +75,6 @@ describe('JSON pipeline body', () => {
     expect(plainBody([[Buffer.from('GET'), Buffer.from([0xff])]], 1000, 1000)).toBeUndefined();
     expect(plainBody([[]], 1000, 1000)).toBeUndefined();
     expect(plainBody([], 1000, 1000)).toBeUndefined();
-  });
-});
-
-describe('JSON elements written at dispatch (encodeElement, plainBodyOf)', () => {
-  /** Encodes the commands in `order` (the dispatch order), as the proxy does per forwarded command. */
-  function encoded(commands: Buffer[][], order: number[]): JsonElement[] {
-    const elements: JsonElement[] = commands.map(() => ({ json: undefined, jsonStart: 0, jsonEnd: 0 }));
-    for (const i of order) encodeElement(commands[i], elements[i]);
-    return elements;
-  }
-  const same = (a: Buffer | undefined, b: Buffer | undefined) => expect(a?.toString('latin1')).toBe(b?.toString('latin1'));
-
-  it('gives a body byte-identical to plainBody for random commands, in any dispatch order', () => {
-    // Mostly plain arguments (short, or long enough for the word-wise scan and memcpy), now and then one that
-    // needs an escape, is not UTF-8, or a command with no argument: then both refuse the batch.
-    const arg = fc
-      .oneof(
-        { weight: 40, arbitrary: fc.string({ unit: fc.constantFrom('a', 'Z', '0', ':', ' ', '~', 'é', '𝄞'), maxLength: 20 }) },
-        { weight: 4, arbitrary: fc.string({ unit: fc.constantFrom('a', 'b', 'é'), minLength: 60, maxLength: 700 }) },
-        { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) },
-      )
-      .map((s) => Buffer.from(s));
-    const bytes = fc.uint8Array({ maxLength: 6 }).map((b) => Buffer.from(b));
-    const command = fc.oneof(
-      {
-        weight: 30,
-        arbitrary: fc.array(fc.oneof({ weight: 40, arbitrary: arg }, { weight: 1, arbitrary: bytes }), { minLength: 1, maxLength: 5 }),
-      },
-      { weight: 1, arbitrary: fc.constant([] as Buffer[]) },
-    );
-    let plainBodies = 0;
-    fc.assert(
-      fc.property(
-        fc
-          .array(command, { minLength: 1, maxLength: 12 })
-          .chain((rows) =>
-            fc.tuple(
-              fc.constant(rows),
-              fc.shuffledSubarray([...rows.keys()], { minLength: rows.length }),
-              fc.integer({ min: 2, max: 4000 }),
-            ),
-          ),
-        ([commands, order, maxBytes]) => {
-          const elements = encoded(commands, order);
-          same(plainBodyOf(commands, elements, maxBytes, 1 << 20), plainBody(commands, maxBytes, 1 << 20));
-          const body = plainBody(commands, 1 << 20, 300);
-          same(plainBodyOf(commands, elements, 1 << 20, 300), body);
-          if (body !== undefined) plainBodies++;
-        },
-      ),
-      { numRuns: 1000 },
-    );
-    expect(plainBodies).toBeGreaterThan(100); // the plain case is well exercised, not only the refusals
-  });
-
-  it('writes runs of adjacent elements at once, across slabs, and leaves non-plain commands unencoded', () => {
-    // ~130 KiB of elements: the shared slab (64 KiB) is replaced twice on the way.
-    const commands: Buffer[][] = [];
-    for (let i = 0; i < 5000; i++)
-      commands.push([Buffer.from(i % 2 ? 'SET' : 'GET'), Buffer.from(`key:${i}`), Buffer.from('v'.repeat(i % 9))]);
-    const elements = encoded(commands, [...commands.keys()]);
-    expect(elements.every((e) => e.json !== undefined)).toBe(true);
-    expect(new Set(elements.map((e) => e.json)).size).toBeGreaterThan(1);
-    same(plainBodyOf(commands, elements, 1 << 22, 1 << 20), plainBody(commands, 1 << 22, 1 << 20));
-    // A batch from the middle, in another order than written.
-    const picked = [4000, 4001, 4002, 10, 11, 3, 4999];
-    same(
-      plainBodyOf(
-        picked.map((i) => commands[i]),
-        picked.map((i) => elements[i]),
-        1 << 20,
-        1 << 20,
-      ),
-      plainBody(
-        picked.map((i) => commands[i]),
-        1 << 20,
-        1 << 20,
-      ),
-    );
-
-    const element: JsonElement = { json: undefined, jsonStart: 0, jsonEnd: 0 };
-    encodeElement([Buffer.from('SET'), Buffer.from('k'), Buffer.from('a"b')], element);
-    expect(element.json).toBeUndefined();
-    encodeElement([Buffer.from('GET'), Buffer.from([0xc3])], element);
-    expect(element.json).toBeUndefined();
-    encodeElement([Buffer.from('SET'), Buffer.from('k'), Buffer.alloc(2000, 0x61)], element);
-    expect(element.json).toBeUndefined();
-    encodeElement([], element);
-    expect(element.json).toBeUndefined();
-    encodeElement([Buffer.from('GET'), Buffer.from('k')], element);
-    expect(element.json!.toString('utf8', element.jsonStart, element.jsonEnd)).toBe('["GET","k"]');
-    // One command written early, one from its arguments, in one body.
-    const mixed = [
-      [Buffer.from('GET'), Buffer.from('k')],
-      [Buffer.from('SET'), Buffer.from('k'), Buffer.alloc(2000, 0x61)],
-    ];
-    expect(plainBodyOf(mixed, [element, { json: undefined }], 1 << 20, 1 << 20)?.toString()).toBe(
-      `[["GET","k"],["SET","k","${'a'.repeat(2000)}"]]`,
-    );
   });
 });
 
