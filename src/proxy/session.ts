@@ -6,7 +6,8 @@
 //   socket read (server/socket-input.ts) → RespConnection.receive → RequestReader.read (resp/request-reader.ts)
 //     → dispatch (dispatch.ts: check, gates, route) → a position in ReplyQueue + a CommandItem on `pending`
 //     → Batcher.enqueue … setImmediate … Batcher.flush → KvClient.pipeline (upstream/)
-//     → Session.deliver (RESP3 conversion) → Session.afterBatch → ReplyQueue.write → socket.write
+//     → Session.deliverRange (the common answer: a reply is a range of it, no view; RESP3 and transforms
+//       go through Session.deliver) → Session.afterBatch → ReplyQueue.write → socket.write
 //
 // Replies are written strictly in request order, in the connection's protocol (RESP2, or RESP3 after
 // HELLO 3: upstream replies are converted by reply type).

@@ -99,7 +99,7 @@ interface Batch {
   stop: Buffer | undefined;
   /** The client's own token (pass-through, ACL users); undefined = the configured token. */
   readonly credential: Credential | undefined;
-  /** Set when the caller takes the answer as ranges (pipelineRanges) and the whole batch came as one such answer. */
+  /** true: the caller takes the answer as ranges (pipelineRanges); the SplitAnswer once the whole batch came as one. */
   ranges?: SplitAnswer | boolean;
 }
 
@@ -192,6 +192,7 @@ export class KvClient {
     return this.run(commands, credential, true);
   }
 
+  /** pipelineReplies, or with `ranges` pipelineRanges. */
   private async run(commands: Buffer[][], credential: Credential | undefined, ranges: boolean): Promise<Reply[] | SplitAnswer> {
     const n = commands.length;
     const replies = new Array<Reply>(n);
