@@ -14,6 +14,7 @@ import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
 import type { ClientCost, CostedCommand, CostOwner } from './client-cost.js';
 import { joinReply, replyHead, ReplyPieces, type Reply } from '../resp/reply-pieces.js';
+import type { SplitAnswer } from '../resp/resp2-splitter.js';
 import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
 import { largeValuesSeen } from '../large-value-heap.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
@@ -27,6 +28,8 @@ export interface PipelineUpstream {
   pipeline(commands: Buffer[][], credential?: Credential): Promise<Buffer[]>;
   /** The same, a large bulk reply possibly in the pieces it arrived in (written to the client as they are). */
   pipelineReplies?(commands: Buffer[][], credential?: Credential): Promise<Reply[]>;
+  /** The same, the common answer as its bytes and reply ends (SplitAnswer): no view per reply. */
+  pipelineRanges?(commands: Buffer[][], credential?: Credential): Promise<Reply[] | SplitAnswer>;
   /** One MULTI … EXEC, as /multi-exec or, with watched keys, as one script. */
   transaction(commands: Buffer[][], watch?: WatchedKeys, credential?: Credential): Promise<TransactionOutcome>;
 }
@@ -46,6 +49,8 @@ export interface BatchSource extends CostOwner {
    * `answeredAt` is performance.now() when the call's answer came (one clock reading per call).
    */
   deliver(item: CommandItem, reply: Reply, answeredAt: number): void;
+  /** The same for a reply that is bytes [start, end) of `answer`, never an error (without it: a view to deliver). */
+  deliverRange?(item: CommandItem, answer: Buffer, start: number, end: number, answeredAt: number): void;
   /** Receives the outcome of one of its transactions. */
   deliverTransaction(item: TransactionItem, outcome: TransactionOutcome): void;
   /** Called after a call with its commands completed (to write replies, resume reading). */
@@ -59,8 +64,11 @@ export interface BatcherOptions {
   maxBatch: number;
   /** Most upstream calls in flight at once; further work waits and grows the next batch. */
   maxInFlight: number;
-  /** Sees every upstream call's commands, replies and duration (metrics, upstream error log). */
-  observe?: (commands: Buffer[][], replies: Buffer[], ms: number) => void;
+  /**
+   * Sees every upstream call's commands, replies and duration (metrics, upstream error log). `replies`
+   * undefined: one reply per command and none an error (an answer handed on as ranges, SplitAnswer).
+   */
+  observe?: (commands: Buffer[][], replies: Buffer[] | undefined, ms: number) => void;
   /**
    * While a call is in flight, fewer ready commands than this wait for it to finish (or for
    * `holdMs`) instead of going out as another small call: every HTTP call costs system calls on
@@ -246,9 +254,11 @@ export class Batcher {
   }
 
   /** Remembers which connections just got a large reply (isLarge). */
-  private noteReplySizes(owners: readonly BatchSource[], replies: readonly Reply[]): void {
+  private noteReplySizes(owners: readonly BatchSource[], replies: readonly Reply[] | SplitAnswer): void {
+    const ends = isSplit(replies) ? replies.ends : undefined;
     for (let i = 0; i < owners.length; i++) {
-      if (replies[i].length >= LARGE_WORK_BYTES) {
+      const length = ends === undefined ? (replies as readonly Reply[])[i].length : ends[i] - (i === 0 ? 0 : ends[i - 1]);
+      if (length >= LARGE_WORK_BYTES) {
         if (!this.sawLargeReply) largeValuesSeen();
         this.largeReplies.add(owners[i]);
         this.sawLargeReply = true;
@@ -271,7 +281,7 @@ export class Batcher {
   poll(commands: Buffer[][], credential?: Credential): Promise<Buffer[]> {
     this.stats.calls++;
     this.stats.commands += commands.length;
-    return this.call(commands, credential, NO_OWNERS).then((replies) => replies.map(joinReply));
+    return this.call(commands, credential, NO_OWNERS).then((replies) => (replies as Reply[]).map(joinReply));
   }
 
   /**
@@ -283,17 +293,26 @@ export class Batcher {
     credential: Credential | undefined,
     owners: readonly (BatchSource | undefined)[],
     items?: readonly CommandItem[],
-  ): Promise<Reply[]> {
+  ): Promise<Reply[] | SplitAnswer> {
     const started = performance.now();
-    const upstream =
-      owners.length > 0 && this.client.pipelineReplies
-        ? this.client.pipelineReplies(commands, credential)
-        : this.client.pipeline(commands, credential);
+    const client = this.client;
+    const upstream: Promise<Reply[] | SplitAnswer> =
+      owners.length === 0
+        ? client.pipeline(commands, credential)
+        : client.pipelineRanges
+          ? client.pipelineRanges(commands, credential)
+          : client.pipelineReplies
+            ? client.pipelineReplies(commands, credential)
+            : client.pipeline(commands, credential);
     const answered = upstream.catch((err: unknown) => commands.map(() => errorReply(internalError(err))));
     const { observe, cost } = this.options;
     if (!observe && !cost) return answered;
     return answered.then((replies) => {
-      if (observe) observeReplies(observe, commands, replies, performance.now() - started);
+      if (observe) {
+        const ms = performance.now() - started;
+        if (isSplit(replies)) observe(commands, undefined, ms);
+        else observeReplies(observe, commands, replies, ms);
+      }
       cost?.call(owners, items ?? commands.map(asItem), replies, commandName);
       return replies;
     });
@@ -357,9 +376,10 @@ export class Batcher {
       this.inFlight--;
       const answeredAt = performance.now();
       this.noteReplySizes(owners, replies);
-      for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i], answeredAt);
+      if (isSplit(replies)) deliverRanges(owners, items, replies, answeredAt);
+      else for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i], answeredAt);
       this.wake(commands);
-      giveBackValues(items, replies);
+      giveBackValues(items, isSplit(replies) ? undefined : replies);
       this.finished(sources);
     });
   }
@@ -374,13 +394,31 @@ const MINUS = 0x2d;
  * nothing reads them any more (SLOWLOG and MONITOR keep copies). Only after an answer that is not an
  * error: then the upstream has read the whole request, so no write of it can still be in progress.
  */
-function giveBackValues(items: readonly CommandItem[], replies: readonly Reply[]): void {
+function giveBackValues(items: readonly CommandItem[], replies: readonly Reply[] | undefined): void {
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
     if (item.bytes !== undefined && item.bytes < POOLED_MIN_BYTES) continue;
-    if (replyHead(replies[i])[0] !== MINUS) largeBuffers.giveAll(item.args);
+    if (replies === undefined || replyHead(replies[i])[0] !== MINUS) largeBuffers.giveAll(item.args);
   }
 }
+/** Whether an answer came as ranges (SplitAnswer) rather than a reply each. */
+function isSplit(replies: readonly Reply[] | SplitAnswer): replies is SplitAnswer {
+  return !Array.isArray(replies);
+}
+
+/** Each command's reply as its range of the answer; a source without deliverRange gets a view. */
+function deliverRanges(owners: readonly BatchSource[], items: readonly CommandItem[], split: SplitAnswer, answeredAt: number): void {
+  const { body, ends } = split;
+  let start = 0;
+  for (let i = 0; i < items.length; i++) {
+    const end = ends[i];
+    const owner = owners[i];
+    if (owner.deliverRange !== undefined) owner.deliverRange(items[i], body, start, end, answeredAt);
+    else owner.deliver(items[i], body.subarray(start, end), answeredAt);
+    start = end;
+  }
+}
+
 const asItem = (args: Buffer[]): CostedCommand => ({ args });
 
 /** A command's table name (`get`, `client|list`); `unknown` outside the table (keeps the label set bounded). */

@@ -15,6 +15,7 @@
 // Commands are named from the command table, which is bounded already.
 
 import { replyHead, type Reply } from '../resp/reply-pieces.js';
+import type { SplitAnswer } from '../resp/resp2-splitter.js';
 
 /** What the cost of one upstream call is charged to: a connection's names (BatchSource). */
 export interface CostOwner {
@@ -108,10 +109,13 @@ export class ClientCost {
   call(
     owners: readonly (CostOwner | undefined)[],
     items: readonly CostedCommand[],
-    replies: readonly (Reply | undefined)[],
+    replies: readonly (Reply | undefined)[] | SplitAnswer,
     nameOf: (args: readonly Buffer[]) => string,
   ): void {
     const n = items.length;
+    // An answer as ranges (SplitAnswer): its replies' sizes are the distances of their ends, none an error.
+    const ends = Array.isArray(replies) ? undefined : (replies as SplitAnswer).ends;
+    const list = replies as readonly (Reply | undefined)[];
     const share = 1 / n;
     // A call's commands come in runs from the same connection, often of the same command: each run
     // is summed here and charged once (charge: no map lookup while the label and command repeat).
@@ -123,8 +127,9 @@ export class ClientCost {
     for (let i = 0; i < n; i++) {
       const item = items[i];
       sent += item.bytes ?? requestBytes(item.args);
-      const reply = replies[i];
-      if (reply !== undefined) {
+      const reply = ends === undefined ? list[i] : undefined;
+      if (ends !== undefined) received += ends[i] - (i === 0 ? 0 : ends[i - 1]);
+      else if (reply !== undefined) {
         received += reply.length;
         if (replyHead(reply)[0] === MINUS) errors++;
       }

@@ -87,7 +87,7 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
     observe: (commands, replies, ms) => {
       metrics.upstreamCall(ms / 1000, commands.length);
       watch.observe(commands, replies);
-      explainRequestSizeErrors(replies);
+      if (replies !== undefined) explainRequestSizeErrors(replies);
     },
   };
   const { databases, upstreamStats } = openDatabases(config, client, batcherOptions);

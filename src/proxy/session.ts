@@ -6,7 +6,8 @@
 //   socket read (server/socket-input.ts) → RespConnection.receive → RequestReader.read (resp/request-reader.ts)
 //     → dispatch (dispatch.ts: check, gates, route) → a position in ReplyQueue + a CommandItem on `pending`
 //     → Batcher.enqueue … setImmediate … Batcher.flush → KvClient.pipeline (upstream/)
-//     → Session.deliver (RESP3 conversion) → Session.afterBatch → ReplyQueue.write → socket.write
+//     → Session.deliverRange (the common answer: a reply is a range of it, no view; RESP3 and transforms
+//       go through Session.deliver) → Session.afterBatch → ReplyQueue.write → socket.write
 //
 // Replies are written strictly in request order, in the connection's protocol (RESP2, or RESP3 after
 // HELLO 3: upstream replies are converted by reply type).
@@ -26,7 +27,7 @@ import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './
 import type { ProxyLocalContext } from './local/index.js';
 import { createPushState } from './pubsub.js';
 import { RespConnection } from '../server/connection.js';
-import { errorReply, NULL3, NULL_ARRAY, NULL_BULK } from '../server/replies.js';
+import { errorReply, NULL3, NULL_ARRAY, NULL_BULK, OK } from '../server/replies.js';
 import { Transaction, transactionReply } from './transaction.js';
 
 const UNBLOCKED = errorReply('UNBLOCKED client unblocked via CLIENT UNBLOCK');
@@ -161,6 +162,21 @@ export class Session extends RespConnection implements Connection, BatchSource, 
       const ms = answeredAt - item.readAt;
       this.ctx.ops.commandDone(this, item.args, ms);
       if (item.name) this.ctx.server.commandStats.ran(item.name, ms * 1000, replyHead(out));
+    }
+  }
+
+  /**
+   * A reply that is bytes [start, end) of the upstream answer, never an error (batcher.ts SplitAnswer):
+   * queued as that range, no view made. A RESP3 connection or a transform gets a view and deliver.
+   */
+  deliverRange(item: CommandItem, answer: Buffer, start: number, end: number, answeredAt: number): void {
+    if (item.shape !== undefined || item.transform) return this.deliver(item, answer.subarray(start, end), answeredAt);
+    this.replies.fillRange(item.slot, answer, start, end);
+    if (item.readAt !== undefined) {
+      const ms = answeredAt - item.readAt;
+      this.ctx.ops.commandDone(this, item.args, ms);
+      // Not an error: the stats count it as one that succeeded (any reply not `-`/`!` says so).
+      if (item.name) this.ctx.server.commandStats.ran(item.name, ms * 1000, OK);
     }
   }
 

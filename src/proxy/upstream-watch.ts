@@ -87,10 +87,13 @@ export class UpstreamWatch {
     return ok;
   }
 
-  /** The upstream replies of one call: updates readiness, counts and logs failures by kind. */
-  observe(commands: readonly Buffer[][], replies: readonly Buffer[]): void {
+  /**
+   * The upstream replies of one call: updates readiness, counts and logs failures by kind. `replies`
+   * undefined: one per command and none an error (batcher.ts BatcherOptions.observe).
+   */
+  observe(commands: readonly Buffer[][], replies: readonly Buffer[] | undefined): void {
     let failed = false;
-    for (let i = 0; i < replies.length; i++) {
+    for (let i = 0; replies !== undefined && i < replies.length; i++) {
       const kind = upstreamErrorKind(replies[i]);
       if (kind === undefined) continue;
       const name = commands[i]?.[0]?.toString('latin1').toLowerCase() ?? '?';
@@ -101,7 +104,7 @@ export class UpstreamWatch {
       this.readyNow = false;
       this.lastProblem = 'upstream calls are failing (see the warn lines)';
       this.scheduleRetry();
-    } else if (!failed && replies.length > 0 && !this.readyNow && this.retryTimer === undefined) {
+    } else if (!failed && commands.length > 0 && !this.readyNow && this.retryTimer === undefined) {
       this.markReady();
     }
   }

@@ -21,6 +21,32 @@ export function splitResp2Replies(body: Buffer, count: number): Buffer[] | undef
   return splitBy(body, count, resp2End);
 }
 
+/**
+ * An upstream answer and where its replies end: reply i is bytes [i === 0 ? 0 : ends[i - 1], ends[i])
+ * of `body`. The proxy hands the common answer on like this instead of as a view per reply (issue 25).
+ */
+export interface SplitAnswer {
+  readonly body: Buffer;
+  readonly ends: number[];
+}
+
+/**
+ * The `count` replies of an upstream answer as ranges, when every one is RESP2 and none is an error
+ * reply (errors go the way of views: observers may rewrite them in place); undefined otherwise.
+ */
+export function splitResp2Ranges(body: Buffer, count: number): SplitAnswer | undefined {
+  const ends = new Array<number>(count);
+  let pos = 0;
+  for (let i = 0; i < count; i++) {
+    if (body[pos] === 0x2d) return undefined;
+    const next = resp2End(body, pos);
+    if (next < 0) return undefined;
+    ends[i] = next;
+    pos = next;
+  }
+  return pos === body.length ? { body, ends } : undefined;
+}
+
 /** The offset just past the RESP2 reply that starts at `start`, or -1 when it is not RESP2 or not complete. */
 export function resp2End(buf: Buffer, start: number): number {
   let pos = start;

@@ -6,6 +6,7 @@
 import { Buffer } from 'node:buffer';
 import { largeBuffers } from '../resp/large-buffers.js';
 import { ReplyPieces, writeReply, type Reply } from '../resp/reply-pieces.js';
+import { viewOf } from '../resp/buffer-view.js';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -30,6 +31,12 @@ export interface ReplyOutput {
 export class ReplyQueue {
   /** Replies in request order; undefined = not answered yet. */
   private readonly slots: (Reply | undefined)[] = [];
+  /**
+   * Beside each slot: a reply that is a range of an upstream answer (fillRange) is its slot's bytes
+   * [starts[i], ends[i]), no view of its own (issue 25); ends[i] = -1: the whole slot.
+   */
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
   /** Position in the connection's whole reply sequence of slots[0] (positions stay valid when the array is trimmed). */
   private base = 0;
   /** First reply not written yet. */
@@ -55,25 +62,41 @@ export class ReplyQueue {
   silence(from: number): void {
     for (let p = Math.max(from, this.base + this.head); p < this.base + this.slots.length; p++) {
       if (this.slots[p - this.base] === undefined) (this.silenced ??= new Set()).add(p);
-      else this.slots[p - this.base] = EMPTY;
+      else {
+        this.slots[p - this.base] = EMPTY;
+        this.ends[p - this.base] = -1;
+      }
     }
   }
 
   /** A reply known now. */
   answer(reply: Buffer): void {
     this.slots.push(reply);
+    this.starts.push(0);
+    this.ends.push(-1);
   }
 
   /** Takes the next position for a reply known later; `fill` it then. */
   take(): number {
     const slot = this.base + this.slots.length;
     this.slots.push(undefined);
+    this.starts.push(0);
+    this.ends.push(-1);
     return slot;
   }
 
   fill(slot: number, reply: Reply): void {
     if (this.silenced !== undefined && this.silenced.size > 0 && this.silenced.delete(slot)) reply = EMPTY;
     this.slots[slot - this.base] = reply;
+  }
+
+  /** Fills a position with bytes [start, end) of `answer` (an upstream answer, batcher.ts SplitAnswer). */
+  fillRange(slot: number, answer: Buffer, start: number, end: number): void {
+    if (this.silenced !== undefined && this.silenced.size > 0 && this.silenced.delete(slot)) return this.fill(slot, EMPTY);
+    const i = slot - this.base;
+    this.slots[i] = answer;
+    this.starts[i] = start;
+    this.ends[i] = end;
   }
 
   /** Replies taken or answered and not yet written (backpressure counts these). */
@@ -94,7 +117,7 @@ export class ReplyQueue {
   /** Writes every reply that is ready and has no unanswered reply before it. */
   write(): void {
     if (this.closed) return;
-    const slots = this.slots;
+    const { slots, starts, ends } = this;
     const start = this.head;
     // One pass finds the ready run, its bytes and whether a large reply (or one in pieces) is in it.
     let end = start;
@@ -103,27 +126,33 @@ export class ReplyQueue {
     for (; end < slots.length; end++) {
       const reply = slots[end];
       if (reply === undefined) break;
-      bytes += reply.length;
-      if (reply.length >= LARGE_REPLY_BYTES || reply instanceof ReplyPieces) large = true;
+      const last = ends[end];
+      const length = last < 0 ? reply.length : last - starts[end];
+      bytes += length;
+      if (length >= LARGE_REPLY_BYTES || reply instanceof ReplyPieces) large = true;
     }
     if (end > start) {
       this.head = end;
-      if (end - start === 1) writeOne(this.socket, slots[start]!);
-      else if (!large) this.socket.write(joined(slots as readonly (Buffer | undefined)[], start, end, bytes));
+      if (end - start === 1) this.writeAt(start);
+      else if (!large) this.socket.write(joined(slots as readonly (Buffer | undefined)[], starts, ends, start, end, bytes));
       else {
         // Large replies (1 MiB GETs of a pipelining client) go out as they are, in one writev, not
         // copied; a reply in pieces (resp/reply-pieces.ts) from the pieces it was read in.
         this.socket.cork?.();
-        for (let i = start; i < end; i++) writeOne(this.socket, slots[i]!);
+        for (let i = start; i < end; i++) this.writeAt(i);
         this.socket.uncork?.();
       }
       if (end === slots.length) {
         this.base += end;
         emptyKeepingRoom(slots);
+        emptyKeepingRoom(starts);
+        emptyKeepingRoom(ends);
         this.head = 0;
       } else if (end > 1024) {
         this.base += end;
         slots.splice(0, end);
+        starts.splice(0, end);
+        ends.splice(0, end);
         this.head = 0;
       }
     }
@@ -137,6 +166,14 @@ export class ReplyQueue {
         setTimeout(() => this.socket.destroy(), this.closeGraceMs).unref();
       });
     }
+  }
+
+  /** Writes the reply of slots[i] alone: a range as a view of its answer. */
+  private writeAt(i: number): void {
+    const reply = this.slots[i]!;
+    const last = this.ends[i];
+    if (last < 0) writeOne(this.socket, reply);
+    else this.socket.write(rangeView(reply as Buffer, this.starts[i], last));
   }
 
   /** QUIT, protocol errors, the client's end: write what is owed, then close. */
@@ -181,15 +218,54 @@ const LARGE_REPLY_BYTES = 64 * 1024;
 
 /**
  * Replies [start, end) in one Buffer of `bytes` bytes: what Buffer.concat(slots.slice(start, end))
- * makes, without the array copy and the second pass over the lengths. Only plain Buffers reach it.
+ * makes, without the array copy and the second pass over the lengths. Only plain Buffers reach it. A
+ * range (ends[i] >= 0) is copied straight from its answer: byte by byte when short (no view, no call).
  */
-function joined(slots: readonly (Buffer | undefined)[], start: number, end: number, bytes: number): Buffer {
+function joined(
+  slots: readonly (Buffer | undefined)[],
+  starts: readonly number[],
+  ends: readonly number[],
+  start: number,
+  end: number,
+  bytes: number,
+): Buffer {
   const out = Buffer.allocUnsafe(bytes);
   let at = 0;
   for (let i = start; i < end; i++) {
     const reply = slots[i]!;
-    out.set(reply, at);
-    at += reply.length;
+    const last = ends[i];
+    if (last < 0) {
+      out.set(reply, at);
+      at += reply.length;
+    } else if (last - starts[i] <= SHORT_RANGE) {
+      for (let j = starts[i]; j < last; j++) out[at++] = reply[j];
+    } else {
+      out.set(rangeView(reply, starts[i], last), at);
+      at += last - starts[i];
+    }
   }
   return out;
 }
+
+/**
+ * The answer whose memory rangeView read last. `buffer` and `byteOffset` are getters that cost as much as
+ * the view: at -P 1 every connection writes its one range of the same answer alone, one after another.
+ */
+let lastAnswer: Buffer | undefined;
+let lastMemory: ArrayBufferLike = EMPTY.buffer;
+let lastOffset = 0;
+
+/** Bytes [start, end) of `answer` as a view (a reply written alone, or a long range). */
+function rangeView(answer: Buffer, start: number, end: number): Buffer {
+  // A large answer is not kept here after its write (small ones live in the upstream's 64 KiB read slabs).
+  if (answer.length >= LARGE_REPLY_BYTES) return viewOf(answer.buffer, answer.byteOffset, start, end);
+  if (answer !== lastAnswer) {
+    lastAnswer = answer;
+    lastMemory = answer.buffer;
+    lastOffset = answer.byteOffset;
+  }
+  return viewOf(lastMemory, lastOffset, start, end);
+}
+
+/** Ranges up to this many bytes are copied by a loop rather than through a view and TypedArray#set. */
+const SHORT_RANGE = 64;

@@ -18,7 +18,7 @@ import { exchange, transferAllowanceMs, type Exchange, type ExchangeRequest, typ
 import { parseJsonExactIntegers } from './json-parse.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, failureText, jsonErrorField, malformedText, skippedText, statusText } from './kv-errors.js';
 import { redact } from './redact.js';
-import { splitResp2Replies } from '../resp/resp2-splitter.js';
+import { splitResp2Ranges, splitResp2Replies, type SplitAnswer } from '../resp/resp2-splitter.js';
 import { largeBuffers } from '../resp/large-buffers.js';
 import { joinReply, splitResp2Pieces, type Reply } from '../resp/reply-pieces.js';
 import { pathForm } from './path-form.js';
@@ -99,6 +99,18 @@ interface Batch {
   stop: Buffer | undefined;
   /** The client's own token (pass-through, ACL users); undefined = the configured token. */
   readonly credential: Credential | undefined;
+  /** true: the caller takes the answer as ranges (pipelineRanges); the SplitAnswer once the whole batch came as one. */
+  ranges?: SplitAnswer | boolean;
+}
+
+/**
+ * The replies of an answer as ranges (SplitAnswer): a 200 of RESP2 bytes in one piece, none an error,
+ * and not a pooled large buffer (that one is given back once written: reply-queue.ts).
+ */
+function rangesOf(answer: Exchange, count: number): SplitAnswer | undefined {
+  if (!answer.ok || answer.status !== 200 || answer.pieces.length > 1) return undefined;
+  if (!answer.contentType.startsWith('application/octet-stream') || largeBuffers.owns(answer.body)) return undefined;
+  return splitResp2Ranges(answer.body, count);
 }
 
 export class KvClient {
@@ -169,6 +181,19 @@ export class KvClient {
    * (resp/reply-pieces.ts), for a caller that writes it as it is.
    */
   async pipelineReplies(commands: Buffer[][], credential?: Credential): Promise<Reply[]> {
+    return (await this.run(commands, credential, false)) as Reply[];
+  }
+
+  /**
+   * Like pipelineReplies, but the common answer (one request of plain arguments, RESP2 in one piece, no
+   * error reply) comes as the answer's bytes and its reply ends: no view per reply (issue 25).
+   */
+  pipelineRanges(commands: Buffer[][], credential?: Credential): Promise<Reply[] | SplitAnswer> {
+    return this.run(commands, credential, true);
+  }
+
+  /** pipelineReplies, or with `ranges` pipelineRanges. */
+  private async run(commands: Buffer[][], credential: Credential | undefined, ranges: boolean): Promise<Reply[] | SplitAnswer> {
     const n = commands.length;
     const replies = new Array<Reply>(n);
     if (n === 0) return replies;
@@ -178,13 +203,14 @@ export class KvClient {
         return replies;
       }
       for (let i = 0; i < n; i++) this.scripts.learn(commands[i]);
-      const batch: Batch = { commands, sizes: undefined, escapes: undefined, replies, stop: undefined, credential };
+      const batch: Batch = { commands, sizes: undefined, escapes: undefined, replies, stop: undefined, credential, ranges };
       // The usual batch: plain arguments that fit one request, written in one pass over their bytes.
       const plain = plainBody(commands, this.plainLimit, LARGE_BODY_ARGUMENT);
       if (plain !== undefined) {
         await this.sendJson(batch, 0, n, plain);
-        return replies;
+        return typeof batch.ranges === 'object' ? batch.ranges : replies;
       }
+      batch.ranges = false;
       // Size of each command as JSON (-1: JSON cannot carry it, path form).
       const sizes = measureBatch(batch);
 
@@ -334,6 +360,10 @@ export class KvClient {
     }
     const asked = this.askJson;
     const answer = await this.send({ path: this.pipelinePath, headers: this.jsonHeaders, body }, batch.credential);
+    if (batch.ranges === true && from === 0 && to === batch.commands.length) {
+      const split = rangesOf(answer, count);
+      if (split !== undefined) return void (batch.ranges = split);
+    }
     const verdict = this.readPipeline(answer, batch.commands.slice(from, to), asked, batch.credential !== undefined);
     switch (verdict.kind) {
       case 'replies':

@@ -513,7 +513,8 @@ describe('Batcher with a fake upstream', () => {
     const batcher = new Batcher(upstream, {
       maxBatch: 1000,
       maxInFlight: 4,
-      observe: (commands, replies, ms) => seen.push({ commands: commands.map((c) => c.map(String)), replies: replies.map(String), ms }),
+      observe: (commands, replies, ms) =>
+        seen.push({ commands: commands.map((c) => c.map(String)), replies: (replies ?? []).map(String), ms }),
     });
     const a = new Source().command('GET', 'k');
     batcher.enqueue(a);

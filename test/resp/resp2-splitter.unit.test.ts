@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { splitReplies } from '../../src/resp/reply-scanner.js';
-import { isResp2, splitResp2Replies } from '../../src/resp/resp2-splitter.js';
+import { isResp2, splitResp2Ranges, splitResp2Replies } from '../../src/resp/resp2-splitter.js';
 
 /** The previous implementation, kept as the reference. */
 function reference(reply: Buffer): boolean {
@@ -137,6 +137,24 @@ describe('splitResp2Replies', () => {
         const expected = split && split.every(isResp2) ? split : undefined;
         const got = splitResp2Replies(body, count);
         expect(got?.map((r) => r.toString('latin1'))).toEqual(expected?.map((r) => r.toString('latin1')));
+      }),
+      { numRuns: 20000 },
+    );
+  });
+});
+
+describe('splitResp2Ranges', () => {
+  it('gives the ranges of what splitResp2Replies gives, or nothing when a reply is an error', () => {
+    const piece = fc.constantFrom('+OK\r\n', '$-1\r\n', '$3\r\nabc\r\n', ':12\r\n', '*2\r\n', '-ERR x\r\n', '$2\r\na', '%1\r\n');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 16 }), fc.nat(8), (pieces, count) => {
+        const body = b(pieces.join(''));
+        const views = splitResp2Replies(body, count);
+        const expected = views && !views.some((r) => r[0] === 0x2d) ? views.map((r) => r.toString('latin1')) : undefined;
+        const got = splitResp2Ranges(body, count);
+        expect(got?.body).toBe(got === undefined ? undefined : body);
+        const replies = got?.ends.map((end, i) => body.toString('latin1', i === 0 ? 0 : got.ends[i - 1], end));
+        expect(replies).toEqual(expected);
       }),
       { numRuns: 20000 },
     );

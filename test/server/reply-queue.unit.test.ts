@@ -154,6 +154,43 @@ describe('ReplyQueue', () => {
     expect(out.text).toBe('+kept\r\n+after\r\n');
   });
 
+  it('writes ranges of an upstream answer (fillRange) among whole replies: joined, alone, large, silenced', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 1000);
+    // An answer in a larger buffer (as the upstream's read slab), a long bulk among short replies.
+    const long = 'x'.repeat(100);
+    const answer = b(`junk+OK\r\n:12\r\n$100\r\n${long}\r\n`).subarray(4);
+    const [a, c, d, e] = [q.take(), q.take(), q.take(), q.take()];
+    q.fillRange(a, answer, 0, 5);
+    q.fill(c, b('+whole\r\n'));
+    q.fillRange(d, answer, 5, 10);
+    q.fillRange(e, answer, 10, answer.length);
+    q.write();
+    expect(out.writes).toHaveLength(1);
+    expect(out.text).toBe(`+OK\r\n+whole\r\n:12\r\n$100\r\n${long}\r\n`);
+    // One range alone: written as a view of its bytes.
+    q.fillRange(q.take(), answer, 5, 10);
+    q.write();
+    expect(out.writes[1].data.toString()).toBe(':12\r\n');
+    // A large range goes out corked, as it is.
+    const big = Buffer.alloc(70 * 1024, 0x61);
+    q.fillRange(q.take(), answer, 0, 5);
+    q.fillRange(q.take(), big, 1, big.length - 1);
+    q.write();
+    expect(out.writes.slice(2).map((w) => [w.data.length, w.corked])).toEqual([
+      [5, true],
+      [big.length - 2, true],
+    ]);
+    // CLIENT REPLY OFF: a range still to come or already filled is not written (nothing of either).
+    const silent = q.take();
+    q.fillRange(q.take(), answer, 0, 5);
+    q.silence(silent);
+    q.fillRange(silent, answer, 5, 10);
+    q.write();
+    expect(out.writes.slice(4).map((w) => w.data.length)).toEqual([0]);
+    expect(q.owed).toBe(0);
+  });
+
   it('closes after the replies owed, and writes nothing once the peer is gone', () => {
     const out = new Recorder();
     const q = new ReplyQueue(out, 1000);
