@@ -21,3 +21,27 @@ Object.defineProperty(BufferView.prototype, 'constructor', { value: Buffer, writ
 export function viewOf(memory: ArrayBufferLike, byteOffset: number, start: number, end: number): Buffer {
   return new BufferView(memory as ArrayBuffer, byteOffset + start, end - start) as unknown as Buffer;
 }
+
+/**
+ * The answer whose memory rangeView read last. `buffer` and `byteOffset` are getters that cost as much as
+ * the view: at -P 1 every connection writes its one range of the same upstream answer alone, one after
+ * another. Process-wide like the reader's name spellings: a memo of bytes, no connection's state.
+ */
+let lastAnswer: Buffer | undefined;
+let lastMemory: ArrayBufferLike = new ArrayBuffer(0);
+let lastOffset = 0;
+
+/**
+ * Bytes [start, end) of `answer` as a view (a reply written alone, or a long range). An answer of
+ * `keepBelow` bytes or more is not remembered (a large answer is not kept alive after its write; small
+ * ones live in the upstream's 64 KiB read slabs).
+ */
+export function rangeView(answer: Buffer, start: number, end: number, keepBelow: number): Buffer {
+  if (answer.length >= keepBelow) return viewOf(answer.buffer, answer.byteOffset, start, end);
+  if (answer !== lastAnswer) {
+    lastAnswer = answer;
+    lastMemory = answer.buffer;
+    lastOffset = answer.byteOffset;
+  }
+  return viewOf(lastMemory, lastOffset, start, end);
+}

@@ -6,7 +6,7 @@
 import { Buffer } from 'node:buffer';
 import { largeBuffers } from '../resp/large-buffers.js';
 import { ReplyPieces, writeReply, type Reply } from '../resp/reply-pieces.js';
-import { viewOf } from '../resp/buffer-view.js';
+import { rangeView } from '../resp/buffer-view.js';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -173,7 +173,7 @@ export class ReplyQueue {
     const reply = this.slots[i]!;
     const last = this.ends[i];
     if (last < 0) writeOne(this.socket, reply);
-    else this.socket.write(rangeView(reply as Buffer, this.starts[i], last));
+    else this.socket.write(rangeView(reply as Buffer, this.starts[i], last, LARGE_REPLY_BYTES));
   }
 
   /** QUIT, protocol errors, the client's end: write what is owed, then close. */
@@ -240,31 +240,11 @@ function joined(
     } else if (last - starts[i] <= SHORT_RANGE) {
       for (let j = starts[i]; j < last; j++) out[at++] = reply[j];
     } else {
-      out.set(rangeView(reply, starts[i], last), at);
+      out.set(rangeView(reply, starts[i], last, LARGE_REPLY_BYTES), at);
       at += last - starts[i];
     }
   }
   return out;
-}
-
-/**
- * The answer whose memory rangeView read last. `buffer` and `byteOffset` are getters that cost as much as
- * the view: at -P 1 every connection writes its one range of the same answer alone, one after another.
- */
-let lastAnswer: Buffer | undefined;
-let lastMemory: ArrayBufferLike = EMPTY.buffer;
-let lastOffset = 0;
-
-/** Bytes [start, end) of `answer` as a view (a reply written alone, or a long range). */
-function rangeView(answer: Buffer, start: number, end: number): Buffer {
-  // A large answer is not kept here after its write (small ones live in the upstream's 64 KiB read slabs).
-  if (answer.length >= LARGE_REPLY_BYTES) return viewOf(answer.buffer, answer.byteOffset, start, end);
-  if (answer !== lastAnswer) {
-    lastAnswer = answer;
-    lastMemory = answer.buffer;
-    lastOffset = answer.byteOffset;
-  }
-  return viewOf(lastMemory, lastOffset, start, end);
 }
 
 /** Ranges up to this many bytes are copied by a loop rather than through a view and TypedArray#set. */
