@@ -158,11 +158,7 @@ export class Session extends RespConnection implements Connection, BatchSource, 
     let out = item.shape === undefined ? reply : toResp3(joinReply(reply), item.shape);
     if (item.transform) out = item.transform(joinReply(out));
     this.replies.fill(item.slot, out);
-    if (item.readAt !== undefined) {
-      const ms = answeredAt - item.readAt;
-      this.ctx.ops.commandDone(this, item.args, ms);
-      if (item.name) this.ctx.server.commandStats.ran(item.name, ms * 1000, replyHead(out));
-    }
+    this.answered(item, answeredAt, replyHead(out));
   }
 
   /**
@@ -172,12 +168,16 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   deliverRange(item: CommandItem, answer: Buffer, start: number, end: number, answeredAt: number): void {
     if (item.shape !== undefined || item.transform) return this.deliver(item, answer.subarray(start, end), answeredAt);
     this.replies.fillRange(item.slot, answer, start, end);
-    if (item.readAt !== undefined) {
-      const ms = answeredAt - item.readAt;
-      this.ctx.ops.commandDone(this, item.args, ms);
-      // Not an error: the stats count it as one that succeeded (any reply not `-`/`!` says so).
-      if (item.name) this.ctx.server.commandStats.ran(item.name, ms * 1000, OK);
-    }
+    // Not an error: the stats count it as one that succeeded (any reply not `-`/`!` says so).
+    this.answered(item, answeredAt, OK);
+  }
+
+  /** A forwarded command's reply is queued: its latency and command stats (`head`: its reply's first bytes). */
+  private answered(item: CommandItem, answeredAt: number, head: Buffer): void {
+    if (item.readAt === undefined) return;
+    const ms = answeredAt - item.readAt;
+    this.ctx.ops.commandDone(this, item.args, ms);
+    if (item.name) this.ctx.server.commandStats.ran(item.name, ms * 1000, head);
   }
 
   deliverTransaction(item: TransactionItem, outcome: TransactionOutcome): void {
