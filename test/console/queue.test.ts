@@ -96,26 +96,29 @@ describe.skipIf(!hasChromium)('console: queue', () => {
     // The flaky message: two attempts (503, then 200), and a callback after each response.
     await dest.waitFor(before + 4);
     await page.fill('#message-form input[name=message-id]', flakyId);
+    // The page is reread until every attempt and callback has its final state: a callback's row is
+    // written when it is created and marked DELIVERED only after its endpoint answers.
+    const rows = (selector: string) => page.$$eval(selector, (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     const shown = async () => {
       await page.click('#message-form button[type=submit]');
       await page.waitForSelector('#message-fields');
-      return page.$$eval('#message-attempts tbody tr, #message-callbacks tbody tr', (trs) => trs.length);
+      const attempts = await rows('#message-attempts tbody tr');
+      const callbacks = await rows('#message-callbacks tbody tr');
+      return {
+        attempts: attempts.map((a) => [a[2], a[3], a[5]]),
+        callbacks: callbacks.map((c) => [c[0], c[2], c[3], c[4]]),
+      };
     };
-    await expect.poll(shown, { timeout: 10_000 }).toBe(4);
-    const attempts = await page.$$eval('#message-attempts tbody tr', (trs) =>
-      trs.map((tr) => [...tr.children].map((td) => td.textContent)),
-    );
-    expect(attempts.map((a) => [a[2], a[3], a[5]])).toEqual([
-      ['ERROR', '503', 'down for a moment'],
-      ['DELIVERED', '200', ''],
-    ]);
-    const callbacks = await page.$$eval('#message-callbacks tbody tr', (trs) =>
-      trs.map((tr) => [...tr.children].map((td) => td.textContent)),
-    );
-    expect(callbacks.map((c) => [c[0], c[2], c[3], c[4]])).toEqual([
-      ['callback', `${dest.url}/callback`, 'DELIVERED', '200'],
-      ['callback', `${dest.url}/callback`, 'DELIVERED', '200'],
-    ]);
+    await expect.poll(shown, { timeout: 10_000 }).toEqual({
+      attempts: [
+        ['ERROR', '503', 'down for a moment'],
+        ['DELIVERED', '200', ''],
+      ],
+      callbacks: [
+        ['callback', `${dest.url}/callback`, 'DELIVERED', '200'],
+        ['callback', `${dest.url}/callback`, 'DELIVERED', '200'],
+      ],
+    });
     expect(await page.locator('#cancel-message').count()).toBe(0); // delivered: nothing to cancel
 
     // Cancel the scheduled one from the page.
