@@ -14,7 +14,7 @@ import type { WatchedKeys } from '../upstream/script-transaction.js';
 import { BlockingHub } from './blocking-hub.js';
 import type { ClientCost, CostedCommand, CostOwner } from './client-cost.js';
 import { joinReply, replyHead, ReplyPieces, type Reply } from '../resp/reply-pieces.js';
-import type { SplitAnswer } from '../resp/resp2-splitter.js';
+import { isSplitAnswer, rangeLength, type SplitAnswer } from '../resp/resp2-splitter.js';
 import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
 import { largeValuesSeen } from '../large-value-heap.js';
 import type { BlockingItem, CommandItem, ForwardItem, TransactionItem } from './forward-item.js';
@@ -255,9 +255,9 @@ export class Batcher {
 
   /** Remembers which connections just got a large reply (isLarge). */
   private noteReplySizes(owners: readonly BatchSource[], replies: readonly Reply[] | SplitAnswer): void {
-    const ends = isSplit(replies) ? replies.ends : undefined;
+    const ends = isSplitAnswer(replies) ? replies.ends : undefined;
     for (let i = 0; i < owners.length; i++) {
-      const length = ends === undefined ? (replies as readonly Reply[])[i].length : ends[i] - (i === 0 ? 0 : ends[i - 1]);
+      const length = ends === undefined ? (replies as readonly Reply[])[i].length : rangeLength(ends, i);
       if (length >= LARGE_WORK_BYTES) {
         if (!this.sawLargeReply) largeValuesSeen();
         this.largeReplies.add(owners[i]);
@@ -310,7 +310,7 @@ export class Batcher {
     return answered.then((replies) => {
       if (observe) {
         const ms = performance.now() - started;
-        if (isSplit(replies)) observe(commands, undefined, ms);
+        if (isSplitAnswer(replies)) observe(commands, undefined, ms);
         else observeReplies(observe, commands, replies, ms);
       }
       cost?.call(owners, items ?? commands.map(asItem), replies, commandName);
@@ -376,10 +376,10 @@ export class Batcher {
       this.inFlight--;
       const answeredAt = performance.now();
       this.noteReplySizes(owners, replies);
-      if (isSplit(replies)) deliverRanges(owners, items, replies, answeredAt);
+      if (isSplitAnswer(replies)) deliverRanges(owners, items, replies, answeredAt);
       else for (let i = 0; i < items.length; i++) owners[i].deliver(items[i], replies[i], answeredAt);
       this.wake(commands);
-      giveBackValues(items, isSplit(replies) ? undefined : replies);
+      giveBackValues(items, isSplitAnswer(replies) ? undefined : replies);
       this.finished(sources);
     });
   }
@@ -401,11 +401,6 @@ function giveBackValues(items: readonly CommandItem[], replies: readonly Reply[]
     if (replies === undefined || replyHead(replies[i])[0] !== MINUS) largeBuffers.giveAll(item.args);
   }
 }
-/** Whether an answer came as ranges (SplitAnswer) rather than a reply each. */
-function isSplit(replies: readonly Reply[] | SplitAnswer): replies is SplitAnswer {
-  return !Array.isArray(replies);
-}
-
 /** Each command's reply as its range of the answer; a source without deliverRange gets a view. */
 function deliverRanges(owners: readonly BatchSource[], items: readonly CommandItem[], split: SplitAnswer, answeredAt: number): void {
   const { body, ends } = split;

@@ -15,7 +15,7 @@
 // Commands are named from the command table, which is bounded already.
 
 import { replyHead, type Reply } from '../resp/reply-pieces.js';
-import type { SplitAnswer } from '../resp/resp2-splitter.js';
+import { isSplitAnswer, rangeLength, type SplitAnswer } from '../resp/resp2-splitter.js';
 
 /** What the cost of one upstream call is charged to: a connection's names (BatchSource). */
 export interface CostOwner {
@@ -114,7 +114,7 @@ export class ClientCost {
   ): void {
     const n = items.length;
     // An answer as ranges (SplitAnswer): its replies' sizes are the distances of their ends, none an error.
-    const ends = Array.isArray(replies) ? undefined : (replies as SplitAnswer).ends;
+    const ends = isSplitAnswer(replies) ? replies.ends : undefined;
     const list = replies as readonly (Reply | undefined)[];
     const share = 1 / n;
     // A call's commands come in runs from the same connection, often of the same command: each run
@@ -128,7 +128,7 @@ export class ClientCost {
       const item = items[i];
       sent += item.bytes ?? requestBytes(item.args);
       const reply = ends === undefined ? list[i] : undefined;
-      if (ends !== undefined) received += ends[i] - (i === 0 ? 0 : ends[i - 1]);
+      if (ends !== undefined) received += rangeLength(ends, i);
       else if (reply !== undefined) {
         received += reply.length;
         if (replyHead(reply)[0] === MINUS) errors++;

@@ -30,6 +30,16 @@ export interface SplitAnswer {
   readonly ends: number[];
 }
 
+/** Whether an answer came as ranges (SplitAnswer) rather than as a reply each. */
+export function isSplitAnswer<T>(replies: readonly T[] | SplitAnswer): replies is SplitAnswer {
+  return !Array.isArray(replies);
+}
+
+/** The length of reply i of an answer as ranges. */
+export function rangeLength(ends: readonly number[], i: number): number {
+  return ends[i] - (i === 0 ? 0 : ends[i - 1]);
+}
+
 /**
  * The `count` replies of an upstream answer as ranges, when every one is RESP2 and none is an error
  * reply (errors go the way of views: observers may rewrite them in place); undefined otherwise.
