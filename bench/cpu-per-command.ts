@@ -5,6 +5,7 @@
 //
 //   npx tsx bench/cpu-per-command.ts               # 3 rounds, median per cell
 //   npx tsx bench/cpu-per-command.ts --rounds 5
+//   npx tsx bench/cpu-per-command.ts --warmup 3     # 3 passes per test and depth before the rounds (default 1)
 //   npx tsx bench/cpu-per-command.ts --quick       # 1 round, fewer requests (a smoke run)
 //   npx tsx bench/cpu-per-command.ts --profile DIR # also `node --cpu-prof` of proxy and platform into DIR
 //   npx tsx bench/cpu-per-command.ts --pipelines 16 --tests get   # some cases only (e.g. to profile one)
@@ -37,6 +38,13 @@ const arg = (name: string): string | undefined => {
 };
 const quick = process.argv.includes('--quick');
 const ROUNDS = Number(arg('--rounds') ?? (quick ? 1 : 3));
+/**
+ * Passes of each test at each pipeline depth before the rounds (default 1). V8 keeps optimizing the
+ * proxy's functions for a while under load: with one warm-up at -P 1 only, each build still compiled
+ * (and deoptimized) dozens of functions in the first measured rounds, CPU a sidecar that runs for
+ * hours pays once. A direct redis-server gets the same passes.
+ */
+const WARMUP = Number(arg('--warmup') ?? 1);
 const PROFILE_DIR = arg('--profile');
 const SYSCALL_COUNTS = process.argv.includes('--syscalls');
 /** Requests per case, by -P: enough CPU time at each side for hundreds of 10 ms ticks. */
@@ -138,10 +146,13 @@ async function main(): Promise<void> {
   const callRows: string[] = [];
   let latencyLine: string;
   try {
-    for (const test of TESTS) {
-      await benchmark(directPort, test, 1);
-      for (const stack of stacks) await benchmark(stack.proxyPort, test, 1); // warm-up: JIT, keep-alive connections
-    }
+    // Warm-up: JIT, keep-alive connections, at every depth measured (see WARMUP).
+    for (let w = 0; w < WARMUP; w++)
+      for (const p of PIPELINES)
+        for (const test of TESTS) {
+          await benchmark(directPort, test, p);
+          for (const stack of stacks) await benchmark(stack.proxyPort, test, p);
+        }
     const latency = { direct: [] as number[], proxy: stacks.map(() => [] as number[]) };
     for (let r = 0; r < ROUNDS; r++) {
       latency.direct.push(await p50Latency(directPort));
