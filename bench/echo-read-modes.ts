@@ -5,9 +5,8 @@
 //   onread  net.Socket's onread mode into one shared buffer (src/server/socket-input.ts) + socket.write
 //   handle  onread + a write on the socket handle below the Writable stream, a new WriteWrap per write
 //   output  onread + src/server/socket-output.ts (the handle's write, its request object used again)
-//   direct  socket-input.ts' direct reads (our onread on the handle) + socket-output.ts: the proxy's way
 //
-//   npx tsx bench/echo-read-modes.ts [--rounds 3] [--requests 200000] [--modes data,onread,handle,output,direct]
+//   npx tsx bench/echo-read-modes.ts [--rounds 3] [--requests 200000] [--modes data,onread,handle,output]
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -41,11 +40,11 @@ function serve(mode: string): void {
         req.handle = handle;
         req.oncomplete = () => undefined;
         if (handle.writeBuffer(req, out) !== 0) socket.destroy();
-      } else if (mode === 'output' || mode === 'direct') output.write(out);
+      } else if (mode === 'output') output.write(out);
       else socket.write(out);
     };
     if (mode === 'data') socket.on('data', answer);
-    else readSocket(socket, readBuffer, answer, mode === 'direct');
+    else readSocket(socket, readBuffer, answer);
     socket.on('end', () => socket.end());
     socket.on('error', () => undefined);
   });
@@ -69,9 +68,9 @@ async function main(): Promise<void> {
   const requests = arg('--requests', 200_000);
   const self = fileURLToPath(import.meta.url);
   const targets: Record<string, { child: ChildProcess; port: number }> = {};
-  const modes = (
-    process.argv.includes('--modes') ? process.argv[process.argv.indexOf('--modes') + 1] : 'data,onread,handle,output,direct'
-  ).split(',');
+  const modes = (process.argv.includes('--modes') ? process.argv[process.argv.indexOf('--modes') + 1] : 'data,onread,handle,output').split(
+    ',',
+  );
   for (const mode of modes) targets[mode] = await start(process.execPath, [...process.execArgv, self, '--serve', mode]);
   const redisPort = await new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {

@@ -1,17 +1,15 @@
-// socket-input.ts on real sockets: a plain TCP client socket is read by our onread on its handle
-// ('direct'), and keeps what net.Socket's read path did: the bytes in order, 'end' after the last
-// of them (a request cut off mid-way), a reset as an error then 'close', pause()/resume() stopping and
-// starting the reads, the socket timeout refreshed by reads, nothing after destroy(). Where it does
-// not apply (TLS, a Unix socket, pending deprecations, allowDirect false) the older paths read.
-import { execFile } from 'node:child_process';
+// socket-input.ts on real sockets: a plain TCP or Unix client socket is read in net.Socket's onread mode
+// into the shared buffer (each chunk lent for the call), and keeps what the Readable path did: the
+// bytes in order, 'end' after the last of them (a request cut off mid-way), a reset as an error then
+// 'close', pause()/resume() stopping and starting the reads (the connection's backpressure), the socket
+// timeout refreshed by reads, nothing after destroy(). A TLS socket keeps the 'data' event.
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
-import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createReadBuffer, readSocket, type ReadMode } from '../../src/server/socket-input.js';
+import { createReadBuffer, readSocket } from '../../src/server/socket-input.js';
 import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
 
 const readBuffer = createReadBuffer();
@@ -21,7 +19,8 @@ interface Accepted {
   server: net.Server;
   client: net.Socket;
   socket: net.Socket;
-  mode: ReadMode;
+  /** Whether every chunk came lent from the shared buffer (the onread mode). */
+  shared: boolean;
   /** What was read, in order; `shared` chunks copied (they are only lent). */
   chunks: Buffer[];
   events: string[];
@@ -38,14 +37,13 @@ afterEach(() => {
 });
 
 interface AcceptOptions {
-  allowDirect?: boolean;
   listen?: (server: net.Server) => void;
   /** Called after each read is recorded. */
   onRead?: (socket: net.Socket, chunk: Buffer) => void;
 }
 
 /** A server socket read by readSocket, and its connected client. */
-async function accept({ allowDirect = true, listen = (s) => s.listen(0, '127.0.0.1'), onRead }: AcceptOptions = {}): Promise<Accepted> {
+async function accept({ listen = (s) => s.listen(0, '127.0.0.1'), onRead }: AcceptOptions = {}): Promise<Accepted> {
   const server = net.createServer({ allowHalfOpen: true });
   const ready = new Promise<void>((resolve) => server.once('listening', resolve));
   listen(server);
@@ -57,20 +55,16 @@ async function accept({ allowDirect = true, listen = (s) => s.listen(0, '127.0.0
   const socket = await accepted;
   const chunks: Buffer[] = [];
   const events: string[] = [];
-  const mode = readSocket(
-    socket,
-    readBuffer,
-    (chunk, shared) => {
-      chunks.push(shared ? Buffer.from(chunk) : chunk);
-      events.push('data');
-      onRead?.(socket, chunk);
-    },
-    allowDirect,
-  );
+  const a: Accepted = { server, client, socket, shared: true, chunks, events, text: () => Buffer.concat(chunks).toString('latin1') };
+  readSocket(socket, readBuffer, (chunk, shared) => {
+    a.shared &&= shared;
+    chunks.push(shared ? Buffer.from(chunk) : chunk);
+    events.push('data');
+    onRead?.(socket, chunk);
+  });
   socket.on('end', () => events.push('end'));
   socket.on('error', (err: NodeJS.ErrnoException) => events.push(`error ${err.code}`));
   socket.on('close', () => events.push('close'));
-  const a = { server, client, socket, mode, chunks, events, text: () => Buffer.concat(chunks).toString('latin1') };
   open.push(a);
   return a;
 }
@@ -87,11 +81,10 @@ function handleOnread(socket: net.Socket): string | undefined {
   return (socket as unknown as { _handle?: { onread?: { name: string } } })._handle?.onread?.name;
 }
 
-describe('direct reads on a plain TCP socket', () => {
-  it('reads with our onread on the handle, every byte in order, large writes included', async () => {
+describe('a plain TCP socket, read in the onread mode', () => {
+  it('reads into the shared buffer, every byte in order, large writes included', async () => {
     const a = await accept();
-    expect(a.mode).toBe('direct');
-    expect(handleOnread(a.socket)).toBe('directRead');
+    expect(handleOnread(a.socket)).toBe('onStreamRead');
     const big = Buffer.alloc(300_000, 'v');
     a.client.write('*1\r\n$4\r\nPING\r\n');
     a.client.write(big);
@@ -99,6 +92,7 @@ describe('direct reads on a plain TCP socket', () => {
     await until(() => a.text().length === 14 + big.length + 4);
     expect(a.text()).toBe('*1\r\n$4\r\nPING\r\n' + big.toString('latin1') + 'tail');
     expect(a.chunks.length).toBeGreaterThan(1); // more than one read: the buffer is 64 KiB
+    expect(a.shared).toBe(true);
   });
 
   it('a request cut off by the end of input: its bytes, then end, and close after our side ends', async () => {
@@ -188,31 +182,21 @@ describe('direct reads on a plain TCP socket', () => {
   });
 });
 
-describe('where direct reads do not apply', () => {
+describe('other sockets', () => {
   let certs: TestCerts;
   beforeAll(() => {
     certs = makeTestCerts();
   });
   afterAll(() => certs?.remove());
 
-  it('allowDirect false: net onread mode, with net onStreamRead on the handle', async () => {
-    const a = await accept({ allowDirect: false });
-    expect(a.mode).toBe('onread');
-    expect(handleOnread(a.socket)).toBe('onStreamRead');
-    a.client.end('*1\r\n$4\r\nPING\r\n');
-    await until(() => a.events.includes('end'));
-    expect(a.text()).toBe('*1\r\n$4\r\nPING\r\n');
-  });
-
-  it('a Unix socket: net onread mode', async () => {
+  it('a Unix socket: the onread mode too', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'respgate-input-'));
     try {
       const a = await accept({ listen: (s) => s.listen(path.join(dir, 's.sock')) });
-      expect(a.mode).toBe('onread');
-      expect(handleOnread(a.socket)).toBe('onStreamRead');
       a.client.end('PING\r\n');
       await until(() => a.events.includes('end'));
       expect(a.text()).toBe('PING\r\n');
+      expect(a.shared).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -226,7 +210,7 @@ describe('where direct reads do not apply', () => {
     const socket = await accepted;
     try {
       const got: string[] = [];
-      expect(readSocket(socket, readBuffer, (chunk, shared) => got.push(`${chunk.toString()} ${shared}`))).toBe('data');
+      readSocket(socket, readBuffer, (chunk, shared) => got.push(`${chunk.toString()} ${shared}`));
       client.write('*1\r\n$4\r\nPING\r\n');
       await until(() => got.length > 0);
       expect(got).toEqual(['*1\r\n$4\r\nPING\r\n false']);
@@ -235,28 +219,5 @@ describe('where direct reads do not apply', () => {
       socket.destroy();
       server.close();
     }
-  });
-
-  it('pending deprecations: no process.binding (no DEP0111), net onread mode', async () => {
-    const code = `
-      import net from 'node:net';
-      import { createReadBuffer, readSocket } from './src/server/socket-input.ts';
-      const server = net.createServer((socket) => {
-        const mode = readSocket(socket, createReadBuffer(), (chunk) => {
-          console.log(JSON.stringify({ mode, got: chunk.toString() }));
-          socket.end();
-          server.close();
-        });
-      });
-      server.listen(0, '127.0.0.1', () => {
-        const c = net.connect(server.address().port, '127.0.0.1', () => c.write('PING'));
-        c.resume();
-        c.on('end', () => c.destroy());
-      });
-    `;
-    const args = ['--pending-deprecation', '--throw-deprecation', '--import', 'tsx', '--input-type=module', '-e', code];
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, args);
-    expect(stderr).not.toMatch(/DEP0111|DeprecationWarning/);
-    expect(JSON.parse(stdout.trim())).toEqual({ mode: 'onread', got: 'PING' });
   });
 });
