@@ -13,7 +13,7 @@
 // A spec is LABEL=DIR[::NAME=VALUE[,NAME=VALUE…]][::node:FLAG[ FLAG…]]: DIR's bin/respgate, started with
 // those variables added to the environment and those flags given to node. With --perf DIR, each proxy
 // runs with --perf-basic-prof (JIT frames by name) and, in the last round, under
-// `perf record -e cpu-clock -F 999 -g` (DIR/LABEL-TEST.data; read with `perf report -i FILE --no-children
+// `perf record -e cpu-clock -F 999 -g` (`--perf-freq N` for another rate; DIR/LABEL-TEST.data; read with `perf report -i FILE --no-children
 // --sort dso,sym`).
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -37,6 +37,8 @@ const PIPELINE = Number(arg('--pipeline') ?? 16);
 const REQUESTS = Number(arg('--requests') ?? (PIPELINE > 1 ? 1_000_000 : 100_000));
 const TESTS = (arg('--tests') ?? 'set,get,incr').split(',');
 const PERF_DIR = arg('--perf');
+/** perf's sampling frequency (Hz) with --perf. */
+const PERF_FREQ = arg('--perf-freq') ?? '999';
 const TRACE_GC = args.includes('--trace-gc');
 /** A regular expression: lines of the proxy's output matching it are counted per 1M commands (e.g. with node:--trace-deopt). */
 const COUNT = arg('--count') ? new RegExp(arg('--count')!, 'g') : undefined;
@@ -120,7 +122,7 @@ const scavenges = (proc: Proc): number => (proc.out.match(/Scavenge/g) ?? []).le
 const counted = (proc: Proc): number => (COUNT ? (proc.out.match(COUNT) ?? []).length : 0);
 
 async function perfRecord(pid: number, file: string, work: () => Promise<unknown>): Promise<void> {
-  const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', file], {
+  const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', PERF_FREQ, '-g', '-p', String(pid), '-o', file], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   await new Promise((r) => setTimeout(r, 300));

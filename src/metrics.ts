@@ -139,16 +139,17 @@ export class CountingHistogram implements Metric {
     register(this);
   }
 
-  observe(value: number): void {
+  /** `count` observations of `value` (the sum adds it `count` times, as that many observe() calls would). */
+  observe(value: number, count = 1): void {
     const bounds = this.bounds;
     for (let i = 0; i < bounds.length; i++) {
       if (value <= bounds[i]) {
-        this.counts[i]++;
+        this.counts[i] += count;
         break;
       }
     }
-    this.sum += value;
-    this.count++;
+    for (let i = 0; i < count; i++) this.sum += value;
+    this.count += count;
   }
 
   reset(): void {

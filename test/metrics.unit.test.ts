@@ -33,6 +33,24 @@ async function scraped(ours: Metric, theirs: prom.Metric): Promise<[string, stri
 }
 
 describe('our metrics scrape as prom-client’s', () => {
+  it('CountingHistogram: observe(value, count) is that many observe(value) calls, sum included', async () => {
+    const one = new CountingHistogram(uniqueName('one_seconds'), 'help text', BUCKETS);
+    const many = new CountingHistogram(uniqueName('many_seconds'), 'help text', BUCKETS);
+    for (const [v, count] of [
+      [0.00013, 16],
+      [0.1, 1],
+      [0.0007, 5],
+      [12, 3],
+    ] as const) {
+      for (let i = 0; i < count; i++) one.observe(v);
+      many.observe(v, count);
+    }
+    const values = async (h: CountingHistogram) => (await h.get()).values.map((x) => x.value);
+    expect(await values(many)).toEqual(await values(one));
+    unregister(one.name);
+    unregister(many.name);
+  });
+
   it('CountingHistogram: as Histogram, in both forms, and after a reset', async () => {
     const name = uniqueName('histogram_seconds');
     const counting = new CountingHistogram(name, 'help text', BUCKETS);

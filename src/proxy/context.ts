@@ -41,6 +41,10 @@ export interface PushPort extends ReplyPort {
 export interface ProxyOperationsPort {
   /** A forwarded command got its upstream reply, `ms` after it was read. */
   commandDone(conn: Connection, args: Buffer[], ms: number): void;
+  /** Whether a command answered `ms` after it was read goes to SLOWLOG (then it goes through commandDone). */
+  slow(ms: number): boolean;
+  /** `count` forwarded commands got their replies `ms` after they were read, none slow: what `count` commandDone calls do. */
+  commandsDone(count: number, ms: number): void;
 }
 
 /** What the event streams of every connection share (pub/sub and MONITOR). */

@@ -19,8 +19,8 @@ export interface ProxyGauges {
 }
 
 export interface ProxyMetrics {
-  /** A forwarded command answered: seconds from read to upstream reply. */
-  command(seconds: number): void;
+  /** `count` forwarded commands answered (default one), each `seconds` from read to upstream reply. */
+  command(seconds: number, count?: number): void;
   /** One upstream call of `size` commands. */
   upstreamCall(seconds: number, size: number): void;
   upstreamError(kind: UpstreamErrorKind): void;
@@ -82,7 +82,7 @@ export function createProxyMetrics(gauges: ProxyGauges): ProxyMetrics {
     },
   });
   return {
-    command: (s) => commandSeconds.observe(s),
+    command: (s, count = 1) => commandSeconds.observe(s, count),
     upstreamCall: (s, n) => {
       upstreamSeconds.observe(s);
       batchSize.observe(n);

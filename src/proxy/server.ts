@@ -131,6 +131,8 @@ export async function startProxy(proxyConfig: ProxyConfig, log: Logger): Promise
           );
         }
       },
+      slow: (ms) => slowlog.logs(ms * 1000),
+      commandsDone: (count, ms) => metrics.command(ms / 1000, count),
     },
   };
   observedGauge('respgate_proxy_connections', 'Client connections open on the proxy', () => sessions().size);

@@ -168,8 +168,41 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   deliverRange(item: CommandItem, answer: Buffer, start: number, end: number, answeredAt: number): void {
     if (item.shape !== undefined || item.transform) return this.deliver(item, answer.subarray(start, end), answeredAt);
     this.replies.fillRange(item.slot, answer, start, end);
-    // Not an error: the stats count it as one that succeeded (any reply not `-`/`!` says so).
-    this.answered(item, answeredAt, OK);
+    // Not an error: the stats count it as one that succeeded (any reply not `-`/`!` says so). Commands read
+    // at the same moment and answered by the same call took the same time: counted together (countRun).
+    const run = this.runItem;
+    if (run !== undefined && run.readAt === item.readAt && run.name === item.name && this.runAnsweredAt === answeredAt) {
+      this.runCount++;
+      return;
+    }
+    if (run !== undefined) this.countRun();
+    if (item.readAt === undefined) return;
+    // A command slow enough for SLOWLOG goes there with its own arguments.
+    if (this.ctx.ops.slow(answeredAt - item.readAt)) return this.answered(item, answeredAt, OK);
+    this.runItem = item;
+    this.runCount = 1;
+    this.runAnsweredAt = answeredAt;
+  }
+
+  /**
+   * Range replies not yet counted (deliverRange): a run of one command name, read at the same moment (one
+   * socket read) and answered by one call, so with one latency. Counted once per run, not once per command:
+   * at -P 16 a connection's 16 commands are one run, and the metrics and INFO counters per command were a
+   * few percent of the proxy's CPU (bench/README.md, issue 25, p16 branch).
+   */
+  private runItem: CommandItem | undefined = undefined;
+  private runCount = 0;
+  private runAnsweredAt = 0;
+
+  /** Counts the run of range replies (deliverRange): what answered() does for each of its commands. */
+  private countRun(): void {
+    const item = this.runItem!;
+    const count = this.runCount;
+    this.runItem = undefined;
+    this.runCount = 0;
+    const ms = this.runAnsweredAt - item.readAt!;
+    this.ctx.ops.commandsDone(count, ms);
+    if (item.name) this.ctx.server.commandStats.ranMany(item.name, ms * 1000, count);
   }
 
   /** A forwarded command's reply is queued: its latency and command stats (`head`: its reply's first bytes). */
@@ -188,6 +221,7 @@ export class Session extends RespConnection implements Connection, BatchSource, 
   }
 
   afterBatch(): void {
+    if (this.runItem !== undefined) this.countRun();
     this.writeAndResume();
     const waiters = this.drainWaiters;
     if (waiters !== undefined && waiters.length > 0 && !this.busy) for (const resolve of waiters.splice(0)) resolve();

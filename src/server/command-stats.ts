@@ -44,6 +44,15 @@ export class CommandStats {
     if (this.countError(reply)) c.failed++;
   }
 
+  /** `count` commands of one name that ran and succeeded, each in `usec`: what `count` ran() calls with a reply that is no error count. */
+  ranMany(name: string, usec: number, count: number): void {
+    const c = this.counters(name);
+    c.calls += count;
+    this.totalCalls += count;
+    c.usec += count * Math.max(0, Math.round(usec));
+    c.latency.recordUsec(usec, count);
+  }
+
   /** A command refused before it ran; undefined `name`: an unknown command (only its error counts). */
   rejected(name: string | undefined, reply: Buffer): void {
     const isError = this.countError(reply);

@@ -59,8 +59,13 @@ export class Slowlog {
   ) {}
 
   /** Records the command when it was slow enough; returns whether it did. */
+  /** Whether a command of this duration is logged (record() would keep it). */
+  logs(durationUs: number): boolean {
+    return !(this.slowerThanUs < 0 || durationUs < this.slowerThanUs || this.maxLen === 0);
+  }
+
   record(durationUs: number, args: Buffer[], conn: { readonly address: string; readonly name: string }): boolean {
-    if (this.slowerThanUs < 0 || durationUs < this.slowerThanUs || this.maxLen === 0) return false;
+    if (!this.logs(durationUs)) return false;
     const { block, ends } = trimArgs(args);
     this.entries.push(
       new Entry(this.nextId++, Math.floor(Date.now() / 1000), Math.round(durationUs), block, ends, conn.address, conn.name),

@@ -96,39 +96,56 @@ export function writeCommands(
 /** Arguments from this size on are checked by the word-wise scan and copied by memcpy; shorter ones byte by byte. */
 const BYTEWISE_BELOW = 64;
 
+/** plainBody writes its bodies one after another into a slab of this size; a larger body gets a larger slab. */
+const SLAB_BYTES = 64 * 1024;
+/**
+ * The slab and where its free part begins. A body is a view of its part, which is never written again:
+ * the slab lives as long as any body in it (a request in flight). Process-wide, like a pool.
+ */
+let slab: Buffer = Buffer.alloc(0);
+let slabAt = 0;
+
 /**
  * All `commands` as one JSON body in a single pass over their bytes, when every argument can stand in
  * a JSON string as it is (valid UTF-8 without `"`, `\` or control characters: the usual case) and the
  * body's size stays within `maxBytes` and no argument is `largeArgument` bytes or more (a large value
  * may go in the path form instead); undefined otherwise (then measureCommand and writeCommands,
- * which escape, split and isolate, do the work). The body's size is known from the arguments' lengths
- * alone, so each byte is read once, checked and written in the same loop: measureCommand's scan and
- * writeCommands' copy read every argument twice (bench/README.md, issue 25, hop branch).
+ * which escape, split and isolate, do the work). Each byte is read once, checked and written in the
+ * same loop: measureCommand's scan and writeCommands' copy read every argument twice (bench/README.md,
+ * issue 25, hop branch). The body is written into a slab as it goes, each command's room known from
+ * its arguments' lengths just before it is written: no pass over the whole batch first, no allocation
+ * per body (issue 25, p16 branch).
  */
 export function plainBody(commands: readonly (readonly Buffer[])[], maxBytes: number, largeArgument: number): Buffer | undefined {
   const n = commands.length;
   if (n === 0) return undefined;
-  let total = 1 + n; // [ ] and n - 1 commas between commands
+  let out = slab;
+  let start = slabAt;
+  let pos = start;
   for (let i = 0; i < n; i++) {
     const command = commands[i];
     const argc = command.length;
     if (argc === 0) return undefined;
-    total += 1 + argc; // [ ] and argc - 1 commas between arguments
+    // `[` or `,`, then `[`, the arguments in quotes with commas between them, `]`, and room for the body's `]`.
+    let need = 3 + argc;
     for (let j = 0; j < argc; j++) {
       const len = command[j].length;
       if (len >= largeArgument) return undefined;
-      total += len + 2;
+      need += len + 2;
     }
-    if (total > maxBytes) return undefined;
-  }
-  const out = Buffer.allocUnsafe(total);
-  let pos = 0;
-  out[pos++] = 0x5b; // [
-  for (let i = 0; i < n; i++) {
-    if (i > 0) out[pos++] = 0x2c; // ,
+    if (pos - start + need > maxBytes) return undefined;
+    if (pos + need > out.length) {
+      // The body so far moves to a new slab with room for it and more.
+      const next = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, 2 * (pos - start + need)));
+      out.copy(next, 0, start, pos);
+      pos -= start;
+      start = 0;
+      out = slab = next;
+      slabAt = 0;
+    }
+    out[pos++] = i === 0 ? 0x5b : 0x2c; // the body's [, or a comma between commands
     out[pos++] = 0x5b;
-    const command = commands[i];
-    for (let j = 0; j < command.length; j++) {
+    for (let j = 0; j < argc; j++) {
       if (j > 0) out[pos++] = 0x2c;
       const arg = command[j];
       const len = arg.length;
@@ -150,6 +167,7 @@ export function plainBody(commands: readonly (readonly Buffer[])[], maxBytes: nu
     }
     out[pos++] = 0x5d; // ]
   }
-  out[pos] = 0x5d;
-  return out;
+  out[pos++] = 0x5d;
+  slabAt = pos;
+  return out.subarray(start, pos);
 }

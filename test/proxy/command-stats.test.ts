@@ -94,6 +94,14 @@ async function runSequence(port: number): Promise<{ commands: Map<string, Stat>;
   }
 }
 
+const statOf = (fields: Record<string, string>): Stat => ({
+  calls: Number(fields.calls),
+  rejected_calls: Number(fields.rejected_calls),
+  failed_calls: Number(fields.failed_calls),
+  usec: Number(fields.usec),
+  usec_per_call: Number(fields.usec_per_call),
+});
+
 /** The counts only (usec differs: the shape is checked in runSequence). */
 function counts(commands: Map<string, Stat>): Record<string, string> {
   return Object.fromEntries(
@@ -117,6 +125,42 @@ describe('INFO commandstats and errorstats', () => {
     expect(proxy.errors.get('errorstat_EXECABORT')).toBe(1);
     // A forwarded command's time is counted (its HTTP call).
     expect(proxy.commands.get('cmdstat_set')!.usec).toBeGreaterThan(0);
+  });
+
+  it('count every command of a pipeline, runs of one command counted together included, like a direct redis-server', async () => {
+    // One write without an error reply (the proxy then counts each run of range replies at once), then one with one.
+    const pipeline: string[][] = [
+      ['CONFIG', 'RESETSTAT'],
+      ['SET', 'pk', 'v'],
+      ['SET', 'pl', 'x'],
+    ];
+    for (let i = 0; i < 16; i++) pipeline.push(['GET', 'pk']);
+    for (let i = 0; i < 5; i++) pipeline.push(['SET', `pk${i}`, 'v']);
+    pipeline.push(['GET', 'pl']);
+    const withError = [
+      ['LPUSH', 'pk', 'a'],
+      ['GET', 'pk'],
+      ['GET', 'pl'],
+    ];
+    const stats = async (port: number) => {
+      const client = await RawClient.connect(port);
+      try {
+        await client.call(...pipeline);
+        await client.call(...withError);
+        const [commandstats, latency] = await client.call(['INFO', 'commandstats'], ['INFO', 'latencystats']);
+        const counted = counts(new Map([...parseSection(bulkText(commandstats), 'cmdstat_')].map(([k, v]) => [k, statOf(v)])));
+        const listed = [...parseSection(bulkText(latency), 'latency_percentiles_usec_').keys()].sort();
+        return { counted, listed };
+      } finally {
+        client.close();
+      }
+    };
+    const oracle = await stats(stack.oracle.endpoint.port);
+    const proxy = await stats(stack.proxy.port);
+    expect(proxy.counted).toEqual(oracle.counted);
+    expect(proxy.counted.cmdstat_get).toBe('calls=19,rejected=0,failed=0');
+    expect(proxy.counted.cmdstat_lpush).toBe('calls=1,rejected=0,failed=1');
+    expect(proxy.listed).toEqual(oracle.listed);
   });
 
   it('are cleared by CONFIG RESETSTAT, which then counts itself', async () => {

@@ -308,6 +308,49 @@ describe('protocol errors (exact Redis 7.0 texts)', () => {
 });
 
 describe('framing', () => {
+  it('a request buffered whole reads the same as one fed a byte at a time, at every edge of the one-go path', () => {
+    // Read whole, a request goes through readWhole; fed byte by byte, through the field-by-field path.
+    const many = (n: number) => `*${n}\r\n` + '$1\r\nx\r\n'.repeat(n);
+    const inputs: Array<[string, boolean]> = [
+      [many(9), true],
+      [many(10), true],
+      [many(64), true],
+      [many(65), true],
+      [many(99), true],
+      [many(10), false],
+      [many(11), false],
+      ['*1\r\n$16384\r\n' + A(16384) + '\r\n', false],
+      ['*1\r\n$16385\r\n' + A(16385) + '\r\n', false],
+      ['*2\r\n$3\r\nGET\r\n$0\r\n\r\n', true],
+      ['*01\r\n$4\r\nPING\r\n', true],
+      ['*1\r\n$04\r\nPING\r\n', true],
+      ['*1\r\n$-1\r\n', true],
+      ['*-1\r\n*1\r\n$4\r\nPING\r\n', true],
+      ['*1\r\n$+4\r\nPING\r\n', true],
+      ['*1\r\n$4 \r\nPING\r\n', true],
+      ['*1\r\n$1000000000\r\n', true],
+      ['*1\rZ$4\rZPINGzz*1\r\n$4\r\nPING\r\n', true],
+      ['*2\r\n$3\r\nGET\r\n%3\r\nabc\r\n', true],
+      ['*1\r\n$4\r\nPI\x00G\r\n', true],
+      ['*1\x00\r\n$4\r\nPING\r\n', true],
+      ['*2\r\n$33\r\n' + A(33) + '\r\n$1\r\nk\r\n', true],
+      ['*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$123456789\r\nxyz', true],
+    ];
+    for (const [input, auth] of inputs) {
+      const whole = readAll([b(input)], { authenticated: auth });
+      const bytes = readAll(bytewise(b(input)), { authenticated: auth });
+      expect(commands(bytes.results), input.slice(0, 40)).toEqual(commands(whole.results));
+      expect(bytes.reader.bufferedBytes, JSON.stringify(input.slice(0, 40))).toBe(whole.reader.bufferedBytes);
+    }
+    // What the one-go path reads: every argument, the name shared, the rest views of the input.
+    const input = b('*3\r\n$3\r\nSET\r\n$16\r\nkey:000000001234\r\n$3\r\nxyz\r\n');
+    const { results } = readAll([input]);
+    expect(commands(results)).toEqual([['SET', 'key:000000001234', 'xyz']]);
+    const args = results[0].kind === 'command' ? results[0].args : [];
+    expect(args[1].buffer).toBe(input.buffer);
+    expect(args[2].byteOffset).toBe(input.byteOffset + 40);
+  });
+
   it('reads multibulk and inline commands, ignoring empty lines and *0 / negative counts', () => {
     const input = b('*1\r\n$4\r\nPING\r\n\r\n\n   \r\nSET a b\n*0\r\n*-1\r\n*-10\r\n*2\r\n$3\r\nGET\r\n$0\r\n\r\nPING\r\n');
     const { results } = readAll([input]);

@@ -20,6 +20,26 @@ describe('CommandStats', () => {
     expect(Object.fromEntries(stats.errorLines())).toEqual({ errorstat_WRONGTYPE: 'count=1' });
   });
 
+  it('counts a run of commands with one latency (ranMany) exactly as that many ran() calls', () => {
+    const one = new CommandStats();
+    const many = new CommandStats();
+    const runs: Array<[string, number, number]> = [
+      ['get', 12.4, 16],
+      ['set', 0.3, 1],
+      ['get', 1234.56, 7],
+      ['incr', 0, 3],
+      ['get', 12.6, 2],
+    ];
+    for (const [name, usec, count] of runs) {
+      for (let i = 0; i < count; i++) one.ran(name, usec, OK);
+      many.ranMany(name, usec, count);
+    }
+    expect(many.commandLines()).toEqual(one.commandLines());
+    expect(many.latencyLines()).toEqual(one.latencyLines());
+    expect(many.totalCalls).toBe(one.totalCalls);
+    expect(many.totalErrorReplies).toBe(0);
+  });
+
   it('starts from zero after CONFIG RESETSTAT, for the command counted last too', () => {
     const stats = new CommandStats();
     stats.ran('get', 5, OK);

@@ -11,7 +11,10 @@ class Recorder implements ReplyOutput {
   corks = 0;
   ended = false;
   private corked = false;
+  /** Each write() call's Buffer as it was passed (not copied). */
+  readonly passed: Buffer[] = [];
   write(data: Buffer): boolean {
+    this.passed.push(data);
     this.writes.push({ data: Buffer.from(data), corked: this.corked });
     return true;
   }
@@ -188,6 +191,61 @@ describe('ReplyQueue', () => {
     q.fillRange(silent, answer, 5, 10);
     q.write();
     expect(out.writes.slice(4).map((w) => w.data.length)).toEqual([0]);
+    expect(q.owed).toBe(0);
+  });
+
+  it('writes adjacent ranges of one answer as one view of it, not copied; any other run is joined', () => {
+    const out = new Recorder();
+    const q = new ReplyQueue(out, 1000);
+    // In memory of its own (not node's shared pool, where the joined writes are made too).
+    const slab = Buffer.allocUnsafeSlow(28);
+    slab.write('junk+OK\r\n:12\r\n$3\r\nabc\r\n+OK\r\n', 'latin1');
+    const answer = slab.subarray(4);
+    const ends = [5, 10, 19, 24];
+    // A connection's commands side by side in one call: one write, a view of the answer's memory.
+    for (let i = 0; i < 4; i++) q.fillRange(q.take(), answer, i === 0 ? 0 : ends[i - 1], ends[i]);
+    q.write();
+    expect(out.writes).toHaveLength(1);
+    expect(out.text).toBe(answer.toString('latin1'));
+    expect(out.passed[0].buffer).toBe(answer.buffer);
+    expect(out.passed[0].byteOffset).toBe(answer.byteOffset);
+    // Ranges with a gap, of two answers, or beside a whole reply: joined into a Buffer of their own.
+    const other = Buffer.from(answer);
+    const runs: Array<Array<[Buffer, number, number] | Buffer>> = [
+      [
+        [answer, 0, 5],
+        [answer, 10, 19],
+      ],
+      [
+        [answer, 0, 5],
+        [other, 5, 10],
+      ],
+      [[answer, 0, 5], b('+whole\r\n'), [answer, 5, 10]],
+      [
+        [answer, 5, 10],
+        [answer, 0, 5],
+      ],
+    ];
+    for (const run of runs) {
+      const before = out.writes.length;
+      for (const r of run) {
+        if (Buffer.isBuffer(r)) q.answer(r);
+        else q.fillRange(q.take(), r[0], r[1], r[2]);
+      }
+      q.write();
+      expect(out.writes.length).toBe(before + 1);
+      const want = run.map((r) => (Buffer.isBuffer(r) ? r : r[0].subarray(r[1], r[2])).toString('latin1')).join('');
+      expect(out.writes[before].data.toString('latin1')).toBe(want);
+      expect(out.passed[before].buffer).not.toBe(answer.buffer);
+    }
+    // Adjacent ranges that wait behind a missing reply go out as one view once it comes.
+    const missing = q.take();
+    q.fillRange(q.take(), answer, 0, 5);
+    q.fillRange(q.take(), answer, 5, 10);
+    q.write();
+    q.fillRange(missing, other, 19, 24);
+    q.write();
+    expect(out.writes.at(-1)!.data.toString('latin1')).toBe('+OK\r\n+OK\r\n:12\r\n');
     expect(q.owed).toBe(0);
   });
 

@@ -124,6 +124,25 @@ async function writeSlowly(socket: net.Socket, text: string | Buffer, step = 1):
 }
 
 describe('Http1Pool', () => {
+  it('reads header names right whether an answer spells them as the last one did or not (names are remembered by line)', async () => {
+    const heads = [
+      'Content-Type: application/json\r\nX-A: 1\r\nContent-Length: 2',
+      'Content-Type: text/plain\r\nX-A: 2\r\nContent-Length: 2',
+      'content-TYPE: text/x\r\nX-B: 3\r\nX-A: 4\r\nX-A: 5\r\nContent-Length: 2',
+      'Content-Length: 2\r\n X-A : 6\r\nContent-Type: a/b',
+    ];
+    const s = await rawServer((socket, _r, n) => socket.write(`HTTP/1.1 200 OK\r\n${heads[n - 1]}\r\n\r\nok`));
+    const p = pool(s.origin, 1);
+    const seen = [];
+    for (let i = 0; i < heads.length; i++) seen.push((await call(p)).headers);
+    expect(seen).toEqual([
+      { 'content-type': 'application/json', 'x-a': '1', 'content-length': '2' },
+      { 'content-type': 'text/plain', 'x-a': '2', 'content-length': '2' },
+      { 'content-type': 'text/x', 'x-b': '3', 'x-a': ['4', '5'], 'content-length': '2' },
+      { 'content-length': '2', 'x-a': '6', 'content-type': 'a/b' },
+    ]);
+  });
+
   it('sends one request per write with host and content-length, reads an answer that arrives byte by byte, and reuses the connection', async () => {
     const s = await rawServer(async (socket, _r, n) => {
       await writeSlowly(

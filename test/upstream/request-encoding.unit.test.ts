@@ -76,6 +76,37 @@ describe('JSON pipeline body', () => {
     expect(plainBody([[]], 1000, 1000)).toBeUndefined();
     expect(plainBody([], 1000, 1000)).toBeUndefined();
   });
+
+  it('writes bodies one after another into shared slabs: every body stays intact, declined ones leave no trace', () => {
+    // Arguments of any bytes (a random one may need the general path), batches up to ~150 KiB (past a slab).
+    const arg = fc.oneof(
+      fc.uint8Array({ maxLength: 40 }).map((bytes) => Buffer.from(bytes)),
+      fc.string({ unit: fc.constantFrom('a', 'b', 'é', ':'), maxLength: 20 }).map((s) => Buffer.from(s)),
+      fc.integer({ min: 60, max: 60_000 }).map((n) => Buffer.alloc(n, 0x78)),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.array(arg, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 12 }), { maxLength: 12 }),
+        (batches) => {
+          const kept: Array<[Buffer, string]> = [];
+          for (const commands of batches) {
+            const plain = plainBody(commands, 1 << 20, 1 << 20);
+            const needsGeneral = commands.some((c) => c.some((a) => !isUtf8(a) || a.some((x) => x < 0x20 || x === 0x22 || x === 0x5c)));
+            if (needsGeneral) {
+              expect(plain).toBeUndefined();
+              continue;
+            }
+            const want = JSON.stringify(commands.map((c) => c.map((a) => a.toString())));
+            expect(plain!.toString()).toBe(want);
+            kept.push([plain!, want]);
+          }
+          // Later bodies (and declined attempts) did not write over earlier ones.
+          for (const [plain, want] of kept) expect(plain.toString()).toBe(want);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
 });
 
 describe('path form', () => {
