@@ -169,5 +169,11 @@ export function plainBody(commands: readonly (readonly Buffer[])[], maxBytes: nu
   }
   out[pos++] = 0x5d;
   slabAt = pos;
+  // A slab grown for one large body is not kept: the next body starts a slab of the usual size (a sidecar's
+  // memory stays flat after a burst of large batches; the large body keeps its own alive while in flight).
+  if (out.length > SLAB_BYTES) {
+    slab = Buffer.alloc(0);
+    slabAt = 0;
+  }
   return out.subarray(start, pos);
 }

@@ -107,6 +107,16 @@ describe('JSON pipeline body', () => {
       { numRuns: 200 },
     );
   });
+
+  it('does not keep a slab grown for one large body: the next body goes into a slab of the usual size', () => {
+    const large = plainBody([[Buffer.from('SET'), Buffer.from('k'), Buffer.alloc(200_000, 0x78)]], 1 << 20, 1 << 20)!;
+    expect(large.buffer.byteLength).toBeGreaterThan(200_000);
+    const small = plainBody([[Buffer.from('GET'), Buffer.from('k')]], 1 << 20, 1 << 20)!;
+    expect(small.toString()).toBe('[["GET","k"]]');
+    expect(small.buffer).not.toBe(large.buffer);
+    expect(small.buffer.byteLength).toBeLessThanOrEqual(64 * 1024);
+    expect(large.toString()).toBe(JSON.stringify([['SET', 'k', 'x'.repeat(200_000)]]));
+  });
 });
 
 describe('path form', () => {
