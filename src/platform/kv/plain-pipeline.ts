@@ -5,8 +5,9 @@
 // undefined and takes the general path, which gives the same answer and every error text; so this path
 // changes no behaviour, only the cost (bench/platform-pipeline.ts, docs/decisions.md).
 //
-// One pass: each byte of a short string is checked (one table lookup) and written in the same loop, at
-// the place its RESP bulk will have once the header before it is known (bench/README.md, branch plat16).
+// One pass: each byte of a short string is checked and written in the same loop (four at a time while
+// they are plain), at the place its RESP bulk will have once the head before it is known, whose length
+// is guessed from the last command's (bench/README.md, branch plat16).
 import { isUtf8 } from 'node:buffer';
 import { HIGH_BYTES, jsonTextFlags, NEEDS_ESCAPE } from '../../resp/json-text-scan.js';
 import { NameCache } from '../../resp/name-cache.js';
@@ -51,6 +52,7 @@ const rooms = new Uint8Array(ROOM_SLOTS).fill(BULK_HEAD);
 /** The RESP being written (reused, grown up to 1 MiB); the result is a copy of the used part. */
 let scratch = Buffer.allocUnsafe(64 * 1024);
 const SCRATCH_MAX = 1024 * 1024;
+let scratchWords = new DataView(scratch.buffer, scratch.byteOffset, scratch.length);
 
 /**
  * The body as RESP commands, or undefined when it is not an array of plain commands.
@@ -61,8 +63,13 @@ export function readPlainPipeline(body: Buffer, kindOf: (name: string) => PlainK
   // RESP of a command is at most 2.2 times its JSON (`["a"]` is `*1\r\n$1\r\na\r\n`); the headers'
   // room reserved before their sizes are known adds a few bytes at most.
   const bound = 3 * n + 64;
-  if (scratch.length < bound && bound <= SCRATCH_MAX) scratch = Buffer.allocUnsafe(bound);
+  if (scratch.length < bound && bound <= SCRATCH_MAX) {
+    scratch = Buffer.allocUnsafe(bound);
+    scratchWords = new DataView(scratch.buffer, scratch.byteOffset, scratch.length);
+  }
   const out = scratch.length >= bound ? scratch : Buffer.allocUnsafe(bound);
+  const bodyWords = new DataView(body.buffer, body.byteOffset, n);
+  const outWords = out === scratch ? scratchWords : new DataView(out.buffer, out.byteOffset, out.length);
   let o = 0;
   let count = 0;
   let wrote = false;
@@ -94,6 +101,14 @@ export function readPlainPipeline(body: Buffer, kindOf: (name: string) => PlainK
       let e = s;
       let kind = PLAIN;
       const short = s + SHORT_STRING < n ? s + SHORT_STRING : n;
+      // Four bytes at a time while none is below `#`, above 0x7f or a backslash ("Bit Twiddling Hacks":
+      // hasless, haszero; `| 0` keeps V8 in int32), then a byte at a time: a key's bytes in a few steps.
+      for (; e + 4 <= short; e += 4) {
+        const word = bodyWords.getInt32(e, true);
+        const backslash = word ^ 0x5c5c5c5c;
+        if (((((word - 0x23232323) | 0) & ~word) | (((backslash - 0x01010101) | 0) & ~backslash) | word) & 0x80808080) break;
+        outWords.setInt32(e + shift, word, true);
+      }
       for (; e < short; e++) {
         const c = body[e];
         // Most bytes are ASCII from `#` on but `\`: two or three comparisons, no table.
