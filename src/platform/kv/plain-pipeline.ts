@@ -60,6 +60,7 @@ let scratchWords = new DataView(scratch.buffer, scratch.byteOffset, scratch.leng
  */
 export function readPlainPipeline(body: Buffer, kindOf: (name: string) => PlainKind): PlainPipeline | undefined {
   const n = body.length | 0; // an int32 (a typed array's length is a double to V8): the index arithmetic stays in int32
+  if (n !== body.length) return undefined; // 2 GiB or more: the general path
   // RESP of a command is at most 2.2 times its JSON (`["a"]` is `*1\r\n$1\r\na\r\n`); the headers'
   // room reserved before their sizes are known adds a few bytes at most.
   const bound = 3 * n + 64;
