@@ -277,7 +277,7 @@ export class RedisConnection {
         pos = next;
         continue;
       }
-      const end = scanReply(buf, pos);
+      const end = replyEnd(buf, pos);
       if (end < 0) {
         buf = buf.subarray(pos);
         this.chunks = [buf];
@@ -297,7 +297,7 @@ export class RedisConnection {
   private deliverJoined(head: Pending, buf: Buffer, start: number): number {
     let pos = start;
     while (head.remaining > 0 && pos < buf.length) {
-      const end = scanReply(buf, pos);
+      const end = replyEnd(buf, pos);
       if (end < 0) {
         const bulkEnd = largeBulkEnd(buf, pos);
         if (bulkEnd > 0) {
@@ -372,6 +372,43 @@ export class RedisConnection {
     for (const p of this.queue.splice(0)) p.reject(this.closedError);
     this.onClose?.(this.closedError);
   }
+}
+
+/**
+ * Where the reply at `pos` ends, as scanReply says (negative: not complete). Bulk strings and one-line
+ * replies, all the replies of a GET/SET/INCR pipeline, are read here a byte at a time: scanReply looks
+ * for each line's end with a native indexOf, whose call cost more than the few bytes it searches
+ * (bench/README.md, branch plat16). Anything else, or anything not complete, is scanReply's.
+ */
+export function replyEnd(buf: Buffer, pos: number): number {
+  const end = buf.length;
+  const type = buf[pos];
+  if (type === 0x24) {
+    // `$<digits>\r\n<bytes>\r\n`, or a nil `$-1\r\n`; a length of more than 12 digits goes to scanReply.
+    if (buf[pos + 1] === 0x2d && buf[pos + 2] === 0x31 && buf[pos + 3] === 13 && pos + 4 < end) return pos + 5;
+    let i = pos + 1;
+    let length = 0;
+    const last = i + 12 < end ? i + 12 : end;
+    for (; i < last; i++) {
+      const d = buf[i] - 0x30;
+      if (d < 0 || d > 9) break;
+      length = length * 10 + d;
+    }
+    if (i > pos + 1 && buf[i] === 13 && i + 1 < end) {
+      const next = i + 4 + length;
+      if (next <= end) return next;
+    }
+  } else if (type === 0x2b || type === 0x3a || type === 0x2d) {
+    // `+OK\r\n`, `:1\r\n`, a short `-ERR …\r\n`: up to the first CR.
+    const last = pos + 64 < end ? pos + 64 : end;
+    for (let i = pos + 1; i < last; i++) {
+      if (buf[i] === 13) {
+        if (i + 1 < end) return i + 2;
+        break;
+      }
+    }
+  }
+  return scanReply(buf, pos);
 }
 
 /**
