@@ -3,7 +3,9 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type net from 'node:net';
 import path from 'node:path';
+import tls from 'node:tls';
 
 export interface TestCerts {
   dir: string;
@@ -84,5 +86,23 @@ export function makeTestCerts(): TestCerts {
     clientCert: read('client.crt'),
     clientKey: read('client.key'),
     remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A TLS server on a free loopback port with these certificates, a client connected to it, and the server's end. */
+export async function tlsLoopback(certs: TestCerts): Promise<{ client: tls.TLSSocket; socket: tls.TLSSocket; close(): void }> {
+  const server = tls.createServer({ cert: certs.serverCert, key: certs.serverKey });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const accepted = new Promise<tls.TLSSocket>((resolve) => server.once('secureConnection', resolve));
+  const client = tls.connect({ port: (server.address() as net.AddressInfo).port, host: '127.0.0.1', ca: certs.ca });
+  const socket = await accepted;
+  return {
+    client,
+    socket,
+    close: () => {
+      client.destroy();
+      socket.destroy();
+      server.close();
+    },
   };
 }

@@ -7,10 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createReadBuffer, readSocket } from '../../src/server/socket-input.js';
-import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
+import { makeTestCerts, tlsLoopback, type TestCerts } from '../helpers/certs.js';
 
 const readBuffer = createReadBuffer();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -203,11 +202,7 @@ describe('other sockets', () => {
   });
 
   it('a TLS socket: the data event, and the decrypted bytes', async () => {
-    const server = tls.createServer({ cert: certs.serverCert, key: certs.serverKey });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const accepted = new Promise<tls.TLSSocket>((resolve) => server.once('secureConnection', resolve));
-    const client = tls.connect({ port: (server.address() as net.AddressInfo).port, host: '127.0.0.1', ca: certs.ca });
-    const socket = await accepted;
+    const { client, socket, close } = await tlsLoopback(certs);
     try {
       const got: string[] = [];
       readSocket(socket, readBuffer, (chunk, shared) => got.push(`${chunk.toString()} ${shared}`));
@@ -215,9 +210,7 @@ describe('other sockets', () => {
       await until(() => got.length > 0);
       expect(got).toEqual(['*1\r\n$4\r\nPING\r\n false']);
     } finally {
-      client.destroy();
-      socket.destroy();
-      server.close();
+      close();
     }
   });
 });

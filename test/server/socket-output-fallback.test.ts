@@ -3,12 +3,10 @@
 // process.binding would warn (and --throw-deprecation turn the warning into a crash). Not a unit test: it
 // makes certificates with openssl and starts a node process.
 import { execFile } from 'node:child_process';
-import net from 'node:net';
-import tls from 'node:tls';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SocketOutput } from '../../src/server/socket-output.js';
-import { makeTestCerts, type TestCerts } from '../helpers/certs.js';
+import { makeTestCerts, tlsLoopback, type TestCerts } from '../helpers/certs.js';
 
 describe('SocketOutput on a TLS socket', () => {
   let certs: TestCerts;
@@ -18,11 +16,7 @@ describe('SocketOutput on a TLS socket', () => {
   afterAll(() => certs?.remove());
 
   it('writes with socket.write, and the client reads the reply', async () => {
-    const server = tls.createServer({ cert: certs.serverCert, key: certs.serverKey });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const accepted = new Promise<tls.TLSSocket>((resolve) => server.once('secureConnection', resolve));
-    const client = tls.connect({ port: (server.address() as net.AddressInfo).port, host: '127.0.0.1', ca: certs.ca });
-    const socket = await accepted;
+    const { client, socket, close } = await tlsLoopback(certs);
     try {
       let writes = 0;
       const write = socket.write.bind(socket) as (...a: unknown[]) => boolean;
@@ -36,9 +30,7 @@ describe('SocketOutput on a TLS socket', () => {
       expect(writes).toBe(1);
       expect(await got).toBe('+PONG\r\n');
     } finally {
-      client.destroy();
-      socket.destroy();
-      server.close();
+      close();
     }
   });
 });
