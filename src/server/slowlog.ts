@@ -58,12 +58,12 @@ export class Slowlog {
     public maxLen: number,
   ) {}
 
-  /** Records the command when it was slow enough; returns whether it did. */
   /** Whether a command of this duration is logged (record() would keep it). */
   logs(durationUs: number): boolean {
     return !(this.slowerThanUs < 0 || durationUs < this.slowerThanUs || this.maxLen === 0);
   }
 
+  /** Records the command when it was slow enough; returns whether it did. */
   record(durationUs: number, args: Buffer[], conn: { readonly address: string; readonly name: string }): boolean {
     if (!this.logs(durationUs)) return false;
     const { block, ends } = trimArgs(args);
