@@ -134,17 +134,7 @@ export function readPlainPipeline(body: Buffer, kindOf: (name: string) => PlainK
           w += fits - room;
           if (args < ROOM_SLOTS) rooms[args] = fits;
         }
-        out[head] = 0x24;
-        if (len >= 10) {
-          out[head + 1] = 0x30 + ((len / 10) | 0);
-          out[head + 2] = 0x30 + (len % 10);
-          out[head + 3] = 13;
-          out[head + 4] = 10;
-        } else {
-          out[head + 1] = 0x30 + len;
-          out[head + 2] = 13;
-          out[head + 3] = 10;
-        }
+        writeLength(out, head, 0x24, len);
         o = w;
       } else {
         if (kind === ESCAPE || e >= n) return undefined;
