@@ -62,6 +62,22 @@ describe('log states and fields', () => {
     expect(logs[3].nextDeliveryTime).toBeGreaterThan(logs[2].time - 1);
   });
 
+  it('CREATED comes first in the log of every message and callback, even when delivery is immediate', async () => {
+    // The callbacks are queued by the engine and delivered by a worker of the same process at
+    // once; a CREATED logged only after the add's reply came after the DELIVERED of a fast one.
+    dest.respond = () => ({ status: 200, body: 'ok' });
+    const sent = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        client.publish({ url: `${dest.url}/fast${i}`, body: 'x', retries: 0, callback: `${dest.url}/cb` }),
+      ),
+    );
+    for (const { messageId } of sent) {
+      expect((await entriesOf(messageId, (s) => s.includes('DELIVERED'))).map((l) => l.state)).toEqual(['CREATED', 'ACTIVE', 'DELIVERED']);
+      const callback = await entriesOf(`${messageId}_cb0`, (s) => s.includes('DELIVERED'));
+      expect(callback.map((l) => l.state)).toEqual(['CREATED', 'ACTIVE', 'DELIVERED']);
+    }
+  });
+
   it('retries exhausted: ERROR then FAILED with the response', async () => {
     dest.respond = () => ({ status: 500, body: 'no' });
     const { messageId } = await client.publish({ url: `${dest.url}/fails`, body: 'x', retries: 0 });

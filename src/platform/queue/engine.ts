@@ -126,7 +126,22 @@ export class Engine {
   }
 
   /** Persists the messages as jobs; resolves once Redis has them. */
+  /**
+   * Queues new messages and logs their CREATED events. The events are logged first: a worker of this
+   * process may deliver a message before the add's own reply arrives, and its DELIVERED must not come
+   * before its CREATED in the log. If the add fails, the events not yet flushed are taken back.
+   */
   async add(messages: QueuedMessage[]): Promise<void> {
+    const created = messages.map((m) => this.event(m, 'CREATED'));
+    try {
+      await this.enqueue(messages);
+    } catch (err) {
+      this.deps.records.withdrawEvents(created);
+      throw err;
+    }
+  }
+
+  private async enqueue(messages: QueuedMessage[]): Promise<void> {
     const now = Date.now();
     // The key's configuration first, so the first attempt is already held to the new limits.
     for (const m of messages) if (m.flowControl) await this.deps.flow.register(m.flowControl, m.messageId, m.notBefore <= now, now);
@@ -255,7 +270,7 @@ export class Engine {
         const wakeAt = Date.now() + err.delayMs;
         await job.updateData({ ...job.data, retried: (job.data.retried ?? 0) + 1 });
         const why = await this.hold(job.data.messageId, wakeAt);
-        if (why === 'cancelled') return this.event(job.data, 'CANCELLED');
+        if (why === 'cancelled') return void this.event(job.data, 'CANCELLED');
         if (why === 'stopping') {
           await job.moveToDelayed(wakeAt, token);
           throw new DelayedError();
@@ -301,7 +316,7 @@ export class Engine {
     let body: Buffer = Buffer.from(m.bodyBase64, 'base64');
     // A workflow step is delivered with its run's step list (and the run's headers); one of a run that is over is dropped.
     const wf = await this.deps.workflows?.delivery(m);
-    if (wf === 'skip') return this.event(m, 'CANCELLED');
+    if (wf === 'skip') return void this.event(m, 'CANCELLED');
     if (wf?.body) body = wf.body;
     this.event(m, 'ACTIVE');
     const headers = { ...this.deliveryHeaders(m, retried, body), ...wf?.headers };
@@ -321,7 +336,7 @@ export class Engine {
     if (!nonRetryable && retried < m.maxRetries) {
       const delayMs = this.retryDelay(m, retried + 1, outcome.response);
       this.event(m, 'ERROR', failed);
-      if (await this.deps.records.redis.get(CANCELLED(m.messageId))) return this.event(m, 'CANCELLED');
+      if (await this.deps.records.redis.get(CANCELLED(m.messageId))) return void this.event(m, 'CANCELLED');
       this.event(m, 'RETRY', { nextDeliveryTime: Date.now() + delayMs });
       throw new DeliveryFailure(error, delayMs);
     }
@@ -427,7 +442,6 @@ export class Engine {
     // A workflow run's failure function: its state shows in the run's logs and DLQ entry (kept before it can be delivered).
     if (kind === 'failure-callback' && m.workflow?.callType === 'step') await this.deps.workflows?.failureCallbackSent(message);
     await this.add([message]);
-    this.event(message, 'CREATED');
   }
 
   /** A workflow step's failure callback names its run, and its sourceBody is the run's initial payload (what the failure function reads). */
@@ -438,8 +452,8 @@ export class Engine {
     return { workflowRunId: run.workflowRunId, workflowCreatedAt: String(run.createdAt), sourceBody: run.initialBodyBase64 };
   }
 
-  event(m: QueuedMessage, state: string, extra: Partial<LogEvent> = {}): void {
-    this.deps.records.logEvent({
+  event(m: QueuedMessage, state: string, extra: Partial<LogEvent> = {}): LogEvent {
+    return this.deps.records.logEvent({
       time: Date.now(),
       state,
       messageId: m.messageId,

@@ -154,7 +154,6 @@ export class Publisher {
       await Promise.all(claimed.map((k) => this.records.releaseDeduplicationId(k)));
       throw err;
     }
-    for (const m of fresh) this.engine.event(m, 'CREATED');
     return answers;
   }
 

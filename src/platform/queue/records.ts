@@ -261,10 +261,17 @@ export class QueueRecords {
   private pendingEvents: LogEvent[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
 
-  logEvent(event: LogEvent): void {
+  logEvent(event: LogEvent): LogEvent {
     // Never on the delivery's critical path; a crash loses at most the last batch of the log.
     this.pendingEvents.push(event);
     this.flushTimer ??= setTimeout(() => void this.flushEvents(), EVENT_BATCH_MS);
+    return event;
+  }
+
+  /** Takes back events that are still waiting for their batch (those of an add that failed). */
+  withdrawEvents(events: LogEvent[]): void {
+    const gone = new Set(events);
+    this.pendingEvents = this.pendingEvents.filter((e) => !gone.has(e));
   }
 
   async flushEvents(): Promise<void> {

@@ -426,7 +426,6 @@ export class QueueRoutes {
     const refused = await this.d.billing.charge(1);
     if (refused) throw new QueueError(402, refused);
     await this.d.engine.add([message]);
-    this.d.engine.event(message, 'CREATED');
     await this.d.records.deleteDlq([entry]);
     return message.messageId;
   }

@@ -175,7 +175,6 @@ async function again(d: WorkflowDlqDeps, c: Call, e: DlqEntry, how: 'resume' | '
   if (refused) throw new QueueError(402, refused);
   await d.runs.copy(old, runFields(m, workflowRunId, now), how === 'resume' && at > 0 ? steps.slice(0, at) : []);
   await d.engine.add([m]);
-  d.engine.event(m, 'CREATED');
   await d.records.deleteDlq([e]);
   return { workflowRunId, workflowCreatedAt: now };
 }
@@ -210,7 +209,6 @@ async function retryFailureFunction(d: WorkflowDlqDeps, e: DlqEntry) {
   const m: QueuedMessage = { ...ff.job, messageId: newId('msg_'), notBefore: now, createdAt: now, retried: undefined };
   await d.runs.failureCallbackSent(m);
   await d.engine.add([m]);
-  d.engine.event(m, 'CREATED');
   const run = await d.runs.get(runId);
   return { workflowRunId: runId, ...(run ? { workflowCreatedAt: run.createdAt } : {}) };
 }
