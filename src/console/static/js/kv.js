@@ -1,7 +1,7 @@
 // The data browser: SCAN with a pattern and a type filter, page by page; one key's view by type
 // (key-view.js); a command box that runs any command over the REST API and shows its reply.
 import { kv } from './api.js';
-import { label } from './bytes.js';
+import { label, toHex } from './bytes.js';
 import { splitCommandLine } from './command-line.js';
 import { field, fill, h, note, select } from './dom.js';
 import { addKeyForm, keyView } from './key-view.js';
@@ -33,13 +33,20 @@ export function dataPage(root, me) {
     fill(status);
     try {
       const found = [];
+      // SCAN may return a key twice while Redis resizes its table (after many deletes): shown once.
+      const seen = new Set();
       let next = String(from);
       // SCAN may return few keys per call with a MATCH: go on until a page is full or the end.
       for (let rounds = 0; rounds < 50 && found.length < PAGE_SIZE; rounds++) {
         const args = ['SCAN', next, 'MATCH', pattern.value || '*', 'COUNT', String(PAGE_SIZE)];
         if (type.value) args.push('TYPE', type.value);
         const [c, batch] = await kv(...args);
-        found.push(...batch);
+        for (const k of batch) {
+          const bytes = toHex(k, '');
+          if (seen.has(bytes)) continue;
+          seen.add(bytes);
+          found.push(k);
+        }
         next = label(c);
         if (next === '0') break;
       }
