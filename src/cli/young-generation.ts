@@ -8,7 +8,10 @@
 // RESPGATE_SEMI_SPACE_MIB a semi-space (default 8): the factor becomes 1. Measured: 8 MiB costs no
 // CPU per command that shows, 4 MiB (what the start reaches) 0-7 % more, V8's 1 MiB start size 8-15 %
 // (docs/decisions.md). What a busy spell leaves (the held young generation, objects and Buffers it
-// promoted) is given back once the proxy is quiet: heap-release.ts.
+// promoted) is given back once the proxy is quiet: heap-release.ts. V8 13 (Node 24) can overshoot by
+// one step: after a full collection shrinks the young generation, its next growth may double the size
+// it had before the shrink, before the gc observer runs (16 MiB at the default hold, against V8 13's own
+// 32); the release when quiet gives it back (docs/decisions.md).
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { wholeNumberEnv } from './whole-number-env.js';
