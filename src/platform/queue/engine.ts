@@ -125,7 +125,6 @@ export class Engine {
     return queue ? queue.getJobCountByTypes('waiting', 'paused', 'prioritized', 'delayed') : 0;
   }
 
-  /** Persists the messages as jobs; resolves once Redis has them. */
   /**
    * Queues new messages and logs their CREATED events. The events are logged first: a worker of this
    * process may deliver a message before the add's own reply arrives, and its DELIVERED must not come
@@ -141,6 +140,7 @@ export class Engine {
     }
   }
 
+  /** Persists the messages as jobs; resolves once Redis has them. */
   private async enqueue(messages: QueuedMessage[]): Promise<void> {
     const now = Date.now();
     // The key's configuration first, so the first attempt is already held to the new limits.
