@@ -5,8 +5,11 @@
 // selects ACTIVE, RETRY and ERROR.
 import { createHash } from 'node:crypto';
 import { Client } from '@upstash/qstash';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
+import { QueueRecords } from '../../src/platform/queue/records.js';
+import { startEmbeddedRedis } from '../../src/platform/redis/embedded-server.js';
 import { startDestination, type Destination } from '../helpers/destination.js';
 import { startTestPlatform } from '../helpers/platform.js';
 
@@ -131,5 +134,26 @@ describe('log states and fields', () => {
       expect(l.header.Authorization).toEqual([hash('Bearer x')]);
     }
     expect(dest.received.at(-1)!.body.toString()).toBe('secret');
+  });
+});
+
+describe('the log of an add that failed', () => {
+  it('withdrawEvents takes back the events still waiting for their batch, and only those', async () => {
+    const server = await startEmbeddedRedis({ password: null });
+    const redis = new Redis({ host: server.endpoint.host, port: server.endpoint.port });
+    try {
+      const records = new QueueRecords(redis);
+      const event = (messageId: string) => records.logEvent({ time: Date.now(), state: 'CREATED', messageId, url: 'http://127.0.0.1:9/' });
+      const kept = event('msg_kept');
+      await records.flushEvents(); // already in the stream: a later withdraw cannot reach it
+      const failed = [event('msg_failed_1'), event('msg_failed_2')];
+      event('msg_other');
+      records.withdrawEvents([...failed, kept]);
+      const { events } = await records.readEvents(undefined, 10, () => true);
+      expect(events.map((e) => e.messageId)).toEqual(['msg_other', 'msg_kept']);
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
   });
 });
