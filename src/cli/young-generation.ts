@@ -11,7 +11,7 @@
 // promoted) is given back once the proxy is quiet: heap-release.ts. V8 13 (Node 24) can overshoot by
 // one step: after a full collection shrinks the young generation, its next growth may double the size
 // it had before the shrink, before the gc observer runs (16 MiB at the default hold, against V8 13's own
-// 32); the release when quiet gives it back (docs/decisions.md).
+// 32; docs/decisions.md).
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { wholeNumberEnv } from './whole-number-env.js';
