@@ -207,18 +207,10 @@ function sameBytes(body: Buffer, a: number, b: number, n: number): boolean {
  * the head is longer than the room left for it (10 arguments or more). Returns the new end.
  */
 function writeArrayHead(out: Buffer, command: number, end: number, args: number): number {
-  if (args < 10) {
-    out[command] = 0x2a;
-    out[command + 1] = 0x30 + args;
-    out[command + 2] = 13;
-    out[command + 3] = 10;
-    return end;
-  }
-  const headLength = String(args).length + 3;
-  const shift = headLength - ARRAY_HEAD;
-  out.copyWithin(command + headLength, command + ARRAY_HEAD, end);
+  const headLength = args < 10 ? ARRAY_HEAD : String(args).length + 3;
+  if (headLength !== ARRAY_HEAD) out.copyWithin(command + headLength, command + ARRAY_HEAD, end);
   writeLength(out, command, 0x2a, args);
-  return end + shift;
+  return end + headLength - ARRAY_HEAD;
 }
 
 /**
