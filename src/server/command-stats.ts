@@ -36,21 +36,23 @@ export class CommandStats {
 
   /** A command that ran; `reply` says whether it failed (an error reply). */
   ran(name: string, usec: number, reply: Buffer): void {
-    const c = this.counters(name);
-    c.calls++;
-    this.totalCalls++;
-    c.usec += Math.max(0, Math.round(usec));
-    c.latency.recordUsec(usec);
+    const c = this.count(name, usec, 1);
     if (this.countError(reply)) c.failed++;
   }
 
   /** `count` commands of one name that ran and succeeded, each in `usec`: what `count` ran() calls with a reply that is no error count. */
   ranMany(name: string, usec: number, count: number): void {
+    this.count(name, usec, count);
+  }
+
+  /** Counts `count` calls of `name` that took `usec` each; returns its counters. */
+  private count(name: string, usec: number, count: number): CommandCounters {
     const c = this.counters(name);
     c.calls += count;
     this.totalCalls += count;
     c.usec += count * Math.max(0, Math.round(usec));
     c.latency.recordUsec(usec, count);
+    return c;
   }
 
   /** A command refused before it ran; undefined `name`: an unknown command (only its error counts). */
