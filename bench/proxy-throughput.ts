@@ -3,7 +3,8 @@
 //
 //   npx tsx bench/proxy-throughput.ts            # full run: -n 200000, 3 runs per case
 //   npx tsx bench/proxy-throughput.ts --quick    # -n 20000, 1 run (a smoke test of the script)
-//   npx tsx bench/proxy-throughput.ts --requests 100000  # another -n
+//   npx tsx bench/proxy-throughput.ts --requests 100000  # another -n at -P 1 (-P 16 runs ten times as many)
+//   npx tsx bench/proxy-throughput.ts --warmup 3     # 3 passes of every test at every depth first (default 1)
 //   npx tsx bench/proxy-throughput.ts --compare /path/to/other/checkout
 //       # also runs the other checkout's build (its `npm run build` done), interleaved with this one
 //       # in every round, so both are measured under the same load: two ratio columns
@@ -27,6 +28,14 @@ const compareRoot = compareIndex > 0 ? path.resolve(process.argv[compareIndex + 
 const requestsIndex = process.argv.indexOf('--requests');
 const REQUESTS = requestsIndex > 0 ? Number(process.argv[requestsIndex + 1]) : quick ? 20_000 : 200_000;
 const RUNS = quick ? 1 : 3;
+const warmupIndex = process.argv.indexOf('--warmup');
+/**
+ * Passes of every test at every pipeline depth, on every target, before the measured runs (as
+ * cpu-per-command.ts --warmup): with a -P 1 pass only, V8 still compiled and deoptimized the proxy's
+ * functions in the first -P 16 runs (bench/README.md, "V8's background threads, the warm-up"). A
+ * sidecar pays that once; the figure is the running service's.
+ */
+const WARMUP = warmupIndex > 0 ? Number(process.argv[warmupIndex + 1]) : 1;
 const TESTS = 'set,get,incr,lpush,lrange_100,mset';
 const PIPELINES = [1, 16];
 
@@ -34,10 +43,16 @@ function log(msg: string): void {
   process.stderr.write(msg + '\n');
 }
 
+/**
+ * Requests per run at a depth: REQUESTS at -P 1, ten times as many at -P 16, so that a run lasts about as
+ * long at both (100 000 requests at -P 16 took 0.1-0.3 s, too short to read a rate from on a shared machine).
+ */
+const requestsAt = (pipeline: number): number => (pipeline >= 8 ? REQUESTS * 10 : REQUESTS);
+
 async function benchmark(port: number, pipeline: number): Promise<Map<string, number>> {
   const { stdout } = await run(
     'redis-benchmark',
-    ['-p', String(port), '-c', '50', '-n', String(REQUESTS), '-r', '10000', '-t', TESTS, '-P', String(pipeline), '--csv'],
+    ['-p', String(port), '-c', '50', '-n', String(requestsAt(pipeline)), '-r', '10000', '-t', TESTS, '-P', String(pipeline), '--csv'],
     { maxBuffer: 1 << 20 },
   );
   return csvRates(stdout);
@@ -103,7 +118,7 @@ async function main(): Promise<void> {
   const stack = await startDevStack();
   const other = compareRoot ? await startDevStack(compareRoot) : undefined;
   log(
-    `direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid})${other ? `, ${compareRoot} :${other.port}` : ''}; ${REQUESTS} requests, ${RUNS} run(s) per case`,
+    `direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid})${other ? `, ${compareRoot} :${other.port}` : ''}; ${REQUESTS} requests at -P 1 and ${requestsAt(16)} at -P 16, ${RUNS} run(s) per case, ${WARMUP} warm-up pass(es)`,
   );
   const targets: [string, number][] = [
     ['direct', direct.endpoint.port],
@@ -113,7 +128,12 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   try {
     // Warm-up: JIT compilation and the proxy's keep-alive connections, as in a running service.
-    for (const [, port] of targets) await benchmark(port, 1);
+    for (let w = 0; w < WARMUP; w++) {
+      for (const p of PIPELINES) {
+        log(`  warm-up ${w + 1}/${WARMUP}, -P ${p}…`);
+        for (const [, port] of targets) await benchmark(port, p);
+      }
+    }
     for (const p of PIPELINES) {
       const samples = new Map<string, Record<string, number[]>>();
       for (let r = 0; r < RUNS; r++) {
