@@ -20,7 +20,7 @@
 // text, where invalid UTF-8 has become U+FFFD, CR and CRLF inside a message have become LF, and the
 // channel of a pmessage that contains a comma cannot be told from its message (the first comma wins).
 import { createParser } from 'eventsource-parser';
-import { Pool } from './undici-pool.js';
+import { undiciPool, type Pool } from './undici-pool.js';
 import { PROXY_DEFAULTS } from '../config.js';
 import type { Credential } from './kv-client.js';
 import { AUTH_FAILED, CLIENT_TOKEN_REFUSED, jsonErrorField, retryAfterText } from './kv-errors.js';
@@ -95,7 +95,10 @@ function segment(name: Buffer): string {
 }
 
 export class EventStreamClient {
-  private readonly pool: Pool;
+  /** One connection per stream, made with the first stream (undici loads then: most proxies never stream). */
+  private pool: Pool | undefined;
+  private readonly origin: string;
+  private readonly ca: string | Buffer | undefined;
   private readonly prefix: string;
   private readonly headers: Record<string, string>;
   /** The configured token's Authorization header; a stream with a credential of its own replaces it. */
@@ -119,12 +122,18 @@ export class EventStreamClient {
       'content-type': 'application/json',
       [EVENT_ENCODING_HEADER]: 'base64',
     };
-    // One connection per stream, as many as needed; an idle stream is not a timeout (bodyTimeout 0).
-    this.pool = new Pool(base.origin, {
+    this.origin = base.origin;
+    this.ca = options.ca;
+  }
+
+  /** The streams' connections: as many as needed; an idle stream is not a timeout (bodyTimeout 0). */
+  private connections(): Pool {
+    this.pool ??= new (undiciPool())(this.origin, {
       headersTimeout: this.timeoutMs,
       bodyTimeout: 0,
-      connect: { timeout: this.timeoutMs, ...(options.ca ? { ca: options.ca } : {}) },
+      connect: { timeout: this.timeoutMs, ...(this.ca ? { ca: this.ca } : {}) },
     });
+    return this.pool;
   }
 
   /** Streams open now (for tests and metrics). */
@@ -143,7 +152,7 @@ export class EventStreamClient {
   /** Closes every stream and the connections. */
   async close(): Promise<void> {
     for (const s of [...this.streams]) s.close();
-    await this.pool.close().catch(() => undefined);
+    await this.pool?.close().catch(() => undefined);
   }
 
   private async run(stream: Stream, path: string, credential: Credential | undefined, refreshed = false): Promise<void> {
@@ -152,7 +161,7 @@ export class EventStreamClient {
     const authorization = credential ? `Bearer ${credential.token}` : this.authorization;
     let res;
     try {
-      res = await this.pool.request({
+      res = await this.connections().request({
         method: 'POST',
         path,
         headers: { ...this.headers, authorization },

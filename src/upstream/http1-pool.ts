@@ -23,7 +23,15 @@ import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
 import { ReadLanding } from '../resp/read-landing.js';
 
 const require = createRequire(import.meta.url);
-const buildConnector: typeof BuildConnector = require('undici/lib/core/connect.js');
+let connectorBuilder: typeof BuildConnector | undefined;
+/**
+ * undici's buildConnector, loaded with the first connection (undici's core modules and node:http under
+ * them): a proxy answers its first PING without waiting for them (bench/README.md, 2026-11-28).
+ */
+function buildConnector(options: BuildConnector.BuildOptions): BuildConnector.connector {
+  connectorBuilder ??= require('undici/lib/core/connect.js') as typeof BuildConnector;
+  return connectorBuilder(options);
+}
 
 export interface Http1PoolOptions {
   /** Most connections open at once. */
@@ -82,8 +90,8 @@ const requestCreated = diagnostics.channel('undici:request:create');
 export class Http1Pool {
   private readonly url: URL;
   private readonly hostHeader: string;
-  /** undici's connector: a connected TCP or TLS socket, or the connect error. */
-  private readonly connector: BuildConnector.connector;
+  /** undici's connector for TLS (its session cache shared by the connections), made with the first one. */
+  private tlsConnector: BuildConnector.connector | undefined;
   private readonly idle: Connection[] = [];
   private readonly open = new Set<Connection>();
   private readonly queue: Pending[] = [];
@@ -98,7 +106,6 @@ export class Http1Pool {
   ) {
     this.url = new URL(origin);
     this.hostHeader = this.url.host;
-    this.connector = buildConnector({ timeout: options.connectTimeoutMs, ...(options.ca ? { ca: options.ca } : {}) });
   }
 
   get destroyed(): boolean {
@@ -223,7 +230,10 @@ export class Http1Pool {
     const connector =
       protocol === 'http:'
         ? buildConnector({ timeout: this.options.connectTimeoutMs, onread: connection.reader() } as BuildConnector.BuildOptions)
-        : this.connector;
+        : (this.tlsConnector ??= buildConnector({
+            timeout: this.options.connectTimeoutMs,
+            ...(this.options.ca ? { ca: this.options.ca } : {}),
+          }));
     connector({ hostname, host, protocol, port, servername: undefined, localAddress: null, httpSocket: undefined }, (err, socket) =>
       err || !socket ? connection.failed(err ?? new Error('no socket')) : connection.opened(socket),
     );

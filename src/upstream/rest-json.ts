@@ -1,7 +1,7 @@
 // One JSON REST call to an Upstash-style area (vector, queue, account): an undici Pool per base URL,
 // a hard deadline, and the service's `{"error": …}` bodies turned into RestError with the service's
 // own text. Credentials go in headers only and never into an error message.
-import { Pool } from './undici-pool.js';
+import { undiciPool, type Pool } from './undici-pool.js';
 
 export interface RestClientOptions {
   /** Base URL of the area, e.g. http://127.0.0.1:8079/vector/dense or https://qstash.upstash.io */
@@ -48,7 +48,7 @@ export class RestClient {
     const url = new URL(options.url);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
-    this.pool = new Pool(url.origin, { connections: options.connections, keepAliveTimeout: 10_000 });
+    this.pool = new (undiciPool())(url.origin, { connections: options.connections, keepAliveTimeout: 10_000 });
   }
 
   /** Sends one request; resolves with the parsed JSON answer (or the text when it is not JSON). */

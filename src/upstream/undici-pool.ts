@@ -2,19 +2,30 @@
 // WebSocket, the cache stores and the mock agent, and through their use of the File and Headers
 // globals Node's own bundled copy of undici: 7.7 MiB of a proxy's idle RSS and part of its start
 // (bench/README.md, "Sidecar startup"). These two modules are what the index itself puts together
-// (`Object.assign(Dispatcher.prototype, api)`), so a Pool made here is the index's Pool.
+// (`Object.assign(Dispatcher.prototype, api)`), so a Pool made here is the index's Pool. They load on
+// first use, not with this module: a proxy's key-value calls go through Http1Pool, and its start (to the
+// first PONG) does not wait for ~30 modules of undici that only a SUBSCRIBE, MONITOR or side-port call
+// needs (bench/README.md, 2026-11-28).
 import { createRequire } from 'node:module';
 import type { Pool as UndiciPool } from 'undici';
 import { Http1Pool } from './http1-pool.js';
 
 const require = createRequire(import.meta.url);
 
-export const Pool: typeof UndiciPool = require('undici/lib/dispatcher/pool.js');
-const Dispatcher = require('undici/lib/dispatcher/dispatcher.js');
-// request() on every dispatcher, as the index does (assigning the same functions again is harmless).
-Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
-
 export type Pool = UndiciPool;
+
+let poolClass: typeof UndiciPool | undefined;
+
+/** undici's Pool class, its modules loaded on the first call. */
+export function undiciPool(): typeof UndiciPool {
+  if (poolClass === undefined) {
+    poolClass = require('undici/lib/dispatcher/pool.js') as typeof UndiciPool;
+    const Dispatcher = require('undici/lib/dispatcher/dispatcher.js');
+    // request() on every dispatcher, as the index does (assigning the same functions again is harmless).
+    Object.assign(Dispatcher.prototype, require('undici/lib/api/index.js'));
+  }
+  return poolClass;
+}
 
 /** What the proxy's upstream calls (kv-client.ts) are sent through. */
 export interface CallPoolOptions {
@@ -36,7 +47,7 @@ export interface CallPoolOptions {
  */
 export function callPool(origin: string, options: CallPoolOptions): Pool {
   if (process.env.RESPGATE_UPSTREAM_HTTP === 'undici')
-    return new Pool(origin, {
+    return new (undiciPool())(origin, {
       connections: options.connections,
       pipelining: 1,
       connect: { timeout: options.connectTimeoutMs, ...(options.ca ? { ca: options.ca } : {}) },
