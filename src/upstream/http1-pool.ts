@@ -12,21 +12,22 @@
 // HTTP it understands: a status line and headers (1xx skipped), a body framed by content-length,
 // chunked transfer-encoding or the end of the connection; `connection: close`; the server's
 // `keep-alive: timeout=N` (an idle connection is closed 2 s before the server would, as undici does,
-// so a request is not written to a connection the server is closing). Connections are opened by
-// undici's own connector (TCP or TLS, its connect timeout and errors, TLS session reuse): upstream/
-// opens no socket itself (DESIGN.md's room rule), and a failed connect reads exactly as before.
+// so a request is not written to a connection the server is closing). Plain TCP connections are opened
+// by tcp-connector.ts (as undici's connector opens them, without loading it); TLS ones by undici's own
+// connector (its connect timeout and errors, TLS session reuse). A failed connect reads as undici's.
 import diagnostics from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { buildConnector as BuildConnector, Dispatcher } from 'undici';
 import { largeBuffers, POOLED_MIN_BYTES } from '../resp/large-buffers.js';
 import { ReadLanding } from '../resp/read-landing.js';
+import { connectTcp } from './tcp-connector.js';
 
 const require = createRequire(import.meta.url);
 let connectorBuilder: typeof BuildConnector | undefined;
 /**
- * undici's buildConnector, loaded with the first connection (undici's core modules and node:http under
- * them): a proxy answers its first PING without waiting for them (bench/README.md, 2026-11-28).
+ * undici's buildConnector, loaded with the first TLS connection (undici's core modules and node:http
+ * under them): a proxy answers its first PING without waiting for them (bench/README.md, 2026-11-28).
  */
 function buildConnector(options: BuildConnector.BuildOptions): BuildConnector.connector {
   connectorBuilder ??= require('undici/lib/core/connect.js') as typeof BuildConnector;
@@ -224,19 +225,16 @@ export class Http1Pool {
     const connection = new Connection(this);
     this.open.add(connection);
     const { hostname, host, protocol, port } = this.url;
-    // Plain TCP: a connector of the connection's own, whose sockets read where the connection says
-    // (net's `onread` option, passed on by undici's connector). TLS keeps the shared connector (its
-    // session cache) and 'data' events.
-    const connector =
-      protocol === 'http:'
-        ? buildConnector({ timeout: this.options.connectTimeoutMs, onread: connection.reader() } as BuildConnector.BuildOptions)
-        : (this.tlsConnector ??= buildConnector({
-            timeout: this.options.connectTimeoutMs,
-            ...(this.options.ca ? { ca: this.options.ca } : {}),
-          }));
-    connector({ hostname, host, protocol, port, servername: undefined, localAddress: null, httpSocket: undefined }, (err, socket) =>
-      err || !socket ? connection.failed(err ?? new Error('no socket')) : connection.opened(socket),
-    );
+    const done = (err: Error | null | undefined, socket?: Duplex | null) =>
+      err || !socket ? connection.failed(err ?? new Error('no socket')) : connection.opened(socket);
+    // Plain TCP: the socket reads where the connection says (net's `onread` option). TLS keeps the
+    // shared connector (its session cache) and 'data' events.
+    if (protocol === 'http:') {
+      connectTcp({ hostname, port: Number(port) || 80, timeoutMs: this.options.connectTimeoutMs, onread: connection.reader() }, done);
+      return;
+    }
+    this.tlsConnector ??= buildConnector({ timeout: this.options.connectTimeoutMs, ...(this.options.ca ? { ca: this.options.ca } : {}) });
+    this.tlsConnector({ hostname, host, protocol, port, servername: undefined, localAddress: null, httpSocket: undefined }, done);
   }
 
   private sweep(): void {

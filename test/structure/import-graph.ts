@@ -97,8 +97,8 @@ export function reachable(edges: Map<string, string[]>, from: string): Map<strin
 export interface RoomRule {
   /** Modules under this folder … */
   room: string;
-  /** … never reach (directly or through other modules) a target this matches. */
-  forbidden: (target: string) => boolean;
+  /** … never reach (directly or through other modules, the path `via`) a target this matches. */
+  forbidden: (target: string, via: string[]) => boolean;
   why: string;
 }
 
@@ -109,7 +109,7 @@ export function breaches(graph: ImportGraph, rules: RoomRule[]): string[] {
     for (const rule of rules) {
       if (!module.startsWith(rule.room)) continue;
       for (const [target, via] of reachable(graph.edges, module)) {
-        if (rule.forbidden(target)) out.push(`${module}: ${rule.why} (${via.join(' → ')})`);
+        if (rule.forbidden(target, via)) out.push(`${module}: ${rule.why} (${via.join(' → ')})`);
       }
     }
   }

@@ -18,9 +18,16 @@ const KNOWN_CYCLES: string[] = [];
 const HTTP = new Set(['undici', 'node:http', 'node:https', 'http', 'https', 'node:http2', 'http2']);
 const SOCKETS = new Set(['node:net', 'node:tls', 'net', 'tls', 'node:dgram', 'dgram']);
 
+const UPSTREAM_CONNECTOR = 'src/upstream/tcp-connector.ts';
+
 const RULES: RoomRule[] = [
   { room: 'src/resp/', forbidden: (t) => HTTP.has(t), why: 'resp/ knows no HTTP' },
-  { room: 'src/upstream/', forbidden: (t) => SOCKETS.has(t), why: 'upstream/ knows no sockets' },
+  {
+    room: 'src/upstream/',
+    // The one exception: the HTTP client's own TCP connections to the upstream (docs/decisions.md, 2026-11-28).
+    forbidden: (t, via) => SOCKETS.has(t) && !via.includes(UPSTREAM_CONNECTOR),
+    why: 'upstream/ knows no sockets',
+  },
   {
     room: 'src/proxy/',
     forbidden: (t) => t.startsWith('src/platform/'),
