@@ -40,18 +40,20 @@ const ownUrl = {
 };
 
 /**
- * JSON data (the command table: 400 KiB) stays a JSON module loaded from dist/: V8 reads JSON faster
- * than the same data as a JavaScript object literal, which is what bundling would make of it.
+ * Node's own modules are required, not imported. An ES-module import of one goes through its ES-module
+ * facade, which reads every export once, the lazy ones too: node:fs's `promises` loads fs/promises and
+ * readline, node:crypto's `webcrypto` a dozen crypto modules, node:net's `BlockList` its own.
  */
-const jsonBeside = {
-  name: 'json-beside',
+const builtinsByRequire = {
+  name: 'builtins-by-require',
   setup(b) {
-    b.onResolve({ filter: /\.json$/ }, (args) => {
-      const file = path.resolve(args.resolveDir, args.path);
-      if (!file.startsWith(dist + path.sep)) return undefined;
-      const relative = path.relative(outdir, file).split(path.sep).join('/');
-      return { path: relative.startsWith('.') ? relative : `./${relative}`, external: true };
-    });
+    b.onResolve({ filter: /^node:/ }, (args) =>
+      args.namespace === 'builtin' ? { path: args.path, external: true } : { path: args.path, namespace: 'builtin' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
   },
 };
 
@@ -68,7 +70,7 @@ const result = await build({
   external,
   // The bundled CommonJS packages require Node's modules: give them a require.
   banner: { js: "import { createRequire as __respgateRequire } from 'node:module'; const require = __respgateRequire(import.meta.url);" },
-  plugins: [ownUrl, jsonBeside],
+  plugins: [ownUrl, builtinsByRequire],
   sourcemap: true,
   metafile: true,
   legalComments: 'none',

@@ -1,7 +1,6 @@
 // The one typed configuration of respgate, built from flags and RESPGATE_* environment variables
 // by src/cli/ (whose option table gives each flag one of the parsers below, with errors that name the
 // flag, the value and the expected form).
-import { randomBytes } from 'node:crypto';
 import { defaultOutputBufferLimits, parseOutputBufferLimits, type OutputBufferLimits } from './server/output-limits.js';
 
 export interface PlatformConfig {
@@ -276,8 +275,9 @@ export function sizeText(bytes: number): string {
 
 /** QStash-style signing key: sig_ followed by 28 base58 characters. */
 export function generateSigningKey(): string {
+  // node:crypto loads on first use, not with the proxy (~7 ms of its start: docs/decisions.md, 2026-11-28).
   const alphabet = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-  return 'sig_' + [...randomBytes(28)].map((b) => alphabet[b % alphabet.length]).join('');
+  return 'sig_' + [...process.getBuiltinModule('node:crypto').randomBytes(28)].map((b) => alphabet[b % alphabet.length]).join('');
 }
 
 export function parseNonNegativeNumber(value: string, flag: string): number {
@@ -325,7 +325,8 @@ export interface SearchTuning {
 export class ConfigError extends Error {}
 
 export function generateToken(): string {
-  return randomBytes(32).toString('base64url');
+  // node:crypto loads on first use, not with the proxy (~7 ms of its start: docs/decisions.md, 2026-11-28).
+  return process.getBuiltinModule('node:crypto').randomBytes(32).toString('base64url');
 }
 
 export function parsePort(value: string, flag: string): number {

@@ -6,7 +6,7 @@
 // the same series as its own classes when scraped (test/metrics.unit.test.ts compares the text).
 // prom-client itself, with Node's default metrics (process_*, nodejs_*: GC, event-loop lag), loads on
 // the first scrape: a sidecar nobody scrapes never pays its ~4 MiB and ~40 ms of start (issue 25).
-import http from 'node:http';
+import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Counter as PromCounter, Metric as PromMetric, Registry } from 'prom-client';
 
@@ -279,7 +279,8 @@ export async function startMetricsServer(
   readiness: Readiness = async () => ({ ready: true }),
   extra?: { route: ExtraRoute; paths: string },
 ): Promise<{ port: number; stop(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
+  // node:http loads here, not with the module: ~3 ms of a proxy's start without --metrics-port.
+  const server = process.getBuiltinModule('node:http').createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (answerHealth(path, res, readiness)) return;
     if (extra?.route(req, res, path)) return;

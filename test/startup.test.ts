@@ -2,7 +2,9 @@
 // roles: no module of src/platform/, no BullMQ, no vector library (usearch), no ioredis. Checked
 // twice: the static import graph that starting the role implies (read with the TypeScript compiler),
 // and the modules a real `respgate proxy` process resolves (a loader hook records them).
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -178,6 +180,38 @@ describe('what the proxy role loads', () => {
         await stopRespgate(child);
       }
     }
+  });
+
+  /** What a running `respgate proxy <flags>` has loaded once it has served a PING: Node's own modules and the CommonJS files. */
+  async function loadedByReadyProxy(flags: string[] = []): Promise<string[]> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-loaded-'));
+    const trace = path.join(dir, 'loaded.txt');
+    const { child, output } = await startRespgate(
+      ['proxy', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x', ...flags],
+      /the upstream does not answer yet/, // its check (the first upstream connection) is done
+      { NODE_OPTIONS: `--require ${path.join(root, 'test/helpers/module-trace/loaded.cjs')}`, RESPGATE_LOADED_TRACE: trace },
+    );
+    try {
+      const port = Number(/proxy ready on redis:\/\/[^:]+:(\d+)/.exec(output)![1]);
+      const socket = net.connect(port, '127.0.0.1');
+      socket.write('PING\r\n');
+      expect((await once(socket, 'data'))[0].toString()).toBe('+PONG\r\n');
+      socket.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 150)); // the trace is written every 50 ms
+      return readFileSync(trace, 'utf8').split('\n');
+    } finally {
+      await stopRespgate(child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it("a ready proxy has loaded none of Node's HTTP, TLS and crypto modules nor undici: they load on use (docs/decisions.md, 2026-11-28)", async () => {
+    const loaded = await loadedByReadyProxy();
+    expect(loaded).toContain('NativeModule net');
+    const heavy = /^NativeModule (http|_http_\w+|tls|_tls_\w+|crypto|internal\/crypto\/.*)$|\/node_modules\/undici\//;
+    expect(loaded.filter((m) => heavy.test(m))).toEqual([]);
+    // The check can fail: with --metrics-port the proxy serves HTTP, so node:http is loaded.
+    expect(await loadedByReadyProxy(['--metrics-port', '0'])).toContain('NativeModule http');
   });
 
   it("the same with RESPGATE_NO_BUNDLE=1 (tsc's dist/, one file a module)", async () => {

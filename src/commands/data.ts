@@ -7,7 +7,7 @@
  * `begin_search`). In them every string is a bulk string except the entries of `flags` lists (status
  * replies), and every number is an integer.
  */
-import raw from './redis-8.8.0.json' with { type: 'json' };
+import { createRequire } from 'node:module';
 
 /** A value inside a Redis map as JSON: a string, an integer, a list, or a map (an object in Redis' order). */
 export type Plain = string | number | null | Plain[] | { [k: string]: Plain };
@@ -56,4 +56,6 @@ export interface CommandDataFile {
 }
 
 /** The generated data (top-level commands sorted by name). */
-export const commandData: CommandDataFile = raw as unknown as CommandDataFile;
+// Read by require, not as a JSON module: Node 20 decodes a JSON module's 580 KiB through TextDecoder and
+// wraps it in a module record, ~19 ms against ~2.5 ms for require's read and parse (bench/README.md, 2026-11-28).
+export const commandData = createRequire(import.meta.url)('./redis-8.8.0.json') as CommandDataFile;

@@ -2,7 +2,7 @@
 // rules every port applies at the door and at the end: maxclients, the idle `timeout`, and the
 // shutdown that lets each connection finish the replies it owes (SIGTERM).
 import net from 'node:net';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 import type { TlsListenerConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { RespConnection } from './connection.js';
@@ -130,7 +130,8 @@ function listen(server: net.Server, port: number, host: string, busyText: string
 
 /** The TLS listener: redis-server's tls-port, tls-cert-file, tls-key-file, tls-ca-cert-file, tls-auth-clients. */
 function tlsServer(t: TlsListenerConfig, accept: (socket: net.Socket) => void, log: Logger): tls.Server {
-  const server = tls.createServer(
+  // node:tls loads here, not with the module: ~6 ms of a start without TLS (bench/README.md, 2026-11-28).
+  const server = process.getBuiltinModule('node:tls').createServer(
     {
       cert: t.cert,
       key: t.key,

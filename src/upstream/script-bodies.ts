@@ -6,7 +6,6 @@
 // flushed its own cache is never wrong: whether the upstream still has the script is asked before
 // each such transaction (SCRIPT EXISTS), as that decides Redis' NOSCRIPT. Bounded: the oldest bodies
 // go first.
-import { createHash } from 'node:crypto';
 
 /** Bodies kept at most (BullMQ has about 50 scripts, Bull about 30). */
 const MAX_SCRIPTS = 2000;
@@ -63,5 +62,6 @@ export class ScriptBodies {
 }
 
 export function sha1hex(body: Buffer | string): string {
-  return createHash('sha1').update(body).digest('hex');
+  // node:crypto loads on first use, not with the proxy (~7 ms of its start: docs/decisions.md, 2026-11-28).
+  return process.getBuiltinModule('node:crypto').createHash('sha1').update(body).digest('hex');
 }
