@@ -10,7 +10,7 @@
 // src/upstream/undici-pool.ts loads piece by piece), so they load from node_modules as before.
 // dist/bundle/meta.json (esbuild's metafile) says which module went into which file
 // (test/startup.test.ts reads it).
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -57,6 +57,21 @@ const builtinsByRequire = {
   },
 };
 
+/**
+ * The bundle's text is ASCII. esbuild writes strings, identifiers and regular expressions in ASCII
+ * (`charset: 'ascii'`, its default) but keeps the comments it preserves as they are written, and one
+ * arrow or ellipsis in a comment makes Node decode the whole file the slow way and V8 keep it as a
+ * two-byte string (twice the memory). Each other UTF-16 unit in a comment becomes '?' (the same width:
+ * the source maps still fit).
+ */
+function asciiOnly(dir) {
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
+    const file = path.join(dir, name);
+    const text = readFileSync(file, 'utf8');
+    if (/[^\x00-\x7f]/.test(text)) writeFileSync(file, text.replace(/[^\x00-\x7f]/g, '?'));
+  }
+}
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
@@ -69,7 +84,7 @@ const result = await build({
   target: `node${pkg.engines.node.replace(/^>=\s*/, '')}`,
   external,
   // The bundled CommonJS packages require Node's modules: give them a require.
-  banner: { js: "import { createRequire as __respgateRequire } from 'node:module'; const require = __respgateRequire(import.meta.url);" },
+  banner: { js: "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);" },
   plugins: [ownUrl, builtinsByRequire],
   sourcemap: true,
   metafile: true,
@@ -77,3 +92,4 @@ const result = await build({
   logLevel: 'warning',
 });
 writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(result.metafile));
+asciiOnly(outdir);

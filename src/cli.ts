@@ -5,7 +5,7 @@ import { ConfigError } from './config.js';
 
 export async function main(argv: string[]): Promise<void> {
   try {
-    await buildProgram().parseAsync(argv);
+    await buildProgram({ flagsOnUse: true }).parseAsync(argv);
   } catch (err) {
     const message = err instanceof ConfigError ? `configuration error: ${err.message}` : `respgate: ${(err as Error).message}`;
     process.stderr.write(message + '\n');

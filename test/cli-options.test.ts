@@ -87,6 +87,19 @@ describe('the option table', () => {
     expect(() => parse(ROLE_OPTIONS.platform, ['--databases', '0'])).toThrow(new ConfigError('--databases must be from 1 to 1000, got 0'));
   });
 
+  it("makes a role's flags only when that role is used (bin/respgate's program): its help is the whole program's", async () => {
+    const whole = buildProgram();
+    for (const role of ['dev', 'proxy', 'platform', 'vector', 'queue']) {
+      const program = buildProgram({ flagsOnUse: true });
+      expect(program.commands.filter((c) => c.options.length > 0)).toEqual([]);
+      let out = '';
+      for (const c of program.commands) c.exitOverride().configureOutput({ writeOut: (s) => (out += s) });
+      await expect(program.parseAsync(['node', 'respgate', role, '--help'])).rejects.toMatchObject({ code: 'commander.helpDisplayed' });
+      expect(program.commands.filter((c) => c.options.length > 0).map((c) => c.name())).toEqual([role]);
+      expect(out).toBe(whole.commands.find((c) => c.name() === role)!.helpInformation());
+    }
+  });
+
   it('gives defaults parsed like given values, and shows them as written', () => {
     const f = parse(ROLE_OPTIONS.proxy, []);
     expect(f).toMatchObject({

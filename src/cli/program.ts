@@ -1,7 +1,8 @@
 // The command line's program: one command per role, its flags from the option table, and an action
 // that loads the role's modules only when that role starts (a proxy never loads the platform, BullMQ
-// or the vector library: issue 25).
-import { Command } from 'commander';
+// or the vector library: issue 25). A role's flags are made when commander dispatches to it (its run,
+// its --help, `help <role>`): commander's options for all five roles cost ~5 ms of every start.
+import { Command, Help } from 'commander';
 import { VERSION } from './banner.js';
 import { addOptions, withoutEmpty, type Flags, type OptionTable } from './option-spec.js';
 import { ROLE_OPTIONS } from './options.js';
@@ -16,10 +17,22 @@ function role<T extends OptionTable>(
   isDefault = false,
 ): void {
   const cmd = program.command(name, { isDefault }).description(description);
-  addOptions(cmd, table).action(async (flags: Flags<T>) => (await load()).run(withoutEmpty(flags)));
+  cmd.action(async (flags: Flags<T>) => (await load()).run(withoutEmpty(flags)));
+  // `help <role>` shows the role's help without dispatching to it.
+  cmd.on('beforeHelp', () => makeFlags(cmd));
+  unmadeFlags.set(cmd, () => addOptions(cmd, table));
 }
 
-export function buildProgram(): Command {
+/** Each role's flags, until they are made: when commander dispatches to the role, or shows its help. */
+const unmadeFlags = new WeakMap<Command, () => void>();
+
+function makeFlags(cmd: Command): void {
+  unmadeFlags.get(cmd)?.();
+  unmadeFlags.delete(cmd);
+}
+
+/** The program; with `flagsOnUse` (bin/respgate's), each role's flags are made only when that role runs or shows its help. */
+export function buildProgram({ flagsOnUse = false } = {}): Command {
   const program = new Command('respgate')
     .version(VERSION)
     .description(
@@ -31,7 +44,10 @@ export function buildProgram(): Command {
       '\nEach role has its own flags: respgate dev --help, respgate proxy --help, respgate platform --help,\n' +
         'respgate vector --help, respgate queue --help. From a clone: npx respgate <role> … or npm start -- <role> ….',
     )
-    .showHelpAfterError();
+    .showHelpAfterError()
+    .hook('preSubcommand', (_program, cmd) => makeFlags(cmd))
+    // The list of roles says each has options, made or not.
+    .configureHelp({ subcommandTerm: (cmd) => (unmadeFlags.has(cmd) ? `${cmd.name()} [options]` : new Help().subcommandTerm(cmd)) });
   role(
     program,
     'dev',
@@ -68,5 +84,6 @@ export function buildProgram(): Command {
     ROLE_OPTIONS.queue,
     () => import('./roles/queue.js'),
   );
+  if (!flagsOnUse) for (const cmd of program.commands) makeFlags(cmd);
   return program;
 }
