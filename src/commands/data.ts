@@ -55,7 +55,32 @@ export interface CommandDataFile {
   commands: CommandData[];
 }
 
-/** The generated data (top-level commands sorted by name). */
-// Read by require, not as a JSON module: Node 20 decodes a JSON module's 580 KiB through TextDecoder and
-// wraps it in a module record, ~19 ms against ~2.5 ms for require's read and parse (bench/README.md, 2026-11-28).
-export const commandData = createRequire(import.meta.url)('./redis-8.8.0.json') as CommandDataFile;
+const require = createRequire(import.meta.url);
+
+/**
+ * The generated data (top-level commands sorted by name). Read by require, not as a JSON module: Node 20
+ * decodes a JSON module through TextDecoder and wraps it in a module record (~19 ms against ~2.5 ms).
+ * In dist/ the file names `docsFile`: the build keeps there the docs beyond group, since and module
+ * (scripts/split-command-data.mjs), read by the first fullDocs() call.
+ */
+const file = require('./redis-8.8.0.json') as CommandDataFile & { docsFile?: string };
+export const commandData: CommandDataFile = file;
+
+/** The commands of a split file whose docs are still the head (group, since, module). */
+const headOnly = new WeakSet<CommandData>();
+let docsRest: Record<string, Partial<CommandDocsData>> | undefined;
+if (file.docsFile) {
+  const mark = (c: CommandData): void => {
+    headOnly.add(c);
+    c.subcommands?.forEach(mark);
+  };
+  file.commands.forEach(mark);
+}
+
+/** A command's whole docs (COMMAND DOCS), read from the docs file the first time in dist/. */
+export function fullDocs(c: CommandData): CommandDocsData {
+  if (!headOnly.has(c)) return c.docs;
+  docsRest ??= require(`./${file.docsFile!}`) as Record<string, Partial<CommandDocsData>>;
+  headOnly.delete(c);
+  return (c.docs = { ...c.docs, ...docsRest[c.name] });
+}

@@ -7,7 +7,7 @@
  */
 import type { Protocol } from '../resp/protocol.js';
 import { ReplyWriter } from '../resp/reply-writer.js';
-import type { CommandData, Plain, PlainMap } from './data.js';
+import { fullDocs, type CommandData, type Plain, type PlainMap } from './data.js';
 import { globToRegExp } from './glob.js';
 import { allCommandsAndSubcommands, tableData, type CommandSpec } from './table.js';
 
@@ -69,7 +69,7 @@ function info(w: ReplyWriter, c: CommandData): void {
 }
 
 function docs(w: ReplyWriter, c: CommandData): void {
-  const d = c.docs;
+  const d = fullDocs(c);
   const subs = c.subcommands;
   let n = 1; // group
   for (const v of [d.summary, d.since, d.complexity, d.module, d.docFlags, d.deprecatedSince, d.replacedBy, d.history, d.arguments, subs]) {
