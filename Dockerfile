@@ -17,7 +17,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json README.md ./
 COPY bin ./bin
-COPY scripts/bundle.mjs ./scripts/
+COPY scripts/bundle.mjs scripts/split-command-data.mjs ./scripts/
 COPY src ./src
 COPY docs ./docs
 RUN npm pack --pack-destination /tmp/pack

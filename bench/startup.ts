@@ -10,12 +10,16 @@
 // (the proxy gives memory back 0.5 s after the load's last collection, the young generation ~0.4 s
 // later, src/cli/heap-release.ts: both readings come after the release),
 // with the peak (VmHWM).
-//   npx tsx bench/startup.ts [--runs 5] [--connections 2000] [--benchmark [--requests N] [--pipeline P]] [--root <dir>[::VAR=value,…]]…
+//   npx tsx bench/startup.ts [--runs 5] [--connections 2000] [--benchmark [--requests N] [--pipeline P]] [--packed] [--root <dir>[::VAR=value,…]]…
 // Each --root is measured in turn, interleaved run by run (default: this checkout); `::VAR=value`
 // adds environment variables (e.g. `--root . --root .::RESPGATE_NO_BUNDLE=1`). Run `npm run build`
-// first: bin/respgate runs dist/ only when it is newer than src/.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+// first: bin/respgate runs dist/ only when it is newer than src/. With --packed each root is measured
+// as npm packs it (its files as `npm pack` lists them, copied to a temporary folder, with the root's
+// node_modules): an installed sidecar has no src/, so its start does not look for newer sources (in a
+// checkout bin/respgate reads the modification time of every file of src/: ~13 ms on a 2-core machine).
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +33,7 @@ const connections = Number(valueOf('--connections') ?? 0);
 const benchmark = args.includes('--benchmark');
 const requests = Number(valueOf('--requests') ?? 200_000);
 const pipeline = Number(valueOf('--pipeline') ?? 1);
+const packed = args.includes('--packed');
 const IDLE_MS = 1500;
 const QUIET_MS = 10_000;
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -168,10 +173,23 @@ function parseRoot(spec: string): { dir: string; env: Record<string, string> } {
   };
 }
 
+/** --packed: a root's files as `npm pack` ships them, in a temporary folder, with the root's node_modules. */
+const packedCopies = new Map<string, string>();
+function packedCopy(dir: string): string {
+  let copy = packedCopies.get(dir);
+  if (copy) return copy;
+  copy = mkdtempSync(path.join(os.tmpdir(), 'respgate-packed-'));
+  const listing = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: dir, encoding: 'utf8' }));
+  for (const { path: file } of listing[0].files as { path: string }[]) cpSync(path.join(dir, file), path.join(copy, file));
+  symlinkSync(path.join(dir, 'node_modules'), path.join(copy, 'node_modules'));
+  packedCopies.set(dir, copy);
+  return copy;
+}
+
 async function proxyRun(spec: string): Promise<Run> {
   const port = await freePort();
   const { dir, env } = parseRoot(spec);
-  const bin = path.join(dir, 'bin/respgate');
+  const bin = path.join(packed ? packedCopy(dir) : dir, 'bin/respgate');
   return startRun([bin, 'proxy', '--port', String(port), '--upstream-url', upstream, '--upstream-token', 'x'], port, env, benchmark);
 }
 
@@ -193,6 +211,7 @@ try {
   }
 } finally {
   if (platform) await stop(platform.child);
+  for (const copy of packedCopies.values()) rmSync(copy, { recursive: true, force: true });
 }
 const figures = (xs: number[], digits: number) => `${median(xs).toFixed(digits)} [${xs.map((x) => x.toFixed(digits)).join(', ')}]`;
 for (const [root, r] of results) {

@@ -132,6 +132,12 @@ describe('the npm package', () => {
     const consoleFiles = readdirSync(path.join(root, 'src/console/static/js')).sort();
     expect(readdirSync(path.join(installed, 'dist/console/static/js')).sort()).toEqual(consoleFiles);
     expect(existsSync(path.join(installed, 'dist/console/static/index.html'))).toBe(true);
+    // The command data in its two parts (scripts/split-command-data.mjs): the table's, and the rest of the docs.
+    expect(
+      readdirSync(path.join(installed, 'dist/commands'))
+        .filter((f) => f.endsWith('.json'))
+        .sort(),
+    ).toEqual(['redis-8.8.0.docs.json', 'redis-8.8.0.json']);
     expect(existsSync(path.join(installed, 'src'))).toBe(false);
     expect(existsSync(path.join(installed, 'node_modules/tsx'))).toBe(false);
     expect(existsSync(path.join(prefix, 'lib/node_modules/tsx'))).toBe(false);
