@@ -68,7 +68,7 @@ function asciiOnly(dir) {
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.js'))) {
     const file = path.join(dir, name);
     const text = readFileSync(file, 'utf8');
-    if (/[^\x00-\x7f]/.test(text)) writeFileSync(file, text.replace(/[^\x00-\x7f]/g, '?'));
+    if (/[\u0080-\uffff]/.test(text)) writeFileSync(file, text.replace(/[\u0080-\uffff]/g, '?'));
   }
 }
 

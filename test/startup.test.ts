@@ -189,7 +189,7 @@ describe('what the proxy role loads', () => {
     const { child, output } = await startRespgate(
       ['proxy', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x', ...flags],
       /the upstream does not answer yet/, // its check (the first upstream connection) is done
-      { NODE_OPTIONS: `--require ${path.join(root, 'test/helpers/module-trace/loaded.cjs')}`, RESPGATE_LOADED_TRACE: trace },
+      { NODE_OPTIONS: `--import ${path.join(root, 'test/helpers/module-trace/loaded.mjs')}`, RESPGATE_LOADED_TRACE: trace },
     );
     try {
       const port = Number(/proxy ready on redis:\/\/[^:]+:(\d+)/.exec(output)![1]);
