@@ -1,6 +1,7 @@
 // The one typed configuration of respgate, built from flags and RESPGATE_* environment variables
 // by src/cli/ (whose option table gives each flag one of the parsers below, with errors that name the
 // flag, the value and the expected form).
+import { cryptoOnUse } from './crypto-on-use.js';
 import { defaultOutputBufferLimits, parseOutputBufferLimits, type OutputBufferLimits } from './server/output-limits.js';
 
 export interface PlatformConfig {
@@ -275,9 +276,8 @@ export function sizeText(bytes: number): string {
 
 /** QStash-style signing key: sig_ followed by 28 base58 characters. */
 export function generateSigningKey(): string {
-  // node:crypto loads on first use, not with the proxy (~7 ms of its start: docs/decisions.md, 2026-11-28).
   const alphabet = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-  return 'sig_' + [...process.getBuiltinModule('node:crypto').randomBytes(28)].map((b) => alphabet[b % alphabet.length]).join('');
+  return 'sig_' + [...cryptoOnUse().randomBytes(28)].map((b) => alphabet[b % alphabet.length]).join('');
 }
 
 export function parseNonNegativeNumber(value: string, flag: string): number {
@@ -325,8 +325,7 @@ export interface SearchTuning {
 export class ConfigError extends Error {}
 
 export function generateToken(): string {
-  // node:crypto loads on first use, not with the proxy (~7 ms of its start: docs/decisions.md, 2026-11-28).
-  return process.getBuiltinModule('node:crypto').randomBytes(32).toString('base64url');
+  return cryptoOnUse().randomBytes(32).toString('base64url');
 }
 
 export function parsePort(value: string, flag: string): number {

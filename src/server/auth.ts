@@ -5,6 +5,7 @@
 //   ACL users    --acl-users: AUTH <user> <pass> becomes a token through the upstream's
 //                `ACL RESTTOKEN user pass` (cached; fetched again when the upstream revokes it).
 // Verdicts are cached under a hash of the secret, never the secret itself, and nothing here logs.
+import { cryptoOnUse } from '../crypto-on-use.js';
 import { safeEqual } from '../safe-equal.js';
 import { CLIENT_TOKEN_REFUSED } from '../upstream/kv-errors.js';
 import type { Credential, KvClient } from '../upstream/kv-client.js';
@@ -140,6 +141,5 @@ export class ClientAuth {
 }
 
 function hash(secret: string): string {
-  // node:crypto loads on first use, not with the proxy (~7 ms of its start: docs/decisions.md, 2026-11-28).
-  return process.getBuiltinModule('node:crypto').createHash('sha256').update(secret).digest('base64url');
+  return cryptoOnUse().createHash('sha256').update(secret).digest('base64url');
 }

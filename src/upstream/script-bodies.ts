@@ -6,6 +6,7 @@
 // flushed its own cache is never wrong: whether the upstream still has the script is asked before
 // each such transaction (SCRIPT EXISTS), as that decides Redis' NOSCRIPT. Bounded: the oldest bodies
 // go first.
+import { cryptoOnUse } from '../crypto-on-use.js';
 
 /** Bodies kept at most (BullMQ has about 50 scripts, Bull about 30). */
 const MAX_SCRIPTS = 2000;
@@ -62,6 +63,5 @@ export class ScriptBodies {
 }
 
 export function sha1hex(body: Buffer | string): string {
-  // node:crypto loads on first use, not with the proxy (~7 ms of its start: docs/decisions.md, 2026-11-28).
-  return process.getBuiltinModule('node:crypto').createHash('sha1').update(body).digest('hex');
+  return cryptoOnUse().createHash('sha1').update(body).digest('hex');
 }
