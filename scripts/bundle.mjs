@@ -83,7 +83,7 @@ const result = await build({
   platform: 'node',
   target: `node${pkg.engines.node.replace(/^>=\s*/, '')}`,
   external,
-  // The bundled CommonJS packages require Node's modules: give them a require.
+  // Node's modules are required (builtinsByRequire), and the bundled CommonJS packages require theirs: give each chunk a require.
   banner: { js: "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);" },
   plugins: [ownUrl, builtinsByRequire],
   sourcemap: true,

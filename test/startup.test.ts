@@ -1,7 +1,8 @@
 // Issue 25: the proxy is a sidecar, so `respgate proxy` loads the proxy and nothing of the other
 // roles: no module of src/platform/, no BullMQ, no vector library (usearch), no ioredis. Checked
 // twice: the static import graph that starting the role implies (read with the TypeScript compiler),
-// and the modules a real `respgate proxy` process resolves (a loader hook records them).
+// and the modules a real `respgate proxy` process resolves (a loader hook records them). And Node's own
+// modules that a ready proxy has loaded: none of those it needs only on some paths (http, tls, crypto).
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
