@@ -11,6 +11,7 @@ export interface TcpConnectOptions {
   /** The URL's hostname: an IPv6 address keeps its brackets there. */
   hostname: string;
   port: number;
+  /** 0: none. */
   timeoutMs: number;
   /** net's `onread`: reads land where the caller says (returning nothing: the socket keeps reading). */
   onread?: { buffer: () => Buffer; callback: (bytes: number, buffer: Buffer) => void };
@@ -35,15 +36,18 @@ export function connectTcp(options: TcpConnectOptions, callback: (err: Error | u
     socket.off('error', settle);
     callback(err, err ? undefined : socket);
   };
-  const timer = setTimeout(() => {
-    const tried = (socket as { autoSelectFamilyAttemptedAddresses?: string[] }).autoSelectFamilyAttemptedAddresses;
-    const where = Array.isArray(tried) ? `attempted addresses: ${tried.join(', ')}` : `attempted address: ${hostname}:${port}`;
-    const error = Object.assign(new Error(`Connect Timeout Error (${where}, timeout: ${timeoutMs}ms)`), {
-      name: 'ConnectTimeoutError',
-      code: 'UND_ERR_CONNECT_TIMEOUT',
-    });
-    socket.destroy(error);
-  }, timeoutMs);
+  // 0: no connect timeout, as with undici.
+  const timer = timeoutMs ? setTimeout(() => socket.destroy(connectTimeoutError(socket, hostname, port, timeoutMs)), timeoutMs) : undefined;
   socket.once('connect', () => settle());
   socket.on('error', settle);
+}
+
+/** undici's ConnectTimeoutError, word for word. */
+function connectTimeoutError(socket: net.Socket, hostname: string, port: number, timeoutMs: number): Error {
+  const tried = (socket as { autoSelectFamilyAttemptedAddresses?: string[] }).autoSelectFamilyAttemptedAddresses;
+  const where = Array.isArray(tried) ? `attempted addresses: ${tried.join(', ')}` : `attempted address: ${hostname}:${port}`;
+  return Object.assign(new Error(`Connect Timeout Error (${where}, timeout: ${timeoutMs}ms)`), {
+    name: 'ConnectTimeoutError',
+    code: 'UND_ERR_CONNECT_TIMEOUT',
+  });
 }

@@ -119,5 +119,15 @@ describe('connectTcp', () => {
         message: b.error!.message,
       });
     });
+
+    it('waits with a connect timeout of 0, as undici does (no timer)', async () => {
+      let outcome: unknown = 'pending';
+      connectTcp({ hostname: '127.0.0.1', port, timeoutMs: 0 }, (error, socket) => {
+        outcome = error ?? 'connected';
+        socket?.destroy();
+      });
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(outcome).toBe('pending');
+    });
   });
 });
