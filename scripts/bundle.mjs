@@ -11,6 +11,7 @@
 // dist/bundle/meta.json (esbuild's metafile) says which module went into which file
 // (test/startup.test.ts reads it).
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -42,18 +43,30 @@ const ownUrl = {
 /**
  * Node's own modules are required, not imported. An ES-module import of one goes through its ES-module
  * facade, which reads every export once, the lazy ones too: node:fs's `promises` loads fs/promises and
- * readline, node:crypto's `webcrypto` a dozen crypto modules, node:net's `BlockList` its own.
+ * readline, node:crypto's `webcrypto` a dozen crypto modules, node:net's `BlockList` its own. Each
+ * becomes a small ES module of the bundle that requires it and exports its plain values by name (the
+ * names Node gives when the bundle is built; getters, the lazy exports, are left out: importing one by
+ * name fails the build). A CommonJS stand-in would do too, but esbuild then copies every export of the
+ * module into a getter for each module that imports it (~35 copies at a proxy's start), and each use on
+ * the hot path (`performance.now()`) calls that getter.
  */
 const builtinsByRequire = {
   name: 'builtins-by-require',
   setup(b) {
+    // A bundled CommonJS package's require stays one (it gets the module itself, getters and all).
     b.onResolve({ filter: /^node:/ }, (args) =>
-      args.namespace === 'builtin' ? { path: args.path, external: true } : { path: args.path, namespace: 'builtin' },
+      args.namespace === 'builtin' || args.kind === 'require-call'
+        ? { path: args.path, external: true }
+        : { path: args.path, namespace: 'builtin' },
     );
-    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({
-      contents: `module.exports = require(${JSON.stringify(args.path)});`,
-      loader: 'js',
-    }));
+    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => {
+      const mod = createRequire(import.meta.url)(args.path);
+      const names = Object.entries(Object.getOwnPropertyDescriptors(mod))
+        .filter(([name, d]) => 'value' in d && name !== 'default' && /^[A-Za-z_$][\w$]*$/.test(name))
+        .map(([name]) => name);
+      const id = JSON.stringify(args.path);
+      return { contents: `const m = require(${id});\nexport default m;\nexport const { ${names.join(', ')} } = m;\n`, loader: 'js' };
+    });
   },
 };
 
