@@ -50,6 +50,7 @@ const ownUrl = {
  * module into a getter for each module that imports it (~35 copies at a proxy's start), and each use on
  * the hot path (`performance.now()`) calls that getter.
  */
+const requireHere = createRequire(import.meta.url);
 const builtinsByRequire = {
   name: 'builtins-by-require',
   setup(b) {
@@ -60,7 +61,7 @@ const builtinsByRequire = {
         : { path: args.path, namespace: 'builtin' },
     );
     b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => {
-      const mod = createRequire(import.meta.url)(args.path);
+      const mod = requireHere(args.path);
       const names = Object.entries(Object.getOwnPropertyDescriptors(mod))
         .filter(([name, d]) => 'value' in d && name !== 'default' && /^[A-Za-z_$][\w$]*$/.test(name))
         .map(([name]) => name);
