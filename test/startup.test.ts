@@ -4,14 +4,14 @@
 // and the modules a real `respgate proxy` process resolves (a loader hook records them). And Node's own
 // modules that a ready proxy has loaded: none of those it needs only on some paths (http, tls, crypto).
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { startRespgate, stopRespgate } from './helpers/respgate-cli.js';
+import { runRespgate, startRespgate, stopRespgate } from './helpers/respgate-cli.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const FORBIDDEN_PACKAGES = ['bullmq', 'usearch', 'ioredis'];
@@ -112,23 +112,41 @@ describe('what the proxy role loads', () => {
     for (const p of FORBIDDEN_PACKAGES) expect(packages).toContain(p);
   });
 
-  /** The modules a real `respgate proxy` resolves (a loader hook records them), chunks of the bundle read as the modules in them. */
+  /** The code cache of `respgate proxy` (src/cli/code-cache.ts) in `dir`, once written: its files. */
+  function proxyCodeCache(dir: string): string[] {
+    return existsSync(path.join(dir, 'respgate')) ? readdirSync(path.join(dir, 'respgate')).filter((n) => n.startsWith('proxy.cjs-')) : [];
+  }
+
+  /**
+   * The modules a real `respgate proxy` loads, chunks of the bundle read as the modules in them: those it
+   * resolves as ES modules (a loader hook records them), the CommonJS files it requires (require's cache),
+   * and dist/bundle/proxy.cjs when it ran from it (compiled by bin/respgate, seen by the code cache it writes).
+   */
   async function modulesOfRunningProxy(env: Record<string, string> = {}): Promise<{ urls: string[]; chunks: string[] }> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-startup-'));
     const trace = path.join(dir, 'modules.txt');
+    const loaded = path.join(dir, 'loaded.txt');
     const { child } = await startRespgate(
       ['proxy', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x'],
       /proxy ready on redis:/,
       {
-        NODE_OPTIONS: `--import ${path.join(root, 'test/helpers/module-trace/register.mjs')}`,
+        NODE_OPTIONS: `--import ${path.join(root, 'test/helpers/module-trace/register.mjs')} --import ${path.join(root, 'test/helpers/module-trace/loaded.mjs')}`,
         RESPGATE_MODULE_TRACE: trace,
+        RESPGATE_LOADED_TRACE: loaded,
+        NODE_COMPILE_CACHE: dir,
         ...env,
       },
     );
     try {
-      const resolved = [...new Set(readFileSync(trace, 'utf8').trim().split('\n'))];
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // the code cache is written 1 s after the start
+      const required = readFileSync(loaded, 'utf8')
+        .split('\n')
+        .filter((m) => path.isAbsolute(m))
+        .map((m) => pathToFileURL(m).href);
+      const resolved = [...new Set([...readFileSync(trace, 'utf8').trim().split('\n'), ...required])];
       // scripts/bundle.mjs writes esbuild's metafile: which module went into which file of dist/bundle/.
-      const chunks = resolved.filter((u) => u.includes('/dist/bundle/'));
+      const ranProxyBundle = proxyCodeCache(dir).length > 0 ? [pathToFileURL(path.join(root, 'dist/bundle/proxy.cjs')).href] : [];
+      const chunks = [...resolved.filter((u) => u.includes('/dist/bundle/')), ...ranProxyBundle];
       const meta = chunks.length
         ? (JSON.parse(readFileSync(path.join(root, 'dist/bundle/meta.json'), 'utf8')) as {
             outputs: Record<string, { inputs: Record<string, unknown> }>;
@@ -154,10 +172,70 @@ describe('what the proxy role loads', () => {
 
   it('a running `respgate proxy` (the bundle, as built) loads no module of dist/platform/, none of those packages, nor prom-client or pino', async () => {
     const { urls, chunks } = await modulesOfRunningProxy();
-    // `npm run build` made the bundle and bin/respgate runs it: the proxy role's file, and a few shared chunks.
-    expect(chunks.some((u) => /\/dist\/bundle\/proxy-[^/]+\.js$/.test(u))).toBe(true);
-    expect(chunks.length).toBeLessThan(12);
+    // `npm run build` made the bundle and bin/respgate runs the proxy from its one CommonJS file, no chunk of the ES-module bundle.
+    expect(chunks).toEqual([pathToFileURL(path.join(root, 'dist/bundle/proxy.cjs')).href]);
     expectNoOtherRole(urls);
+  });
+
+  it("the proxy's CommonJS file holds no other role, and requires none of those packages", () => {
+    const meta = JSON.parse(readFileSync(path.join(root, 'dist/bundle/meta.json'), 'utf8')) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>;
+    };
+    const inputs = Object.keys(meta.outputs['dist/bundle/proxy.cjs'].inputs);
+    expect(inputs).toContain('dist/proxy/server.js');
+    expect(inputs.filter((i) => /^dist\/(platform|sideports)\/|^dist\/cli\/roles\/(?!proxy\.js$)/.test(i))).toEqual([]);
+    const text = readFileSync(path.join(root, 'dist/bundle/proxy.cjs'), 'utf8');
+    for (const p of FORBIDDEN_PACKAGES) expect(text, p).not.toMatch(new RegExp(`(require|import)\\("${p}"\\)`));
+    // The check can fail: prom-client stays in node_modules, imported at the first scrape of /metrics.
+    expect(text).toMatch(/import\("prom-client"\)/);
+  });
+
+  it('a second `respgate proxy` start reads the code cache the first wrote; NODE_DISABLE_COMPILE_CACHE=1 writes none', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-code-cache-'));
+    const start = async (env: Record<string, string>) => {
+      const { child, output } = await startRespgate(
+        ['proxy', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x'],
+        /proxy ready on redis:/,
+        { NODE_COMPILE_CACHE: dir, ...env },
+      );
+      try {
+        const port = Number(/proxy ready on redis:\/\/[^:]+:(\d+)/.exec(output)![1]);
+        const socket = net.connect(port, '127.0.0.1');
+        socket.write('PING\r\n');
+        expect((await once(socket, 'data'))[0].toString()).toBe('+PONG\r\n');
+        socket.destroy();
+        await new Promise((resolve) => setTimeout(resolve, 1500)); // the cache is written 1 s after the start
+      } finally {
+        await stopRespgate(child);
+      }
+    };
+    try {
+      await start({ NODE_DISABLE_COMPILE_CACHE: '1' });
+      expect(proxyCodeCache(dir)).toEqual([]);
+      await start({});
+      const [cache] = proxyCodeCache(dir);
+      expect(cache).toMatch(new RegExp(`^proxy\\.cjs-[0-9a-f]{8}-[0-9a-f]{32}-${process.version}-${process.arch}\\.cache$`));
+      const written = statSync(path.join(dir, 'respgate', cache)).mtimeMs;
+      // V8 took it (a cache it refuses is written again), and it is the only one.
+      await start({});
+      expect(proxyCodeCache(dir)).toEqual([cache]);
+      expect(statSync(path.join(dir, 'respgate', cache)).mtimeMs).toBe(written);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('`respgate proxy` from its CommonJS file answers --help and a wrong flag as the ES modules do', async () => {
+    for (const args of [
+      ['proxy', '--help'],
+      ['proxy', '--no-such-flag'],
+      ['proxy', '--port', 'x'],
+    ]) {
+      const bundled = await runRespgate(args);
+      const modules = await runRespgate(args, { RESPGATE_NO_BUNDLE: '1' });
+      expect(bundled, args.join(' ')).toEqual(modules);
+      expect(bundled.stdout + bundled.stderr, args.join(' ')).not.toBe('');
+    }
   });
 
   it("the bundled proxy serves /metrics: prom-client loads at the first scrape, with Node's metrics and the proxy's", async () => {

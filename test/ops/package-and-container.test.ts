@@ -123,7 +123,10 @@ describe('the npm package', () => {
     expect(existsSync(path.join(installed, 'dist/cli.js'))).toBe(true);
     // The bundle bin/respgate runs (scripts/bundle.mjs), without its source maps and metafile.
     expect(existsSync(path.join(installed, 'dist/bundle/cli.js'))).toBe(true);
-    expect(readdirSync(path.join(installed, 'dist/bundle')).filter((f) => !f.endsWith('.js'))).toEqual([]);
+    expect(readdirSync(path.join(installed, 'dist/bundle')).filter((f) => !/\.c?js$/.test(f))).toEqual([]);
+    // And `respgate proxy`'s one CommonJS file, run through the code cache (src/cli/code-cache.ts), with the code that does it.
+    expect(existsSync(path.join(installed, 'dist/bundle/proxy.cjs'))).toBe(true);
+    expect(existsSync(path.join(installed, 'dist/cli/code-cache.js'))).toBe(true);
     // The JSON function library's Lua parts, which tsc does not copy (the build script does).
     const luaParts = readdirSync(path.join(root, 'src/platform/kv/json/lua')).sort();
     expect(luaParts.length).toBeGreaterThan(1);

@@ -1,0 +1,139 @@
+// The code cache that `respgate proxy` starts through (src/cli/code-cache.ts): a CommonJS file run as Node
+// runs one, a cache written once and read by the next run, never one made for another text, and no cache
+// in a folder that another user may write to.
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { cacheDirectory, runWithCodeCache } from '../src/cli/code-cache.js';
+
+// Each run here is a new start: V8 must not answer a second compile of the same text from its in-process
+// cache (where a cache file is never read). Vitest runs each test file in a process of its own.
+beforeAll(() => v8.setFlagsFromString('--no-compilation-cache'));
+
+let work: string;
+beforeEach(() => {
+  work = mkdtempSync(path.join(os.tmpdir(), 'respgate-code-cache-'));
+});
+afterEach(() => rmSync(work, { recursive: true, force: true }));
+
+/** A CommonJS file that requires a neighbour, reports its own place and strictness, and ends with a build line. */
+function writeBundle(name: string, answer: number, build = 'a'.repeat(32)): string {
+  writeFileSync(path.join(work, 'neighbour.cjs'), 'module.exports = { twice: (n) => 2 * n };\n');
+  const file = path.join(work, name);
+  writeFileSync(
+    file,
+    "'use strict';\n" +
+      "const { twice } = require('./neighbour.cjs');\n" +
+      `exports.answer = () => twice(${answer});\n` +
+      'exports.place = [__filename, __dirname];\n' +
+      'exports.strict = (function () { return this === undefined; })();\n' +
+      `// respgate-build ${build}\n`,
+  );
+  return file;
+}
+
+describe('runWithCodeCache', () => {
+  it('runs the file as a CommonJS module: its exports, its own require, __filename and __dirname, strict mode', () => {
+    const file = writeBundle('bundle.cjs', 21);
+    const run = runWithCodeCache(file, undefined);
+    expect(run.use).toBe('off');
+    expect((run.exports.answer as () => number)()).toBe(42);
+    expect(run.exports.place).toEqual([file, work]);
+    expect(run.exports.strict).toBe(true);
+  });
+
+  it('writes the cache once and reads it on the next run; the caches of older builds of the same file go', () => {
+    const dir = path.join(work, 'cache');
+    mkdirSync(dir, { mode: 0o700 });
+    const file = writeBundle('bundle.cjs', 21);
+    const first = runWithCodeCache(file, dir);
+    expect(first.use).toBe('missing');
+    first.save();
+    expect(readdirSync(dir)).toEqual([path.basename(first.cacheFile!)]);
+    expect(statSync(first.cacheFile!).mode & 0o777).toBe(0o600);
+
+    const second = runWithCodeCache(file, dir);
+    expect(second.use).toBe('accepted');
+    expect(second.cacheFile).toBe(first.cacheFile);
+    expect((second.exports.answer as () => number)()).toBe(42);
+    const written = statSync(first.cacheFile!).mtimeMs;
+    second.save(); // an accepted cache is not written again
+    expect(statSync(first.cacheFile!).mtimeMs).toBe(written);
+
+    // A new build of the same file (same length: V8 alone would take the old cache for it) has a cache of its own.
+    writeBundle('bundle.cjs', 12, 'b'.repeat(32));
+    const rebuilt = runWithCodeCache(file, dir);
+    expect(rebuilt.use).toBe('missing');
+    expect(rebuilt.cacheFile).not.toBe(first.cacheFile);
+    expect((rebuilt.exports.answer as () => number)()).toBe(24);
+    rebuilt.save();
+    expect(readdirSync(dir)).toEqual([path.basename(rebuilt.cacheFile!)]);
+
+    // Another file (another install) keeps its own.
+    const other = runWithCodeCache(writeBundle('other.cjs', 1), dir);
+    other.save();
+    expect(readdirSync(dir).sort()).toEqual([path.basename(rebuilt.cacheFile!), path.basename(other.cacheFile!)].sort());
+  });
+
+  it('a cache V8 refuses (damaged) is reported, the file still runs, and the cache is written again', () => {
+    const dir = path.join(work, 'cache');
+    mkdirSync(dir, { mode: 0o700 });
+    const file = writeBundle('bundle.cjs', 21);
+    const first = runWithCodeCache(file, dir);
+    first.save();
+    writeFileSync(first.cacheFile!, Buffer.alloc(statSync(first.cacheFile!).size, 7));
+    const damaged = runWithCodeCache(file, dir);
+    expect(damaged.use).toBe('rejected');
+    expect((damaged.exports.answer as () => number)()).toBe(42);
+    damaged.save();
+    expect(readFileSync(first.cacheFile!).every((b) => b === 7)).toBe(false);
+    expect(runWithCodeCache(file, dir).use).toBe('accepted');
+  });
+
+  it('a file without a build line runs without a cache', () => {
+    const file = path.join(work, 'plain.cjs');
+    writeFileSync(file, 'exports.x = 1;\n');
+    const dir = path.join(work, 'cache');
+    mkdirSync(dir, { mode: 0o700 });
+    const run = runWithCodeCache(file, dir);
+    expect(run.use).toBe('off');
+    expect(run.exports.x).toBe(1);
+    run.save();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('cacheDirectory', () => {
+  it("is off with Node's NODE_DISABLE_COMPILE_CACHE", () => {
+    expect(cacheDirectory({ NODE_DISABLE_COMPILE_CACHE: '1', NODE_COMPILE_CACHE: work })).toBeUndefined();
+  });
+
+  it("goes under Node's NODE_COMPILE_CACHE, in a folder only this user may enter", () => {
+    const dir = cacheDirectory({ NODE_COMPILE_CACHE: work });
+    expect(dir).toBe(path.join(work, 'respgate'));
+    expect(statSync(dir!).mode & 0o777).toBe(0o700);
+  });
+
+  it('is in the temporary directory by default, one folder a user', () => {
+    const dir = cacheDirectory({});
+    expect(path.dirname(dir!)).toBe(os.tmpdir());
+    expect(path.basename(dir!)).toBe(process.getuid ? `respgate-compile-cache-${process.getuid()}` : 'respgate-compile-cache');
+  });
+
+  it('is not used when others may write to its folder (code read from it runs as this user)', () => {
+    const dir = path.join(work, 'respgate');
+    mkdirSync(dir);
+    chmodSync(dir, 0o777);
+    expect(cacheDirectory({ NODE_COMPILE_CACHE: work })).toBeUndefined();
+    chmodSync(dir, 0o700);
+    expect(cacheDirectory({ NODE_COMPILE_CACHE: work })).toBe(dir);
+  });
+
+  it('is not used when it cannot be made', () => {
+    const file = path.join(work, 'a-file');
+    writeFileSync(file, '');
+    expect(cacheDirectory({ NODE_COMPILE_CACHE: file })).toBeUndefined();
+  });
+});
