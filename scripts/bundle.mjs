@@ -47,9 +47,11 @@ const ownUrl = {
  * readline, node:crypto's `webcrypto` a dozen crypto modules, node:net's `BlockList` its own. Each
  * becomes a small ES module of the bundle that requires it and exports its plain values by name (the
  * names Node gives when the bundle is built; getters, the lazy exports, are left out: importing one by
- * name fails the build). A CommonJS stand-in would do too, but esbuild then copies every export of the
- * module into a getter for each module that imports it (~35 copies at a proxy's start), and each use on
- * the hot path (`performance.now()`) calls that getter.
+ * name fails the build). Each name is read only if the bundle uses it (a pure read, which esbuild drops
+ * when unused): a newer Node may have made a plain value a deprecated getter (node:fs's F_OK on Node 24),
+ * and reading it would print a warning. A CommonJS stand-in would do too, but esbuild then copies every
+ * export of the module into a getter for each module that imports it (~35 copies at a proxy's start),
+ * and each use on the hot path (`performance.now()`) calls that getter.
  */
 const requireHere = createRequire(import.meta.url);
 const builtinsByRequire = {
@@ -67,7 +69,12 @@ const builtinsByRequire = {
         .filter(([name, d]) => 'value' in d && name !== 'default' && /^[A-Za-z_$][\w$]*$/.test(name))
         .map(([name]) => name);
       const id = JSON.stringify(args.path);
-      return { contents: `const m = require(${id});\nexport default m;\nexport const { ${names.join(', ')} } = m;\n`, loader: 'js' };
+      // (Two names no module of Node's exports.)
+      const exports = names.map((name) => `export const ${name} = /* @__PURE__ */ __read(${JSON.stringify(name)});\n`).join('');
+      return {
+        contents: `const __module = require(${id});\nconst __read = (name) => __module[name];\nexport default __module;\n${exports}`,
+        loader: 'js',
+      };
     });
   },
 };
