@@ -115,14 +115,36 @@ export const tableData: readonly CommandData[] = Object.freeze(
   [...commandData.commands.filter((c) => !c.flags.includes('module')), ...jsonCommandData, ...searchCommandData].sort(byNameOrder),
 );
 
-const topLevel: readonly CommandSpec[] = Object.freeze(tableData.map((d) => build(d)));
-// Each container followed by its subcommands, in name order.
-const flat: readonly CommandSpec[] = Object.freeze(topLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])]));
-const byName = new Map<string, CommandSpec>(topLevel.map((s) => [s.name, s]));
-const byFullName = new Map<string, CommandSpec>(flat.map((s) => [s.name, s]));
+// A command's spec is built the first time it is looked up: building all ~650 at load took ~5 ms of every
+// proxy's start (bench/README.md, "The proxy's start, third pass"), and a proxy serves a few dozen commands.
+const dataByName = new Map<string, CommandData>(tableData.map((d) => [d.name, d]));
+const byName = new Map<string, CommandSpec>();
 
-// Command names are at most this long (subcommand bare names included); longer input cannot match.
-const MAX_NAME = Math.max(...flat.map((s) => s.name.length));
+/** The top-level command spec of a lowercase name, built once. */
+function specNamed(key: string): CommandSpec | undefined {
+  let spec = byName.get(key);
+  if (spec === undefined) {
+    const d = dataByName.get(key);
+    if (d === undefined) return undefined;
+    spec = build(d);
+    byName.set(key, spec);
+  }
+  return spec;
+}
+
+let everySpec: { topLevel: readonly CommandSpec[]; flat: readonly CommandSpec[] } | undefined;
+
+/** Every spec, built (COMMAND, scripts' write-command list): top-level ones, and each container followed by its subcommands. */
+function allSpecs(): { topLevel: readonly CommandSpec[]; flat: readonly CommandSpec[] } {
+  if (everySpec === undefined) {
+    const topLevel = Object.freeze(tableData.map((d) => specNamed(d.name)!));
+    everySpec = { topLevel, flat: Object.freeze(topLevel.flatMap((s) => [s, ...(s.subcommands?.values() ?? [])])) };
+  }
+  return everySpec;
+}
+
+// Command names are at most this long (full subcommand names included); longer input cannot match.
+const MAX_NAME = Math.max(...tableData.flatMap((d) => [d.name, ...(d.subcommands ?? []).map((sub) => sub.name)]).map((n) => n.length));
 
 /**
  * Redis compares command names case-insensitively byte by byte (ASCII only): `GeT` matches `get`, but a
@@ -152,7 +174,7 @@ export function lookupCommand(name: string | Buffer): CommandSpec | undefined {
 
 function commandByText(name: string): CommandSpec | undefined {
   const key = lowerAscii(name);
-  return key === undefined ? undefined : byName.get(key);
+  return key === undefined ? undefined : specNamed(key);
 }
 /** Top-level commands by the bytes of the name as clients spell it (no string per command). */
 const commandsByBytes = new NameCache(commandByText);
@@ -160,7 +182,9 @@ const commandsByBytes = new NameCache(commandByText);
 /** A command or subcommand by its full name (`get`, `client|setname`), case-insensitive. */
 export function lookupFullName(fullname: string): CommandSpec | undefined {
   const key = lowerAscii(fullname);
-  return key === undefined ? undefined : byFullName.get(key);
+  if (key === undefined) return undefined;
+  const bar = key.indexOf('|');
+  return bar < 0 ? specNamed(key) : specNamed(key.slice(0, bar))?.subcommands?.get(key.slice(bar + 1));
 }
 
 function lookupSub(container: CommandSpec, sub: string | Buffer): CommandSpec | undefined {
@@ -334,10 +358,10 @@ export function platformRefusal(args: readonly (string | Buffer)[], resolved?: C
 
 /** Top-level commands (Redis 8.8's 282 core commands, 24 JSON.*, 12 SEARCH.*), sorted by name; subcommands hang off `subcommands`. */
 export function allCommands(): readonly CommandSpec[] {
-  return topLevel;
+  return allSpecs().topLevel;
 }
 
 /** Every command and subcommand (COMMAND LIST): each container followed by its subcommands, sorted. */
 export function allCommandsAndSubcommands(): readonly CommandSpec[] {
-  return flat;
+  return allSpecs().flat;
 }
