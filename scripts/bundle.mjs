@@ -134,6 +134,25 @@ const proxyRoleOnly = {
     }));
   },
 };
+/**
+ * A package imported on use (prom-client, at the first scrape of /metrics) is required there instead: V8
+ * loses a script's dynamic-import callback when it is read from a code cache ("A dynamic import callback
+ * was not specified", Node 20-24), and Node's main-context loader for vm scripts is experimental (it
+ * warns). The import() becomes a bundled module that requires the package; the build fails if any import()
+ * is left.
+ */
+const requiredOnUse = {
+  name: 'required-on-use',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.kind === 'dynamic-import' ? { path: args.path, namespace: 'required-on-use' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'required-on-use' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
 const proxyResult = await build({
   absWorkingDir: root,
   entryPoints: [path.join(dist, 'cli.js')],
@@ -147,7 +166,7 @@ const proxyResult = await build({
   define: { 'import.meta.url': 'importMetaUrl' },
   // Strict as the ES modules are: the directive must come first, before the banner's line.
   banner: { js: "'use strict';\nconst importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
-  plugins: [proxyRoleOnly, ownUrl, builtinsByRequire],
+  plugins: [proxyRoleOnly, requiredOnUse, ownUrl, builtinsByRequire],
   sourcemap: true,
   metafile: true,
   legalComments: 'none',
@@ -162,6 +181,7 @@ asciiOnly(outdir);
 // The proxy's file ends with a hash of its text: the name of its code cache (src/cli/code-cache.ts).
 const proxyFile = path.join(outdir, 'proxy.cjs');
 const proxyText = readFileSync(proxyFile, 'latin1');
+if (/\bimport\(/.test(proxyText.replace(/\/\/.*$/gm, ''))) throw new Error(`${proxyFile} has an import(): see requiredOnUse`);
 writeFileSync(
   proxyFile,
   `${proxyText}\n// respgate-build ${createHash('sha256').update(proxyText).digest('hex').slice(0, 32)}\n`,

@@ -1,5 +1,5 @@
 // Runs a CommonJS file (dist/bundle/proxy.cjs) with V8's code cache: the next start of a sidecar reads
-// the code its last start compiled instead of compiling ~600 KB of JavaScript again (~20 ms of a 2-core
+// the code its last start compiled instead of compiling ~650 KB of JavaScript again (10–15 ms of a 2-core
 // machine's start: bench/README.md, "The proxy's start, third pass"). Node 22's module.enableCompileCache()
 // keeps only what a module's load compiles; a cache made once the proxy serves also holds every function
 // its start and first commands compiled, and Node 20 has no cache at all.
@@ -71,12 +71,8 @@ export function runWithCodeCache(file: string, dir: string | undefined): CachedR
   }
   // Node's own CommonJS wrapper.
   const source = `(function (exports, require, module, __filename, __dirname) { ${text}\n})`;
-  // Its import() (prom-client, at the first scrape of /metrics) goes to Node's loader, as a module's would.
-  const script = new vm.Script(source, {
-    filename: file,
-    cachedData,
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  });
+  // No import() in it: a script read from a code cache loses its dynamic-import callback (scripts/bundle.mjs).
+  const script = new vm.Script(source, { filename: file, cachedData });
   const use: CacheUse = !cacheFile ? 'off' : !cachedData ? 'missing' : script.cachedDataRejected ? 'rejected' : 'accepted';
   const mod = { exports: {} as Record<string, unknown> };
   const require = process.getBuiltinModule('node:module').createRequire(file);
