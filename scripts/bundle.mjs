@@ -2,8 +2,9 @@
 // dist/bundle/, one file per role plus the chunks they share, so that starting `respgate proxy`
 // reads a handful of files instead of ~100 modules (ESM resolution and module records cost start
 // time and ~5 MiB of a sidecar's RSS: bench/README.md, "Sidecar startup"). The roles stay separate
-// chunks, imported by their actions as in dist/ (a proxy loads no platform code). bin/respgate runs
-// the bundle when it is fresh, else dist/cli.js.
+// chunks, imported by their actions as in dist/ (a proxy loads no platform code). And `respgate proxy`
+// once more, as one CommonJS file (proxy.cjs, below). bin/respgate runs the bundle when it is fresh,
+// else dist/cli.js.
 //
 // Bundled: respgate's own modules and the small packages the proxy uses (BUNDLED). Left to Node:
 // every other dependency (BullMQ and its Lua files, ioredis, usearch's native library, undici, which
@@ -94,31 +95,36 @@ function asciiOnly(dir) {
   }
 }
 
-rmSync(outdir, { recursive: true, force: true });
-const result = await build({
+/** What both builds share: the program from tsc's output, for this package's oldest Node. */
+const common = {
   absWorkingDir: root,
   entryPoints: [path.join(dist, 'cli.js')],
-  outdir,
   bundle: true,
-  splitting: true,
-  format: 'esm',
   platform: 'node',
   target: `node${pkg.engines.node.replace(/^>=\s*/, '')}`,
-  external,
-  // Node's modules are required (builtinsByRequire), and the bundled CommonJS packages require theirs: give each chunk a require.
-  banner: { js: "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);" },
-  plugins: [ownUrl, builtinsByRequire],
   sourcemap: true,
   metafile: true,
   legalComments: 'none',
   logLevel: 'warning',
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const result = await build({
+  ...common,
+  outdir,
+  splitting: true,
+  format: 'esm',
+  external,
+  // Node's modules are required (builtinsByRequire), and the bundled CommonJS packages require theirs: give each chunk a require.
+  banner: { js: "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);" },
+  plugins: [ownUrl, builtinsByRequire],
 });
 
 /**
  * `respgate proxy`, the sidecar, also as one CommonJS file with the program (dist/bundle/proxy.cjs):
  * bin/respgate runs it through V8's code cache (src/cli/code-cache.ts), and one script compiles faster
- * than the same code as a graph of ES modules (~20 ms sooner ready on a 2-core machine, and ~20 more
- * with the cache: bench/README.md, "The proxy's start, third pass"). The other roles are not in it: their
+ * than the same code as a graph of ES modules (a few ms sooner ready on a 2-core machine, 10-15 more with
+ * the cache: bench/README.md, "The proxy's start, third pass"). The other roles are not in it: their
  * import gives a module whose run says so. prom-client and what it uses stay in node_modules, required at
  * the first scrape of /metrics (in the ES-module bundle they are a chunk of their own).
  */
@@ -154,23 +160,15 @@ const requiredOnUse = {
   },
 };
 const proxyResult = await build({
-  absWorkingDir: root,
-  entryPoints: [path.join(dist, 'cli.js')],
+  ...common,
   outfile: path.join(outdir, 'proxy.cjs'),
-  bundle: true,
   format: 'cjs',
-  platform: 'node',
-  target: `node${pkg.engines.node.replace(/^>=\s*/, '')}`,
   external: [...external, 'prom-client'],
   // A module's own place (ownUrl) is resolved from the file's, as in the ES-module bundle.
   define: { 'import.meta.url': 'importMetaUrl' },
   // Strict as the ES modules are: the directive must come first, before the banner's line.
   banner: { js: "'use strict';\nconst importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   plugins: [proxyRoleOnly, requiredOnUse, ownUrl, builtinsByRequire],
-  sourcemap: true,
-  metafile: true,
-  legalComments: 'none',
-  logLevel: 'warning',
 });
 const meta = {
   inputs: { ...result.metafile.inputs, ...proxyResult.metafile.inputs },
