@@ -70,6 +70,15 @@ function staticGraph(...entries: string[]): { modules: Set<string>; packages: Se
   return { modules: new Set([...modules].map((m) => path.relative(root, m))), packages };
 }
 
+/** One PING to the proxy whose banner is `output`: it answers PONG. */
+async function expectPong(output: string): Promise<void> {
+  const port = Number(/proxy ready on redis:\/\/[^:]+:(\d+)/.exec(output)![1]);
+  const socket = net.connect(port, '127.0.0.1');
+  socket.write('PING\r\n');
+  expect((await once(socket, 'data'))[0].toString()).toBe('+PONG\r\n');
+  socket.destroy();
+}
+
 describe('what the proxy role loads', () => {
   it('its static module graph (entry, program, role) reaches no platform module and none of BullMQ, usearch, ioredis', () => {
     const { modules, packages } = staticGraph('src/cli.ts', 'src/cli/roles/proxy.ts');
@@ -201,11 +210,7 @@ describe('what the proxy role loads', () => {
       let later = '';
       child.stderr!.on('data', (d: Buffer) => (later += d.toString()));
       try {
-        const port = Number(/proxy ready on redis:\/\/[^:]+:(\d+)/.exec(output)![1]);
-        const socket = net.connect(port, '127.0.0.1');
-        socket.write('PING\r\n');
-        expect((await once(socket, 'data'))[0].toString()).toBe('+PONG\r\n');
-        socket.destroy();
+        await expectPong(output);
         // The first scrape loads prom-client (a require on use: code read from a cache has lost import()'s callback).
         const answer = await fetch(/metrics: (http:\/\/[^ ]+\/metrics)/.exec(output)![1]);
         expect(answer.status).toBe(200);
@@ -282,11 +287,7 @@ describe('what the proxy role loads', () => {
       { NODE_OPTIONS: `--import ${path.join(root, 'test/helpers/module-trace/loaded.mjs')}`, RESPGATE_LOADED_TRACE: trace },
     );
     try {
-      const port = Number(/proxy ready on redis:\/\/[^:]+:(\d+)/.exec(output)![1]);
-      const socket = net.connect(port, '127.0.0.1');
-      socket.write('PING\r\n');
-      expect((await once(socket, 'data'))[0].toString()).toBe('+PONG\r\n');
-      socket.destroy();
+      await expectPong(output);
       await new Promise((resolve) => setTimeout(resolve, 150)); // the trace is written every 50 ms
       return readFileSync(trace, 'utf8').split('\n');
     } finally {
