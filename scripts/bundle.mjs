@@ -179,7 +179,10 @@ asciiOnly(outdir);
 // The proxy's file ends with a hash of its text: the name of its code cache (src/cli/code-cache.ts).
 const proxyFile = path.join(outdir, 'proxy.cjs');
 const proxyText = readFileSync(proxyFile, 'latin1');
-if (/\bimport\(/.test(proxyText.replace(/\/\/.*$/gm, ''))) throw new Error(`${proxyFile} has an import(): see requiredOnUse`);
+const leftImports = Object.values(proxyResult.metafile.outputs).flatMap((output) =>
+  output.imports.filter((imported) => imported.kind === 'dynamic-import').map((imported) => imported.path),
+);
+if (leftImports.length) throw new Error(`${proxyFile} has an import() of ${leftImports.join(', ')}: see requiredOnUse`);
 writeFileSync(
   proxyFile,
   `${proxyText}\n// respgate-build ${createHash('sha256').update(proxyText).digest('hex').slice(0, 32)}\n`,

@@ -82,7 +82,7 @@ export function runWithCodeCache(file: string, dir: string | undefined): CachedR
     use,
     cacheFile,
     save() {
-      if (!cacheFile || use === 'accepted' || use === 'off') return;
+      if (!cacheFile || use === 'accepted') return; // off, or nothing new to write
       try {
         const temporary = `${cacheFile}.${process.pid}`;
         fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
