@@ -84,9 +84,21 @@ describe.skipIf(!hasChromium)('console: data browser', () => {
     const seen: string[] = [];
     for (let pages = 0; ; pages++) {
       expect(pages).toBeLessThan(20);
-      await page.waitForFunction(() => document.querySelector('#keys .key .key-name')?.textContent?.startsWith('page:'));
+      // The first page has keys; a later one may have none (below).
+      await page.waitForFunction(
+        (first) =>
+          document.querySelector('#keys .key .key-name')?.textContent?.startsWith('page:') ||
+          (!first && document.querySelector('#keys .empty')),
+        pages === 0,
+      );
       const shown = await page.$$eval('#keys .key .key-name', (els) => els.map((e) => e.textContent ?? ''));
       if (pages === 0) expect(shown.length).toBeLessThan(150);
+      // A full page may end where the matching keys end (Redis' own order, seeded per process): the page after
+      // it then finds none, and is the last.
+      if (shown.length === 0) {
+        expect(await page.locator('#next-page').count()).toBe(0);
+        break;
+      }
       expect(shown.filter((k) => seen.includes(k))).toEqual([]);
       seen.push(...shown);
       if ((await page.locator('#next-page').count()) === 0) break;
