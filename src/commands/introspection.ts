@@ -13,10 +13,18 @@ import { allCommandsAndSubcommands, tableData, type CommandSpec } from './table.
 
 export type { Protocol };
 
-const byFullName = new Map<string, CommandData>();
-for (const c of tableData) {
-  byFullName.set(c.name, c);
-  for (const s of c.subcommands ?? []) byFullName.set(s.name, s);
+// Commands and subcommands by full name, made at the first COMMAND INFO/DOCS of a name: ~3 ms of a proxy's
+// start otherwise (bench/README.md, "The proxy's start, fourth pass").
+let byFullName: Map<string, CommandData> | undefined;
+function commandsByFullName(): Map<string, CommandData> {
+  if (byFullName === undefined) {
+    byFullName = new Map();
+    for (const c of tableData) {
+      byFullName.set(c.name, c);
+      for (const s of c.subcommands ?? []) byFullName.set(s.name, s);
+    }
+  }
+  return byFullName;
 }
 
 /** Key specs and arguments: strings are bulk, numbers integers, `flags` a set of status replies. */
@@ -109,7 +117,7 @@ function docs(w: ReplyWriter, c: CommandData): void {
 function find(name: string | Buffer): CommandData | undefined {
   const s = typeof name === 'string' ? name : name.toString('latin1');
   for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return undefined;
-  return byFullName.get(s.toLowerCase());
+  return commandsByFullName().get(s.toLowerCase());
 }
 
 const cache = new Map<string, Buffer>();
