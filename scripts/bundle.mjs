@@ -170,6 +170,15 @@ const proxyResult = await build({
   banner: { js: "'use strict';\nconst importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   plugins: [proxyRoleOnly, requiredOnUse, ownUrl, builtinsByRequire],
 });
+// What runs proxy.cjs through the code cache, for bin/respgate (CommonJS: an ES module would need Node's
+// ES-module loader, a few ms of the start).
+await build({
+  ...common,
+  entryPoints: [path.join(dist, 'cli', 'code-cache.js')],
+  outfile: path.join(outdir, 'code-cache.cjs'),
+  format: 'cjs',
+  metafile: false,
+});
 const meta = {
   inputs: { ...result.metafile.inputs, ...proxyResult.metafile.inputs },
   outputs: { ...result.metafile.outputs, ...proxyResult.metafile.outputs },

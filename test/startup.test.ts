@@ -139,7 +139,7 @@ describe('what the proxy role loads', () => {
       ['proxy', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x'],
       /proxy ready on redis:/,
       {
-        NODE_OPTIONS: `--import ${path.join(root, 'test/helpers/module-trace/register.mjs')} --import ${path.join(root, 'test/helpers/module-trace/loaded.mjs')}`,
+        NODE_OPTIONS: `--import ${path.join(root, 'test/helpers/module-trace/register.mjs')} --require ${path.join(root, 'test/helpers/module-trace/loaded.cjs')}`,
         RESPGATE_MODULE_TRACE: trace,
         RESPGATE_LOADED_TRACE: loaded,
         NODE_COMPILE_CACHE: dir,
@@ -278,13 +278,13 @@ describe('what the proxy role loads', () => {
   });
 
   /** What a running `respgate proxy <flags>` has loaded once it has served a PING: Node's own modules and the CommonJS files. */
-  async function loadedByReadyProxy(flags: string[] = []): Promise<string[]> {
+  async function loadedByReadyProxy(flags: string[] = [], env: Record<string, string> = {}): Promise<string[]> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-loaded-'));
     const trace = path.join(dir, 'loaded.txt');
     const { child, output } = await startRespgate(
       ['proxy', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x', ...flags],
       /the upstream does not answer yet/, // its check (the first upstream connection) is done
-      { NODE_OPTIONS: `--import ${path.join(root, 'test/helpers/module-trace/loaded.mjs')}`, RESPGATE_LOADED_TRACE: trace },
+      { NODE_OPTIONS: `--require ${path.join(root, 'test/helpers/module-trace/loaded.cjs')}`, RESPGATE_LOADED_TRACE: trace, ...env },
     );
     try {
       await expectPong(output);
@@ -303,6 +303,14 @@ describe('what the proxy role loads', () => {
     expect(loaded.filter((m) => heavy.test(m))).toEqual([]);
     // The check can fail: with --metrics-port the proxy serves HTTP, so node:http is loaded.
     expect(await loadedByReadyProxy(['--metrics-port', '0'])).toContain('NativeModule http');
+  });
+
+  it("bin/respgate starts the proxy as CommonJS throughout: Node's ES-module loader is never set up (~6 ms of a start)", async () => {
+    // Loading an ES module makes a module job; node:module loads the loader's code without starting it.
+    const esmLoader = 'NativeModule internal/modules/esm/module_job';
+    expect(await loadedByReadyProxy()).not.toContain(esmLoader);
+    // The check can fail: tsc's dist/ is ES modules.
+    expect(await loadedByReadyProxy([], { RESPGATE_NO_BUNDLE: '1' })).toContain(esmLoader);
   });
 
   it("the same with RESPGATE_NO_BUNDLE=1 (tsc's dist/, one file a module)", async () => {

@@ -126,7 +126,9 @@ describe('the npm package', () => {
     expect(readdirSync(path.join(installed, 'dist/bundle')).filter((f) => !/\.c?js$/.test(f))).toEqual([]);
     // And `respgate proxy`'s one CommonJS file, run through the code cache (src/cli/code-cache.ts), with the code that does it.
     expect(existsSync(path.join(installed, 'dist/bundle/proxy.cjs'))).toBe(true);
-    expect(existsSync(path.join(installed, 'dist/cli/code-cache.js'))).toBe(true);
+    expect(existsSync(path.join(installed, 'dist/bundle/code-cache.cjs'))).toBe(true);
+    // bin/respgate is CommonJS in a package of ES modules: its own package.json says so.
+    expect(JSON.parse(readFileSync(path.join(installed, 'bin/package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
     // The JSON function library's Lua parts, which tsc does not copy (the build script does).
     const luaParts = readdirSync(path.join(root, 'src/platform/kv/json/lua')).sort();
     expect(luaParts.length).toBeGreaterThan(1);
