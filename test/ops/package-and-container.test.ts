@@ -237,6 +237,43 @@ describe('the container image', () => {
     expect(await stopped(child)).toBe(0);
   });
 
+  it("the proxy stage's warm-up writes V8's code cache, and the image's entry command starts from it", async () => {
+    const warmUp = stages.find((s) => s.name === 'proxy')!.instructions.find((i) => i.op === 'RUN' && i.args.includes('proxy.cjs-'))!.args;
+    // The image's /tmp is a folder of its own here.
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'respgate-warm-up-'));
+    try {
+      await run('sh', ['-c', warmUp.replaceAll('/tmp/', `${tmp}/`)], { env: envWith({ ...stageEnv(stages, 'base'), TMPDIR: tmp }) });
+      const folder = path.join(
+        tmp,
+        readdirSync(tmp).find((n) => n.startsWith('respgate-compile-cache-'))!,
+      );
+      const cached = readdirSync(folder);
+      expect(cached).toHaveLength(1);
+      const cacheFile = path.join(folder, cached[0]);
+      const written = readFileSync(cacheFile);
+      const env = envWith({
+        ...stageEnv(stages, 'proxy'),
+        RESPGATE_HOST: '127.0.0.1',
+        RESPGATE_PORT: '0',
+        RESPGATE_METRICS_PORT: '',
+        UPSTASH_REDIS_REST_URL: platform.url,
+        UPSTASH_REDIS_REST_TOKEN: platform.token,
+        TMPDIR: tmp,
+      });
+      const argv = [...execForm(effective(stages, 'proxy', 'ENTRYPOINT')!), ...execForm(effective(stages, 'proxy', 'CMD')!)];
+      const { child, out } = await startUntil(argv, env, /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/);
+      const port = /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
+      expect((await run('redis-cli', ['-p', port, 'PING'])).stdout.trim()).toBe('PONG');
+      // A cache V8 accepts is not written again (src/cli/code-cache.ts); one it refused would be, 1 s after the start.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(readdirSync(folder)).toEqual(cached);
+      expect(readFileSync(cacheFile).equals(written)).toBe(true);
+      expect(await stopped(child)).toBe(0);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
   it("runs the dev stage's entry command (the dev stack from the installed package) and its health check", async () => {
     const httpPort = await freePort();
     const env = envWith({
