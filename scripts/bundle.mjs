@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -172,22 +172,24 @@ const proxyResult = await build({
 });
 // What runs proxy.cjs through the code cache, for bin/respgate (CommonJS: an ES module would need Node's
 // ES-module loader, a few ms of the start).
-await build({
+const runnerResult = await build({
   ...common,
   entryPoints: [path.join(dist, 'cli', 'code-cache.js')],
   outfile: path.join(outdir, 'code-cache.cjs'),
   format: 'cjs',
-  metafile: false,
 });
+const builds = [result, proxyResult, runnerResult];
 const meta = {
-  inputs: { ...result.metafile.inputs, ...proxyResult.metafile.inputs },
-  outputs: { ...result.metafile.outputs, ...proxyResult.metafile.outputs },
+  inputs: Object.assign({}, ...builds.map((b) => b.metafile.inputs)),
+  outputs: Object.assign({}, ...builds.map((b) => b.metafile.outputs)),
 };
 writeFileSync(path.join(outdir, 'meta.json'), JSON.stringify(meta));
 asciiOnly(outdir);
 // The proxy's file ends with a hash of its text: the name of its code cache (src/cli/code-cache.ts).
 const proxyFile = path.join(outdir, 'proxy.cjs');
-const proxyText = readFileSync(proxyFile, 'latin1');
+// Inside Node's CommonJS wrapper already, so that the runner compiles the text as it reads it (code-cache.ts).
+const { WRAPPER } = await import(pathToFileURL(path.join(dist, 'cli', 'code-cache.js')).href);
+const proxyText = WRAPPER[0] + readFileSync(proxyFile, 'latin1') + WRAPPER[1];
 const leftImports = Object.values(proxyResult.metafile.outputs).flatMap((output) =>
   output.imports.filter((imported) => imported.kind === 'dynamic-import').map((imported) => imported.path),
 );

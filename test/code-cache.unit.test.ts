@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cacheDirectory, runWithCodeCache } from '../src/cli/code-cache.js';
+import { cacheDirectory, runWithCodeCache, WRAPPER } from '../src/cli/code-cache.js';
 
 // Each run here is a new start: V8 must not answer a second compile of the same text from its in-process
 // cache (where a cache file is never read). Vitest runs each test file in a process of its own.
@@ -90,6 +90,23 @@ describe('runWithCodeCache', () => {
     damaged.save();
     expect(readFileSync(first.cacheFile!).every((b) => b === 7)).toBe(false);
     expect(runWithCodeCache(file, dir).use).toBe('accepted');
+  });
+
+  it("runs a file written inside Node's wrapper (proxy.cjs) as it is, and gives it a cache as well", () => {
+    const plain = readFileSync(writeBundle('plain.cjs', 21), 'latin1');
+    const build = plain.slice(plain.lastIndexOf('// respgate-build'));
+    const file = path.join(work, 'wrapped.cjs');
+    // Wrapped twice, the file's function would only be made, never called: no exports.
+    writeFileSync(file, WRAPPER[0] + plain.slice(0, -build.length) + WRAPPER[1] + '\n' + build, 'latin1');
+    const dir = path.join(work, 'cache');
+    mkdirSync(dir, { mode: 0o700 });
+    const first = runWithCodeCache(file, dir);
+    expect((first.exports.answer as () => number)()).toBe(42);
+    expect(first.exports.strict).toBe(true);
+    first.save();
+    const second = runWithCodeCache(file, dir);
+    expect(second.use).toBe('accepted');
+    expect((second.exports.answer as () => number)()).toBe(42);
   });
 
   it('a file without a build line runs without a cache', () => {
