@@ -3,12 +3,14 @@
 // twice: the static import graph that starting the role implies (read with the TypeScript compiler),
 // and the modules a real `respgate proxy` process resolves (a loader hook records them). And Node's own
 // modules that a ready proxy has loaded: none of those it needs only on some paths (http, tls, crypto).
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { runRespgate, startRespgate, stopRespgate } from './helpers/respgate-cli.js';
@@ -307,12 +309,26 @@ describe('what the proxy role loads', () => {
     expect(await loadedByReadyProxy(['--metrics-port', '0'])).toContain('NativeModule http');
   });
 
-  it("bin/respgate starts the proxy as CommonJS throughout: Node's ES-module loader is never set up (~6 ms of a start)", async () => {
-    // Loading an ES module makes a module job; node:module loads the loader's code without starting it.
-    const esmLoader = 'NativeModule internal/modules/esm/module_job';
-    expect(await loadedByReadyProxy()).not.toContain(esmLoader);
-    // The check can fail: tsc's dist/ is ES modules.
-    expect(await loadedByReadyProxy([], { RESPGATE_NO_BUNDLE: '1' })).toContain(esmLoader);
+  it('bin/respgate is a CommonJS entry: Node sets up no ES-module loader before its first line (~6 ms of a start)', async () => {
+    expect(await loadedByReadyProxy()).toContain(`main ${path.join(root, 'bin/respgate')}`);
+    // The check can fail: an ES module as the entry is no CommonJS main.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-entry-'));
+    try {
+      writeFileSync(path.join(dir, 'entry.mjs'), 'setTimeout(() => {}, 300);\n');
+      const trace = path.join(dir, 'loaded.txt');
+      await promisify(execFile)(
+        process.execPath,
+        ['--require', path.join(root, 'test/helpers/module-trace/loaded.cjs'), path.join(dir, 'entry.mjs')],
+        {
+          env: { ...process.env, RESPGATE_LOADED_TRACE: trace },
+        },
+      );
+      const lines = readFileSync(trace, 'utf8').split('\n');
+      expect(lines).toContain('NativeModule fs');
+      expect(lines.filter((l) => l.startsWith('main '))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("the same with RESPGATE_NO_BUNDLE=1 (tsc's dist/, one file a module)", async () => {

@@ -1,7 +1,7 @@
 // node --require <this file>: keeps in the file named by RESPGATE_LOADED_TRACE what the process has loaded
-// so far, Node's own modules (process.moduleLoadList) and CommonJS files (require's cache), one a line,
-// written again every 50 ms (test/startup.test.ts). CommonJS, so that it sets up no ES-module loader of
-// its own: a proxy started by bin/respgate needs none, and the test checks that.
+// so far, Node's own modules (process.moduleLoadList) and CommonJS files (require's cache), one a line, and
+// `main <file>` when the entry is a CommonJS module; written again every 50 ms (test/startup.test.ts).
+// CommonJS, so that it sets up no ES-module loader of its own before the entry.
 const { renameSync, writeFileSync } = require('node:fs');
 const { isMainThread } = require('node:worker_threads');
 
@@ -11,7 +11,9 @@ if (isMainThread) {
   const file = process.env.RESPGATE_LOADED_TRACE;
   // Written aside and renamed: a test reading the file while it is written again must not see it cut short.
   const write = () => {
-    writeFileSync(`${file}.new`, [...process.moduleLoadList, ...Object.keys(require.cache)].join('\n'));
+    // The entry, when it is a CommonJS module (an ES module entry is none).
+    const main = process.mainModule ? [`main ${process.mainModule.filename}`] : [];
+    writeFileSync(`${file}.new`, [...process.moduleLoadList, ...Object.keys(require.cache), ...main].join('\n'));
     renameSync(`${file}.new`, file);
   };
   setInterval(write, 50).unref();
