@@ -282,13 +282,13 @@ describe('what the proxy role loads', () => {
   });
 
   /** What a running `respgate proxy <flags>` has loaded once it has served a PING: Node's own modules and the CommonJS files. */
-  async function loadedByReadyProxy(flags: string[] = [], env: Record<string, string> = {}): Promise<string[]> {
+  async function loadedByReadyProxy(flags: string[] = []): Promise<string[]> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'respgate-loaded-'));
     const trace = path.join(dir, 'loaded.txt');
     const { child, output } = await startRespgate(
       ['proxy', '--port', '0', '--upstream-url', 'http://127.0.0.1:1', '--upstream-token', 'x', ...flags],
       /the upstream does not answer yet/, // its check (the first upstream connection) is done
-      { NODE_OPTIONS: `--require ${path.join(root, 'test/helpers/module-trace/loaded.cjs')}`, RESPGATE_LOADED_TRACE: trace, ...env },
+      { NODE_OPTIONS: `--require ${path.join(root, 'test/helpers/module-trace/loaded.cjs')}`, RESPGATE_LOADED_TRACE: trace },
     );
     try {
       await expectPong(output);
