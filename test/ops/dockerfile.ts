@@ -70,3 +70,8 @@ export function execForm(args: string): string[] {
   const json = args.slice(args.indexOf('['));
   return JSON.parse(json) as string[];
 }
+
+/** What a container of the stage runs: its ENTRYPOINT followed by its CMD, both inherited as the image does. */
+export function entryCommand(stages: Stage[], name: string): string[] {
+  return [...execForm(effective(stages, name, 'ENTRYPOINT')!), ...execForm(effective(stages, name, 'CMD')!)];
+}

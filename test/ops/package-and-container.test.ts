@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningPlatform } from '../../src/platform/platform.js';
 import { runProcess, trackChild } from '../helpers/cleanup.js';
 import { startTestPlatform } from '../helpers/platform.js';
-import { effective, env as stageEnv, execForm, readDockerfile } from './dockerfile.js';
+import { effective, entryCommand, env as stageEnv, execForm, readDockerfile } from './dockerfile.js';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
@@ -185,7 +185,7 @@ describe('the container image', () => {
   });
 
   it("with the image's own 0.0.0.0 the proxy refuses to start unless clients authenticate; README's RESPGATE_REQUIREPASS starts it", async () => {
-    const argv = [...execForm(effective(stages, 'proxy', 'ENTRYPOINT')!), ...execForm(effective(stages, 'proxy', 'CMD')!)];
+    const argv = entryCommand(stages, 'proxy');
     const image: Record<string, string> = {
       ...stageEnv(stages, 'proxy'),
       RESPGATE_PORT: '0',
@@ -226,7 +226,7 @@ describe('the container image', () => {
       UPSTASH_REDIS_REST_URL: platform.url,
       UPSTASH_REDIS_REST_TOKEN: platform.token,
     });
-    const argv = [...execForm(effective(stages, 'proxy', 'ENTRYPOINT')!), ...execForm(effective(stages, 'proxy', 'CMD')!)];
+    const argv = entryCommand(stages, 'proxy');
     const { child, out } = await startUntil(argv, env, /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)[\s\S]*metrics:/);
     const port = /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
     expect((await run('redis-cli', ['-p', port, 'SET', 'container', 'yes'])).stdout.trim()).toBe('OK');
@@ -260,7 +260,7 @@ describe('the container image', () => {
         UPSTASH_REDIS_REST_TOKEN: platform.token,
         TMPDIR: tmp,
       });
-      const argv = [...execForm(effective(stages, 'proxy', 'ENTRYPOINT')!), ...execForm(effective(stages, 'proxy', 'CMD')!)];
+      const argv = entryCommand(stages, 'proxy');
       const { child, out } = await startUntil(argv, env, /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/);
       const port = /proxy ready on redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
       expect((await run('redis-cli', ['-p', port, 'PING'])).stdout.trim()).toBe('PONG');
@@ -285,7 +285,7 @@ describe('the container image', () => {
       RESPGATE_QUEUE_PORT: '0',
       RESPGATE_EPHEMERAL: '1', // its working directory is the shared temporary directory: keep nothing there
     });
-    const argv = [...execForm(effective(stages, 'dev', 'ENTRYPOINT')!), ...execForm(effective(stages, 'dev', 'CMD')!)];
+    const argv = entryCommand(stages, 'dev');
     const { child, out } = await startUntil(argv, env, /Press Ctrl\+C/);
     const port = /Redis protocol \(proxy\)\s+redis:\/\/127\.0\.0\.1:(\d+)/.exec(out)![1];
     const token = /export UPSTASH_REDIS_REST_TOKEN=(\S+)/.exec(out)![1];
