@@ -20,8 +20,8 @@ afterEach(() => rmSync(work, { recursive: true, force: true }));
 
 /** A CommonJS file that requires a neighbour, reports its own place and strictness, and ends with a build line. */
 function writeBundle(name: string, answer: number, build = 'a'.repeat(32)): string {
-  writeFileSync(path.join(work, 'neighbour.cjs'), 'module.exports = { twice: (n) => 2 * n };\n');
   const file = path.join(work, name);
+  writeFileSync(path.join(path.dirname(file), 'neighbour.cjs'), 'module.exports = { twice: (n) => 2 * n };\n');
   writeFileSync(
     file,
     "'use strict';\n" +
@@ -83,13 +83,64 @@ describe('runWithCodeCache', () => {
     const file = writeBundle('bundle.cjs', 21);
     const first = runWithCodeCache(file, dir);
     first.save();
-    writeFileSync(first.cacheFile!, Buffer.alloc(statSync(first.cacheFile!).size, 7));
+    // V8's data damaged behind an intact header line.
+    const written = readFileSync(first.cacheFile!);
+    const headerLength = written.indexOf(10) + 1;
+    writeFileSync(first.cacheFile!, Buffer.concat([written.subarray(0, headerLength), Buffer.alloc(written.length - headerLength, 7)]));
     const damaged = runWithCodeCache(file, dir);
     expect(damaged.use).toBe('rejected');
     expect((damaged.exports.answer as () => number)()).toBe(42);
     damaged.save();
-    expect(readFileSync(first.cacheFile!).every((b) => b === 7)).toBe(false);
+    expect(
+      readFileSync(first.cacheFile!)
+        .subarray(headerLength)
+        .every((b) => b === 7),
+    ).toBe(false);
     expect(runWithCodeCache(file, dir).use).toBe('accepted');
+  });
+
+  it('takes no cache made for another path under the same name (a hash collision), and writes its own', () => {
+    const dir = path.join(work, 'cache');
+    mkdirSync(dir, { mode: 0o700 });
+    const file = writeBundle('bundle.cjs', 21);
+    const first = runWithCodeCache(file, dir);
+    first.save();
+    const data = readFileSync(first.cacheFile!);
+    const v8Data = data.subarray(data.indexOf(10) + 1);
+    expect(data.subarray(0, data.length - v8Data.length).toString()).toBe(`respgate code cache for ${file}\n`);
+    writeFileSync(first.cacheFile!, Buffer.concat([Buffer.from(`respgate code cache for ${file}.elsewhere\n`), v8Data]));
+    const collided = runWithCodeCache(file, dir);
+    expect(collided.use).toBe('missing');
+    collided.save();
+    expect(runWithCodeCache(file, dir).use).toBe('accepted');
+  });
+
+  it("removes the caches of files that are gone and of older formats when it writes one; live files' caches and others' files stay", () => {
+    const dir = path.join(work, 'cache');
+    mkdirSync(dir, { mode: 0o700 });
+    const installs = ['gone', 'kept', 'new'].map((name) => {
+      mkdirSync(path.join(work, name));
+      return path.join(name, 'proxy.cjs');
+    });
+    const runs = installs.slice(0, 2).map((name) => {
+      const run = runWithCodeCache(writeBundle(name, 1), dir);
+      run.save();
+      return run;
+    });
+    // One of ours from before the header line, and two files that are not ours.
+    const older = `proxy.cjs-0123abcd-${'c'.repeat(64)}-${process.version}-${process.arch}.cache`;
+    writeFileSync(path.join(dir, older), 'no header');
+    writeFileSync(path.join(dir, 'not-ours.cache'), 'no header');
+    writeFileSync(path.join(dir, 'notes.txt'), '');
+    rmSync(path.join(work, 'gone'), { recursive: true });
+    expect(readdirSync(dir)).toHaveLength(5); // nothing is removed until a cache is written
+
+    const fresh = runWithCodeCache(writeBundle(installs[2], 1), dir);
+    fresh.save();
+    expect(readdirSync(dir).sort()).toEqual(
+      [path.basename(runs[1].cacheFile!), path.basename(fresh.cacheFile!), 'not-ours.cache', 'notes.txt'].sort(),
+    );
+    expect(runWithCodeCache(path.join(work, installs[1]), dir).use).toBe('accepted');
   });
 
   it("runs a file written inside Node's wrapper (proxy.cjs) as it is, and gives it a cache as well", () => {

@@ -22,6 +22,12 @@ const BUILD_LINE = /\n\/\/ respgate-build ([0-9a-f]{16,64})\n?$/;
  */
 export const WRAPPER = ['(function (exports, require, module, __filename, __dirname) { ', '\n})'] as const;
 
+/**
+ * A cache file starts with this line and the path of the file it was made for (then V8's data), so that
+ * a start takes only a cache of its own file and a stale one can be told from a live one.
+ */
+const HEADER_MAGIC = 'respgate code cache for ';
+
 /** How the cache served this start. */
 export type CacheUse = 'off' | 'missing' | 'accepted' | 'rejected';
 
@@ -70,9 +76,12 @@ export function runWithCodeCache(file: string, dir: string | undefined): CachedR
   const build = BUILD_LINE.exec(text.slice(-100))?.[1];
   const prefix = `${path.basename(file)}-${pathHash(file)}-`;
   const cacheFile = dir && build && path.join(dir, `${prefix}${build}-${process.version}-${process.arch}.cache`);
+  const header = Buffer.from(`${HEADER_MAGIC}${path.resolve(file)}\n`);
   let cachedData: Buffer | undefined;
   try {
-    if (cacheFile) cachedData = fs.readFileSync(cacheFile);
+    const data = cacheFile ? fs.readFileSync(cacheFile) : undefined;
+    // A file that names another path (a hash collision) or none (another program's) is not this file's cache.
+    if (data?.subarray(0, header.length).equals(header)) cachedData = data.subarray(header.length);
   } catch {
     // none yet
   }
@@ -91,16 +100,52 @@ export function runWithCodeCache(file: string, dir: string | undefined): CachedR
       if (!cacheFile || use === 'accepted') return; // off, or nothing new to write
       try {
         const temporary = `${cacheFile}.${process.pid}`;
-        fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o600 });
+        fs.writeFileSync(temporary, Buffer.concat([header, script.createCachedData()]), { mode: 0o600 });
         fs.renameSync(temporary, cacheFile);
-        for (const name of fs.readdirSync(dir!)) {
-          if (name.startsWith(prefix) && name !== path.basename(cacheFile)) fs.rmSync(path.join(dir!, name), { force: true });
-        }
+        removeStaleCaches(dir!, prefix, path.basename(cacheFile));
       } catch {
         // a full disk or a folder gone: the next start compiles again
       }
     },
   };
+}
+
+/** The name of a cache file of ours: `<file name>-<path hash>-<build>-<node version>-<arch>.cache`. */
+const CACHE_NAME = /-[0-9a-f]{8}-[0-9a-f]{16,64}-v[0-9.]+-[a-z0-9]+\.cache$/;
+
+/**
+ * Removes the caches no start will read again: older builds of this file (`prefix`), the caches of files
+ * that are gone (an install removed, a benchmark's temporary copy), and ours without the header line (an
+ * older respgate's, which no start takes now). Each install path keeps one file of ~440 KB, and nothing
+ * else would ever remove them. Runs only when a cache is written, a start's first. Other files stay.
+ */
+function removeStaleCaches(dir: string, prefix: string, keep: string): void {
+  for (const name of fs.readdirSync(dir)) {
+    if (name === keep || !CACHE_NAME.test(name)) continue;
+    const file = path.join(dir, name);
+    try {
+      const madeFor = name.startsWith(prefix) ? null : cachedPath(file);
+      if (madeFor === null || !fs.existsSync(madeFor)) fs.rmSync(file, { force: true });
+    } catch {
+      // removed meanwhile by another start
+    }
+  }
+}
+
+/** The path a cache file was made for (its first line after the magic), or null when it has no header. */
+function cachedPath(file: string): string | null {
+  const start = Buffer.alloc(4096);
+  const fd = fs.openSync(file, 'r');
+  let length: number;
+  try {
+    length = fs.readSync(fd, start, 0, start.length, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const head = start.subarray(0, length);
+  const magic = Buffer.from(HEADER_MAGIC);
+  const end = head.indexOf(10, magic.length);
+  return head.subarray(0, magic.length).equals(magic) && end > 0 ? head.toString('utf8', magic.length, end) : null;
 }
 
 /** FNV-1a of a path: a short, stable name part (node:crypto would cost a start ~7 ms). */
