@@ -34,6 +34,24 @@ function writeBundle(name: string, answer: number, build = 'a'.repeat(32)): stri
   return file;
 }
 
+/** A cache folder as cacheDirectory makes one: only this user may enter it. */
+function cacheFolder(): string {
+  const dir = path.join(work, 'cache');
+  mkdirSync(dir, { mode: 0o700 });
+  return dir;
+}
+
+/** bundle.cjs run once with its cache written: the cache file's header line and V8's data behind it. */
+function cachedBundle(): { file: string; dir: string; cacheFile: string; header: Buffer; v8Data: Buffer } {
+  const dir = cacheFolder();
+  const file = writeBundle('bundle.cjs', 21);
+  const run = runWithCodeCache(file, dir);
+  run.save();
+  const written = readFileSync(run.cacheFile!);
+  const headerLength = written.indexOf(10) + 1;
+  return { file, dir, cacheFile: run.cacheFile!, header: written.subarray(0, headerLength), v8Data: written.subarray(headerLength) };
+}
+
 describe('runWithCodeCache', () => {
   it('runs the file as a CommonJS module: its exports, its own require, __filename and __dirname, strict mode', () => {
     const file = writeBundle('bundle.cjs', 21);
@@ -45,8 +63,7 @@ describe('runWithCodeCache', () => {
   });
 
   it('writes the cache once and reads it on the next run; the caches of older builds of the same file go', () => {
-    const dir = path.join(work, 'cache');
-    mkdirSync(dir, { mode: 0o700 });
+    const dir = cacheFolder();
     const file = writeBundle('bundle.cjs', 21);
     const first = runWithCodeCache(file, dir);
     expect(first.use).toBe('missing');
@@ -78,37 +95,25 @@ describe('runWithCodeCache', () => {
   });
 
   it('a cache V8 refuses (damaged) is reported, the file still runs, and the cache is written again', () => {
-    const dir = path.join(work, 'cache');
-    mkdirSync(dir, { mode: 0o700 });
-    const file = writeBundle('bundle.cjs', 21);
-    const first = runWithCodeCache(file, dir);
-    first.save();
+    const { file, dir, cacheFile, header, v8Data } = cachedBundle();
     // V8's data damaged behind an intact header line.
-    const written = readFileSync(first.cacheFile!);
-    const headerLength = written.indexOf(10) + 1;
-    writeFileSync(first.cacheFile!, Buffer.concat([written.subarray(0, headerLength), Buffer.alloc(written.length - headerLength, 7)]));
+    writeFileSync(cacheFile, Buffer.concat([header, Buffer.alloc(v8Data.length, 7)]));
     const damaged = runWithCodeCache(file, dir);
     expect(damaged.use).toBe('rejected');
     expect((damaged.exports.answer as () => number)()).toBe(42);
     damaged.save();
     expect(
-      readFileSync(first.cacheFile!)
-        .subarray(headerLength)
+      readFileSync(cacheFile)
+        .subarray(header.length)
         .every((b) => b === 7),
     ).toBe(false);
     expect(runWithCodeCache(file, dir).use).toBe('accepted');
   });
 
   it('takes no cache made for another path under the same name (a hash collision), and writes its own', () => {
-    const dir = path.join(work, 'cache');
-    mkdirSync(dir, { mode: 0o700 });
-    const file = writeBundle('bundle.cjs', 21);
-    const first = runWithCodeCache(file, dir);
-    first.save();
-    const data = readFileSync(first.cacheFile!);
-    const v8Data = data.subarray(data.indexOf(10) + 1);
-    expect(data.subarray(0, data.length - v8Data.length).toString()).toBe(`respgate code cache for ${file}\n`);
-    writeFileSync(first.cacheFile!, Buffer.concat([Buffer.from(`respgate code cache for ${file}.elsewhere\n`), v8Data]));
+    const { file, dir, cacheFile, header, v8Data } = cachedBundle();
+    expect(header.toString()).toBe(`respgate code cache for ${file}\n`);
+    writeFileSync(cacheFile, Buffer.concat([Buffer.from(`respgate code cache for ${file}.elsewhere\n`), v8Data]));
     const collided = runWithCodeCache(file, dir);
     expect(collided.use).toBe('missing');
     collided.save();
@@ -116,8 +121,7 @@ describe('runWithCodeCache', () => {
   });
 
   it("removes the caches of files that are gone and of older formats when it writes one; live files' caches and others' files stay", () => {
-    const dir = path.join(work, 'cache');
-    mkdirSync(dir, { mode: 0o700 });
+    const dir = cacheFolder();
     const installs = ['gone', 'kept', 'new'].map((name) => {
       mkdirSync(path.join(work, name));
       return path.join(name, 'proxy.cjs');
@@ -149,8 +153,7 @@ describe('runWithCodeCache', () => {
     const file = path.join(work, 'wrapped.cjs');
     // Wrapped twice, the file's function would only be made, never called: no exports.
     writeFileSync(file, WRAPPER[0] + plain.slice(0, -build.length) + WRAPPER[1] + '\n' + build, 'latin1');
-    const dir = path.join(work, 'cache');
-    mkdirSync(dir, { mode: 0o700 });
+    const dir = cacheFolder();
     const first = runWithCodeCache(file, dir);
     expect((first.exports.answer as () => number)()).toBe(42);
     expect(first.exports.strict).toBe(true);
@@ -163,8 +166,7 @@ describe('runWithCodeCache', () => {
   it('a file without a build line runs without a cache', () => {
     const file = path.join(work, 'plain.cjs');
     writeFileSync(file, 'exports.x = 1;\n');
-    const dir = path.join(work, 'cache');
-    mkdirSync(dir, { mode: 0o700 });
+    const dir = cacheFolder();
     const run = runWithCodeCache(file, dir);
     expect(run.use).toBe('off');
     expect(run.exports.x).toBe(1);
