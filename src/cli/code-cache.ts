@@ -124,6 +124,7 @@ function removeStaleCaches(dir: string, prefix: string, keep: string): void {
     if (name === keep || !CACHE_NAME.test(name)) continue;
     const file = path.join(dir, name);
     try {
+      // An older build of this file goes as it is; another file's cache goes when it has no header or its file is gone.
       const madeFor = name.startsWith(prefix) ? null : cachedPath(file);
       if (madeFor === null || !fs.existsSync(madeFor)) fs.rmSync(file, { force: true });
     } catch {
@@ -134,7 +135,7 @@ function removeStaleCaches(dir: string, prefix: string, keep: string): void {
 
 /** The path a cache file was made for (its first line after the magic), or null when it has no header. */
 function cachedPath(file: string): string | null {
-  const start = Buffer.alloc(4096);
+  const start = Buffer.alloc(HEADER_MAGIC.length + 4096); // a path is at most 4 096 bytes (PATH_MAX)
   const fd = fs.openSync(file, 'r');
   let length: number;
   try {
