@@ -1,8 +1,9 @@
 // Throughput of the proxy against a direct redis-server, measured in the same run with
 // redis-benchmark, as ratios (proxy / direct). Also the proxy's RSS with 1 000 idle connections.
 //
-//   npx tsx bench/proxy-throughput.ts            # full run: -n 200000, 3 runs per case
-//   npx tsx bench/proxy-throughput.ts --quick    # -n 20000, 1 run (a smoke test of the script)
+//   npx tsx bench/proxy-throughput.ts            # full run: -n 200000, 5 rounds per case
+//   npx tsx bench/proxy-throughput.ts --quick    # -n 20000, 1 round (a smoke test of the script)
+//   npx tsx bench/proxy-throughput.ts --rounds 7 # 7 rounds per case
 //   npx tsx bench/proxy-throughput.ts --requests 100000  # another -n at -P 1 (-P 16 runs ten times as many)
 //   npx tsx bench/proxy-throughput.ts --warmup 3     # 3 passes of every test at every depth first (default 1)
 //   npx tsx bench/proxy-throughput.ts --compare /path/to/other/checkout
@@ -27,7 +28,13 @@ const compareIndex = process.argv.indexOf('--compare');
 const compareRoot = compareIndex > 0 ? path.resolve(process.argv[compareIndex + 1]) : undefined;
 const requestsIndex = process.argv.indexOf('--requests');
 const REQUESTS = requestsIndex > 0 ? Number(process.argv[requestsIndex + 1]) : quick ? 20_000 : 200_000;
-const RUNS = quick ? 1 : 3;
+const roundsIndex = process.argv.indexOf('--rounds');
+/**
+ * Rounds per case. A round runs one test on every target back to back (direct, proxy[, other]), in the
+ * opposite order the next round, and gives one ratio per target: a slow spell of the machine, which lasts
+ * seconds here (bench/README.md, "why runs differ"), then falls on both sides of a ratio rather than on one.
+ */
+const ROUNDS = roundsIndex > 0 ? Number(process.argv[roundsIndex + 1]) : quick ? 1 : 5;
 const warmupIndex = process.argv.indexOf('--warmup');
 /**
  * Passes of every test at every pipeline depth, on every target, before the measured runs (as
@@ -36,7 +43,7 @@ const warmupIndex = process.argv.indexOf('--warmup');
  * sidecar pays that once; the figure is the running service's.
  */
 const WARMUP = warmupIndex > 0 ? Number(process.argv[warmupIndex + 1]) : 1;
-const TESTS = 'set,get,incr,lpush,lrange_100,mset';
+const TESTS = ['set', 'get', 'incr', 'lpush', 'lrange_100', 'mset'];
 const PIPELINES = [1, 16];
 
 function log(msg: string): void {
@@ -49,10 +56,24 @@ function log(msg: string): void {
  */
 const requestsAt = (pipeline: number): number => (pipeline >= 8 ? REQUESTS * 10 : REQUESTS);
 
-async function benchmark(port: number, pipeline: number): Promise<Map<string, number>> {
+async function benchmark(port: number, pipeline: number, tests: string[]): Promise<Map<string, number>> {
   const { stdout } = await run(
     'redis-benchmark',
-    ['-p', String(port), '-c', '50', '-n', String(requestsAt(pipeline)), '-r', '10000', '-t', TESTS, '-P', String(pipeline), '--csv'],
+    [
+      '-p',
+      String(port),
+      '-c',
+      '50',
+      '-n',
+      String(requestsAt(pipeline)),
+      '-r',
+      '10000',
+      '-t',
+      tests.join(','),
+      '-P',
+      String(pipeline),
+      '--csv',
+    ],
     { maxBuffer: 1 << 20 },
   );
   return csvRates(stdout);
@@ -118,7 +139,7 @@ async function main(): Promise<void> {
   const stack = await startDevStack();
   const other = compareRoot ? await startDevStack(compareRoot) : undefined;
   log(
-    `direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid})${other ? `, ${compareRoot} :${other.port}` : ''}; ${REQUESTS} requests at -P 1 and ${requestsAt(16)} at -P 16, ${RUNS} run(s) per case, ${WARMUP} warm-up pass(es)`,
+    `direct redis-server :${direct.endpoint.port}, respgate dev proxy :${stack.port} (pid ${stack.pid})${other ? `, ${compareRoot} :${other.port}` : ''}; ${REQUESTS} requests at -P 1 and ${requestsAt(16)} at -P 16, ${ROUNDS} round(s) per case, ${WARMUP} warm-up pass(es)`,
   );
   const targets: [string, number][] = [
     ['direct', direct.endpoint.port],
@@ -131,41 +152,41 @@ async function main(): Promise<void> {
     for (let w = 0; w < WARMUP; w++) {
       for (const p of PIPELINES) {
         log(`  warm-up ${w + 1}/${WARMUP}, -P ${p}…`);
-        for (const [, port] of targets) await benchmark(port, p);
+        for (const [, port] of targets) await benchmark(port, p, TESTS);
       }
     }
     for (const p of PIPELINES) {
-      const samples = new Map<string, Record<string, number[]>>();
-      for (let r = 0; r < RUNS; r++) {
-        for (const [target, port] of targets) {
-          log(`  -P ${p} run ${r + 1}/${RUNS}: ${target}…`);
-          for (const [test, rps] of await benchmark(port, p)) {
-            const s = samples.get(test) ?? { direct: [], proxy: [], other: [] };
-            s[target].push(rps);
-            samples.set(test, s);
+      for (const test of TESTS) {
+        const rates: Record<string, number[]> = { direct: [], proxy: [], other: [] };
+        for (let r = 0; r < ROUNDS; r++) {
+          log(`  -P ${p} ${test} round ${r + 1}/${ROUNDS}…`);
+          for (const [target, port] of r % 2 ? [...targets].reverse() : targets) {
+            // The test's own rate is the last line: LRANGE runs "LPUSH (needed to benchmark LRANGE)" first.
+            rates[target].push([...(await benchmark(port, p, [test])).values()].at(-1)!);
           }
         }
-      }
-      for (const [test, s] of samples) {
-        const d = median(s.direct);
-        const x = median(s.proxy);
+        const d = median(rates.direct);
+        const ratio = (target: string): string => {
+          const ratios = rates[target].map((rps, r) => rps / rates.direct[r]);
+          return `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+        };
+        const name = test.toUpperCase();
         if (other) {
-          const o = median(s.other);
           rows.push(
-            `| ${test} | ${p} | ${Math.round(d)} | ${Math.round(o)} | ${Math.round(x)} | ${(o / d).toFixed(2)} | ${(x / d).toFixed(2)} |`,
+            `| ${name} | ${p} | ${Math.round(d)} | ${Math.round(median(rates.other))} | ${Math.round(median(rates.proxy))} | ${ratio('other')} | ${ratio('proxy')} |`,
           );
         } else {
-          rows.push(`| ${test} | ${p} | ${Math.round(d)} | ${Math.round(x)} | ${(x / d).toFixed(2)} |`);
+          rows.push(`| ${name} | ${p} | ${Math.round(d)} | ${Math.round(median(rates.proxy))} | ${ratio('proxy')} |`);
         }
       }
     }
     if (other) {
       console.log(
-        '| test | -P | direct redis-server (req/s) | --compare build (req/s) | this build (req/s) | ratio --compare | ratio this |',
+        '| test | -P | direct redis-server (req/s) | --compare build (req/s) | this build (req/s) | ratio --compare (range) | ratio this (range) |',
       );
       console.log('|---|---|---|---|---|---|---|');
     } else {
-      console.log('| test | -P | direct redis-server (req/s) | through respgate (req/s) | ratio |');
+      console.log('| test | -P | direct redis-server (req/s) | through respgate (req/s) | ratio (range) |');
       console.log('|---|---|---|---|---|');
     }
     for (const row of rows) console.log(row);
