@@ -172,12 +172,17 @@ async function main(): Promise<void> {
         for (let r = 0; r < ROUNDS; r++) {
           log(`  ${test.toUpperCase()} -P ${p} round ${r + 1}/${ROUNDS} (load ${loadavg()[0].toFixed(1)})`);
           load.push(loadavg()[0]);
-          const d = await cpuDuring({ direct: directProc.pid }, requests(p), () => benchmark(directPort, test, p), ['direct']);
-          if (d.calls.direct) (callSamples.direct ??= []).push(d.calls.direct);
-          samples.direct.push(d.perCommand.direct);
-          samples.directRps.push(d.rps);
-          samples.directW.push(d.writes.direct);
-          samples.directS.push(d.sys.direct);
+          const measureDirect = async (): Promise<void> => {
+            const d = await cpuDuring({ direct: directProc.pid }, requests(p), () => benchmark(directPort, test, p), ['direct']);
+            if (d.calls.direct) (callSamples.direct ??= []).push(d.calls.direct);
+            samples.direct.push(d.perCommand.direct);
+            samples.directRps.push(d.rps);
+            samples.directW.push(d.writes.direct);
+            samples.directS.push(d.sys.direct);
+          };
+          // Direct first in one round, last in the next: a slow spell of the machine then falls on both
+          // sides of the paired ratios as often (bench/README.md, "why runs differ").
+          if (r % 2 === 0) await measureDirect();
           for (const [i, stack] of stacks.entries()) {
             const b = LETTERS[i]; // '' for this build, B, C … for the --compare builds' samples
             const x = await cpuDuring(
@@ -194,6 +199,7 @@ async function main(): Promise<void> {
             (samples['proxyS' + b] ??= []).push(x.sys.proxy);
             (samples['platformS' + b] ??= []).push(x.sys.platform);
           }
+          if (r % 2 === 1) await measureDirect();
         }
         const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
         // Per kind of call, the median of the rounds.
@@ -203,12 +209,17 @@ async function main(): Promise<void> {
         for (const b of stacks.map((_, i) => LETTERS[i]))
           if (callSamples['proxy' + b])
             callRows.push(callRow(test.toUpperCase(), p, `proxy${b ? ` (${b})` : ''}`, callMedian(callSamples['proxy' + b])));
-        const ratio = (v: number) => `${v < 10 ? v.toFixed(2) : v.toFixed(1)} µs (${(v / m.direct).toFixed(2)}×)`;
+        // The median of a cell, and the median of its ratios to the direct redis-server of the same round.
+        const ratio = (key: string) => {
+          const v = m[key];
+          const paired = median(samples[key].map((x, r) => x / samples.direct[r]));
+          return `${v < 10 ? v.toFixed(2) : v.toFixed(1)} µs (${paired.toFixed(2)}×)`;
+        };
         const sysShare = (sys: number, all: number) => `${Math.round((100 * sys) / all)}%`;
         for (const b of stacks.map((_, i) => LETTERS[i])) {
           const label = `${test.toUpperCase()}${b ? ` (${b})` : ''}`;
           rows.push(
-            `| ${label} | ${p} | ${m.direct.toFixed(2)} µs | ${ratio(m['proxy' + b])} | ${ratio(m['platform' + b])} | ${ratio(m['data' + b])} | ${Math.round(m.directRps)} / ${Math.round(m['proxyRps' + b])} |`,
+            `| ${label} | ${p} | ${m.direct.toFixed(2)} µs | ${ratio('proxy' + b)} | ${ratio('platform' + b)} | ${ratio('data' + b)} | ${Math.round(m.directRps)} / ${Math.round(m['proxyRps' + b])} |`,
           );
           writeRows.push(
             `| ${label} | ${p} | ${m.directW.toFixed(3)} | ${m['proxyW' + b].toFixed(3)} | ${m['platformW' + b].toFixed(3)} | ${sysShare(m.directS, m.direct)} / ${sysShare(m['proxyS' + b], m['proxy' + b])} / ${sysShare(m['platformS' + b], m['platform' + b])} |`,
@@ -224,7 +235,7 @@ async function main(): Promise<void> {
     await stop(directProc);
   }
   console.log(
-    `CPU time (user + sys) per command, median of ${ROUNDS} round(s); redis-benchmark -c 50 -r 10000, -n ${requests(1)} (-P 1) / ${requests(16)} (-P 16)`,
+    `CPU time (user + sys) per command, median of ${ROUNDS} round(s) (ratios: the median of each round's ratio to the direct redis-server); redis-benchmark -c 50 -r 10000, -n ${requests(1)} (-P 1) / ${requests(16)} (-P 16)`,
   );
   console.log('');
   console.log(
