@@ -180,10 +180,8 @@ async function main(): Promise<void> {
             samples.directW.push(d.writes.direct);
             samples.directS.push(d.sys.direct);
           };
-          // Direct first in one round, last in the next: a slow spell of the machine then falls on both
-          // sides of the paired ratios as often (bench/README.md, "why runs differ").
-          if (r % 2 === 0) await measureDirect();
-          for (const [i, stack] of stacks.entries()) {
+          const measureStack = async (i: number): Promise<void> => {
+            const stack = stacks[i];
             const b = LETTERS[i]; // '' for this build, B, C … for the --compare builds' samples
             const x = await cpuDuring(
               { proxy: stack.proxy.pid, platform: stack.platform.pid, data: stack.dataPid },
@@ -198,8 +196,12 @@ async function main(): Promise<void> {
             (samples['platformW' + b] ??= []).push(x.writes.platform);
             (samples['proxyS' + b] ??= []).push(x.sys.proxy);
             (samples['platformS' + b] ??= []).push(x.sys.platform);
-          }
-          if (r % 2 === 1) await measureDirect();
+          };
+          // Direct, this build, the --compare builds in one round, the other way round in the next: a slow
+          // spell of the machine then falls on both sides of the paired ratios as often (bench/README.md,
+          // "why runs differ").
+          const order = [measureDirect, ...stacks.map((_, i) => () => measureStack(i))];
+          for (const measure of r % 2 ? order.reverse() : order) await measure();
         }
         const m = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
         // Per kind of call, the median of the rounds.
