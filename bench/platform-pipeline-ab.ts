@@ -16,6 +16,7 @@ import net from 'node:net';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { median } from './process-stack.js';
 
 const arg = (name: string, fallback: string): string => {
   const at = process.argv.indexOf(name);
@@ -35,11 +36,6 @@ function cpuUs(pid: number, fields: number[] = [11, 12]): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return fields.reduce((sum, i) => sum + Number(f[i]), 0) * TICK_US;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 /** 16 bodies of BATCH commands like redis-benchmark's (-r 10000, 3-byte values), as the proxy writes them. */

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort } from '../src/platform/redis/embedded-server.js';
+import { median } from './process-stack.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -36,11 +37,6 @@ function cpuUs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(f[11]) + Number(f[12])) * TICK_US;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 /** The proxy's /pipeline body for `BATCH` commands like redis-benchmark's (-r 10000, 3-byte values). */

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort, startEmbeddedRedis } from '../src/platform/redis/embedded-server.js';
-import { csvRates, startUntilReady } from './process-stack.js';
+import { csvRates, median, startUntilReady } from './process-stack.js';
 
 const run = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -77,11 +77,6 @@ async function benchmark(port: number, pipeline: number, tests: string[]): Promi
     { maxBuffer: 1 << 20 },
   );
   return csvRates(stdout);
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
 
 async function startDevStack(from = root): Promise<{ port: number; pid: number; stop: () => void }> {
